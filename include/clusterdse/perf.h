@@ -1,0 +1,47 @@
+/* The evaluator: (model, system, strategy) -> result. Pure: no I/O, no allocation, no MPI. */
+#ifndef CLUSTERDSE_PERF_H
+#define CLUSTERDSE_PERF_H
+
+#include "clusterdse/strategy.h"
+
+typedef struct cdse_result {
+    int status; /* cdse_status */
+    int dp;         /* derived data-parallel degree */
+    int grad_accum; /* micro-batches per pipeline per iteration */
+    double time_per_iteration_s;
+    /* Breakdown of the iteration time (seconds, per iteration, as seen by the critical path). */
+    double t_forward_s;
+    double t_backward_s;
+    double t_recompute_s;
+    double t_tp_comm_s; /* exposed tensor-parallel communication */
+    double t_pp_comm_s;
+    double t_dp_comm_s;
+    double t_ep_comm_s;
+    double t_cp_comm_s;
+    double t_bubble_s;
+    double t_optimizer_s;
+    double t_offload_s;
+    /* Throughput. */
+    double tokens_per_s;
+    double model_tflops_per_gpu;
+    double hardware_tflops_per_gpu;
+    double mfu;
+    double hfu;
+    /* Memory per GPU (GiB) of the most loaded (first) pipeline stage. */
+    double mem_total_gib; /* in HBM */
+    double mem_weights_gib;
+    double mem_gradients_gib;
+    double mem_optimizer_gib;
+    double mem_activations_gib;
+    double mem_other_gib;     /* reserved + workspace */
+    double mem_offloaded_gib; /* placed on the second tier */
+} cdse_result;
+
+/* Evaluates one configuration: runs cdse_strategy_check (dp, grad_accum are derived into the
+ * result), then the time and memory model. A configuration that is structurally impossible
+ * (not divisible, ...) gets only its status and zero figures; one that runs out of memory gets
+ * its full figures and status CDSE_ST_OOM, so that users see by how much it misses. */
+void cdse_evaluate(const cdse_model *model, const cdse_system *system,
+                   const cdse_strategy *strategy, cdse_result *result);
+
+#endif

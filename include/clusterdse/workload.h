@@ -1,0 +1,47 @@
+/* Transformer description and derived counts (parameters, FLOPs, bytes). Knows no hardware. */
+#ifndef CLUSTERDSE_WORKLOAD_H
+#define CLUSTERDSE_WORKLOAD_H
+
+#include "clusterdse/common.h"
+
+typedef struct cdse_model {
+    char name[CDSE_NAME_MAX];
+    int layers;
+    int hidden;
+    int heads;
+    int kv_heads; /* == heads for multi-head attention; < heads for GQA; 1 for MQA */
+    int head_dim; /* hidden / heads unless given */
+    int ffn;      /* MLP inner size (4 * hidden for GPT) */
+    int seq_len;
+    int vocab;
+    bool gated_mlp;       /* SwiGLU: three ffn-wide matrices instead of two */
+    bool tied_embeddings; /* output layer shares the input embedding matrix */
+    /* Mixture of experts; experts == 0 means dense. */
+    int experts;
+    int top_k;
+    int moe_ffn;  /* expert FFN size */
+    int moe_every; /* every n-th layer is an MoE layer (1 = all) */
+    int shared_experts;
+    double capacity_factor; /* 0 = dropless */
+} cdse_model;
+
+/* Fills defaults (head_dim, moe_ffn, moe_every) derived from the other fields. */
+void cdse_model_fill_defaults(cdse_model *model);
+
+/* Checks values that are wrong in themselves. Returns 0 or CDSE_EINVAL with a message naming
+ * the field and what is allowed. */
+int cdse_model_check(const cdse_model *model, cdse_diag *diag);
+
+/* Parameter counts (Narayanan et al. 2021, Sec. 5.1 for the GPT case). */
+double cdse_model_params_per_layer(const cdse_model *model);        /* dense layer, incl. norms */
+double cdse_model_attention_params(const cdse_model *model);        /* QKV + output projection */
+double cdse_model_mlp_params(const cdse_model *model);              /* one dense MLP */
+double cdse_model_embedding_params(const cdse_model *model);        /* vocab * hidden */
+double cdse_model_params(const cdse_model *model);                  /* whole model */
+
+/* Model FLOPs of one iteration of `tokens` tokens (forward + backward, no recomputation), counted
+ * as Megatron-LM does (Narayanan et al. 2021 eq. 3, extended to GQA and gated MLPs as in
+ * Megatron-LM's num_floating_point_operations): the numerator of MFU. */
+double cdse_model_flops_per_token(const cdse_model *model);
+
+#endif

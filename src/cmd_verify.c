@@ -1,0 +1,12 @@
+/* Placeholder until the command is implemented; replaced by its module's work. */
+#include <stdio.h>
+
+#include "commands.h"
+
+int cdse_cmd_verify(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "clusterdse verify: not implemented yet\n");
+    return 2;
+}

@@ -1,0 +1,58 @@
+/* clusterdse: a thin dispatcher to the subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+#ifndef CDSE_VERSION
+#define CDSE_VERSION "0"
+#endif
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"eval", cdse_cmd_eval, "evaluate a job's space in one process; table or --csv"},
+    {"sweep", cdse_cmd_sweep, "distributed sweep over MPI ranks into an HDF5 store"},
+    {"top", cdse_cmd_top, "best configurations from a store"},
+    {"probe", cdse_cmd_probe, "measure MPI collectives on the allocation"},
+    {"fit", cdse_cmd_fit, "fit a network profile to probe data"},
+    {"verify", cdse_cmd_verify, "replay the best configurations' communication"},
+    {"bench", cdse_cmd_bench, "evaluator throughput (configurations per second per core)"},
+};
+static const int n_commands = (int)(sizeof commands / sizeof commands[0]);
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: clusterdse COMMAND [ARGS]   (clusterdse COMMAND --help for details)\n\n");
+    for (int i = 0; i < n_commands; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nexit codes: 0 done, 1 bad input, 2 runtime failure, 3 interrupted (resume "
+                 "with --resume)\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 1;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("clusterdse %s\n", CDSE_VERSION);
+        return 0;
+    }
+    for (int i = 0; i < n_commands; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "clusterdse: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 1;
+}
