@@ -2,6 +2,8 @@
 #ifndef CLUSTERDSE_JOB_H
 #define CLUSTERDSE_JOB_H
 
+#include <stdio.h>
+
 #include "clusterdse/perf.h"
 #include "clusterdse/space.h"
 
@@ -77,6 +79,10 @@ int cdse_system_load_file(const char *path, cdse_system *system, cdse_diag *diag
  * the directory of the job file and its parents, the source tree, the install prefix. */
 int cdse_job_find_data(const char *subdir, const char *name, const char *job_path, char *out,
                        size_t out_size);
+
+/* Prints the job-file key reference (every key: type, default, allowed values, meaning) from
+ * the parser's key tables. */
+void cdse_job_print_keys(FILE *out);
 
 extern const char cdse_embedded_quickstart_job[];
 

@@ -34,6 +34,7 @@ typedef enum cdse_col_kind {
     CDSE_COL_RECOMPUTE, /* int, written as "none" | "selective" | "full" */
     CDSE_COL_PRECISION, /* int, written as "bf16" | ... */
     CDSE_COL_STATUS,    /* int, written as the status name */
+    CDSE_COL_OFFLOAD,   /* int CDSE_OFFLOAD_* mask, written as "none" | "weights+optimizer" ... */
 } cdse_col_kind;
 
 /* One output column: its name in CSV, tables and the HDF5 store (the contract), how to read it
@@ -62,5 +63,10 @@ void cdse_csv_row(FILE *out, const cdse_record *record, const cdse_job *job);
 /* Human table: '#' header line and fixed-width columns (a selection of the columns). */
 void cdse_table_header(FILE *out);
 void cdse_table_row(FILE *out, const cdse_record *record, const cdse_job *job);
+
+/* Offload mask as text: "none", "weights", "activations+optimizer", ... */
+const char *cdse_offload_name(int offload);
+/* Prints the column reference (name, unit, meaning), one column a line. */
+void cdse_columns_print(FILE *out);
 
 #endif
