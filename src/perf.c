@@ -1,0 +1,525 @@
+/* The evaluator: time and memory of one training iteration of a transformer on a cluster.
+ *
+ * Pure function: no I/O, no allocation, no MPI. The structure follows Narayanan et al. 2021
+ * ("Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC'21) and
+ * Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",
+ * arXiv 2205.05198): per layer and micro-batch, GEMMs on the tensor cores at a size-dependent
+ * efficiency, memory-bound element-wise kernels on HBM bandwidth, tensor-parallel collectives
+ * on the network levels the group spans; stages of a 1F1B (optionally interleaved) pipeline;
+ * data-parallel gradient reduction overlapped with the backward pass; the optimizer step. */
+#include "clusterdse/perf.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "clusterdse/collective.h"
+
+/* Bytes of an activation element in bf16/fp16 mixed precision. FP8 training (Transformer Engine)
+ * keeps activations and the attention core in bf16 and casts GEMM inputs to fp8 (Micikevicius et
+ * al. 2022, "FP8 Formats for Deep Learning"). */
+#define ACT_BYTES              2.0
+#define FP8_GEMM_OPERAND_BYTES 1.0
+
+/* Mixed-precision Adam state per parameter (Korthikanti et al. 2022 Sec. 5 / DESIGN.md):
+ * bf16 weights 2 B, fp32 main gradients 4 B, fp32 master weights + Adam m and v 12 B. */
+#define WEIGHT_BYTES          2.0
+#define GRAD_BYTES            4.0
+#define OPTIMIZER_STATE_BYTES 12.0
+
+/* HBM traffic of the fused Adam step per locally updated parameter: read fp32 master, m, v and
+ * gradient (16 B), write master, m, v (12 B) and the bf16 weight copy (2 B); the gradient-norm
+ * pass reads the gradient again (4 B) and zeroing writes it (4 B): 38 B (Apex/TE fused Adam
+ * multi-tensor kernels stream these arrays once each). */
+#define OPTIMIZER_HBM_BYTES_PER_PARAM 38.0
+
+/* Element-wise kernels, bytes per element of the tensor they run on (read + write):
+ * LayerNorm reads and writes 2 B each (4 B); GPT's fused bias-dropout-add reads input and
+ * residual, writes the output and a 1-byte mask (7 B); Llama's residual add has no dropout
+ * (6 B). Two of each per layer (Korthikanti et al. 2022 Fig. 2 layer structure). */
+#define LAYERNORM_FWD_BYTES    4.0
+#define DROPOUT_ADD_FWD_BYTES  7.0
+#define RESIDUAL_ADD_FWD_BYTES 6.0
+/* Backward element-wise kernels read the incoming gradient and the saved input and write the
+ * input gradient (LayerNorm also reduces its weight gradient): about 1.5x the forward traffic
+ * (6 B vs 4 B per element for LayerNorm). */
+#define ELEMENTWISE_BWD_FACTOR 1.5
+/* Fused bias-GeLU: read 2 B, write 2 B; SwiGLU reads gate and up (4 B), writes 2 B. */
+#define GELU_FWD_BYTES   4.0
+#define SWIGLU_FWD_BYTES 6.0
+/* Unfused attention core (Megatron-LM's fused scale-mask-softmax, then dropout): softmax reads
+ * and writes 2 B per score; dropout reads 2 B, writes 2 B and a 1-byte mask; backward reads the
+ * output and its gradient and writes the input gradient for each. */
+#define SOFTMAX_FWD_BYTES      4.0
+#define ATTN_DROPOUT_FWD_BYTES 5.0
+#define SOFTMAX_BWD_BYTES      6.0
+#define ATTN_DROPOUT_BWD_BYTES 5.0
+/* Cross-entropy over fp32 logits: the vocabulary-parallel kernel reads the logits for the max,
+ * the sum of exponentials and the loss, and writes the softmax gradient: ~4 passes of 4 B. */
+#define CROSS_ENTROPY_BYTES 16.0
+/* Causal flash attention computes half of the score matrix; its backward pass runs 5 of the
+ * forward's 2 GEMMs-worth of work (Dao 2023, "FlashAttention-2", Sec. 3: 2.5x forward). */
+#define FLASH_CAUSAL_FRACTION 0.5
+#define FLASH_BWD_FACTOR      2.5
+/* Megatron-Core's DDP buckets gradients (40M parameters per bucket by default,
+ * megatron/core/distributed/distributed_data_parallel_config.py): the last bucket's reduction
+ * cannot overlap the backward pass. */
+#define DP_BUCKET_PARAMS 40e6
+
+typedef struct dims {
+    double b, s_local, s_full; /* micro-batch, local and full sequence */
+    double tokens;             /* b * s_local: rows of the GEMMs */
+    double h, q, kv, dh, ffn, vocab;
+    double t, p, c, d, v, m;
+    double heads_local, kv_local; /* attention heads and key/value heads on one TP rank */
+    bool gpt;                     /* plain MLP, biases and dropout (GPT) vs gated (Llama) */
+} dims;
+
+typedef struct env {
+    const cdse_system *sys;
+    const cdse_strategy *st;
+    const cdse_eff_table *gemm_table;
+    double gemm_peak;     /* FLOP/s of GEMMs in the chosen precision */
+    double attn_peak;     /* FLOP/s of the bf16 attention core */
+    double hbm;           /* achievable HBM bytes/s */
+    double operand_bytes; /* GEMM operand element size */
+} env;
+
+/* Per layer, per micro-batch, on one GPU. */
+typedef struct layer_cost {
+    double linear_fwd; /* QKV, projection, MLP GEMMs */
+    double col_wgrad;  /* weight-gradient GEMMs of column-parallel layers (overlap window) */
+    double attn_fwd, attn_bwd;
+    double ew_fwd, ew_bwd; /* memory-bound element-wise kernels */
+    double tp_fwd, tp_bwd; /* TP collectives (before overlap) */
+    double cp_fwd, cp_bwd; /* CP ring exchange (before overlap) */
+    double flops_fwd;      /* hardware FLOPs of the forward pass */
+    double attn_flops_fwd; /* of which attention core */
+} layer_cost;
+
+static double gemm_time(const env *e, double m, double n, double k, double *flops)
+{
+    double f = 2.0 * m * n * k;
+    double bytes = (m * k + k * n + m * n) * e->operand_bytes;
+    double eff = cdse_eff_lookup(e->gemm_table, f);
+    double compute = f / (e->gemm_peak * eff);
+    double memory = bytes / e->hbm;
+    *flops += f;
+    return compute > memory ? compute : memory;
+}
+
+static double batched_gemm_time(const env *e, double batch, double m, double n, double k,
+                                double *flops)
+{
+    double f = 2.0 * batch * m * n * k;
+    double bytes = batch * (m * k + k * n + m * n) * ACT_BYTES;
+    double eff = cdse_eff_lookup(&e->sys->gemm_eff, f);
+    double compute = f / (e->attn_peak * eff);
+    double memory = bytes / e->hbm;
+    *flops += f;
+    return compute > memory ? compute : memory;
+}
+
+static void linear_costs(const env *e, const dims *x, layer_cost *c)
+{
+    double f = 0.0;
+    double gated = x->gpt ? 1.0 : 2.0;
+    double qkv = gemm_time(e, x->tokens, x->q / x->t + 2.0 * x->kv_local * x->dh, x->h, &f);
+    double proj = gemm_time(e, x->tokens, x->h, x->q / x->t, &f);
+    double fc1 = gemm_time(e, x->tokens, gated * x->ffn / x->t, x->h, &f);
+    double fc2 = gemm_time(e, x->tokens, x->h, x->ffn / x->t, &f);
+    c->linear_fwd = qkv + proj + fc1 + fc2;
+    c->col_wgrad = qkv + fc1;
+    c->flops_fwd += f;
+}
+
+static void attention_costs(const env *e, const dims *x, bool flash, layer_cost *c)
+{
+    double scores = x->b * x->heads_local * x->s_local * x->s_full; /* score elements */
+    if (flash) {
+        double f = 4.0 * scores * x->dh * FLASH_CAUSAL_FRACTION;
+        double eff = e->sys->attention_efficiency;
+        c->attn_fwd = f / (e->attn_peak * eff);
+        c->attn_bwd = FLASH_BWD_FACTOR * c->attn_fwd;
+        c->attn_flops_fwd = f;
+        c->flops_fwd += f;
+        return;
+    }
+    double f = 0.0;
+    double batch = x->b * x->heads_local;
+    double qk = batched_gemm_time(e, batch, x->s_local, x->s_full, x->dh, &f);
+    double av = batched_gemm_time(e, batch, x->s_local, x->dh, x->s_full, &f);
+    double fwd_bytes = SOFTMAX_FWD_BYTES + (x->gpt ? ATTN_DROPOUT_FWD_BYTES : 0.0);
+    double bwd_bytes = SOFTMAX_BWD_BYTES + (x->gpt ? ATTN_DROPOUT_BWD_BYTES : 0.0);
+    c->attn_fwd = qk + av + scores * fwd_bytes / e->hbm;
+    c->attn_bwd = 2.0 * (qk + av) + scores * bwd_bytes / e->hbm;
+    c->attn_flops_fwd = f;
+    c->flops_fwd += f;
+}
+
+static void elementwise_costs(const env *e, const dims *x, bool sp, layer_cost *c)
+{
+    /* Norms and residual adds run on the full sequence on every TP rank unless sequence
+     * parallelism splits them (Korthikanti et al. 2022 Sec. 4.2.2). */
+    double h_share = sp ? x->h / x->t : x->h;
+    double per_h =
+        2.0 * LAYERNORM_FWD_BYTES + 2.0 * (x->gpt ? DROPOUT_ADD_FWD_BYTES : RESIDUAL_ADD_FWD_BYTES);
+    double act = x->gpt ? GELU_FWD_BYTES : SWIGLU_FWD_BYTES;
+    double fwd = x->tokens * (h_share * per_h + x->ffn / x->t * act);
+    if (e->st->precision == CDSE_FP8) {
+        /* Transformer Engine casts each GEMM input to fp8 and writes a transposed copy for the
+         * weight gradient: read 2 B, write 1 + 1 B per element. */
+        double inputs = 2.0 * x->h + x->q / x->t + x->ffn / x->t;
+        fwd += x->tokens * inputs * 4.0;
+    }
+    c->ew_fwd = fwd / e->hbm;
+    c->ew_bwd = ELEMENTWISE_BWD_FACTOR * c->ew_fwd;
+}
+
+static void tp_costs(const env *e, const dims *x, bool sp, layer_cost *c)
+{
+    if (x->t <= 1.0)
+        return;
+    cdse_span span;
+    cdse_group_span(e->sys, (int)x->t, 1, &span);
+    double bytes = x->tokens * x->h * ACT_BYTES;
+    /* Two all-reduces per layer in each direction (Shoeybi et al. 2019, Fig. 3: f and g); with
+     * sequence parallelism each becomes an all-gather plus a reduce-scatter of the same volume
+     * (Korthikanti et al. 2022 Sec. 4.2.2). */
+    double one = sp ? cdse_allgather_time(e->sys, &span, bytes) +
+                          cdse_reduce_scatter_time(e->sys, &span, bytes)
+                    : cdse_allreduce_time(e->sys, &span, bytes);
+    c->tp_fwd = 2.0 * one;
+    c->tp_bwd = 2.0 * one;
+}
+
+static void cp_costs(const env *e, const dims *x, layer_cost *c)
+{
+    if (x->c <= 1.0)
+        return;
+    /* Ring attention: each rank passes its key/value chunk around the CP ring, c - 1 steps
+     * forward; backward passes keys/values and their gradients (Liu et al. 2023, "Ring
+     * Attention"; Megatron-Core context parallelism). */
+    double chunk = x->b * x->s_local * 2.0 * x->kv_local * x->dh * ACT_BYTES;
+    double step = cdse_sendrecv_time(e->sys, (int)x->t, chunk);
+    c->cp_fwd = (x->c - 1.0) * step;
+    c->cp_bwd = 2.0 * c->cp_fwd;
+}
+
+static void layer_costs(const env *e, const dims *x, layer_cost *c)
+{
+    memset(c, 0, sizeof *c);
+    linear_costs(e, x, c);
+    attention_costs(e, x, e->st->flash_attention, c);
+    elementwise_costs(e, x, e->st->sequence_parallel, c);
+    tp_costs(e, x, e->st->sequence_parallel, c);
+    cp_costs(e, x, c);
+}
+
+static double exposed(double comm, double window)
+{
+    return comm > window ? comm - window : 0.0;
+}
+
+static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
+{
+    x->b = st->microbatch;
+    x->s_full = model->seq_len;
+    x->s_local = (double)model->seq_len / st->cp;
+    x->tokens = x->b * x->s_local;
+    x->h = model->hidden;
+    x->dh = model->head_dim;
+    x->q = (double)model->heads * model->head_dim;
+    x->kv = (double)model->kv_heads * model->head_dim;
+    x->ffn = model->ffn;
+    x->vocab = model->vocab;
+    x->t = st->tp;
+    x->p = st->pp;
+    x->c = st->cp;
+    x->d = st->dp;
+    x->v = st->vpp;
+    x->m = st->grad_accum;
+    x->heads_local = (double)model->heads / st->tp;
+    x->kv_local = model->kv_heads >= st->tp ? (double)model->kv_heads / st->tp : 1.0;
+    x->gpt = !model->gated_mlp;
+}
+
+/* Parameters held by one GPU of the first pipeline stage (which holds the embedding), split
+ * into transformer layers and embedding/output. */
+static void stage_params(const cdse_model *model, const dims *x, double *layers, double *embed)
+{
+    double norms = (x->gpt ? 4.0 : 2.0) * x->h;
+    double attn = x->h * x->q / x->t + 2.0 * x->h * x->kv_local * x->dh + x->q / x->t * x->h;
+    double mlp = (x->gpt ? 2.0 : 3.0) * x->h * x->ffn / x->t;
+    double biases =
+        x->gpt ? (x->q / x->t + 2.0 * x->kv_local * x->dh + x->h) + x->ffn / x->t + x->h : 0.0;
+    *layers = model->layers / x->p * (attn + mlp + biases + norms);
+    double vocab_shard = x->vocab * x->h / x->t;
+    double positions = x->gpt ? x->s_full * x->h : 0.0;
+    *embed = vocab_shard + positions;
+    if (x->p == 1.0 && !model->tied_embeddings)
+        *embed += vocab_shard;
+}
+
+/* Activation bytes of one layer for one micro-batch (Korthikanti et al. 2022 Table 2,
+ * generalized to GQA, gated MLPs, no dropout for Llama-style models, and flash attention). */
+static double layer_activation_bytes(const env *e, const dims *x)
+{
+    const cdse_strategy *st = e->st;
+    double sb = x->tokens;
+    double repl_share = st->sequence_parallel ? 1.0 / x->t : 1.0;
+    if (st->recompute == CDSE_RECOMPUTE_FULL)
+        return ACT_BYTES * sb * x->h * repl_share; /* the layer input only */
+    /* Kept on every TP rank unless SP: both norm inputs, QKV and FC1 inputs, dropout masks. */
+    double repl = sb * x->h * (4.0 * ACT_BYTES + (x->gpt ? 2.0 : 0.0));
+    /* Split by TP: Q, K, V, projection input, MLP inputs/activations. */
+    double qkv = ACT_BYTES * sb * (x->q / x->t + 2.0 * x->kv_local * x->dh);
+    double proj = ACT_BYTES * sb * x->q / x->t;
+    double mlp = (x->gpt ? 2.0 * ACT_BYTES : 3.0 * ACT_BYTES) * sb * x->ffn / x->t;
+    double core = 0.0;
+    double scores = x->b * x->heads_local * x->s_local * x->s_full;
+    if (st->flash_attention)
+        core = 4.0 * x->b * x->heads_local * x->s_local; /* fp32 log-sum-exp per row */
+    else if (st->recompute != CDSE_RECOMPUTE_SELECTIVE)
+        core = scores * (x->gpt ? 5.0 : 2.0); /* softmax out 2 B, dropout mask 1 B + out 2 B */
+    return repl * repl_share + qkv + proj + mlp + core;
+}
+
+static void memory_model(const cdse_model *model, const env *e, const dims *x, cdse_result *r,
+                         double *param_shard)
+{
+    const cdse_strategy *st = e->st;
+    double layers, embed;
+    stage_params(model, x, &layers, &embed);
+    double params = layers + embed;
+    double shard = x->d * x->c;
+    double w = WEIGHT_BYTES, g = GRAD_BYTES, o = OPTIMIZER_STATE_BYTES;
+    if (st->zero >= 1)
+        o /= shard;
+    if (st->zero >= 2)
+        g /= shard;
+    if (st->zero >= 3)
+        w /= shard;
+    *param_shard = st->zero >= 1 ? params / shard : params;
+
+    /* First stage: activations of min(p, m) micro-batches in flight; interleaving adds
+     * (p - 1) / (p v) (Korthikanti et al. 2022 Sec. 4.2.3). */
+    double in_flight = x->m < x->p ? x->m : x->p;
+    if (x->v > 1.0)
+        in_flight *= 1.0 + (x->p - 1.0) / (x->p * x->v);
+    double layers_per_stage = model->layers / x->p;
+    double act = layer_activation_bytes(e, x) * layers_per_stage * in_flight;
+    if (st->recompute == CDSE_RECOMPUTE_FULL) {
+        /* One layer's activations are live while it is recomputed. */
+        cdse_strategy none = *st;
+        none.recompute = CDSE_RECOMPUTE_NONE;
+        env e2 = *e;
+        e2.st = &none;
+        act += layer_activation_bytes(&e2, x);
+    }
+    if (x->p == 1.0)
+        act += x->tokens * x->vocab / x->t * 4.0; /* fp32 logits of the single stage */
+
+    double gib = CDSE_GIB;
+    r->mem_weights_gib = params * w / gib;
+    r->mem_gradients_gib = params * g / gib;
+    r->mem_optimizer_gib = params * o / gib;
+    r->mem_activations_gib = act / gib;
+    r->mem_other_gib = e->sys->reserved_gib;
+    r->mem_offloaded_gib = 0.0;
+}
+
+/* Moves the state selected by the offload mask to the second tier; returns the HBM bytes/s
+ * share of the tier for one GPU, or 0 without a tier. */
+static double tier_bandwidth(const cdse_system *sys)
+{
+    if (sys->tier.attach == CDSE_TIER_NONE)
+        return 0.0;
+    return sys->tier.bandwidth_gbs * 1e9 / sys->tier.shared_by;
+}
+
+static void offload_model(const env *e, double compute_time, double m, cdse_result *r)
+{
+    const cdse_strategy *st = e->st;
+    double bw = tier_bandwidth(e->sys);
+    if (st->offload == 0 || bw <= 0.0)
+        return;
+    double lat = e->sys->tier.latency_us * 1e-6;
+    double moved = 0.0, serial = 0.0, overlapped = 0.0;
+    if (st->offload & CDSE_OFFLOAD_OPTIMIZER) {
+        /* The optimizer step streams the state in and out (ZeRO-Offload style, Ren et al. 2021):
+         * not overlapped with compute. */
+        moved += r->mem_optimizer_gib;
+        serial += 2.0 * r->mem_optimizer_gib * CDSE_GIB / bw + lat;
+        r->mem_optimizer_gib = 0.0;
+    }
+    if (st->offload & CDSE_OFFLOAD_ACTIVATIONS) {
+        /* Written during forward, read back during backward, overlapped with compute. */
+        moved += r->mem_activations_gib;
+        overlapped += 2.0 * r->mem_activations_gib * CDSE_GIB / bw;
+        r->mem_activations_gib /= m > 1.0 ? m : 1.0; /* one micro-batch stays resident */
+    }
+    if (st->offload & CDSE_OFFLOAD_WEIGHTS) {
+        /* Weights streamed in for forward and backward of every micro-batch (ZeRO-Infinity
+         * style, Rajbhandari et al. 2021), overlapped with compute. */
+        moved += r->mem_weights_gib;
+        overlapped += 2.0 * m * r->mem_weights_gib * CDSE_GIB / bw;
+        r->mem_weights_gib = 0.0;
+    }
+    r->mem_offloaded_gib = moved;
+    r->t_offload_s = serial + exposed(overlapped, compute_time);
+}
+
+static double tier_capacity_per_gpu(const cdse_system *sys)
+{
+    return sys->tier.capacity_gib / sys->tier.shared_by;
+}
+
+void cdse_evaluate(const cdse_model *model, const cdse_system *system,
+                   const cdse_strategy *strategy, cdse_result *r)
+{
+    memset(r, 0, sizeof *r);
+    cdse_strategy st = *strategy;
+    r->status = cdse_strategy_check(model, system, &st);
+    r->dp = st.dp;
+    r->grad_accum = st.grad_accum;
+    if (r->status != CDSE_ST_OK && r->status != CDSE_ST_DTYPE_UNSUPPORTED)
+        return;
+
+    env e = {.sys = system, .st = &st};
+    bool fp8 = st.precision == CDSE_FP8;
+    double peak_bf16 = system->peak_tflops[CDSE_BF16] > 0.0 ? system->peak_tflops[CDSE_BF16]
+                                                            : system->peak_tflops[CDSE_FP16];
+    double peak =
+        system->peak_tflops[st.precision] > 0.0 ? system->peak_tflops[st.precision] : peak_bf16;
+    e.gemm_peak = peak * 1e12;
+    e.attn_peak = (fp8 ? peak_bf16 : peak) * 1e12;
+    e.gemm_table = fp8 && system->gemm_eff_fp8.n > 0 ? &system->gemm_eff_fp8 : &system->gemm_eff;
+    e.hbm = system->hbm_bandwidth_gbs * 1e9 * system->hbm_efficiency;
+    e.operand_bytes = fp8 ? FP8_GEMM_OPERAND_BYTES : ACT_BYTES;
+
+    dims x;
+    fill_dims(model, &st, &x);
+    layer_cost lc;
+    layer_costs(&e, &x, &lc);
+
+    /* One layer, one micro-batch. Forward collectives are on the critical path; backward TP
+     * collectives overlap the weight-gradient GEMMs (Megatron-LM's asynchronous TP all-reduce),
+     * CP exchanges overlap the attention core. */
+    double tp_fwd = lc.tp_fwd;
+    double tp_bwd = exposed(lc.tp_bwd, lc.col_wgrad);
+    double cp_fwd = exposed(lc.cp_fwd, lc.attn_fwd);
+    double cp_bwd = exposed(lc.cp_bwd, lc.attn_bwd);
+    double fwd = lc.linear_fwd + lc.attn_fwd + lc.ew_fwd;
+    double bwd = 2.0 * lc.linear_fwd + lc.attn_bwd + lc.ew_bwd;
+    double recompute = 0.0, recompute_comm = 0.0, recompute_flops = 0.0;
+    if (st.recompute == CDSE_RECOMPUTE_FULL) {
+        recompute = fwd;
+        recompute_comm = tp_fwd + cp_fwd;
+        recompute_flops = lc.flops_fwd;
+    } else if (st.recompute == CDSE_RECOMPUTE_SELECTIVE && !st.flash_attention) {
+        recompute = lc.attn_fwd;
+        recompute_flops = lc.attn_flops_fwd;
+    }
+
+    /* Output layer and loss on the last stage (GEMM h x V/t, fp32 cross-entropy). */
+    double logits_flops = 0.0;
+    double logits = gemm_time(&e, x.tokens, x.vocab / x.t, x.h, &logits_flops);
+    double loss = x.tokens * x.vocab / x.t * CROSS_ENTROPY_BYTES / e.hbm;
+    double head_fwd = logits + loss;
+    double head_bwd = 2.0 * logits + loss;
+
+    /* The slowest stage: L/p layers plus the output layer (the last stage). */
+    double n_layers = model->layers / x.p;
+    double stage_fwd = n_layers * fwd + head_fwd;
+    double stage_bwd = n_layers * bwd + head_bwd;
+    double stage_rec = n_layers * recompute;
+    double stage_tp = n_layers * (tp_fwd + tp_bwd + recompute_comm);
+    double stage_cp = n_layers * (cp_fwd + cp_bwd);
+    double per_mb = stage_fwd + stage_bwd + stage_rec + stage_tp + stage_cp;
+
+    /* 1F1B pipeline: m micro-batches plus a bubble of (p - 1) stage times, divided by v with
+     * interleaving (Narayanan et al. 2021, Sec. 2.2). */
+    double bubble = (x.p - 1.0) / x.v * per_mb;
+    double pp_comm = 0.0;
+    if (x.p > 1.0) {
+        /* Megatron scatters the boundary activation over the TP ranks before sending
+         * (Narayanan et al. 2021 Sec. 4.1); each chunk step sends forward and backward. */
+        double bytes = x.tokens * x.h * ACT_BYTES / x.t;
+        double one = cdse_sendrecv_time(system, (int)(x.t * x.c * x.d), bytes);
+        pp_comm = 2.0 * one * (x.m * x.v + x.p - 1.0);
+    }
+
+    double param_shard = 0.0;
+    memory_model(model, &e, &x, r, &param_shard);
+    double stage_params_total = (r->mem_weights_gib * CDSE_GIB) / WEIGHT_BYTES;
+    if (st.zero >= 3)
+        stage_params_total *= x.d * x.c;
+
+    /* Data-parallel gradient reduction over the dp x cp ranks holding the same weights, bucketed
+     * and overlapped with the last micro-batch's backward pass; the distributed optimizer's
+     * parameter all-gather overlaps the next forward pass (Megatron-Core DDP). */
+    double dp_comm = 0.0;
+    int shard_group = (int)(x.d * x.c);
+    if (shard_group > 1) {
+        cdse_span span;
+        cdse_group_span(system, shard_group, (int)x.t, &span);
+        double grad_bytes = stage_params_total * GRAD_BYTES;
+        double weight_bytes = stage_params_total * WEIGHT_BYTES;
+        double bucket = DP_BUCKET_PARAMS / stage_params_total;
+        if (bucket > 1.0)
+            bucket = 1.0;
+        double bwd_window = stage_bwd + stage_rec;
+        double fwd_window = stage_fwd;
+        if (st.zero == 0) {
+            double t = cdse_allreduce_time(system, &span, grad_bytes);
+            dp_comm = fmax(bucket * t, exposed(t, bwd_window));
+        } else {
+            double rs = cdse_reduce_scatter_time(system, &span, grad_bytes);
+            double ag = cdse_allgather_time(system, &span, weight_bytes);
+            dp_comm = fmax(bucket * rs, exposed(rs, bwd_window));
+            if (st.zero >= 3) {
+                /* Parameters gathered for forward and backward of every micro-batch. */
+                double per_mb_comm = 2.0 * ag + rs;
+                dp_comm = x.m * exposed(per_mb_comm, stage_fwd + stage_bwd);
+            } else {
+                dp_comm += fmax(bucket * ag, exposed(ag, fwd_window));
+            }
+        }
+    }
+
+    double optimizer = param_shard * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
+    double compute_iter = x.m * per_mb;
+    offload_model(&e, compute_iter, x.m, r);
+
+    double time = compute_iter + bubble + pp_comm + dp_comm + optimizer + r->t_offload_s;
+    r->time_per_iteration_s = time;
+    r->t_forward_s = x.m * stage_fwd;
+    r->t_backward_s = x.m * stage_bwd;
+    r->t_recompute_s = x.m * stage_rec;
+    r->t_tp_comm_s = x.m * stage_tp;
+    r->t_cp_comm_s = x.m * stage_cp;
+    r->t_pp_comm_s = pp_comm;
+    r->t_dp_comm_s = dp_comm;
+    r->t_bubble_s = bubble;
+    r->t_optimizer_s = optimizer;
+
+    double tokens = (double)st.global_batch * model->seq_len;
+    double model_flops = cdse_model_flops_per_token(model) * tokens;
+    /* Hardware FLOPs add what recomputation repeats: per layer and micro-batch on one GPU. */
+    double extra = recompute_flops * model->layers * x.t * x.c * x.m * x.d;
+    r->tokens_per_s = tokens / time;
+    r->model_tflops_per_gpu = model_flops / time / st.gpus / 1e12;
+    r->hardware_tflops_per_gpu = (model_flops + extra) / time / st.gpus / 1e12;
+    r->mfu = r->model_tflops_per_gpu / peak;
+    r->hfu = r->hardware_tflops_per_gpu / peak;
+
+    r->mem_total_gib = r->mem_weights_gib + r->mem_gradients_gib + r->mem_optimizer_gib +
+                       r->mem_activations_gib + r->mem_other_gib;
+    if (r->status == CDSE_ST_OK) {
+        bool hbm_full = r->mem_total_gib > system->hbm_gib;
+        bool tier_full =
+            r->mem_offloaded_gib > 0.0 && r->mem_offloaded_gib > tier_capacity_per_gpu(system);
+        if (hbm_full || tier_full)
+            r->status = CDSE_ST_OOM;
+    }
+}

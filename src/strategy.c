@@ -1,0 +1,91 @@
+/* Validity rules of a configuration, checked cheaply for every point of a sweep. */
+#include "clusterdse/strategy.h"
+
+#include <string.h>
+
+static const char *const recompute_names[CDSE_RECOMPUTE_COUNT] = {"none", "selective", "full"};
+
+const char *cdse_recompute_name(int recompute)
+{
+    if (recompute < 0 || recompute >= CDSE_RECOMPUTE_COUNT)
+        return "?";
+    return recompute_names[recompute];
+}
+
+int cdse_recompute_parse(const char *name)
+{
+    for (int i = 0; i < CDSE_RECOMPUTE_COUNT; i++)
+        if (strcmp(name, recompute_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static const char *const status_names[CDSE_ST_COUNT] = {
+    "ok",          "gpus_not_divisible",  "tp_heads",          "pp_layers",
+    "vpp_invalid", "batch_not_divisible", "cp_invalid",        "ep_invalid",
+    "sp_needs_tp", "zero_needs_dp",       "dtype_unsupported", "offload_no_tier",
+    "oom",
+};
+
+const char *cdse_status_name(int status)
+{
+    if (status < 0 || status >= CDSE_ST_COUNT)
+        return "?";
+    return status_names[status];
+}
+
+int cdse_status_parse(const char *name)
+{
+    for (int i = 0; i < CDSE_ST_COUNT; i++)
+        if (strcmp(name, status_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* Tensor parallelism splits heads (Shoeybi et al. 2019); key/value heads are split when there
+ * are at least tp of them and replicated otherwise (Megatron-Core GQA), and the FFN is split. */
+static bool tp_fits(const cdse_model *model, int tp)
+{
+    if (model->heads % tp != 0 || model->ffn % tp != 0)
+        return false;
+    if (model->kv_heads >= tp)
+        return model->kv_heads % tp == 0;
+    return tp % model->kv_heads == 0;
+}
+
+int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse_strategy *strategy)
+{
+    cdse_strategy *s = strategy;
+    s->dp = 0;
+    s->grad_accum = 0;
+    int model_parallel = s->tp * s->pp * s->cp;
+    if (model_parallel <= 0 || s->gpus % model_parallel != 0)
+        return CDSE_ST_GPUS_NOT_DIVISIBLE;
+    s->dp = s->gpus / model_parallel;
+    if (!tp_fits(model, s->tp))
+        return CDSE_ST_TP_HEADS;
+    if (model->layers % (s->pp * s->vpp) != 0)
+        return CDSE_ST_PP_LAYERS;
+    if (s->global_batch % (s->microbatch * s->dp) != 0)
+        return CDSE_ST_BATCH_NOT_DIVISIBLE;
+    s->grad_accum = s->global_batch / (s->microbatch * s->dp);
+    /* Megatron-LM's interleaved schedule needs a pipeline and a number of micro-batches that is a
+     * multiple of the pipeline size (Narayanan et al. 2021, Sec. 2.2). */
+    if (s->vpp > 1 && (s->pp < 2 || s->grad_accum % s->pp != 0))
+        return CDSE_ST_VPP;
+    /* Load-balanced context parallelism splits the sequence into 2 cp chunks (Megatron-Core). */
+    if (s->cp > 1 && model->seq_len % (2 * s->cp) != 0)
+        return CDSE_ST_CP;
+    if (s->ep > 1 &&
+        (model->experts == 0 || model->experts % s->ep != 0 || (s->dp * s->cp) % s->ep != 0))
+        return CDSE_ST_EP;
+    if (s->sequence_parallel && s->tp == 1)
+        return CDSE_ST_SP_NEEDS_TP;
+    if (s->zero > 0 && s->dp * s->cp == 1)
+        return CDSE_ST_ZERO_NEEDS_DP;
+    if (!(system->peak_tflops[s->precision] > 0.0))
+        return CDSE_ST_DTYPE_UNSUPPORTED;
+    if (s->offload != 0 && system->tier.attach == CDSE_TIER_NONE)
+        return CDSE_ST_OFFLOAD_NO_TIER;
+    return CDSE_ST_OK;
+}
