@@ -1,0 +1,163 @@
+/* The filter language of `clusterdse top --where`: parsing, precedence, strings, errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "clusterdse/expr.h"
+
+/* A row of three variables: tp, mem_total_gib, model (0 = "llama3-70b", 1 = "gpt3-175b"). */
+enum { V_TP = 0, V_MEM, V_MODEL, V_COUNT };
+static const char *const var_names[V_COUNT] = {"tp", "mem_total_gib", "model"};
+
+static int lookup(void *ctx, const char *name)
+{
+    (void)ctx;
+    for (int i = 0; i < V_COUNT; i++)
+        if (strcmp(name, var_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static int string_value(void *ctx, int var, const char *str, double *value, char *msg,
+                        size_t msg_size)
+{
+    (void)ctx;
+    if (var != V_MODEL) {
+        snprintf(msg, msg_size, "%s is a number, not a string", var_names[var]);
+        return -1;
+    }
+    if (strcmp(str, "llama3-70b") == 0)
+        *value = 0;
+    else if (strcmp(str, "gpt3-175b") == 0)
+        *value = 1;
+    else {
+        snprintf(msg, msg_size, "no model \"%s\" (models: llama3-70b, gpt3-175b)", str);
+        return -1;
+    }
+    return 0;
+}
+
+static const cdse_expr_env env = {lookup, string_value, "tp, mem_total_gib, model", NULL};
+
+static double row_value(const void *row, int var)
+{
+    return ((const double *)row)[var];
+}
+
+/* Compiles `text` (which must be valid) and evaluates it on the row (tp, mem, model). */
+static double eval3(const char *text, double tp, double mem, double model)
+{
+    cdse_expr *e = NULL;
+    cdse_diag diag = {""};
+    int rc = cdse_expr_compile(text, &env, &e, &diag);
+    if (rc != 0)
+        fail_msg("compile '%s': %s", text, diag.msg);
+    double row[V_COUNT] = {tp, mem, model};
+    double v = cdse_expr_eval(e, row_value, row);
+    cdse_expr_free(e);
+    return v;
+}
+
+/* Compiles `text` (which must be invalid) and returns the 1-based position in the message. */
+static int error_position(const char *text, char *msg, size_t size)
+{
+    cdse_expr *e = NULL;
+    cdse_diag diag = {""};
+    int rc = cdse_expr_compile(text, &env, &e, &diag);
+    assert_int_equal(rc, CDSE_EINVAL);
+    assert_null(e);
+    snprintf(msg, size, "%s", diag.msg);
+    int pos = -1;
+    assert_int_equal(sscanf(diag.msg, "position %d:", &pos), 1);
+    return pos;
+}
+
+static void test_comparisons(void **state)
+{
+    (void)state;
+    assert_float_equal(eval3("tp==8 && mem_total_gib<70", 8, 69.5, 0), 1.0, 0);
+    assert_float_equal(eval3("tp==8 && mem_total_gib<70", 8, 70, 0), 0.0, 0);
+    assert_float_equal(eval3("tp==8 && mem_total_gib<70", 4, 10, 0), 0.0, 0);
+    assert_float_equal(eval3("tp != 8", 4, 0, 0), 1.0, 0);
+    assert_float_equal(eval3("tp <= 4", 4, 0, 0), 1.0, 0);
+    assert_float_equal(eval3("tp >= 4.5", 4, 0, 0), 0.0, 0);
+    assert_float_equal(eval3("tp > 2", 4, 0, 0), 1.0, 0);
+    assert_float_equal(eval3("mem_total_gib < 1e2", 0, 99, 0), 1.0, 0);
+}
+
+static void test_precedence(void **state)
+{
+    (void)state;
+    /* && binds tighter than ||: 1 || (0 && 0) = 1; (1 || 0) && 0 = 0. */
+    assert_float_equal(eval3("tp==1 || tp==2 && tp==3", 1, 0, 0), 1.0, 0);
+    assert_float_equal(eval3("(tp==1 || tp==2) && tp==3", 1, 0, 0), 0.0, 0);
+    /* ! applies to the comparison: !(tp == 1). */
+    assert_float_equal(eval3("!tp==1", 1, 0, 0), 0.0, 0);
+    assert_float_equal(eval3("!(tp==1) || !(mem_total_gib > 5)", 1, 3, 0), 1.0, 0);
+    /* Arithmetic: 2 + 3 * 4 = 14; (2 + 3) * 4 = 20; -tp + 10 = 6 for tp = 4; 9 / 2 = 4.5. */
+    assert_float_equal(eval3("2 + 3 * 4", 0, 0, 0), 14.0, 0);
+    assert_float_equal(eval3("(2 + 3) * 4", 0, 0, 0), 20.0, 0);
+    assert_float_equal(eval3("-tp + 10", 4, 0, 0), 6.0, 0);
+    assert_float_equal(eval3("9 / 2", 0, 0, 0), 4.5, 0);
+    /* 8 GPUs per TP group of 8 with 16 GiB per GPU: 8 * 16 = 128 >= 100. */
+    assert_float_equal(eval3("tp * mem_total_gib >= 100", 8, 16, 0), 1.0, 0);
+    assert_float_equal(eval3("true && !false", 0, 0, 0), 1.0, 0);
+}
+
+static void test_strings(void **state)
+{
+    (void)state;
+    assert_float_equal(eval3("model==\"llama3-70b\"", 0, 0, 0), 1.0, 0);
+    assert_float_equal(eval3("model==\"llama3-70b\"", 0, 0, 1), 0.0, 0);
+    assert_float_equal(eval3("\"gpt3-175b\" == model && tp == 8", 8, 0, 1), 1.0, 0);
+    assert_float_equal(eval3("model != 'gpt3-175b'", 8, 0, 0), 1.0, 0);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    char msg[1024];
+    /* "tp==8 && mem<70": 'mem' starts at character 10. */
+    assert_int_equal(error_position("tp==8 && mem<70", msg, sizeof msg), 10);
+    assert_non_null(strstr(msg, "unknown name mem"));
+    /* The caret line: two spaces of indent + 9 spaces puts '^' under character 10. */
+    assert_non_null(strstr(msg, "\n  tp==8 && mem<70\n           ^"));
+    /* A single '=' at character 3. */
+    assert_int_equal(error_position("tp=8", msg, sizeof msg), 3);
+    assert_non_null(strstr(msg, "=="));
+    /* A single '&' at character 6. */
+    assert_int_equal(error_position("tp==8 & tp<2", msg, sizeof msg), 7);
+    /* Missing ')': reported at the end (character 8), naming the '(' at 1. */
+    assert_int_equal(error_position("(tp == 8", msg, sizeof msg), 9);
+    assert_non_null(strstr(msg, "position 1"));
+    assert_int_equal(error_position("tp == 8)", msg, sizeof msg), 8);
+    /* Unknown string value: the string at character 8. */
+    assert_int_equal(error_position("model==\"llama2\"", msg, sizeof msg), 8);
+    assert_non_null(strstr(msg, "llama3-70b, gpt3-175b"));
+    /* String compared with a number column, and with < . */
+    assert_int_equal(error_position("tp == \"8\"", msg, sizeof msg), 7);
+    assert_int_equal(error_position("model < \"gpt3-175b\"", msg, sizeof msg), 7);
+    /* A lone string is not a filter. */
+    assert_int_equal(error_position("\"x\"", msg, sizeof msg), 1);
+    assert_int_equal(error_position("", msg, sizeof msg), 1);
+    assert_int_equal(error_position("tp ==", msg, sizeof msg), 6);
+    assert_int_equal(error_position("1 < tp < 3", msg, sizeof msg), 8);
+    assert_int_equal(error_position("tp == 8 tp", msg, sizeof msg), 9);
+    assert_int_equal(error_position("\"abc", msg, sizeof msg), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_comparisons),
+        cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
