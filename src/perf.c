@@ -75,6 +75,7 @@ typedef struct dims {
 } dims;
 
 typedef struct env {
+    double peak; /* FLOP/s of the chosen precision (MFU denominator) */
     const cdse_system *sys;
     const cdse_strategy *st;
     const cdse_eff_table *gemm_table;
@@ -374,6 +375,99 @@ static double tier_capacity_per_gpu(const cdse_system *sys)
     return sys->tier.capacity_gib / sys->tier.shared_by;
 }
 
+/* One layer and one micro-batch on the critical path. */
+typedef struct layer_step {
+    double fwd, bwd, recompute; /* computation */
+    double tp, cp;              /* exposed communication, both directions */
+    double recompute_flops;
+    double fwd_comm; /* exposed communication of the forward pass alone */
+} layer_step;
+
+static void setup(const cdse_model *model, const cdse_system *system, const cdse_strategy *st,
+                  env *e, dims *x)
+{
+    bool fp8 = st->precision == CDSE_FP8;
+    double peak_bf16 = system->peak_tflops[CDSE_BF16] > 0.0 ? system->peak_tflops[CDSE_BF16]
+                                                            : system->peak_tflops[CDSE_FP16];
+    double peak =
+        system->peak_tflops[st->precision] > 0.0 ? system->peak_tflops[st->precision] : peak_bf16;
+    e->sys = system;
+    e->st = st;
+    e->peak = peak * 1e12;
+    e->gemm_peak = peak * 1e12;
+    e->attn_peak = (fp8 ? peak_bf16 : peak) * 1e12;
+    e->gemm_table = fp8 && system->gemm_eff_fp8.n > 0 ? &system->gemm_eff_fp8 : &system->gemm_eff;
+    e->hbm = system->hbm_bandwidth_gbs * 1e9 * system->hbm_efficiency;
+    e->operand_bytes = fp8 ? FP8_GEMM_OPERAND_BYTES : ACT_BYTES;
+    fill_dims(model, st, x);
+}
+
+/* Forward collectives are on the critical path; backward TP collectives overlap the
+ * weight-gradient GEMMs (Megatron-LM's asynchronous TP all-reduce), CP exchanges overlap the
+ * attention core; full recomputation repeats the forward pass with its collectives. */
+static void layer_step_of(const env *e, const dims *x, layer_step *step)
+{
+    layer_cost lc;
+    layer_costs(e, x, &lc);
+    double tp_fwd = lc.tp_fwd;
+    double cp_fwd = exposed(lc.cp_fwd, lc.attn_fwd);
+    step->fwd = lc.linear_fwd + lc.attn_fwd + lc.ew_fwd;
+    step->bwd = 2.0 * lc.linear_fwd + lc.attn_bwd + lc.ew_bwd;
+    step->tp = tp_fwd + exposed(lc.tp_bwd, lc.col_wgrad);
+    step->cp = cp_fwd + exposed(lc.cp_bwd, lc.attn_bwd);
+    step->recompute = 0.0;
+    step->recompute_flops = 0.0;
+    if (e->st->recompute == CDSE_RECOMPUTE_FULL) {
+        step->recompute = step->fwd;
+        step->tp += tp_fwd;
+        step->cp += cp_fwd;
+        step->recompute_flops = lc.flops_fwd;
+    } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE && !e->st->flash_attention) {
+        step->recompute = lc.attn_fwd;
+        step->recompute_flops = lc.attn_flops_fwd;
+    }
+    step->fwd_comm = tp_fwd + cp_fwd;
+}
+
+int cdse_layer_times(const cdse_model *model, const cdse_system *system,
+                     const cdse_strategy *strategy, double *forward_s, double *backward_s)
+{
+    cdse_strategy st = *strategy;
+    int status = cdse_strategy_check(model, system, &st);
+    *forward_s = 0.0;
+    *backward_s = 0.0;
+    if (status != CDSE_ST_OK)
+        return status;
+    env e;
+    dims x;
+    setup(model, system, &st, &e, &x);
+    layer_step step;
+    layer_step_of(&e, &x, &step);
+    *forward_s = step.fwd + step.fwd_comm;
+    *backward_s = step.bwd + step.recompute + (step.tp + step.cp - step.fwd_comm);
+    return status;
+}
+
+double cdse_embedding_state_gib(const cdse_model *model, const cdse_strategy *strategy)
+{
+    cdse_strategy st = *strategy;
+    if (st.dp == 0)
+        st.dp = st.gpus / (st.tp * st.pp * st.cp);
+    dims x;
+    fill_dims(model, &st, &x);
+    double layers, embed;
+    stage_params(model, &x, &layers, &embed);
+    double shard = x.d * x.c;
+    double w = WEIGHT_BYTES, g = GRAD_BYTES, o = OPTIMIZER_STATE_BYTES;
+    if (st.zero >= 1)
+        o /= shard;
+    if (st.zero >= 2)
+        g /= shard;
+    if (st.zero >= 3)
+        w /= shard;
+    return embed * (w + g + o) / CDSE_GIB;
+}
+
 void cdse_evaluate(const cdse_model *model, const cdse_system *system,
                    const cdse_strategy *strategy, cdse_result *r)
 {
@@ -385,41 +479,12 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
     if (r->status != CDSE_ST_OK && r->status != CDSE_ST_DTYPE_UNSUPPORTED)
         return;
 
-    env e = {.sys = system, .st = &st};
-    bool fp8 = st.precision == CDSE_FP8;
-    double peak_bf16 = system->peak_tflops[CDSE_BF16] > 0.0 ? system->peak_tflops[CDSE_BF16]
-                                                            : system->peak_tflops[CDSE_FP16];
-    double peak =
-        system->peak_tflops[st.precision] > 0.0 ? system->peak_tflops[st.precision] : peak_bf16;
-    e.gemm_peak = peak * 1e12;
-    e.attn_peak = (fp8 ? peak_bf16 : peak) * 1e12;
-    e.gemm_table = fp8 && system->gemm_eff_fp8.n > 0 ? &system->gemm_eff_fp8 : &system->gemm_eff;
-    e.hbm = system->hbm_bandwidth_gbs * 1e9 * system->hbm_efficiency;
-    e.operand_bytes = fp8 ? FP8_GEMM_OPERAND_BYTES : ACT_BYTES;
-
+    env e;
     dims x;
-    fill_dims(model, &st, &x);
-    layer_cost lc;
-    layer_costs(&e, &x, &lc);
-
-    /* One layer, one micro-batch. Forward collectives are on the critical path; backward TP
-     * collectives overlap the weight-gradient GEMMs (Megatron-LM's asynchronous TP all-reduce),
-     * CP exchanges overlap the attention core. */
-    double tp_fwd = lc.tp_fwd;
-    double tp_bwd = exposed(lc.tp_bwd, lc.col_wgrad);
-    double cp_fwd = exposed(lc.cp_fwd, lc.attn_fwd);
-    double cp_bwd = exposed(lc.cp_bwd, lc.attn_bwd);
-    double fwd = lc.linear_fwd + lc.attn_fwd + lc.ew_fwd;
-    double bwd = 2.0 * lc.linear_fwd + lc.attn_bwd + lc.ew_bwd;
-    double recompute = 0.0, recompute_comm = 0.0, recompute_flops = 0.0;
-    if (st.recompute == CDSE_RECOMPUTE_FULL) {
-        recompute = fwd;
-        recompute_comm = tp_fwd + cp_fwd;
-        recompute_flops = lc.flops_fwd;
-    } else if (st.recompute == CDSE_RECOMPUTE_SELECTIVE && !st.flash_attention) {
-        recompute = lc.attn_fwd;
-        recompute_flops = lc.attn_flops_fwd;
-    }
+    setup(model, system, &st, &e, &x);
+    layer_step step;
+    layer_step_of(&e, &x, &step);
+    double peak = e.peak / 1e12; /* TFLOP/s */
 
     /* Output layer and loss on the last stage (GEMM h x V/t, fp32 cross-entropy). */
     double logits_flops = 0.0;
@@ -430,11 +495,11 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
 
     /* The slowest stage: L/p layers plus the output layer (the last stage). */
     double n_layers = model->layers / x.p;
-    double stage_fwd = n_layers * fwd + head_fwd;
-    double stage_bwd = n_layers * bwd + head_bwd;
-    double stage_rec = n_layers * recompute;
-    double stage_tp = n_layers * (tp_fwd + tp_bwd + recompute_comm);
-    double stage_cp = n_layers * (cp_fwd + cp_bwd);
+    double stage_fwd = n_layers * step.fwd + head_fwd;
+    double stage_bwd = n_layers * step.bwd + head_bwd;
+    double stage_rec = n_layers * step.recompute;
+    double stage_tp = n_layers * step.tp;
+    double stage_cp = n_layers * step.cp;
     double per_mb = stage_fwd + stage_bwd + stage_rec + stage_tp + stage_cp;
 
     /* 1F1B pipeline: m micro-batches plus a bubble of (p - 1) stage times, divided by v with
@@ -506,7 +571,7 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
     double tokens = (double)st.global_batch * model->seq_len;
     double model_flops = cdse_model_flops_per_token(model) * tokens;
     /* Hardware FLOPs add what recomputation repeats: per layer and micro-batch on one GPU. */
-    double extra = recompute_flops * model->layers * x.t * x.c * x.m * x.d;
+    double extra = step.recompute_flops * model->layers * x.t * x.c * x.m * x.d;
     r->tokens_per_s = tokens / time;
     r->model_tflops_per_gpu = model_flops / time / st.gpus / 1e12;
     r->hardware_tflops_per_gpu = (model_flops + extra) / time / st.gpus / 1e12;

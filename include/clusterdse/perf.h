@@ -44,4 +44,15 @@ typedef struct cdse_result {
 void cdse_evaluate(const cdse_model *model, const cdse_system *system,
                    const cdse_strategy *strategy, cdse_result *result);
 
+/* Forward and backward time (seconds) of one transformer layer for one micro-batch on one GPU,
+ * as a per-layer measurement sees them: forward with its exposed TP/CP communication; backward
+ * with recomputation and exposed communication. For validation against per-layer timings
+ * (Korthikanti et al. 2022 Table 4). Returns the status of the configuration. */
+int cdse_layer_times(const cdse_model *model, const cdse_system *system,
+                     const cdse_strategy *strategy, double *forward_s, double *backward_s);
+
+/* Part of weights + gradients + optimizer state (GiB per GPU) that belongs to the embedding and
+ * output layer on the first stage (papers often count transformer layers only). */
+double cdse_embedding_state_gib(const cdse_model *model, const cdse_strategy *strategy);
+
 #endif
