@@ -26,11 +26,13 @@
 #define GRAD_BYTES            4.0
 #define OPTIMIZER_STATE_BYTES 12.0
 
-/* HBM traffic of the fused Adam step per locally updated parameter: read fp32 master, m, v and
- * gradient (16 B), write master, m, v (12 B) and the bf16 weight copy (2 B); the gradient-norm
- * pass reads the gradient again (4 B) and zeroing writes it (4 B): 38 B (Apex/TE fused Adam
- * multi-tensor kernels stream these arrays once each). */
-#define OPTIMIZER_HBM_BYTES_PER_PARAM 38.0
+/* HBM traffic of the optimizer step per locally updated parameter, as Megatron-LM's mixed-
+ * precision optimizer runs it with Apex multi-tensor kernels, each streaming its arrays once:
+ * unscale + inf/nan check of the fp32 gradients (read 4, write 4), gradient norm (read 4),
+ * clipping (read 4, write 4), Adam (read master, m, v, gradient 16; write master, m, v 12),
+ * copy of the master weights to the bf16 model weights (read 4, write 2), zeroing the gradient
+ * buffer (write 4): 58 B. */
+#define OPTIMIZER_HBM_BYTES_PER_PARAM 58.0
 
 /* Element-wise kernels, bytes per element of the tensor they run on (read + write):
  * LayerNorm reads and writes 2 B each (4 B); GPT's fused bias-dropout-add reads input and
@@ -64,6 +66,12 @@
  * megatron/core/distributed/distributed_data_parallel_config.py): the last bucket's reduction
  * cannot overlap the backward pass. */
 #define DP_BUCKET_PARAMS 40e6
+/* A collective that overlaps computation still occupies streaming multiprocessors: NCCL runs one
+ * thread block per channel, 16-32 channels on an 8-GPU NVSwitch node (NCCL_MAX_NCHANNELS
+ * defaults; nccl src/graph/tuning.cc), i.e. 15-30% of an A100's 108 SMs. The overlapped GEMMs
+ * slow down by that share for as long as the collective runs: a hidden collective second costs
+ * OVERLAP_INTERFERENCE seconds of computation. */
+#define OVERLAP_INTERFERENCE 0.25
 
 typedef struct dims {
     double b, s_local, s_full; /* micro-batch, local and full sequence */
@@ -88,13 +96,15 @@ typedef struct env {
 /* Per layer, per micro-batch, on one GPU. */
 typedef struct layer_cost {
     double linear_fwd; /* QKV, projection, MLP GEMMs */
-    double col_wgrad;  /* weight-gradient GEMMs of column-parallel layers (overlap window) */
+    double col_gemm;   /* forward GEMMs of the column-parallel layers (QKV, FC1) */
     double attn_fwd, attn_bwd;
-    double ew_fwd, ew_bwd; /* memory-bound element-wise kernels */
-    double tp_fwd, tp_bwd; /* TP collectives (before overlap) */
-    double cp_fwd, cp_bwd; /* CP ring exchange (before overlap) */
-    double flops_fwd;      /* hardware FLOPs of the forward pass */
-    double attn_flops_fwd; /* of which attention core */
+    double ew_fwd, ew_bwd;                   /* memory-bound element-wise kernels */
+    double tp_fwd;                           /* TP collectives of the forward pass (exposed) */
+    double tp_bwd_exposed;                   /* backward TP collectives that cannot overlap */
+    double tp_bwd_overlapped, tp_bwd_window; /* the others and the GEMMs they overlap */
+    double cp_fwd, cp_bwd;                   /* CP ring exchange (before overlap) */
+    double flops_fwd;                        /* hardware FLOPs of the forward pass */
+    double attn_flops_fwd;                   /* of which attention core */
 } layer_cost;
 
 static double gemm_time(const env *e, double m, double n, double k, double *flops)
@@ -129,7 +139,7 @@ static void linear_costs(const env *e, const dims *x, layer_cost *c)
     double fc1 = gemm_time(e, x->tokens, gated * x->ffn / x->t, x->h, &f);
     double fc2 = gemm_time(e, x->tokens, x->h, x->ffn / x->t, &f);
     c->linear_fwd = qkv + proj + fc1 + fc2;
-    c->col_wgrad = qkv + fc1;
+    c->col_gemm = qkv + fc1;
     c->flops_fwd += f;
 }
 
@@ -183,14 +193,28 @@ static void tp_costs(const env *e, const dims *x, bool sp, layer_cost *c)
     cdse_span span;
     cdse_group_span(e->sys, (int)x->t, 1, &span);
     double bytes = x->tokens * x->h * ACT_BYTES;
-    /* Two all-reduces per layer in each direction (Shoeybi et al. 2019, Fig. 3: f and g); with
-     * sequence parallelism each becomes an all-gather plus a reduce-scatter of the same volume
-     * (Korthikanti et al. 2022 Sec. 4.2.2). */
-    double one = sp ? cdse_allgather_time(e->sys, &span, bytes) +
-                          cdse_reduce_scatter_time(e->sys, &span, bytes)
-                    : cdse_allreduce_time(e->sys, &span, bytes);
-    c->tp_fwd = 2.0 * one;
-    c->tp_bwd = 2.0 * one;
+    if (!sp) {
+        /* Two all-reduces forward (g after the row-parallel layers) and two backward (f before
+         * the column-parallel layers, overlapping their weight-gradient GEMMs) (Shoeybi et al.
+         * 2019, Fig. 3). */
+        double ar = cdse_allreduce_time(e->sys, &span, bytes);
+        c->tp_fwd = 2.0 * ar;
+        c->tp_bwd_exposed = 0.0;
+        c->tp_bwd_overlapped = 2.0 * ar;
+        c->tp_bwd_window = c->col_gemm;
+        return;
+    }
+    /* Sequence parallelism (Korthikanti et al. 2022 Sec. 4.2.2): forward, an all-gather before
+     * each column-parallel layer and a reduce-scatter after each row-parallel layer. Backward, the
+     * row-parallel layers must all-gather their output gradient before their GEMMs (exposed); the
+     * column-parallel layers re-gather their input during the data-gradient GEMM and
+     * reduce-scatter the input gradient during the weight-gradient GEMM (overlapped). */
+    double ag = cdse_allgather_time(e->sys, &span, bytes);
+    double rs = cdse_reduce_scatter_time(e->sys, &span, bytes);
+    c->tp_fwd = 2.0 * (ag + rs);
+    c->tp_bwd_exposed = 2.0 * ag;
+    c->tp_bwd_overlapped = 2.0 * (ag + rs);
+    c->tp_bwd_window = 2.0 * c->col_gemm;
 }
 
 static void cp_costs(const env *e, const dims *x, layer_cost *c)
@@ -216,9 +240,12 @@ static void layer_costs(const env *e, const dims *x, layer_cost *c)
     cp_costs(e, x, c);
 }
 
+/* The part of a collective that the computation window cannot hide, plus the slowdown the hidden
+ * part inflicts on that computation. */
 static double exposed(double comm, double window)
 {
-    return comm > window ? comm - window : 0.0;
+    double hidden = comm < window ? comm : window;
+    return comm - hidden + OVERLAP_INTERFERENCE * hidden;
 }
 
 static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
@@ -413,7 +440,7 @@ static void layer_step_of(const env *e, const dims *x, layer_step *step)
     double cp_fwd = exposed(lc.cp_fwd, lc.attn_fwd);
     step->fwd = lc.linear_fwd + lc.attn_fwd + lc.ew_fwd;
     step->bwd = 2.0 * lc.linear_fwd + lc.attn_bwd + lc.ew_bwd;
-    step->tp = tp_fwd + exposed(lc.tp_bwd, lc.col_wgrad);
+    step->tp = tp_fwd + lc.tp_bwd_exposed + exposed(lc.tp_bwd_overlapped, lc.tp_bwd_window);
     step->cp = cp_fwd + exposed(lc.cp_bwd, lc.attn_bwd);
     step->recompute = 0.0;
     step->recompute_flops = 0.0;
