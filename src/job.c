@@ -802,9 +802,16 @@ static int load_profile_named(parse_ctx *ctx, const config_setting_t *name_setti
                     "%s '%s' nests too deep (a cycle of base profiles?)", what, name);
     if (name[0] == '\0' || resolve_file(subdir, name, ctx->job_path, path, sizeof path) != 0) {
         char names[1200], allowed[1400];
-        list_names(subdir, ctx->job_path, names, sizeof names);
-        snprintf(allowed, sizeof allowed,
-                 "a name from %s/ (%s), a path to a .cfg file, or an inline group", subdir, names);
+        if (subdir[0] != '\0') {
+            list_names(subdir, ctx->job_path, names, sizeof names);
+            snprintf(allowed, sizeof allowed,
+                     "a name from %s/ (%s), a path to a .cfg file, or an inline group", subdir,
+                     names);
+        } else {
+            snprintf(allowed, sizeof allowed,
+                     "a readable file: an absolute path, or a path relative to the job file's "
+                     "directory, its parents, or a data directory");
+        }
         return fail(ctx, name_setting, NULL, name_setting, allowed,
                     "%s '%s' not found (searched $CLUSTERDSE_DATA, the job file's directory and "
                     "its parents, %s, %s)",
@@ -1625,6 +1632,8 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
         for (int a = CDSE_AXIS_GPUS; a < CDSE_AXIS_COUNT; a++) {
             space->n[a] = in->n[a];
             memcpy(space->value[a], in->value[a], sizeof space->value[a]);
+            if (space->n[a] == 0) /* an axis no job key describes yet: its zero value */
+                space->n[a] = 1;
         }
         cdse_diag inner;
         if (cdse_space_finish(space, &inner) != 0)

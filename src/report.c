@@ -265,6 +265,7 @@ static const table_column table_columns[] = {
     {"sequence_parallel", "sp", 2, 0},
     {"zero", "zero", 4, 0},
     {"precision", "prec", -4, 0},
+    {"offload", "offload", -8, 0},
     {"status", "status", -19, 0},
     {"time_per_iteration_s", "time_s", 10, 5},
     {"tokens_per_s", "tok/s", 10, 5},

@@ -2,8 +2,6 @@
  * index = sum(digit[a] * stride[a]) with stride[last] = 1 and stride[a] = stride[a+1] * n[a+1]. */
 #include "clusterdse/space.h"
 
-#include <stdio.h>
-
 static const char *const axis_names[CDSE_AXIS_COUNT] = {
     [CDSE_AXIS_MODEL] = "models",
     [CDSE_AXIS_SYSTEM] = "systems",
@@ -27,7 +25,7 @@ const char *cdse_axis_name(int axis)
 {
     if (axis < 0 || axis >= CDSE_AXIS_COUNT)
         return "?";
-    return axis_names[axis];
+    return axis_names[axis] != NULL ? axis_names[axis] : "?";
 }
 
 /* Space sizes stay below 2^63 so that indices fit a signed 64-bit integer (HDF5, Python). */
@@ -78,6 +76,7 @@ void cdse_space_strategy(const cdse_space *space, const int digit[CDSE_AXIS_COUN
                          cdse_strategy *strategy)
 {
 #define AXIS_VALUE(axis) (space->value[axis][digit[axis]])
+    *strategy = (cdse_strategy){0};
     strategy->gpus = (int)AXIS_VALUE(CDSE_AXIS_GPUS);
     strategy->tp = (int)AXIS_VALUE(CDSE_AXIS_TP);
     strategy->pp = (int)AXIS_VALUE(CDSE_AXIS_PP);
