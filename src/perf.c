@@ -440,7 +440,16 @@ static void layer_step_of(const env *e, const dims *x, layer_step *step)
     double cp_fwd = exposed(lc.cp_fwd, lc.attn_fwd);
     step->fwd = lc.linear_fwd + lc.attn_fwd + lc.ew_fwd;
     step->bwd = 2.0 * lc.linear_fwd + lc.attn_bwd + lc.ew_bwd;
-    step->tp = tp_fwd + lc.tp_bwd_exposed + exposed(lc.tp_bwd_overlapped, lc.tp_bwd_window);
+    if (e->st->tp_comm_overlap) {
+        /* Every TP collective is split into chunks pipelined with the GEMM it feeds or drains
+         * (Transformer Engine userbuffers; Wang et al. 2022, "Overlap Communication with Dependent
+         * Computation via Decomposition"): hidden behind all linear GEMMs of the layer. */
+        double all = tp_fwd + lc.tp_bwd_exposed + lc.tp_bwd_overlapped;
+        tp_fwd = exposed(tp_fwd, lc.linear_fwd);
+        step->tp = exposed(all, 3.0 * lc.linear_fwd);
+    } else {
+        step->tp = tp_fwd + lc.tp_bwd_exposed + exposed(lc.tp_bwd_overlapped, lc.tp_bwd_window);
+    }
     step->cp = cp_fwd + exposed(lc.cp_bwd, lc.attn_bwd);
     step->recompute = 0.0;
     step->recompute_flops = 0.0;
@@ -515,7 +524,13 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
 
     /* Output layer and loss on the last stage (GEMM h x V/t, fp32 cross-entropy). */
     double logits_flops = 0.0;
-    double logits = gemm_time(&e, x.tokens, x.vocab / x.t, x.h, &logits_flops);
+    /* The output layer runs in bf16 even in FP8 training (Megatron-Core's output layer is not a
+     * Transformer Engine FP8 module). */
+    env head = e;
+    head.gemm_table = &system->gemm_eff;
+    head.gemm_peak = e.attn_peak;
+    head.operand_bytes = ACT_BYTES;
+    double logits = gemm_time(&head, x.tokens, x.vocab / x.t, x.h, &logits_flops);
     double loss = x.tokens * x.vocab / x.t * CROSS_ENTROPY_BYTES / e.hbm;
     double head_fwd = logits + loss;
     double head_bwd = 2.0 * logits + loss;
@@ -538,7 +553,14 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
          * (Narayanan et al. 2021 Sec. 4.1); each chunk step sends forward and backward. */
         double bytes = x.tokens * x.h * ACT_BYTES / x.t;
         double one = cdse_sendrecv_time(system, (int)(x.t * x.c * x.d), bytes);
-        pp_comm = 2.0 * one * (x.m * x.v + x.p - 1.0);
+        double steps = x.m * x.v + x.p - 1.0;
+        if (x.v > 1.0) {
+            /* The interleaved schedule overlaps each transfer with the next chunk's computation
+             * (Megatron-Core overlap_p2p_comm, available with interleaving only). */
+            pp_comm = steps * exposed(2.0 * one, per_mb / x.v);
+        } else {
+            pp_comm = steps * 2.0 * one;
+        }
     }
 
     double param_shard = 0.0;

@@ -32,6 +32,8 @@ typedef struct cdse_strategy {
     int zero;      /* 0..3; 1 = distributed optimizer */
     int precision; /* cdse_dtype: bf16, fp16 or fp8 */
     bool flash_attention;
+    bool tp_comm_overlap; /* TP collectives pipelined with the GEMMs (Transformer Engine
+                             userbuffers, Megatron-Core --tp-comm-overlap) */
     int offload; /* CDSE_OFFLOAD_* mask */
     /* Derived by cdse_strategy_check. */
     int dp;
