@@ -310,6 +310,12 @@ static bool check_result(const call *c)
     return true;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* Everything one measurement needs; iteration times live in `times` (iterations_max). */
 typedef struct bench {
     const cdse_probe_plan *plan;
@@ -377,6 +383,10 @@ static int measure(const bench *b, const call *c, cdse_probe_row *row)
         row->t_max_us = r_max * 1e6;
         row->t_avg_us = r_sum / r_cnt * 1e6;
         row->t_itermax_us = itermax / iters * 1e6;
+        qsort(b->itermax, (size_t)iters, sizeof(double), cmp_double);
+        row->t_median_us =
+            1e6 * (iters % 2 ? b->itermax[iters / 2]
+                             : 0.5 * (b->itermax[iters / 2 - 1] + b->itermax[iters / 2]));
         row->check_ok = b->plan->check ? (int8_t)all_ok : -1;
     }
     return 0;
@@ -403,19 +413,20 @@ static int rows_push(rows *r, const cdse_probe_row *row)
 
 void cdse_probe_table_header(FILE *out)
 {
-    fprintf(out, "# %-14s %-10s %5s %6s %5s %-6s %12s %6s %11s %11s %11s %11s %10s %10s %5s\n",
+    fprintf(out, "# %-14s %-10s %5s %6s %5s %-6s %12s %6s %11s %11s %11s %11s %11s %10s %10s %5s\n",
             "collective", "shape", "n", "groups", "level", "dtype", "bytes", "iters", "t_avg_us",
-            "t_min_us", "t_max_us", "t_itmax_us", "algbw_GBs", "busbw_GBs", "check");
+            "t_min_us", "t_max_us", "t_itmax_us", "t_med_us", "algbw_GBs", "busbw_GBs", "check");
 }
 
 void cdse_probe_table_row(FILE *out, const cdse_probe_row *r)
 {
     fprintf(out,
-            "  %-14s %-10s %5d %6d %5d %-6s %12lld %6d %11.2f %11.2f %11.2f %11.2f %10.3f %10.3f "
+            "  %-14s %-10s %5d %6d %5d %-6s %12lld %6d %11.2f %11.2f %11.2f %11.2f %11.2f %10.3f "
+            "%10.3f "
             "%5s\n",
             r->collective, r->shape, r->group_size, r->n_groups, r->level, r->dtype,
             (long long)r->bytes, r->iterations, r->t_avg_us, r->t_min_us, r->t_max_us,
-            r->t_itermax_us, r->algbw_gbs, r->busbw_gbs,
+            r->t_itermax_us, r->t_median_us, r->algbw_gbs, r->busbw_gbs,
             r->check_ok < 0 ? "-" : (r->check_ok ? "ok" : "FAIL"));
     fflush(out);
 }
@@ -703,6 +714,7 @@ static hid_t probe_row_type(void)
     F(t_avg_us, H5T_NATIVE_DOUBLE);
     F(t_max_us, H5T_NATIVE_DOUBLE);
     F(t_itermax_us, H5T_NATIVE_DOUBLE);
+    F(t_median_us, H5T_NATIVE_DOUBLE);
     F(algbw_gbs, H5T_NATIVE_DOUBLE);
     F(busbw_gbs, H5T_NATIVE_DOUBLE);
     F(check_ok, H5T_NATIVE_INT8);

@@ -77,7 +77,7 @@ void cdse_plan_print_keys(FILE *out);
 
 /* One measurement: a row of the /probes table. Times are per call in microseconds: per-rank
  * means over the iterations, then min / avg / max over the participating ranks; t_itermax is
- * the mean over iterations of the slowest rank of each iteration. */
+ * the mean over iterations of the slowest rank of each iteration, t_median its median. */
 typedef struct cdse_probe_row {
     char collective[16];
     char shape[16];
@@ -90,9 +90,10 @@ typedef struct cdse_probe_row {
     int64_t bytes; /* payload as cdse_allreduce_time & co. count it */
     int32_t iterations;
     double t_min_us, t_avg_us, t_max_us, t_itermax_us;
-    double algbw_gbs; /* bytes / t_avg */
-    double busbw_gbs; /* algbw x nccl-tests factor */
-    int8_t check_ok;  /* 1 passed, 0 failed, -1 not checked */
+    double t_median_us; /* median over iterations of the slowest rank: robust to preemption */
+    double algbw_gbs;   /* bytes / t_avg */
+    double busbw_gbs;   /* algbw x nccl-tests factor */
+    int8_t check_ok;    /* 1 passed, 0 failed, -1 not checked */
 } cdse_probe_row;
 
 /* Local reduction rate: MPI_Reduce_local (MPI_SUM) of `bytes` on every rank at once. */
