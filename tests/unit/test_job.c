@@ -1,0 +1,521 @@
+/* Job-file parsing and validation (src/job.c): values, defaults, inline groups, and one test per
+ * class of error, each checking the file:line and the key of the message. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "clusterdse/job.h"
+
+/* Jobs are parsed from text with this path: relative names resolve from tests/jobs/ and its
+ * parents (the source tree's jobs/models and calibration/systems). */
+#define JOB_PATH CDSE_SOURCE_DIR "/tests/jobs/unit.cfg"
+
+static cdse_job *load(const char *text, int expect, cdse_diag *diag)
+{
+    cdse_job *job = calloc(1, sizeof *job);
+    assert_non_null(job);
+    diag->msg[0] = '\0';
+    int rc = cdse_job_load_text(text, JOB_PATH, job, diag);
+    if (rc != expect)
+        fail_msg("expected %d, got %d: %s", expect, rc, diag->msg);
+    return job;
+}
+
+static void drop(cdse_job *job)
+{
+    cdse_job_free(job);
+    free(job);
+}
+
+/* Asserts that `text` is rejected with a message starting "unit.cfg:LINE: key 'KEY'". */
+static void expect_error(const char *text, int line, const char *key)
+{
+    cdse_diag diag;
+    cdse_job *job = load(text, CDSE_EINVAL, &diag);
+    char where[160];
+    snprintf(where, sizeof where, "unit.cfg:%d: key '%s'", line, key);
+    if (strstr(diag.msg, where) == NULL)
+        fail_msg("message lacks \"%s\": %s", where, diag.msg);
+    assert_non_null(strstr(diag.msg, "; allowed: "));
+    drop(job);
+}
+
+#define HEADER                                                                                     \
+    "models = ( \"gpt3-1.3b\" );\n"                                                                \
+    "systems = ( \"a100-80g-dgx\" );\n" /* lines 1-2 */
+
+static void test_good_job_values(void **state)
+{
+    (void)state;
+    const char *text = "name = \"t\";\n"
+                       "output = \"out/t.h5\";\n" HEADER "space = {\n"
+                       "  gpus = [ 64, 128 ];\n"
+                       "  tp = [ 1, 2, 4, 8 ];\n"
+                       "  pp = [ 1, 2 ];\n"
+                       "  global_batch = 512;\n"
+                       "  recompute = [ \"none\", \"full\" ];\n"
+                       "  sequence_parallel = [ true, false ];\n"
+                       "  zero = [ 0, 1 ];\n"
+                       "  precision = [ \"bf16\", \"fp8\" ];\n"
+                       "  offload = [ \"none\", \"optimizer+activations\" ];\n"
+                       "};\n"
+                       "objective = { metric = \"mfu\"; top = 3; group_by = [ \"model\", "
+                       "\"gpus\" ]; store = \"all\"; };\n";
+    cdse_diag diag;
+    cdse_job *job = load(text, CDSE_OK, &diag);
+    assert_string_equal(job->name, "t");
+    assert_string_equal(job->output, "out/t.h5");
+    assert_int_equal(job->n_models, 1);
+    assert_string_equal(job->model[0].name, "gpt3-1.3b");
+    assert_int_equal(job->n_systems, 1);
+    assert_string_equal(job->system[0].name, "a100-80g-dgx");
+    assert_int_equal(job->system[0].gpus_per_node, 8); /* DGX A100: 8 GPUs */
+    const cdse_space *s = &job->space;
+    assert_int_equal(s->n[CDSE_AXIS_GPUS], 2);
+    assert_int_equal(s->value[CDSE_AXIS_GPUS][1], 128);
+    assert_int_equal(s->n[CDSE_AXIS_TP], 4);
+    assert_int_equal(s->value[CDSE_AXIS_TP][3], 8);
+    assert_int_equal(s->n[CDSE_AXIS_GLOBAL_BATCH], 1); /* a scalar is a one-value axis */
+    assert_int_equal(s->value[CDSE_AXIS_GLOBAL_BATCH][0], 512);
+    assert_int_equal(s->value[CDSE_AXIS_RECOMPUTE][1], CDSE_RECOMPUTE_FULL);
+    assert_int_equal(s->value[CDSE_AXIS_SEQUENCE_PARALLEL][0], 1);
+    assert_int_equal(s->value[CDSE_AXIS_PRECISION][1], CDSE_FP8);
+    assert_int_equal(s->value[CDSE_AXIS_OFFLOAD][1],
+                     CDSE_OFFLOAD_OPTIMIZER | CDSE_OFFLOAD_ACTIVATIONS);
+    /* 2 gpus x 4 tp x 2 pp x 2 recompute x 2 sp x 2 zero x 2 precision x 2 offload = 512. */
+    assert_int_equal(s->size, 512);
+    assert_int_equal(job->objective.metric, CDSE_METRIC_MFU);
+    assert_int_equal(job->objective.top, 3);
+    assert_int_equal(job->objective.group_by, CDSE_GROUP_MODEL | CDSE_GROUP_GPUS);
+    assert_int_equal(job->objective.store, CDSE_STORE_ALL);
+    assert_non_null(job->text);
+    assert_string_equal(job->text, text);
+    drop(job);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    const char *text = HEADER "space = { gpus = 8; global_batch = 64; };\n";
+    cdse_diag diag;
+    cdse_job *job = load(text, CDSE_OK, &diag);
+    const cdse_space *s = &job->space;
+    const int ones[] = {CDSE_AXIS_TP, CDSE_AXIS_PP,  CDSE_AXIS_CP,
+                        CDSE_AXIS_EP, CDSE_AXIS_VPP, CDSE_AXIS_MICROBATCH};
+    for (size_t i = 0; i < sizeof ones / sizeof ones[0]; i++) {
+        assert_int_equal(s->n[ones[i]], 1);
+        assert_int_equal(s->value[ones[i]][0], 1);
+    }
+    assert_int_equal(s->value[CDSE_AXIS_RECOMPUTE][0], CDSE_RECOMPUTE_NONE);
+    assert_int_equal(s->value[CDSE_AXIS_SEQUENCE_PARALLEL][0], 0);
+    assert_int_equal(s->value[CDSE_AXIS_ZERO][0], 0);
+    assert_int_equal(s->value[CDSE_AXIS_PRECISION][0], CDSE_BF16);
+    assert_int_equal(s->value[CDSE_AXIS_FLASH_ATTENTION][0], 1);
+    assert_int_equal(s->value[CDSE_AXIS_OFFLOAD][0], 0);
+    assert_int_equal(s->size, 1);
+    assert_int_equal(job->objective.metric, CDSE_METRIC_TIME_PER_ITERATION);
+    assert_int_equal(job->objective.top, 10);
+    assert_int_equal(job->objective.group_by, 0);
+    assert_int_equal(job->objective.store, CDSE_STORE_FEASIBLE);
+    assert_string_equal(job->name, "unit"); /* from the file name */
+    assert_string_equal(job->output, "results/unit.h5");
+    drop(job);
+}
+
+static void test_inline_model_and_system(void **state)
+{
+    (void)state;
+    const char *text =
+        "models = ( { name = \"tiny\"; layers = 4; hidden = 1024; heads = 16; seq_len = 2048;\n"
+        "             vocab = 32000; } );\n"
+        "systems = ( { name = \"box\"; gpu = \"X\"; gpus_per_node = 4;\n"
+        "  peak_tflops = { bf16 = 100; fp16 = 100.0; };\n"
+        "  gemm_efficiency = ( [1e9, 0.5], [1e12, 0.8] );\n"
+        "  attention_efficiency = 0.5; hbm_gib = 64; hbm_bandwidth = 2000; hbm_efficiency = 0.9;\n"
+        "  reserved_gib = 2;\n"
+        "  network = ( { name = \"nv\"; size = 4; bandwidth = 100; latency = 2; efficiency = 0.8; "
+        "},\n"
+        "              { name = \"eth\"; size = 0; bandwidth = 12.5; latency = 10; } ); } );\n"
+        "space = { nodes = [ 1, 2 ]; global_batch = 64; };\n";
+    cdse_diag diag;
+    cdse_job *job = load(text, CDSE_OK, &diag);
+    const cdse_model *m = &job->model[0];
+    assert_string_equal(m->name, "tiny");
+    assert_int_equal(m->layers, 4);
+    assert_int_equal(m->kv_heads, 16); /* default: heads */
+    assert_int_equal(m->head_dim, 64); /* default: 1024 / 16 */
+    assert_int_equal(m->ffn, 4096);    /* default: 4 * 1024 */
+    assert_false(m->gated_mlp);
+    assert_int_equal(m->experts, 0);
+    const cdse_system *sys = &job->system[0];
+    assert_string_equal(sys->name, "box");
+    assert_float_equal(sys->peak_tflops[CDSE_BF16], 100.0, 0.0); /* integer accepted as float */
+    assert_float_equal(sys->peak_tflops[CDSE_FP8], 0.0, 0.0);    /* default: unsupported */
+    assert_int_equal(sys->gemm_eff.n, 2);
+    assert_float_equal(sys->gemm_eff.flops[1], 1e12, 0.0);
+    assert_float_equal(sys->hbm_gib, 64.0, 0.0);
+    assert_int_equal(sys->n_levels, 2);
+    assert_float_equal(sys->level[1].bandwidth_gbs, 12.5, 0.0);
+    assert_float_equal(sys->level[1].efficiency, 1.0, 0.0); /* default */
+    assert_int_equal(sys->tier.attach, CDSE_TIER_NONE);
+    /* nodes [1, 2] x 4 GPUs per node = gpus [4, 8] */
+    assert_int_equal(job->space.value[CDSE_AXIS_GPUS][0], 4);
+    assert_int_equal(job->space.value[CDSE_AXIS_GPUS][1], 8);
+    drop(job);
+}
+
+static void test_base_and_override(void **state)
+{
+    (void)state;
+    const char *text = "models = ( \"gpt3-1.3b\" );\n"
+                       "systems = ( \"a100-80g-dgx\",\n"
+                       "  { base = \"a100-80g-dgx\"; name = \"a100-cxl\"; hbm_gib = 96.0;\n"
+                       "    memory_tier = { attach = \"per_node\"; capacity_gib = 512; "
+                       "bandwidth = 64.0; }; } );\n"
+                       "space = { gpus = 8; global_batch = 64; };\n";
+    cdse_diag diag;
+    cdse_job *job = load(text, CDSE_OK, &diag);
+    const cdse_system *base = &job->system[0], *derived = &job->system[1];
+    assert_string_equal(derived->name, "a100-cxl");
+    assert_float_equal(derived->hbm_gib, 96.0, 0.0);
+    /* Not overridden: the base's values (A100 datasheet: 312 dense BF16 TFLOP/s). */
+    assert_float_equal(derived->peak_tflops[CDSE_BF16], 312.0, 1e-9);
+    assert_float_equal(derived->peak_tflops[CDSE_BF16], base->peak_tflops[CDSE_BF16], 0.0);
+    assert_int_equal(derived->n_levels, base->n_levels);
+    assert_int_equal(derived->gemm_eff.n, base->gemm_eff.n);
+    assert_int_equal(derived->tier.attach, CDSE_TIER_PER_NODE);
+    assert_float_equal(derived->tier.capacity_gib, 512.0, 0.0);
+    assert_int_equal(derived->tier.shared_by, 8); /* per_node default: gpus_per_node */
+    assert_int_equal(job->space.n[CDSE_AXIS_SYSTEM], 2);
+    drop(job);
+}
+
+static void test_l_suffix_tokens(void **state)
+{
+    (void)state;
+    const char *text =
+        HEADER "space = { gpus = 8; global_batch = 64; };\n"
+               "objective = { metric = \"time_to_train\"; tokens = 300000000000L; };\n";
+    cdse_diag diag;
+    cdse_job *job = load(text, CDSE_OK, &diag);
+    assert_float_equal(job->objective.tokens, 3e11, 0.0);
+    drop(job);
+    /* A float literal works too, and an integer literal below 2^31. */
+    text = HEADER "space = { gpus = 8; global_batch = 64; };\n"
+                  "objective = { metric = \"gpu_hours\"; tokens = 1.5e12; };\n";
+    job = load(text, CDSE_OK, &diag);
+    assert_float_equal(job->objective.tokens, 1.5e12, 0.0);
+    drop(job);
+}
+
+static void test_fingerprint(void **state)
+{
+    (void)state;
+    const char *a = HEADER "space = { gpus = 8; tp = [1, 2]; global_batch = 64; };\n";
+    const char *b = "output = \"elsewhere.h5\";\n" HEADER
+                    "space = { gpus = 8; tp = [1, 2]; global_batch = 64; };\n";
+    const char *c = HEADER "space = { gpus = 8; tp = [1, 4]; global_batch = 64; };\n";
+    cdse_diag diag;
+    cdse_job *ja = load(a, CDSE_OK, &diag), *jb = load(b, CDSE_OK, &diag),
+             *jc = load(c, CDSE_OK, &diag), *ja2 = load(a, CDSE_OK, &diag);
+    assert_int_equal(ja->fingerprint, ja2->fingerprint);
+    assert_int_equal(ja->fingerprint, jb->fingerprint); /* output is not part of the content */
+    assert_int_not_equal(ja->fingerprint, jc->fingerprint);
+    drop(ja), drop(jb), drop(jc), drop(ja2);
+}
+
+static void test_zoo_files(void **state)
+{
+    (void)state;
+    cdse_model model;
+    cdse_system system;
+    cdse_diag diag;
+    char path[CDSE_PATH_MAX];
+    assert_int_equal(cdse_job_find_data("jobs/models", "llama3-70b", JOB_PATH, path, sizeof path),
+                     CDSE_OK);
+    assert_int_equal(cdse_model_load_file(path, &model, &diag), CDSE_OK);
+    /* Llama 3 70B (Dubey et al. 2024, Table 3): 80 layers, 8192 wide, 64 heads, 8 KV heads. */
+    assert_int_equal(model.layers, 80);
+    assert_int_equal(model.hidden, 8192);
+    assert_int_equal(model.heads, 64);
+    assert_int_equal(model.kv_heads, 8);
+    assert_true(model.gated_mlp);
+    assert_int_equal(
+        cdse_job_find_data("calibration/systems", "h100-sxm-dgx", JOB_PATH, path, sizeof path),
+        CDSE_OK);
+    assert_int_equal(cdse_system_load_file(path, &system, &diag), CDSE_OK);
+    assert_int_equal(system.gpus_per_node, 8);                      /* DGX H100 */
+    assert_float_equal(system.peak_tflops[CDSE_BF16], 989.4, 1e-9); /* dense, H100 datasheet */
+    assert_int_equal(
+        cdse_job_find_data("jobs/models", "no-such-model", JOB_PATH, path, sizeof path), CDSE_EIO);
+}
+
+/* ---- One test per class of error ---- */
+
+static void test_unknown_key_top(void **state)
+{
+    (void)state;
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64; };\n"
+                        "probes = 1;\n",
+                 4, "probes");
+}
+
+static void test_unknown_key_space(void **state)
+{
+    (void)state;
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64;\n"
+                        "  tpp = [ 1, 2 ]; };\n",
+                 4, "space.tpp");
+}
+
+static void test_unknown_key_objective(void **state)
+{
+    (void)state;
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64; };\n"
+                        "objective = {\n"
+                        "  metrik = \"mfu\"; };\n",
+                 5, "objective.metrik");
+}
+
+static void test_unknown_key_inline_model(void **state)
+{
+    (void)state;
+    expect_error("models = ( { name = \"m\"; layers = 2; hidden = 512; heads = 8;\n"
+                 "  seq_len = 128; vocab = 1000; hiden = 4; } );\n"
+                 "systems = ( \"a100-80g-dgx\" );\n"
+                 "space = { gpus = 8; global_batch = 64; };\n",
+                 2, "models[0].hiden");
+}
+
+static void test_wrong_type(void **state)
+{
+    (void)state;
+    /* A float where an integer is expected, and a string where a number is expected. */
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64;\n"
+                        "  tp = 2.5; };\n",
+                 4, "space.tp");
+    expect_error(HEADER "space = { gpus = 8; global_batch = \"64\"; };\n", 3, "space.global_batch");
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64; sequence_parallel = 1; };\n", 3,
+                 "space.sequence_parallel");
+}
+
+static void test_out_of_range(void **state)
+{
+    (void)state;
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64;\n"
+                        "  zero = [ 0, 4 ]; };\n",
+                 4, "space.zero");
+    expect_error(HEADER "space = { gpus = -8; global_batch = 64; };\n", 3, "space.gpus");
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64; precision = \"fp4\"; };\n", 3,
+                 "space.precision");
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64; offload = \"weights+gpu\"; };\n", 3,
+                 "space.offload");
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64; };\n"
+                        "objective = { top = 0; };\n",
+                 4, "objective.top");
+}
+
+static void test_duplicate_value(void **state)
+{
+    (void)state;
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64;\n"
+                        "  tp = [ 1, 2,\n"
+                        "         2 ]; };\n",
+                 5, "space.tp");
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64;\n"
+                        "  offload = [ \"weights+optimizer\", \"optimizer+weights\" ]; };\n",
+                 4, "space.offload");
+}
+
+static void test_too_many_values(void **state)
+{
+    (void)state;
+    char text[2048];
+    int len = snprintf(text, sizeof text, HEADER "space = { global_batch = 64; gpus = [");
+    for (int i = 1; i <= CDSE_AXIS_MAX_VALUES + 1; i++)
+        len += snprintf(text + len, sizeof text - (size_t)len, "%s%d", i > 1 ? ", " : "", 8 * i);
+    snprintf(text + len, sizeof text - (size_t)len, "]; };\n");
+    expect_error(text, 3, "space.gpus");
+}
+
+static void test_unknown_model_name(void **state)
+{
+    (void)state;
+    expect_error("models = ( \"gpt3-1.3b\",\n"
+                 "           \"gpt5-huge\" );\n"
+                 "systems = ( \"a100-80g-dgx\" );\n"
+                 "space = { gpus = 8; global_batch = 64; };\n",
+                 2, "models[1]");
+}
+
+static void test_unknown_system_name(void **state)
+{
+    (void)state;
+    expect_error("models = ( \"gpt3-1.3b\" );\n"
+                 "systems = ( \"tpu-v9\" );\n"
+                 "space = { gpus = 8; global_batch = 64; };\n",
+                 2, "systems[0]");
+}
+
+static void test_missing_file(void **state)
+{
+    (void)state;
+    cdse_job *job = calloc(1, sizeof *job);
+    cdse_diag diag;
+    assert_int_equal(cdse_job_load_file("/nonexistent/dir/job.cfg", job, &diag), CDSE_EIO);
+    /* libconfig gives no file name for a missing file: the message names the path itself. */
+    assert_non_null(strstr(diag.msg, "/nonexistent/dir/job.cfg: cannot read job file"));
+    free(job);
+    /* A missing network profile named in the job: file:line of the job. */
+    expect_error("models = ( \"gpt3-1.3b\" );\n"
+                 "systems = ( { base = \"a100-80g-dgx\"; name = \"x\";\n"
+                 "  network_profile = \"calibration/fitted/none-such.cfg\"; } );\n"
+                 "space = { gpus = 8; global_batch = 64; };\n",
+                 3, "systems[0].network_profile");
+}
+
+static void test_syntax_error(void **state)
+{
+    (void)state;
+    cdse_diag diag;
+    cdse_job *job = load(HEADER "space = {\n"
+                                "  gpus = [ 8, 16;\n" /* line 4: the ']' is missing */
+                                "  global_batch = 64;\n"
+                                "};\n",
+                         CDSE_EINVAL, &diag);
+    /* libconfig reports the line of the token where parsing fails: the ';' on line 4. */
+    assert_non_null(strstr(diag.msg, "unit.cfg:4: syntax error"));
+    drop(job);
+}
+
+static void test_tp_never_divides_heads(void **state)
+{
+    (void)state;
+    cdse_diag diag;
+    cdse_job *job = load("models = ( { name = \"m12\"; layers = 2; hidden = 768; heads = 12;\n"
+                         "  seq_len = 128; vocab = 1000; } );\n"
+                         "systems = ( \"a100-80g-dgx\" );\n"
+                         "space = { gpus = 64; global_batch = 64;\n"
+                         "  tp = [ 8, 16 ]; };\n",
+                         CDSE_EINVAL, &diag);
+    assert_non_null(strstr(diag.msg, "unit.cfg:5: key 'space.tp'"));
+    assert_non_null(strstr(diag.msg, "m12"));
+    assert_non_null(strstr(diag.msg, "12 heads"));
+    assert_non_null(strstr(diag.msg, "[8, 16]"));
+    drop(job);
+    /* tp = 8 failing for one model is only a status when another tp works. */
+    job = load("models = ( { name = \"m12\"; layers = 2; hidden = 768; heads = 12;\n"
+               "  seq_len = 128; vocab = 1000; } );\n"
+               "systems = ( \"a100-80g-dgx\" );\n"
+               "space = { gpus = 64; global_batch = 64; tp = [ 4, 8 ]; };\n",
+               CDSE_OK, &diag);
+    drop(job);
+}
+
+static void test_kv_heads_not_dividing(void **state)
+{
+    (void)state;
+    expect_error("models = ( { name = \"m\"; layers = 2; hidden = 512; heads = 8;\n"
+                 "  seq_len = 128; vocab = 1000;\n"
+                 "  kv_heads = 3; } );\n"
+                 "systems = ( \"a100-80g-dgx\" );\n"
+                 "space = { gpus = 8; global_batch = 64; };\n",
+                 3, "models[0].kv_heads");
+}
+
+static void test_gpus_missing(void **state)
+{
+    (void)state;
+    expect_error(HEADER "space = {\n"
+                        "  global_batch = 64; };\n",
+                 3, "space.gpus");
+    expect_error(HEADER "space = { gpus = 8;\n"
+                        "  nodes = 1; global_batch = 64; };\n",
+                 4, "space.nodes");
+}
+
+static void test_nodes_with_mixed_gpus_per_node(void **state)
+{
+    (void)state;
+    expect_error("models = ( \"gpt3-1.3b\" );\n"
+                 "systems = ( \"a100-80g-dgx\", { base = \"a100-80g-dgx\"; name = \"a100x4\";\n"
+                 "  gpus_per_node = 4; } );\n"
+                 "space = { global_batch = 64;\n"
+                 "  nodes = [ 1, 2 ]; };\n",
+                 5, "space.nodes");
+}
+
+static void test_tokens_missing(void **state)
+{
+    (void)state;
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64; };\n"
+                        "objective = {\n"
+                        "  metric = \"time_to_train\"; };\n",
+                 5, "objective.tokens");
+}
+
+static void test_overflow_without_l(void **state)
+{
+    (void)state;
+    cdse_diag diag;
+    cdse_job *job = load(HEADER "space = { gpus = 8; global_batch = 64; };\n"
+                                "objective = { metric = \"gpu_hours\";\n"
+                                "  tokens = 300000000000; };\n",
+                         CDSE_EINVAL, &diag);
+    assert_non_null(strstr(diag.msg, "unit.cfg:5: key 'objective.tokens'"));
+    assert_non_null(strstr(diag.msg, "300000000000L"));
+    drop(job);
+    /* In a list too: 3000000000 GPUs wraps to a negative number in libconfig. */
+    expect_error(HEADER "space = { global_batch = 64;\n"
+                        "  gpus = [ 8, 3000000000 ]; };\n",
+                 4, "space.gpus");
+}
+
+static void test_metric_names(void **state)
+{
+    (void)state;
+    assert_string_equal(cdse_metric_name(CDSE_METRIC_GPU_HOURS), "gpu_hours");
+    assert_int_equal(cdse_metric_parse("tokens_per_s"), CDSE_METRIC_TOKENS_PER_S);
+    assert_int_equal(cdse_metric_parse("speed"), -1);
+    assert_true(cdse_metric_higher_is_better(CDSE_METRIC_MFU));
+    assert_false(cdse_metric_higher_is_better(CDSE_METRIC_TIME_TO_TRAIN));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_job_values),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_inline_model_and_system),
+        cmocka_unit_test(test_base_and_override),
+        cmocka_unit_test(test_l_suffix_tokens),
+        cmocka_unit_test(test_fingerprint),
+        cmocka_unit_test(test_zoo_files),
+        cmocka_unit_test(test_unknown_key_top),
+        cmocka_unit_test(test_unknown_key_space),
+        cmocka_unit_test(test_unknown_key_objective),
+        cmocka_unit_test(test_unknown_key_inline_model),
+        cmocka_unit_test(test_wrong_type),
+        cmocka_unit_test(test_out_of_range),
+        cmocka_unit_test(test_duplicate_value),
+        cmocka_unit_test(test_too_many_values),
+        cmocka_unit_test(test_unknown_model_name),
+        cmocka_unit_test(test_unknown_system_name),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_syntax_error),
+        cmocka_unit_test(test_tp_never_divides_heads),
+        cmocka_unit_test(test_kv_heads_not_dividing),
+        cmocka_unit_test(test_gpus_missing),
+        cmocka_unit_test(test_nodes_with_mixed_gpus_per_node),
+        cmocka_unit_test(test_tokens_missing),
+        cmocka_unit_test(test_overflow_without_l),
+        cmocka_unit_test(test_metric_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,257 @@
+/* Output columns, CSV and the human table (src/report.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "clusterdse/report.h"
+
+/* The column contract of issue 2 and DESIGN.md, in order. */
+static const char *const contract_header =
+    "index,model,system,gpus,tp,pp,dp,cp,ep,vpp,microbatch,global_batch,grad_accum,recompute,"
+    "sequence_parallel,zero,precision,flash_attention,offload,status,time_per_iteration_s,"
+    "tokens_per_s,model_tflops_per_gpu,hardware_tflops_per_gpu,mfu,hfu,mem_total_gib,"
+    "mem_weights_gib,mem_gradients_gib,mem_optimizer_gib,mem_activations_gib,mem_other_gib,"
+    "mem_offloaded_gib,t_forward_s,t_backward_s,t_recompute_s,t_tp_comm_s,t_pp_comm_s,"
+    "t_dp_comm_s,t_ep_comm_s,t_cp_comm_s,t_bubble_s,t_optimizer_s,t_offload_s,"
+    "time_to_train_days,gpu_hours\n";
+
+/* Writes with `fn` into a temporary file and returns the text (static buffer). */
+static const char *capture(void (*fn)(FILE *, const void *, const void *), const void *a,
+                           const void *b)
+{
+    static char buf[8192];
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    fn(f, a, b);
+    rewind(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void header_fn(FILE *f, const void *a, const void *b)
+{
+    (void)a, (void)b;
+    cdse_csv_header(f);
+}
+
+static void row_fn(FILE *f, const void *record, const void *job)
+{
+    cdse_csv_row(f, record, job);
+}
+
+static void table_fn(FILE *f, const void *record, const void *job)
+{
+    cdse_table_header(f);
+    cdse_table_row(f, record, job);
+}
+
+static void test_csv_header_is_the_contract(void **state)
+{
+    (void)state;
+    assert_string_equal(capture(header_fn, NULL, NULL), contract_header);
+    assert_int_equal(cdse_column_count, 46);
+    assert_non_null(cdse_column_find("mem_activations_gib"));
+    assert_null(cdse_column_find("no_such_column"));
+}
+
+/* A record filled by hand: GPT-like model on 64 GPUs, tp 8 x pp 2 -> dp = 64 / 16 = 4,
+ * grad_accum = 512 / (1 * 4) = 128. tokens_per_s = 512 * 2048 / 12.5 = 83886.08;
+ * mfu = 150.25 / 312 = 0.4815705...; hfu = 160.5 / 312 = 0.5144230...;
+ * with a budget of 3e11 tokens: 3e11 / 83886.08 = 3576278.69 s = 41.3921 days, and
+ * 3576278.69 * 64 / 3600 = 63578.29 GPU-hours. */
+static void fill(cdse_job *job, cdse_record *r)
+{
+    memset(job, 0, sizeof *job);
+    memset(r, 0, sizeof *r);
+    snprintf(job->model[0].name, sizeof job->model[0].name, "m1");
+    snprintf(job->model[1].name, sizeof job->model[1].name, "odd,\"name\"");
+    snprintf(job->system[0].name, sizeof job->system[0].name, "s1");
+    job->n_models = 2;
+    job->n_systems = 1;
+    r->index = 42;
+    r->model = 0;
+    r->system = 0;
+    r->strategy = (cdse_strategy){.gpus = 64,
+                                  .tp = 8,
+                                  .pp = 2,
+                                  .cp = 1,
+                                  .ep = 1,
+                                  .vpp = 1,
+                                  .microbatch = 1,
+                                  .global_batch = 512,
+                                  .recompute = CDSE_RECOMPUTE_SELECTIVE,
+                                  .sequence_parallel = true,
+                                  .zero = 1,
+                                  .precision = CDSE_BF16,
+                                  .flash_attention = true,
+                                  .offload = CDSE_OFFLOAD_ACTIVATIONS | CDSE_OFFLOAD_OPTIMIZER};
+    cdse_result *res = &r->result;
+    res->status = CDSE_ST_OK;
+    res->dp = 4;
+    res->grad_accum = 128;
+    res->time_per_iteration_s = 12.5;
+    res->tokens_per_s = 83886.08;
+    res->model_tflops_per_gpu = 150.25;
+    res->hardware_tflops_per_gpu = 160.5;
+    res->mfu = 150.25 / 312.0;
+    res->hfu = 160.5 / 312.0;
+    res->mem_total_gib = 70.125;
+    res->mem_weights_gib = 10.5;
+    res->mem_gradients_gib = 10.5;
+    res->mem_optimizer_gib = 15.75;
+    res->mem_activations_gib = 30.375;
+    res->mem_other_gib = 3.0;
+    res->t_forward_s = 3.0;
+    res->t_backward_s = 6.0;
+    res->t_recompute_s = 1.0;
+    res->t_tp_comm_s = 0.5;
+    res->t_pp_comm_s = 0.25;
+    res->t_dp_comm_s = 0.125;
+    res->t_bubble_s = 1.5;
+    res->t_optimizer_s = 0.0625;
+    r->time_to_train_days = 41.39211;
+    r->gpu_hours = 63578.29;
+}
+
+static void test_csv_row(void **state)
+{
+    (void)state;
+    cdse_job *job = calloc(1, sizeof *job);
+    cdse_record record;
+    fill(job, &record);
+    const char *expected =
+        "42,m1,s1,64,8,2,4,1,1,1,1,512,128,selective,1,1,bf16,1,activations+optimizer,ok,12.5,"
+        "83886.1,150.25,160.5,0.481571,0.514423,70.125,10.5,10.5,15.75,30.375,3,0,3,6,1,0.5,0.25,"
+        "0.125,0,0,1.5,0.0625,0,41.3921,63578.3\n";
+    assert_string_equal(capture(row_fn, &record, job), expected);
+    /* RFC 4180: a name with a comma and quotes is quoted, its quotes doubled. */
+    record.model = 1;
+    record.result.status = CDSE_ST_OOM;
+    const char *row = capture(row_fn, &record, job);
+    assert_non_null(strstr(row, "42,\"odd,\"\"name\"\"\",s1,"));
+    assert_non_null(strstr(row, ",oom,"));
+    free(job);
+}
+
+static void test_column_values(void **state)
+{
+    (void)state;
+    cdse_job *job = calloc(1, sizeof *job);
+    cdse_record record;
+    fill(job, &record);
+    assert_float_equal(cdse_column_value(cdse_column_find("dp"), &record), 4.0, 0.0);
+    assert_float_equal(cdse_column_value(cdse_column_find("recompute"), &record),
+                       CDSE_RECOMPUTE_SELECTIVE, 0.0);
+    assert_float_equal(cdse_column_value(cdse_column_find("sequence_parallel"), &record), 1.0, 0.0);
+    assert_float_equal(cdse_column_value(cdse_column_find("index"), &record), 42.0, 0.0);
+    assert_float_equal(cdse_column_value(cdse_column_find("t_bubble_s"), &record), 1.5, 0.0);
+    char buf[64];
+    cdse_column_format(cdse_column_find("offload"), &record, job, buf, sizeof buf);
+    assert_string_equal(buf, "activations+optimizer");
+    assert_string_equal(cdse_offload_name(0), "none");
+    assert_string_equal(cdse_offload_name(CDSE_OFFLOAD_WEIGHTS | CDSE_OFFLOAD_OPTIMIZER),
+                        "weights+optimizer");
+    free(job);
+}
+
+static void test_cost_orientation(void **state)
+{
+    (void)state;
+    cdse_job *job = calloc(1, sizeof *job);
+    cdse_record record;
+    fill(job, &record);
+    assert_float_equal(cdse_record_cost(&record, CDSE_METRIC_TIME_PER_ITERATION), 12.5, 0.0);
+    assert_float_equal(cdse_record_cost(&record, CDSE_METRIC_TOKENS_PER_S), -83886.08, 0.0);
+    assert_float_equal(cdse_record_cost(&record, CDSE_METRIC_MFU), -150.25 / 312.0, 0.0);
+    assert_float_equal(cdse_record_cost(&record, CDSE_METRIC_GPU_HOURS), 63578.29, 0.0);
+    assert_float_equal(cdse_record_cost(&record, CDSE_METRIC_TIME_TO_TRAIN), 41.39211, 0.0);
+    record.result.status = CDSE_ST_OOM; /* never ranks ahead of a feasible configuration */
+    assert_true(cdse_record_cost(&record, CDSE_METRIC_TIME_PER_ITERATION) > 1e300);
+    free(job);
+}
+
+static int count_fields(const char *line)
+{
+    int n = 0;
+    bool in_field = false;
+    for (const char *p = line; *p != '\0' && *p != '\n'; p++) {
+        bool space = *p == ' ';
+        if (!space && !in_field)
+            n++;
+        in_field = !space;
+    }
+    return n;
+}
+
+static void test_table(void **state)
+{
+    (void)state;
+    cdse_job *job = calloc(1, sizeof *job);
+    cdse_record record;
+    fill(job, &record);
+    record.strategy.offload = 0; /* "none" fits its column; longer values push the line */
+    const char *text = capture(table_fn, &record, job);
+    assert_int_equal(text[0], '#');
+    const char *row = strchr(text, '\n') + 1;
+    /* Header and row have the same width; the header has one more field, the '#' that opens
+     * it (as in the OSU micro-benchmarks' "# Size  Latency (us)"). */
+    assert_int_equal(strchr(row, '\n') - row, (row - 1) - text);
+    assert_int_equal(count_fields(row) + 1, count_fields(text));
+    assert_int_equal(count_fields(row), 22);
+    assert_non_null(strstr(row, " selective "));
+    assert_non_null(strstr(row, " 12.5 "));
+    free(job);
+}
+
+/* cdse_record_eval decodes the index and derives the budget figures from tokens_per_s. */
+static void test_record_eval(void **state)
+{
+    (void)state;
+    cdse_job *job = calloc(1, sizeof *job);
+    cdse_diag diag;
+    const char *text = "models = ( \"gpt3-1.3b\" );\n"
+                       "systems = ( \"a100-80g-dgx\" );\n"
+                       "space = { gpus = 16; tp = [ 1, 2 ]; microbatch = [ 1, 2 ];\n"
+                       "          global_batch = 512; zero = [ 0, 1 ]; };\n"
+                       "objective = { metric = \"gpu_hours\"; tokens = 1e10; };\n";
+    int rc = cdse_job_load_text(text, CDSE_SOURCE_DIR "/tests/jobs/unit.cfg", job, &diag);
+    if (rc != 0)
+        fail_msg("%s", diag.msg);
+    /* Index 5 = tp digit 1, microbatch digit 0, zero digit 1 (strides 4, 2, 1). */
+    cdse_record record;
+    cdse_record_eval(job, 5, &record);
+    assert_int_equal(record.index, 5);
+    assert_int_equal(record.strategy.tp, 2);
+    assert_int_equal(record.strategy.microbatch, 1);
+    assert_int_equal(record.strategy.zero, 1);
+    assert_int_equal(record.strategy.gpus, 16);
+    assert_int_equal(record.result.dp, 8); /* 16 / 2 */
+    assert_int_equal(record.result.status, CDSE_ST_OK);
+    assert_true(record.result.tokens_per_s > 0);
+    double seconds = 1e10 / record.result.tokens_per_s;
+    assert_float_equal(record.time_to_train_days, seconds / 86400.0, 1e-12 * seconds);
+    assert_float_equal(record.gpu_hours, seconds * 16 / 3600.0, 1e-9 * seconds);
+    cdse_job_free(job);
+    free(job);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_csv_header_is_the_contract),
+        cmocka_unit_test(test_csv_row),
+        cmocka_unit_test(test_column_values),
+        cmocka_unit_test(test_cost_orientation),
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_record_eval),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
