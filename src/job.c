@@ -1494,6 +1494,15 @@ static const key_spec space_keys[] = {
      .def = 0,
      .def_text = "[\"none\"]",
      .help = "state offloaded to the system's second memory tier"},
+    {.name = "tp_comm_overlap",
+     .type = KEY_BOOL,
+     .is_axis = true,
+     .axis = CDSE_AXIS_TP_COMM_OVERLAP,
+     .has_default = true,
+     .def = 0,
+     .def_text = "[false]",
+     .help = "tensor-parallel collectives pipelined with the GEMMs (Megatron-Core "
+             "--tp-comm-overlap, Transformer Engine userbuffers)"},
 };
 static const key_table space_table = {"space", space_keys,
                                       (int)(sizeof space_keys / sizeof space_keys[0])};

@@ -93,6 +93,8 @@ const cdse_column cdse_columns[] = {
      "fused (flash) attention (0/1)"},
     {"offload", CDSE_COL_OFFLOAD, STRATEGY(offload), "",
      "state offloaded to the second memory tier"},
+    {"tp_comm_overlap", CDSE_COL_BOOL, STRATEGY(tp_comm_overlap), "",
+     "tensor-parallel communication overlapped with GEMMs (0/1)"},
     {"status", CDSE_COL_STATUS, RESULT(status), "",
      "ok, or the first reason the configuration cannot run"},
     F64("time_per_iteration_s", time_per_iteration_s, "s", "time of one training iteration"),

@@ -14,7 +14,8 @@
 /* The column contract of issue 2 and DESIGN.md, in order. */
 static const char *const contract_header =
     "index,model,system,gpus,tp,pp,dp,cp,ep,vpp,microbatch,global_batch,grad_accum,recompute,"
-    "sequence_parallel,zero,precision,flash_attention,offload,status,time_per_iteration_s,"
+    "sequence_parallel,zero,precision,flash_attention,offload,tp_comm_overlap,status,time_per_"
+    "iteration_s,"
     "tokens_per_s,model_tflops_per_gpu,hardware_tflops_per_gpu,mfu,hfu,mem_total_gib,"
     "mem_weights_gib,mem_gradients_gib,mem_optimizer_gib,mem_activations_gib,mem_other_gib,"
     "mem_offloaded_gib,t_forward_s,t_backward_s,t_recompute_s,t_tp_comm_s,t_pp_comm_s,"
@@ -57,7 +58,7 @@ static void test_csv_header_is_the_contract(void **state)
 {
     (void)state;
     assert_string_equal(capture(header_fn, NULL, NULL), contract_header);
-    assert_int_equal(cdse_column_count, 46);
+    assert_int_equal(cdse_column_count, 47);
     assert_non_null(cdse_column_find("mem_activations_gib"));
     assert_null(cdse_column_find("no_such_column"));
 }
@@ -128,7 +129,7 @@ static void test_csv_row(void **state)
     cdse_record record;
     fill(job, &record);
     const char *expected =
-        "42,m1,s1,64,8,2,4,1,1,1,1,512,128,selective,1,1,bf16,1,activations+optimizer,ok,12.5,"
+        "42,m1,s1,64,8,2,4,1,1,1,1,512,128,selective,1,1,bf16,1,activations+optimizer,0,ok,12.5,"
         "83886.1,150.25,160.5,0.481571,0.514423,70.125,10.5,10.5,15.75,30.375,3,0,3,6,1,0.5,0.25,"
         "0.125,0,0,1.5,0.0625,0,41.3921,63578.3\n";
     assert_string_equal(capture(row_fn, &record, job), expected);
