@@ -150,6 +150,70 @@ int cdse_fit_robust(int coll, const cdse_fit_point *p, int n, cdse_alpha_beta *o
     return rc;
 }
 
+static int cmp_double(const void *a, const void *b);
+
+/* Median relative error of (lat, inv) over the points; `scratch` has room for n. */
+static double median_rel(int coll, const cdse_fit_point *p, int n, double lat, double inv,
+                         double *scratch)
+{
+    for (int i = 0; i < n; i++) {
+        double pred =
+            cdse_fit_steps(coll, p[i].n) * lat + cdse_fit_volume(coll, p[i].n) * p[i].bytes * inv;
+        scratch[i] = fabs(pred - p[i].t_us) / p[i].t_us;
+    }
+    return cdse_fit_median(scratch, n);
+}
+
+/* Least median of relative errors (Rousseeuw 1984, "Least median of squares regression",
+ * JASA 79:871): the optimum passes through (or next to) pairs of points, so every pair of
+ * points with different sizes is solved exactly, as is every point with latency 0 or with an
+ * unbounded bandwidth; the non-negative candidate with the lowest median relative error wins.
+ * O(n^3 log n): fine for the few hundred points of one level and collective. */
+int cdse_fit_lmeds(int coll, const cdse_fit_point *p, int n, cdse_alpha_beta *out)
+{
+    double *scratch = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (scratch == NULL)
+        return CDSE_ENOMEM;
+    double best = INFINITY, best_lat = 0, best_inv = 0;
+    for (int i = 0; i < n; i++) {
+        double ai = cdse_fit_steps(coll, p[i].n), vi = cdse_fit_volume(coll, p[i].n) * p[i].bytes;
+        double cand[2][2] = {{0, p[i].t_us / vi}, {p[i].t_us / ai, 0}};
+        for (int k = 0; k < 2; k++) {
+            double m = median_rel(coll, p, n, cand[k][0], cand[k][1], scratch);
+            if (m < best) {
+                best = m;
+                best_lat = cand[k][0];
+                best_inv = cand[k][1];
+            }
+        }
+        for (int j = i + 1; j < n; j++) {
+            if (p[j].bytes == p[i].bytes && p[j].n == p[i].n)
+                continue;
+            double aj = cdse_fit_steps(coll, p[j].n);
+            double vj = cdse_fit_volume(coll, p[j].n) * p[j].bytes;
+            double det = ai * vj - aj * vi;
+            if (fabs(det) <= 1e-12 * fabs(ai * vj))
+                continue;
+            double lat = (p[i].t_us * vj - p[j].t_us * vi) / det;
+            double inv = (ai * p[j].t_us - aj * p[i].t_us) / det;
+            if (lat < 0 || inv < 0)
+                continue;
+            double m = median_rel(coll, p, n, lat, inv, scratch);
+            if (m < best) {
+                best = m;
+                best_lat = lat;
+                best_inv = inv;
+            }
+        }
+    }
+    free(scratch);
+    if (!isfinite(best))
+        return CDSE_EINVAL;
+    out->latency_us = best_lat;
+    out->bandwidth_gbs = inv_to_gbs(best_inv);
+    return 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -246,10 +310,11 @@ static int fit_sorted(int coll, const cdse_fit_point *p, int n, cdse_fit_result 
     free(start);
     /* The profile holds one pair: choose the candidate with the lowest median relative error
      * on the fitted points. */
-    cdse_alpha_beta robust = r->single;
+    cdse_alpha_beta robust = r->single, lmeds = r->single;
     cdse_fit_robust(coll, p, n, &robust);
+    cdse_fit_lmeds(coll, p, n, &lmeds);
     cdse_alpha_beta cand[CDSE_FIT_CHOICE_COUNT] = {
-        r->single, {r->small.latency_us, r->large.bandwidth_gbs}, r->large, robust};
+        r->single, {r->small.latency_us, r->large.bandwidth_gbs}, r->large, robust, lmeds};
     double best_median = INFINITY;
     for (int c = 0; c < CDSE_FIT_CHOICE_COUNT; c++) {
         cdse_fit_stats st;
@@ -364,6 +429,7 @@ void cdse_fit_remove_reduction(int coll, double reduce_gbs, cdse_fit_point *pts,
 
 const char *cdse_fit_choice_name(int choice)
 {
-    static const char *const names[CDSE_FIT_CHOICE_COUNT] = {"single", "hybrid", "large", "robust"};
+    static const char *const names[CDSE_FIT_CHOICE_COUNT] = {"single", "hybrid", "large", "robust",
+                                                             "lmeds"};
     return choice >= 0 && choice < CDSE_FIT_CHOICE_COUNT ? names[choice] : "?";
 }

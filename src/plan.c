@@ -223,19 +223,25 @@ static int parse_sizes(const plan_ctx *ctx, const config_setting_t *s, cdse_prob
     return 0;
 }
 
-static int shape_int(const plan_ctx *ctx, const config_setting_t *e, const char *key, int *out)
+static int shape_int(const plan_ctx *ctx, const config_setting_t *e, const char *key, int min,
+                     int *out)
 {
     const config_setting_t *s = config_setting_get_member(e, key);
     if (s == NULL)
         return 1;
+    char allowed[64];
+    snprintf(allowed, sizeof allowed, "%d to %d (the number of ranks)", min, ctx->world_size);
     if (config_setting_type(s) != CONFIG_TYPE_INT && config_setting_type(s) != CONFIG_TYPE_INT64)
-        return fail(ctx, s, "shape '%s' must be an integer%s", key, "");
+        return fail(ctx, s, "shape '%s' must be an integer; allowed: %s", key, allowed);
     int64_t v = config_setting_get_int64(s);
-    if (v < 1 || v > ctx->world_size) {
+    if (v < min || v > ctx->world_size) {
         char what[128];
-        snprintf(what, sizeof what, "shape %s = %lld is larger than the world (%d ranks) or < 1",
-                 key, (long long)v, ctx->world_size);
-        return fail(ctx, s, "%s; allowed: 1 to %s", what, "the number of ranks");
+        snprintf(what, sizeof what, "shape %s = %lld is %s", key, (long long)v,
+                 v < min ? "too small" : "larger than the world");
+        if (v > ctx->world_size)
+            snprintf(what + strlen(what), sizeof what - strlen(what), " (%d ranks)",
+                     ctx->world_size);
+        return fail(ctx, s, "%s; allowed: %s", what, allowed);
     }
     *out = (int)v;
     return 0;
@@ -264,10 +270,10 @@ static int parse_shape(const plan_ctx *ctx, const config_setting_t *e, cdse_prob
         return fail(ctx, config_setting_get_member(e, "kind"),
                     "shape kind '%s' is unknown; allowed: %s", kind, allowed);
     bool grouped = shape->kind == CDSE_SHAPE_CONTIGUOUS || shape->kind == CDSE_SHAPE_STRIDED;
-    int rc_group = shape_int(ctx, e, "group", &shape->group);
+    int rc_group = shape_int(ctx, e, "group", 2, &shape->group);
     if (rc_group < 0)
         return rc_group;
-    int rc_stride = shape_int(ctx, e, "stride", &shape->stride);
+    int rc_stride = shape_int(ctx, e, "stride", 1, &shape->stride);
     if (rc_stride < 0)
         return rc_stride;
     if (grouped && rc_group == 1)
@@ -280,10 +286,6 @@ static int parse_shape(const plan_ctx *ctx, const config_setting_t *e, cdse_prob
     if (shape->kind != CDSE_SHAPE_STRIDED && rc_stride == 0)
         return fail(ctx, config_setting_get_member(e, "stride"),
                     "shape '%s' takes no 'stride'; it is allowed with %s", kind, "strided");
-    if (grouped && shape->group < 2)
-        return fail(ctx, config_setting_get_member(e, "group"),
-                    "shape '%s': group must be at least 2; allowed: 2 to %s", kind,
-                    "the number of ranks");
     if (shape->kind == CDSE_SHAPE_STRIDED && rc_stride == 1)
         shape->stride = ctx->world_size / shape->group; /* DP-like: the group spans the world */
     if (shape->kind != CDSE_SHAPE_STRIDED)

@@ -769,6 +769,7 @@ static void attr_int(hid_t loc, const char *name, int value)
     H5Sclose(space);
 }
 
+/* Reads a string attribute, fixed-length (as written here) or variable-length (h5py). */
 static void read_attr_str(hid_t loc, const char *name, char *out, size_t size)
 {
     out[0] = '\0';
@@ -776,13 +777,31 @@ static void read_attr_str(hid_t loc, const char *name, char *out, size_t size)
         return;
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
     hid_t ft = H5Aget_type(a);
-    size_t n = H5Tget_size(ft);
-    char *buf = calloc(n + 1, 1);
-    hid_t mt = str_type(n + 1);
-    if (buf && H5Aread(a, mt, buf) >= 0)
-        snprintf(out, size, "%s", buf);
-    free(buf);
-    H5Tclose(mt);
+    if (H5Tget_class(ft) != H5T_STRING) {
+        H5Tclose(ft);
+        H5Aclose(a);
+        return;
+    }
+    if (H5Tis_variable_str(ft) > 0) {
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, H5T_VARIABLE);
+        H5Tset_cset(mt, H5Tget_cset(ft));
+        char *value = NULL;
+        if (H5Aread(a, mt, &value) >= 0 && value) {
+            snprintf(out, size, "%s", value);
+            H5free_memory(value);
+        }
+        H5Tclose(mt);
+    } else {
+        size_t n = H5Tget_size(ft);
+        char *buf = calloc(n + 1, 1);
+        hid_t mt = str_type(n + 1);
+        H5Tset_cset(mt, H5Tget_cset(ft));
+        if (buf && H5Aread(a, mt, buf) >= 0)
+            snprintf(out, size, "%s", buf);
+        free(buf);
+        H5Tclose(mt);
+    }
     H5Tclose(ft);
     H5Aclose(a);
 }

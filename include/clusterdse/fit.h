@@ -36,6 +36,9 @@ int cdse_fit_wls(int coll, const cdse_fit_point *pts, int n_pts, cdse_alpha_beta
 /* The same parameters minimising the sum of |relative error| (IRLS), non-negative. */
 int cdse_fit_robust(int coll, const cdse_fit_point *pts, int n_pts, cdse_alpha_beta *out);
 
+/* The non-negative pair with the least median relative error (exact search over point pairs). */
+int cdse_fit_lmeds(int coll, const cdse_fit_point *pts, int n_pts, cdse_alpha_beta *out);
+
 typedef struct cdse_fit_stats {
     double r2;         /* 1 - SS_res / SS_tot on the times */
     double worst_rel;  /* largest |predicted - measured| / measured */
@@ -51,10 +54,12 @@ typedef enum cdse_fit_choice {
     CDSE_FIT_HYBRID,     /* latency of the small-message regime, bandwidth of the large one */
     CDSE_FIT_LARGE,      /* the large-message regime's fit */
     CDSE_FIT_ROBUST,     /* least absolute relative deviation over all sizes */
+    CDSE_FIT_LMEDS,      /* least median of relative errors over all sizes */
     CDSE_FIT_CHOICE_COUNT
 } cdse_fit_choice;
 
-const char *cdse_fit_choice_name(int choice); /* "single", "hybrid", "large", "robust" */
+const char *cdse_fit_choice_name(int choice); /* "single", "hybrid", "large", "robust",
+                                               "lmeds" */
 
 typedef struct cdse_fit_result {
     int coll;

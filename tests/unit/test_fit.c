@@ -157,6 +157,29 @@ static void test_evaluate_by_hand(void **state)
     assert_float_equal(st.median_rel, 0.5, 1e-9);
 }
 
+/* Least median of relative errors ignores a minority of outliers: 9 exact sendrecv points of
+ * lat 2 us, 4 GB/s (t = 2 + B / 4e3 us) and 4 points 3x slower; the exact parameters give a
+ * median error of 0 (9 of 13 points exact), and no other pair does. */
+static void test_lmeds_outliers(void **state)
+{
+    (void)state;
+    cdse_fit_point p[13];
+    cdse_alpha_beta ab = {2.0, 4.0};
+    for (int i = 0; i < 13; i++) {
+        double b = 1024.0 * (1 << i);
+        double t = cdse_fit_predict_us(CDSE_COLL_SENDRECV, &ab, 2, b);
+        p[i] = (cdse_fit_point){2, b, i % 3 == 1 ? 3 * t : t}; /* i = 1, 4, 7, 10 slower */
+    }
+    cdse_alpha_beta got;
+    assert_int_equal(cdse_fit_lmeds(CDSE_COLL_SENDRECV, p, 13, &got), 0);
+    assert_float_equal(got.latency_us, 2.0, 1e-9);
+    assert_float_equal(got.bandwidth_gbs, 4.0, 1e-9);
+    cdse_fit_result r;
+    assert_int_equal(cdse_fit_collective(CDSE_COLL_SENDRECV, p, 13, &r), 0);
+    assert_float_equal(r.stats.median_rel, 0.0, 1e-9);
+    assert_string_equal(cdse_fit_choice_name(CDSE_FIT_LMEDS), "lmeds");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -164,6 +187,7 @@ int main(void)
         cmocka_unit_test(test_mixed_group_sizes), cmocka_unit_test(test_nonnegative),
         cmocka_unit_test(test_breakpoint),        cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_remove_reduction),  cmocka_unit_test(test_evaluate_by_hand),
+        cmocka_unit_test(test_lmeds_outliers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
