@@ -1892,7 +1892,7 @@ static void print_table(FILE *out, const key_table *table)
         snprintf(name, sizeof name, "%s%s%s", table->prefix, table->prefix[0] ? "." : "",
                  key->name);
         key_allowed(key, allowed, sizeof allowed);
-        fprintf(out, "%-36s %-22s %-22s %s. Allowed: %s\n", name, key_type_text(key),
+        fprintf(out, "%-44s %-30s %-24s %s. Allowed: %s\n", name, key_type_text(key),
                 key->def_text ? key->def_text : "none", key->help, allowed);
     }
 }
@@ -1902,7 +1902,7 @@ void cdse_job_print_keys(FILE *out)
     static const key_table *const tables[] = {&job_table,   &space_table,  &objective_table,
                                               &model_table, &system_table, &peak_table,
                                               &level_table, &coll_table,   &tier_table};
-    fprintf(out, "# %-34s %-22s %-22s %s\n", "key", "type", "default", "meaning");
+    fprintf(out, "# %-42s %-30s %-24s %s\n", "key", "type", "default", "meaning");
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         print_table(out, tables[t]);
 }
