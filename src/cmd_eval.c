@@ -20,6 +20,89 @@ typedef struct eval_options {
     int metric; /* -1: the job's objective.metric */
 } eval_options;
 
+/* Option handlers return -1 to continue, or an exit code (0 after --help). */
+typedef int (*option_fn)(eval_options *opt, const char *value);
+
+static int opt_help(eval_options *opt, const char *value);
+static int opt_help_keys(eval_options *opt, const char *value)
+{
+    (void)opt, (void)value;
+    cdse_job_print_keys(stdout);
+    return 0;
+}
+static int opt_help_columns(eval_options *opt, const char *value)
+{
+    (void)opt, (void)value;
+    cdse_columns_print(stdout);
+    return 0;
+}
+static int opt_csv(eval_options *opt, const char *value)
+{
+    (void)value;
+    opt->csv = true;
+    return -1;
+}
+static int opt_all(eval_options *opt, const char *value)
+{
+    (void)value;
+    opt->feasible_only = false;
+    return -1;
+}
+static int opt_feasible(eval_options *opt, const char *value)
+{
+    (void)value;
+    opt->feasible_only = true;
+    return -1;
+}
+static int opt_best(eval_options *opt, const char *value)
+{
+    char *end;
+    opt->best = strtol(value, &end, 10);
+    if (*end != '\0' || opt->best < 1 || opt->best > 1000000) {
+        fprintf(stderr, "clusterdse eval: -n %s: allowed: an integer from 1 to 1000000\n", value);
+        return 1;
+    }
+    return -1;
+}
+static int opt_by(eval_options *opt, const char *value)
+{
+    opt->metric = cdse_metric_parse(value);
+    if (opt->metric < 0) {
+        fprintf(stderr,
+                "clusterdse eval: --by %s: allowed: time_per_iteration, tokens_per_s, "
+                "time_to_train, gpu_hours, mfu\n",
+                value);
+        return 1;
+    }
+    return -1;
+}
+
+/* One table drives parsing and the option list of --help. */
+typedef struct eval_option {
+    const char *name;
+    const char *alias;
+    const char *value; /* name of the option's argument, or NULL */
+    option_fn apply;
+    const char *help;
+} eval_option;
+
+static const eval_option options[] = {
+    {"--csv", NULL, NULL, opt_csv,
+     "CSV with every column (header line first) instead of the table"},
+    {"--all", NULL, NULL, opt_all, "print every configuration (the default)"},
+    {"--feasible", NULL, NULL, opt_feasible, "print only configurations with status ok"},
+    {"-n", NULL, "N", opt_best,
+     "print only the N best feasible configurations, best first\n"
+     "                  (ranked by objective.metric; ties by index)"},
+    {"--by", NULL, "METRIC", opt_by,
+     "rank by METRIC instead: time_per_iteration, tokens_per_s,\n"
+     "                  time_to_train, gpu_hours, mfu"},
+    {"--help-keys", NULL, NULL, opt_help_keys, "print the job-file key reference"},
+    {"--help-columns", NULL, NULL, opt_help_columns, "print the output column reference"},
+    {"--help", "-h", NULL, opt_help, "this text"},
+};
+static const int n_options = (int)(sizeof options / sizeof options[0]);
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -29,66 +112,54 @@ static void usage(FILE *out)
             "Evaluates every configuration of the job's design space in this process (up to %llu\n"
             "configurations; use `clusterdse sweep` beyond) and prints one row per configuration\n"
             "in index order, infeasible ones included with their status.\n"
-            "\n"
-            "  --csv           CSV with every column (header line first) instead of the table\n"
-            "  --all           print every configuration (the default)\n"
-            "  --feasible      print only configurations with status ok\n"
-            "  -n N            print only the N best feasible configurations, best first\n"
-            "                  (ranked by objective.metric; ties by index)\n"
-            "  --by METRIC     rank by METRIC instead: time_per_iteration, tokens_per_s,\n"
-            "                  time_to_train, gpu_hours, mfu\n"
-            "  --help-keys     print the job-file key reference\n"
-            "  --help-columns  print the output column reference\n"
-            "  -h, --help      this text\n"
-            "\n"
-            "exit codes: 0 done, 1 bad input (the message names file:line and key), 2 runtime "
-            "failure\n",
+            "\n",
             (unsigned long long)EVAL_MAX_CONFIGS);
+    for (int i = 0; i < n_options; i++) {
+        char flag[40];
+        snprintf(flag, sizeof flag, "%s%s%s%s%s", options[i].alias ? options[i].alias : "",
+                 options[i].alias ? ", " : "", options[i].name, options[i].value ? " " : "",
+                 options[i].value ? options[i].value : "");
+        fprintf(out, "  %-15s %s\n", flag, options[i].help);
+    }
+    fprintf(out, "\nexit codes: 0 done, 1 bad input (the message names file:line and key), 2 "
+                 "runtime failure\n");
+}
+
+static int opt_help(eval_options *opt, const char *value)
+{
+    (void)opt, (void)value;
+    usage(stdout);
+    return 0;
+}
+
+static const eval_option *find_option(const char *arg)
+{
+    for (int i = 0; i < n_options; i++)
+        if (strcmp(arg, options[i].name) == 0 ||
+            (options[i].alias != NULL && strcmp(arg, options[i].alias) == 0))
+            return &options[i];
+    return NULL;
 }
 
 /* Returns -1 to continue, or an exit code. */
 static int parse_args(int argc, char **argv, eval_options *opt)
 {
     for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(arg, "--help-keys") == 0) {
-            cdse_job_print_keys(stdout);
-            return 0;
-        } else if (strcmp(arg, "--help-columns") == 0) {
-            cdse_columns_print(stdout);
-            return 0;
-        } else if (strcmp(arg, "--csv") == 0) {
-            opt->csv = true;
-        } else if (strcmp(arg, "--all") == 0) {
-            opt->feasible_only = false;
-        } else if (strcmp(arg, "--feasible") == 0) {
-            opt->feasible_only = true;
-        } else if (strcmp(arg, "-n") == 0 && i + 1 < argc) {
-            char *end;
-            opt->best = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || opt->best < 1 || opt->best > 1000000) {
-                fprintf(stderr, "clusterdse eval: -n %s: allowed: an integer from 1 to 1000000\n",
-                        argv[i]);
+        const eval_option *option = find_option(argv[i]);
+        if (option != NULL) {
+            if (option->value != NULL && i + 1 >= argc) {
+                fprintf(stderr, "clusterdse eval: %s needs a value (%s)\n", argv[i], option->value);
                 return 1;
             }
-        } else if (strcmp(arg, "--by") == 0 && i + 1 < argc) {
-            opt->metric = cdse_metric_parse(argv[++i]);
-            if (opt->metric < 0) {
-                fprintf(stderr,
-                        "clusterdse eval: --by %s: allowed: time_per_iteration, tokens_per_s, "
-                        "time_to_train, gpu_hours, mfu\n",
-                        argv[i]);
-                return 1;
-            }
-        } else if (arg[0] == '-' || opt->job_path != NULL) {
-            fprintf(stderr, "clusterdse eval: unexpected argument '%s'\n", arg);
+            int rc = option->apply(opt, option->value != NULL ? argv[++i] : NULL);
+            if (rc >= 0)
+                return rc;
+        } else if (argv[i][0] == '-' || opt->job_path != NULL) {
+            fprintf(stderr, "clusterdse eval: unexpected argument '%s'\n", argv[i]);
             usage(stderr);
             return 1;
         } else {
-            opt->job_path = arg;
+            opt->job_path = argv[i];
         }
     }
     if (opt->job_path == NULL) {

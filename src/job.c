@@ -1578,6 +1578,17 @@ static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
                     "no value in %s is divisible by any tp * pp * cp", values);
     }
     for (int s = 0; s < job->n_systems; s++) {
+        bool offload_ok = job->system[s].tier.attach != CDSE_TIER_NONE;
+        for (int i = 0; i < in->n[CDSE_AXIS_OFFLOAD]; i++)
+            offload_ok |= in->value[CDSE_AXIS_OFFLOAD][i] == 0;
+        if (!offload_ok) {
+            const config_setting_t *at = in->setting[CDSE_AXIS_OFFLOAD];
+            return fail(ctx, at, NULL, at,
+                        "\"none\" among the values, or a memory_tier on every system",
+                        "system '%s' has no second memory tier to offload to", job->system[s].name);
+        }
+    }
+    for (int s = 0; s < job->n_systems; s++) {
         bool ok = false;
         for (int i = 0; i < in->n[CDSE_AXIS_PRECISION]; i++)
             ok |= job->system[s].peak_tflops[in->value[CDSE_AXIS_PRECISION][i]] > 0;

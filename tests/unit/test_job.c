@@ -418,6 +418,31 @@ static void test_tp_never_divides_heads(void **state)
     drop(job);
 }
 
+static void test_axis_never_works(void **state)
+{
+    (void)state;
+    /* gpt3-1.3b has 24 layers: neither 5 nor 7 stages divide them. */
+    expect_error(HEADER "space = { gpus = 70; global_batch = 70;\n"
+                        "  pp = [ 5, 7 ]; };\n",
+                 4, "space.pp");
+    /* A dense model cannot use expert parallelism. */
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64;\n"
+                        "  ep = [ 2, 4 ]; };\n",
+                 4, "space.ep");
+    /* No gpus value is a multiple of tp x pp = 16. */
+    expect_error(HEADER "space = { global_batch = 64; tp = 8; pp = 2;\n"
+                        "  gpus = [ 8, 24 ]; };\n",
+                 4, "space.gpus");
+    /* A100 has no fp8 peak. */
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64;\n"
+                        "  precision = \"fp8\"; };\n",
+                 4, "space.precision");
+    /* Offload only, on a system without a second tier. */
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64;\n"
+                        "  offload = \"optimizer\"; };\n",
+                 4, "space.offload");
+}
+
 static void test_kv_heads_not_dividing(void **state)
 {
     (void)state;
@@ -510,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_syntax_error),
         cmocka_unit_test(test_tp_never_divides_heads),
+        cmocka_unit_test(test_axis_never_works),
         cmocka_unit_test(test_kv_heads_not_dividing),
         cmocka_unit_test(test_gpus_missing),
         cmocka_unit_test(test_nodes_with_mixed_gpus_per_node),
