@@ -1,0 +1,739 @@
+/* The evaluator (src/perf.c, cdse_eff_lookup of src/hardware.c) against hand calculations.
+ *
+ * Models, systems and strategies are filled by hand here (no files are loaded). Each expected
+ * value is written from the published formula it comes from, never produced by the code under
+ * test. Sources:
+ *   - Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models"
+ *     (arXiv 2205.05198): Table 2 (activation bytes per layer with TP, SP, selective and full
+ *     recomputation), Sec. 4.2.3 (first pipeline stage holds p micro-batches; interleaving scales
+ *     by 1 + (p-1)/(p m), m the number of interleaved stages), Sec. 4.3 (fp32 logits of the
+ *     output layer, 4 s b v / t bytes);
+ *   - Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
+ *     Megatron-LM" (SC'21): Sec. 2.2 (pipeline bubble of (p-1) micro-batch times, divided by v
+ *     with interleaving), Sec. 4.1 (scatter/gather of the boundary activation over the TP ranks),
+ *     eq. 3 (model FLOPs);
+ *   - Rajbhandari et al. 2020, "ZeRO" (SC'20), Sec. 5 and Fig. 1: mixed-precision Adam keeps
+ *     2 + 2 + 12 bytes per parameter; Megatron keeps fp32 main gradients (4 B, Korthikanti et al.
+ *     2022 Sec. 5), so 2 + 4 + 12 = 18 B; ZeRO-1 shards the 12 B of optimizer state over d, ZeRO-2
+ *     also the gradients, ZeRO-3 also the weights.
+ * Symbols: s sequence, b micro-batch, h hidden, a heads, t tensor-parallel size, p pipeline size,
+ * v virtual stages, m micro-batches per iteration, L layers, V vocabulary, d data-parallel size. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "clusterdse/collective.h"
+#include "clusterdse/perf.h"
+
+/* Relative comparison that prints both values and the caller's line on failure. */
+static void assert_rel_at(double actual, double expected, double rel, const char *file, int line)
+{
+    double tol = rel * fabs(expected);
+    if (!(fabs(actual - expected) <= tol)) {
+        print_error(
+            "%s:%d: actual %.17g, expected %.17g (relative tolerance %g, relative error %.3g)\n",
+            file, line, actual, expected, rel, fabs(actual - expected) / fabs(expected));
+        _fail(file, line);
+    }
+}
+#define assert_rel(actual, expected, rel) assert_rel_at(actual, expected, rel, __FILE__, __LINE__)
+
+#define GIB CDSE_GIB
+
+/* A GPT-style model (plain GELU MLP of 4h, biases, LayerNorm, dropout, tied embeddings):
+ * h = 1024, a = 16 (head 64), s = 512, V = 4096. */
+static cdse_model gpt(int layers)
+{
+    cdse_model m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "test-gpt");
+    m.layers = layers;
+    m.hidden = 1024;
+    m.heads = 16;
+    m.kv_heads = 16;
+    m.head_dim = 64;
+    m.ffn = 4096;
+    m.seq_len = 512;
+    m.vocab = 4096;
+    m.gated_mlp = false;
+    m.tied_embeddings = true;
+    return m;
+}
+
+/* 100 TFLOP/s bf16, a constant GEMM efficiency of 0.5 (two table points with the same value),
+ * 1000 GB/s HBM at full efficiency, 10^4 GiB of HBM (nothing runs out of memory), 8 GPUs per node
+ * on NVLink (300 GB/s, 80%, 2 us), InfiniBand between nodes (25 GB/s, 90%, 5 us). */
+static cdse_system sys(void)
+{
+    cdse_system s;
+    memset(&s, 0, sizeof s);
+    strcpy(s.name, "test-sys");
+    s.peak_tflops[CDSE_BF16] = 100.0;
+    s.peak_tflops[CDSE_FP16] = 100.0;
+    s.gemm_eff.n = 2;
+    s.gemm_eff.flops[0] = 1e6;
+    s.gemm_eff.eff[0] = 0.5;
+    s.gemm_eff.flops[1] = 1e15;
+    s.gemm_eff.eff[1] = 0.5;
+    s.attention_efficiency = 0.4;
+    s.hbm_gib = 1e4;
+    s.hbm_bandwidth_gbs = 1000.0;
+    s.hbm_efficiency = 1.0;
+    s.reserved_gib = 1.5;
+    s.gpus_per_node = 8;
+    s.n_levels = 2;
+    s.level[0].size = 8;
+    s.level[0].bandwidth_gbs = 300.0;
+    s.level[0].efficiency = 0.8;
+    s.level[0].latency_us = 2.0;
+    s.level[1].size = 0;
+    s.level[1].bandwidth_gbs = 25.0;
+    s.level[1].efficiency = 0.9;
+    s.level[1].latency_us = 5.0;
+    return s;
+}
+
+/* The same with communication made negligible: 10^9 GB/s links without latency. */
+static cdse_system fast_sys(void)
+{
+    cdse_system s = sys();
+    for (int l = 0; l < 2; l++) {
+        s.level[l].bandwidth_gbs = 1e9;
+        s.level[l].efficiency = 1.0;
+        s.level[l].latency_us = 0.0;
+    }
+    return s;
+}
+
+static cdse_strategy strat(int gpus, int tp, int pp, int microbatch, int global_batch)
+{
+    cdse_strategy st;
+    memset(&st, 0, sizeof st);
+    st.gpus = gpus;
+    st.tp = tp;
+    st.pp = pp;
+    st.cp = 1;
+    st.ep = 1;
+    st.vpp = 1;
+    st.microbatch = microbatch;
+    st.global_batch = global_batch;
+    st.recompute = CDSE_RECOMPUTE_NONE;
+    st.precision = CDSE_BF16;
+    st.flash_attention = false;
+    return st;
+}
+
+static void eval_ok(const cdse_model *m, const cdse_system *s, const cdse_strategy *st,
+                    cdse_result *r)
+{
+    cdse_evaluate(m, s, st, r);
+    if (r->status != CDSE_ST_OK)
+        print_error("status %s\n", cdse_status_name(r->status));
+    assert_int_equal(r->status, CDSE_ST_OK);
+}
+
+/* ---- cdse_eff_lookup: linear in log10(flops), clamped ---------------------------------- */
+
+/* Points (1e9, 0.2), (1e11, 0.6), (1e13, 0.8). */
+static void test_eff_lookup(void **state)
+{
+    (void)state;
+    cdse_eff_table t;
+    memset(&t, 0, sizeof t);
+    t.n = 3;
+    t.flops[0] = 1e9;
+    t.eff[0] = 0.2;
+    t.flops[1] = 1e11;
+    t.eff[1] = 0.6;
+    t.flops[2] = 1e13;
+    t.eff[2] = 0.8;
+    assert_rel(cdse_eff_lookup(&t, 1e8), 0.2, 1e-15);  /* clamped below */
+    assert_rel(cdse_eff_lookup(&t, 1e9), 0.2, 1e-15);  /* at a point */
+    assert_rel(cdse_eff_lookup(&t, 1e10), 0.4, 1e-12); /* log-midpoint of the first interval */
+    assert_rel(cdse_eff_lookup(&t, 1e11), 0.6, 1e-12);
+    assert_rel(cdse_eff_lookup(&t, 1e12), 0.7, 1e-12);
+    assert_rel(cdse_eff_lookup(&t, 1e13), 0.8, 1e-15);
+    assert_rel(cdse_eff_lookup(&t, 1e16), 0.8, 1e-15); /* clamped above */
+    /* 3e10: x = log10(3e10) = 10.4771; w = (x - 9) / 2 = 0.73856; 0.2 + 0.4 w = 0.49542. */
+    assert_rel(cdse_eff_lookup(&t, 3e10), 0.2 + 0.4 * (log10(3.0) + 1.0) / 2.0, 1e-12);
+    /* 10^9.5 = 3.16e9: a quarter of the way through the first interval in log: 0.3. */
+    assert_rel(cdse_eff_lookup(&t, pow(10.0, 9.5)), 0.3, 1e-12);
+    /* An empty table means efficiency 1. */
+    t.n = 0;
+    assert_rel(cdse_eff_lookup(&t, 1e12), 1.0, 1e-15);
+}
+
+/* ---- Activation memory, Korthikanti et al. 2022 Table 2 -------------------------------- */
+
+/* Common figures of the GPT above with b = 2: s b h = 512 * 2 * 1024 = 1048576, 5 a s / h =
+ * 5 * 16 * 512 / 1024 = 40. With p = 1 and one micro-batch, the single stage keeps L layers of
+ * activations plus the fp32 logits, 4 s b V / t bytes (Korthikanti Sec. 4.3). */
+#define S   512.0
+#define B   2.0
+#define H   1024.0
+#define A   16.0
+#define V   4096.0
+#define SBH (S * B * H)
+
+static double logits_bytes(double t)
+{
+    return 4.0 * S * B * V / t;
+}
+
+static double act_gib(int layers, int tp, bool sp, int recompute)
+{
+    cdse_model m = gpt(layers);
+    cdse_system s = sys();
+    cdse_strategy st = strat(tp, tp, 1, 2, 2);
+    st.sequence_parallel = sp;
+    st.recompute = recompute;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.grad_accum, 1);
+    return r.mem_activations_gib;
+}
+
+/* No parallelism: s b h (34 + 5 a s / h) per layer. 4 layers:
+ * 4 * 1048576 * 74 = 310378496 B, + logits 4 * 512 * 2 * 4096 = 16777216 B. */
+static void test_activations_no_parallelism(void **state)
+{
+    (void)state;
+    double per_layer = SBH * (34.0 + 5.0 * A * S / H);
+    double expected = (4.0 * per_layer + logits_bytes(1.0)) / GIB;
+    assert_rel(act_gib(4, 1, false, CDSE_RECOMPUTE_NONE), expected, 1e-12);
+    assert_rel(act_gib(4, 1, false, CDSE_RECOMPUTE_NONE), (310378496.0 + 16777216.0) / GIB, 1e-12);
+}
+
+/* Tensor parallelism t = 4: s b h (10 + 24/t + 5 a s / (h t)) per layer. */
+static void test_activations_tp(void **state)
+{
+    (void)state;
+    double t = 4.0;
+    double per_layer = SBH * (10.0 + 24.0 / t + 5.0 * A * S / (H * t));
+    double expected = (4.0 * per_layer + logits_bytes(t)) / GIB;
+    assert_rel(act_gib(4, 4, false, CDSE_RECOMPUTE_NONE), expected, 1e-12);
+}
+
+/* Tensor + sequence parallelism: s b h / t (34 + 5 a s / h). */
+static void test_activations_tp_sp(void **state)
+{
+    (void)state;
+    double t = 4.0;
+    double per_layer = SBH / t * (34.0 + 5.0 * A * S / H);
+    double expected = (4.0 * per_layer + logits_bytes(t)) / GIB;
+    assert_rel(act_gib(4, 4, true, CDSE_RECOMPUTE_NONE), expected, 1e-12);
+}
+
+/* Tensor parallelism + selective recomputation: s b h (10 + 24/t). */
+static void test_activations_tp_selective(void **state)
+{
+    (void)state;
+    double t = 4.0;
+    double per_layer = SBH * (10.0 + 24.0 / t);
+    double expected = (4.0 * per_layer + logits_bytes(t)) / GIB;
+    assert_rel(act_gib(4, 4, false, CDSE_RECOMPUTE_SELECTIVE), expected, 1e-12);
+}
+
+/* Tensor + sequence parallelism + selective recomputation: 34 s b h / t. */
+static void test_activations_tp_sp_selective(void **state)
+{
+    (void)state;
+    double t = 8.0;
+    double per_layer = 34.0 * SBH / t;
+    double expected = (4.0 * per_layer + logits_bytes(t)) / GIB;
+    assert_rel(act_gib(4, 8, true, CDSE_RECOMPUTE_SELECTIVE), expected, 1e-12);
+}
+
+/* Full recomputation: only the layer input, 2 s b h per layer (Korthikanti Table 2), plus the
+ * activations of the one layer being recomputed, s b h (34 + 5 a s / h), plus the logits. */
+static void test_activations_full_recompute(void **state)
+{
+    (void)state;
+    double expected = (4.0 * 2.0 * SBH + SBH * (34.0 + 5.0 * A * S / H) + logits_bytes(1.0)) / GIB;
+    assert_rel(act_gib(4, 1, false, CDSE_RECOMPUTE_FULL), expected, 1e-12);
+    /* With TP + SP the stored input is split along the sequence (Korthikanti Sec. 4.2.2): 2 s b h
+     * / t per layer, and the recomputed layer holds s b h / t (34 + 5 a s / h). */
+    double t = 4.0;
+    double sp = (4.0 * 2.0 * SBH / t + SBH / t * (34.0 + 5.0 * A * S / H) + logits_bytes(t)) / GIB;
+    assert_rel(act_gib(4, 4, true, CDSE_RECOMPUTE_FULL), sp, 1e-12);
+}
+
+/* Flash attention keeps no s x s scores, only an fp32 log-sum-exp per query row and head:
+ * (34 s b h + 4 b a s) per layer without TP (Dao et al. 2022, "FlashAttention", Sec. 3.1: the
+ * backward pass needs the output and the softmax statistics). */
+static void test_activations_flash(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.flash_attention = true;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double expected = (4.0 * (34.0 * SBH + 4.0 * B * A * S) + logits_bytes(1.0)) / GIB;
+    assert_rel(r.mem_activations_gib, expected, 1e-12);
+}
+
+/* A Llama-style layer (no dropout, RMSNorm, SwiGLU, GQA), Korthikanti's accounting generalized:
+ * kept on every TP rank: two norm inputs, QKV input, FC1 input: 4 * 2 s b h; split by TP:
+ * Q, K, V 2 s b (q + 2 kv) / t, projection input 2 s b q / t, gate and up outputs and the SwiGLU
+ * output 3 * 2 s b ffn / t; softmax output 2 b a s^2 / t (no dropout mask or output).
+ * h = 1024, a = 16, kv heads 4 (kv = 256), ffn 2816, s = 512, b = 2, t = 4, V = 4096, untied:
+ *   s b = 1024; 8 * 1024 * 1024 = 8388608; 2 * 1024 * (1024 + 512) / 4 = 786432;
+ *   2 * 1024 * 1024 / 4 = 524288; 6 * 1024 * 2816 / 4 = 4325376; 2 * 2 * 16 * 512^2 / 4 =
+ *   4194304; per layer 18219008; 2 layers 36438016; + logits 4 * 1024 * 4096 / 4 = 4194304. */
+static void test_activations_llama_gqa(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    m.gated_mlp = true;
+    m.tied_embeddings = false;
+    m.kv_heads = 4;
+    m.ffn = 2816;
+    cdse_system s = sys();
+    cdse_strategy st = strat(4, 4, 1, 2, 2);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double sb = S * B, t = 4.0, q = 1024.0, kv = 256.0, ffn = 2816.0;
+    double per_layer = 8.0 * sb * H + 2.0 * sb * (q + 2.0 * kv) / t + 2.0 * sb * q / t +
+                       6.0 * sb * ffn / t + 2.0 * B * A * S * S / t;
+    assert_rel(per_layer, 18219008.0, 1e-15); /* the arithmetic above */
+    assert_rel(r.mem_activations_gib, (2.0 * per_layer + logits_bytes(t)) / GIB, 1e-12);
+}
+
+/* 1F1B, p = 4, 8 layers (2 per stage), m = 8 micro-batches (global batch 16 of b = 2): the first
+ * stage holds min(p, m) = 4 micro-batches of 2 layers; no logits on the first stage. */
+static void test_activations_pipeline_1f1b(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(8);
+    cdse_system s = sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.grad_accum, 8);
+    double per_layer = SBH * (34.0 + 5.0 * A * S / H);
+    assert_rel(r.mem_activations_gib, 4.0 * 2.0 * per_layer / GIB, 1e-12);
+    /* m = 2 < p: only 2 micro-batches are ever in flight. */
+    st.global_batch = 4;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.grad_accum, 2);
+    assert_rel(r.mem_activations_gib, 2.0 * 2.0 * per_layer / GIB, 1e-12);
+}
+
+/* Interleaved, p = 4, v = 2, m = 8: 4 micro-batches x (1 + (p-1)/(p v)) = 4 * 1.375 = 5.5 of
+ * L/p = 2 layers each: 11 layers' worth. */
+static void test_activations_pipeline_interleaved(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(8);
+    cdse_system s = sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    st.vpp = 2;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double p = 4.0, v = 2.0;
+    double per_layer = SBH * (34.0 + 5.0 * A * S / H);
+    double expected = p * (1.0 + (p - 1.0) / (p * v)) * (8.0 / p) * per_layer / GIB;
+    assert_rel(r.mem_activations_gib, expected, 1e-12);
+    assert_rel(r.mem_activations_gib, 11.0 * per_layer / GIB, 1e-12);
+}
+
+/* ---- Weights, gradients and optimizer state per ZeRO stage ----------------------------- */
+
+/* First stage of the GPT above with L = 4, t = 2, p = 2, d = 4 (16 GPUs), per GPU:
+ *   per layer: weights QKV h*3h/t + projection h*h/t + FC1 h*4h/t + FC2 4h*h/t = 12 h^2 / t;
+ *   biases QKV 3h/t, FC1 4h/t (split), projection h, FC2 h (replicated); LayerNorms 2 * 2h:
+ *   12 h^2/t + 7h/t + 6h = 6291456 + 3584 + 6144 = 6301184; two layers: 12602368;
+ *   embedding: word V h / t = 2097152 (vocabulary-parallel), positions s h = 524288;
+ *   first stage: 12602368 + 2621440 = 15223808 parameters. */
+#define STAGE_PARAMS 15223808.0
+#define EMBED_PARAMS 2621440.0
+
+static void zero_case(int zero, double weight_b, double grad_b, double opt_b)
+{
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(16, 2, 2, 1, 16);
+    st.zero = zero;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.dp, 4);
+    assert_rel(r.mem_weights_gib, STAGE_PARAMS * weight_b / GIB, 1e-12);
+    assert_rel(r.mem_gradients_gib, STAGE_PARAMS * grad_b / GIB, 1e-12);
+    assert_rel(r.mem_optimizer_gib, STAGE_PARAMS * opt_b / GIB, 1e-12);
+    assert_rel(r.mem_other_gib, 1.5, 1e-15);
+    assert_rel(r.mem_total_gib,
+               STAGE_PARAMS * (weight_b + grad_b + opt_b) / GIB + r.mem_activations_gib + 1.5,
+               1e-12);
+    /* The embedding's share: 2621440 parameters at the same bytes. */
+    assert_rel(cdse_embedding_state_gib(&m, &st), EMBED_PARAMS * (weight_b + grad_b + opt_b) / GIB,
+               1e-12);
+}
+
+static void test_stage_params_by_hand(void **state)
+{
+    (void)state;
+    double h = H, t = 2.0;
+    double per_layer = 12.0 * h * h / t + 7.0 * h / t + 6.0 * h;
+    assert_rel(2.0 * per_layer + V * h / t + S * h, STAGE_PARAMS, 1e-15);
+}
+
+/* ZeRO 0: 2 + 4 + 12 = 18 bytes per parameter. */
+static void test_zero0(void **state)
+{
+    (void)state;
+    zero_case(0, 2.0, 4.0, 12.0);
+}
+
+/* ZeRO-1 (distributed optimizer): 2 + 4 + 12/d, d = 4. */
+static void test_zero1(void **state)
+{
+    (void)state;
+    zero_case(1, 2.0, 4.0, 12.0 / 4.0);
+}
+
+/* ZeRO-2: 2 + (4 + 12)/d. */
+static void test_zero2(void **state)
+{
+    (void)state;
+    zero_case(2, 2.0, 4.0 / 4.0, 12.0 / 4.0);
+}
+
+/* ZeRO-3: 18/d. */
+static void test_zero3(void **state)
+{
+    (void)state;
+    zero_case(3, 2.0 / 4.0, 4.0 / 4.0, 12.0 / 4.0);
+}
+
+/* ZeRO shards over the d * cp ranks that hold the same weights: d = 2, cp = 2 shard 4 ways.
+ * Context parallelism does not split weights: the stage holds the same 15223808 parameters. */
+static void test_zero1_with_cp(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(16, 2, 2, 1, 8);
+    st.cp = 2;
+    st.zero = 1;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.dp, 2);
+    assert_rel(r.mem_optimizer_gib, STAGE_PARAMS * 12.0 / 4.0 / GIB, 1e-12);
+    assert_rel(r.mem_weights_gib, STAGE_PARAMS * 2.0 / GIB, 1e-12);
+}
+
+/* A Llama-style model with fewer key/value heads than TP ranks: 2 kv heads on t = 4, each rank
+ * keeps one kv head (replicated, Megatron-Core). h = 1024, q = 1024, head 64, ffn 2816, V 4096,
+ * untied, p = 2, L = 4, d = 2 (16 GPUs), per GPU of the first stage:
+ *   attention h q/t + 2 h * 64 + q h/t = 262144 + 131072 + 262144 = 655360;
+ *   MLP 3 h ffn / t = 2162688; RMSNorms 2h = 2048; layer 2820096; two layers 5640192;
+ *   word embedding V h / t = 1048576 (no positions: RoPE; the untied output layer is on the
+ *   last stage); first stage 6688768. */
+static void test_stage_params_llama_gqa(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    m.gated_mlp = true;
+    m.tied_embeddings = false;
+    m.kv_heads = 2;
+    m.ffn = 2816;
+    cdse_system s = sys();
+    cdse_strategy st = strat(16, 4, 2, 1, 16);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_weights_gib, 6688768.0 * 2.0 / GIB, 1e-12);
+    assert_rel(cdse_embedding_state_gib(&m, &st), 1048576.0 * 18.0 / GIB, 1e-12);
+}
+
+/* With p = 1 the single stage of the Llama-style model above (4 layers, t = 4, d = 2) also holds
+ * the untied output layer (another V h / t = 1048576) and the final RMSNorm (h = 1024):
+ * 4 * 2820096 + 2 * 1048576 + 1024 = 11280384 + 2097152 + 1024 = 13378560 parameters. */
+static void test_single_stage_llama_untied(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    m.gated_mlp = true;
+    m.tied_embeddings = false;
+    m.kv_heads = 2;
+    m.ffn = 2816;
+    cdse_system s = sys();
+    cdse_strategy st = strat(8, 4, 1, 1, 2);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_weights_gib, 13378560.0 * 2.0 / GIB, 1e-9);
+}
+
+/* With t = p = 1 the single GPU holds the whole model: Narayanan et al. 2021 Sec. 5.1,
+ * 12 L h^2 + 13 L h + (V + s) h, plus the final LayerNorm 2h (the same total as
+ * cdse_model_params, worked out in test_workload.c):
+ *   L = 4: 12*4*1024^2 + 13*4*1024 + (4096 + 512)*1024 + 2*1024
+ *   = 50331648 + 53248 + 4718592 + 2048 = 55105536 parameters. */
+static void test_single_gpu_holds_whole_model(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 1, 1);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_weights_gib, 55105536.0 * 2.0 / GIB, 1e-9);
+    assert_rel(r.mem_gradients_gib, 55105536.0 * 4.0 / GIB, 1e-9);
+    assert_rel(r.mem_optimizer_gib, 55105536.0 * 12.0 / GIB, 1e-9);
+}
+
+/* ---- Time of one layer: GEMMs, attention core, element-wise kernels --------------------- */
+
+/* One GPT layer, t = p = d = 1, b = 2 (T = s b = 1024 tokens), no flash attention. Constant GEMM
+ * efficiency 0.5 on 100 TFLOP/s: 5e13 FLOP/s; HBM 1e12 B/s. GEMM time
+ * max(2 m n k / (peak eff), 2 (m k + k n + m n) / hbm) (DESIGN.md "The evaluator"):
+ *   QKV  1024 x 3072 x 1024: 6442450944 FLOP -> 1.2885e-4 s; 14680064 B -> 1.47e-5 s: compute
+ *   proj 1024 x 1024 x 1024: 2147483648 FLOP -> 4.295e-5 s;  6291456 B: compute
+ *   FC1  1024 x 4096 x 1024: 8589934592 FLOP -> 1.718e-4 s; 18874368 B: compute
+ *   FC2  1024 x 1024 x 4096: 8589934592 FLOP -> 1.718e-4 s; 18874368 B: compute
+ *   linear: 24 T h^2 = 25769803776 FLOP / 5e13.
+ *   scores Q K^T, batch b a = 32, 512 x 512 x 64: 1073741824 FLOP -> 2.1475e-5 s; bytes
+ *   32 (512*64 + 64*512 + 512*512) 2 = 20971520 -> 2.0972e-5 s: compute (barely);
+ *   A V, 512 x 64 x 512: the same. Attention GEMMs 4 b s^2 h = 2147483648 FLOP / 5e13.
+ *   Softmax + dropout on b a s^2 = 8388608 scores: forward 4 + 5 B each, backward 6 + 5 B.
+ *   Element-wise forward per token: 2 LayerNorms (4 B) and 2 bias-dropout-adds (7 B) on h, GeLU
+ *   (4 B) on 4h: T (22 h + 16 h) B = 1024 * 38912 = 39845888 B; backward 1.5x.
+ * Backward GEMMs are twice the forward (data and weight gradients). */
+static void test_one_layer_times(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(1);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    double peak_eff = 100e12 * 0.5, hbm = 1e12, T = S * B;
+    double linear = 24.0 * T * H * H / peak_eff;
+    double attn_gemm = 4.0 * B * S * S * H / peak_eff;
+    double scores = B * A * S * S;
+    double ew = T * (2.0 * 4.0 * H + 2.0 * 7.0 * H + 4.0 * 4.0 * H) / hbm;
+    double layer_fwd = linear + attn_gemm + scores * 9.0 / hbm + ew;
+    double layer_bwd = 2.0 * linear + 2.0 * attn_gemm + scores * 11.0 / hbm + 1.5 * ew;
+    assert_rel(ew, 39845888.0 / hbm, 1e-15);
+
+    double fwd, bwd;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd, &bwd), CDSE_ST_OK);
+    assert_rel(fwd, layer_fwd, 1e-12);
+    assert_rel(bwd, layer_bwd, 1e-12);
+
+    /* The output layer, T x V x h = 1024 x 4096 x 1024: 8589934592 FLOP / 5e13 (compute-bound),
+     * and the fp32 cross-entropy, 16 B per logit: T V 16 / hbm. Forward logits + loss, backward
+     * 2 logits + loss. */
+    double logits = 2.0 * T * V * H / peak_eff;
+    double loss = T * V * 16.0 / hbm;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.t_forward_s, layer_fwd + logits + loss, 1e-12);
+    assert_rel(r.t_backward_s, layer_bwd + 2.0 * logits + loss, 1e-12);
+    assert_true(r.t_recompute_s == 0.0);
+    assert_true(r.t_tp_comm_s == 0.0);
+    assert_true(r.t_pp_comm_s == 0.0);
+    assert_true(r.t_dp_comm_s == 0.0);
+    assert_true(r.t_bubble_s == 0.0);
+    /* The iteration is the sum of its parts (p = d = 1: no bubble, no pipeline or DP traffic). */
+    assert_rel(r.time_per_iteration_s, r.t_forward_s + r.t_backward_s + r.t_optimizer_s, 1e-12);
+}
+
+/* Selective recomputation repeats the attention core's forward (Korthikanti Sec. 5); full
+ * recomputation repeats the whole forward pass of every layer. */
+static void test_recompute_times(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    double peak_eff = 100e12 * 0.5, hbm = 1e12, T = S * B;
+    double linear = 24.0 * T * H * H / peak_eff;
+    double attn_fwd = 4.0 * B * S * S * H / peak_eff + B * A * S * S * 9.0 / hbm;
+    double ew = T * 38.0 * H / hbm;
+    cdse_result r;
+    st.recompute = CDSE_RECOMPUTE_SELECTIVE;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.t_recompute_s, 2.0 * attn_fwd, 1e-12);
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.t_recompute_s, 2.0 * (linear + attn_fwd + ew), 1e-12);
+}
+
+/* TP = 2 inside a node, without and with sequence parallelism, L = 2, b = 2.
+ * Message B = T h 2 bytes = 2097152; NVLink 240e9 B/s, 2 us.
+ *   all-reduce 2 (1/2) B / bw + 2 lat = 8.738e-6 + 4e-6 s; all-gather = reduce-scatter =
+ *   (1/2) B / bw + lat.
+ * Without SP (Shoeybi et al. 2019 Fig. 3): 2 all-reduces forward on the critical path, 2 backward
+ * overlapping the column-parallel GEMMs (QKV and FC1, forward time
+ * 2 T h (3h/2 + 4h/2) / (peak eff) = 1.503e-4 s > 2 all-reduces), so only their interference
+ * OVERLAP_INTERFERENCE = 0.25 (perf.c) of the hidden time shows: per layer 2 ar + 0.25 * 2 ar.
+ * With SP (Korthikanti Sec. 4.2.2): forward 2 (ag + rs); backward 2 ag exposed; 2 (ag + rs)
+ * overlapping twice the column GEMMs: per layer 2 (ag + rs) + 2 ag + 0.25 * 2 (ag + rs). */
+static void test_tp_comm_times(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    cdse_system s = sys();
+    double bytes = S * B * H * 2.0, bw = 300e9 * 0.8, lat = 2e-6;
+    double ar = 2.0 * 0.5 * bytes / bw + 2.0 * lat;
+    double ag = 0.5 * bytes / bw + lat;
+    double col = 2.0 * S * B * H * (3.0 * H / 2.0 + 4.0 * H / 2.0) / (100e12 * 0.5);
+    assert_true(2.0 * ar < col && 2.0 * (2.0 * ag) < 2.0 * col);
+
+    cdse_strategy st = strat(2, 2, 1, 2, 2);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.t_tp_comm_s, 2.0 * (2.0 * ar + 0.25 * 2.0 * ar), 1e-12);
+
+    st.sequence_parallel = true;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.t_tp_comm_s, 2.0 * (2.0 * (ag + ag) + 2.0 * ag + 0.25 * 2.0 * (ag + ag)), 1e-12);
+}
+
+/* ---- Pipeline bubble, Narayanan et al. 2021 Sec. 2.2 ------------------------------------ */
+
+/* The 1F1B bubble is (p - 1) times the time of one micro-batch on a stage; interleaving with v
+ * chunks divides it by v. The per-micro-batch stage time is the iteration's compute and exposed
+ * TP/CP communication divided by m, so t_bubble = (p - 1) / (v m) (t_forward + t_backward +
+ * t_recompute + t_tp + t_cp), i.e. a bubble fraction (p - 1) / (v m). With negligible network
+ * cost and d = 1 the iteration is that compute times (1 + (p - 1)/(v m)) plus the optimizer. */
+static void bubble_case(int tp, int pp, int vpp, int m_batches, int recompute)
+{
+    cdse_model m = gpt(8);
+    cdse_system s = fast_sys();
+    cdse_strategy st = strat(tp * pp, tp, pp, 2, 2 * m_batches);
+    st.vpp = vpp;
+    st.recompute = recompute;
+    st.sequence_parallel = tp > 1;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.grad_accum, m_batches);
+    double p = pp, v = vpp, mb = m_batches;
+    double work = r.t_forward_s + r.t_backward_s + r.t_recompute_s + r.t_tp_comm_s + r.t_cp_comm_s;
+    assert_true(work > 0.0);
+    assert_rel(r.t_bubble_s, (p - 1.0) / (v * mb) * work, 1e-12);
+    assert_true(r.t_dp_comm_s == 0.0);
+    assert_true(r.t_pp_comm_s < 1e-6 * r.time_per_iteration_s);
+    assert_rel(r.time_per_iteration_s,
+               work * (1.0 + (p - 1.0) / (v * mb)) + r.t_optimizer_s + r.t_pp_comm_s, 1e-12);
+}
+
+static void test_bubble_1f1b(void **state)
+{
+    (void)state;
+    bubble_case(1, 4, 1, 8, CDSE_RECOMPUTE_NONE);  /* bubble 3/8 */
+    bubble_case(1, 2, 1, 3, CDSE_RECOMPUTE_FULL);  /* bubble 1/3 */
+    bubble_case(2, 4, 1, 16, CDSE_RECOMPUTE_NONE); /* with TP + SP traffic */
+}
+
+static void test_bubble_interleaved(void **state)
+{
+    (void)state;
+    bubble_case(1, 4, 2, 8, CDSE_RECOMPUTE_NONE); /* bubble 3/16 */
+    bubble_case(2, 2, 4, 4, CDSE_RECOMPUTE_SELECTIVE);
+}
+
+/* Pipeline send/recv, 1F1B, p = 4, t = 1, m = 8: the boundary activation b s h 2 / t bytes
+ * = 2097152 B crosses NVLink (stages 1 rank apart) forward and backward at each of the
+ * m + p - 1 = 11 steps of the critical path: 11 * 2 * (2097152 / 240e9 + 2e-6) s. */
+static void test_pipeline_p2p(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(8);
+    cdse_system s = sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double one = S * B * H * 2.0 / (300e9 * 0.8) + 2e-6;
+    assert_rel(r.t_pp_comm_s, 11.0 * 2.0 * one, 1e-12);
+}
+
+/* ---- Throughput, MFU and HFU ----------------------------------------------------------- */
+
+/* Model FLOPs per token by Narayanan et al. eq. 3, 72 L h^2 (1 + s/(6h) + V/(12 h L)); with
+ * L = 2: 72*2*1024^2 (1 + 512/6144 + 4096/24576) = 150994944 * 1.25 = 188743680. An iteration
+ * of global batch 8 x 512 tokens on 4 GPUs (d = 4, b = 2): model TFLOP/s per GPU = F * tokens /
+ * time / 4 / 1e12, MFU = that / 100 TFLOP/s. Full recomputation repeats the forward pass of the
+ * layers (one third of the layers' 72 L h^2 (1 + s/(6h)) per token): hardware FLOPs per token
+ * 188743680 + 24*2*1024^2 (1 + 512/6144) = 188743680 + 54525952 = 243269632. */
+static void test_throughput_and_utilization(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    cdse_system s = sys();
+    cdse_strategy st = strat(4, 1, 1, 2, 8);
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double L = 2.0;
+    double per_token = 72.0 * L * H * H * (1.0 + S / (6.0 * H) + V / (12.0 * H * L));
+    assert_rel(per_token, 188743680.0, 1e-15);
+    double hw_per_token = per_token + 24.0 * L * H * H * (1.0 + S / (6.0 * H));
+    assert_rel(hw_per_token, 243269632.0, 1e-15);
+    double tokens = 8.0 * S;
+    double time = r.time_per_iteration_s;
+    assert_rel(r.tokens_per_s, tokens / time, 1e-12);
+    assert_rel(r.model_tflops_per_gpu, per_token * tokens / time / 4.0 / 1e12, 1e-12);
+    assert_rel(r.mfu, per_token * tokens / time / 4.0 / 100e12, 1e-12);
+    assert_rel(r.hardware_tflops_per_gpu, hw_per_token * tokens / time / 4.0 / 1e12, 1e-12);
+    assert_rel(r.hfu, hw_per_token * tokens / time / 4.0 / 100e12, 1e-12);
+}
+
+/* The optimizer step streams 58 B per locally updated parameter over HBM (perf.c
+ * OPTIMIZER_HBM_BYTES_PER_PARAM, Apex multi-tensor kernels): ZeRO-1 on the 16-GPU case above
+ * updates 15223808 / 4 parameters: 3805952 * 58 / 1e12 s. */
+static void test_optimizer_time(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(16, 2, 2, 1, 16);
+    st.zero = 1;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.t_optimizer_s, STAGE_PARAMS / 4.0 * 58.0 / 1e12, 1e-12);
+    st.zero = 0;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.t_optimizer_s, STAGE_PARAMS * 58.0 / 1e12, 1e-12);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_eff_lookup),
+        cmocka_unit_test(test_activations_no_parallelism),
+        cmocka_unit_test(test_activations_tp),
+        cmocka_unit_test(test_activations_tp_sp),
+        cmocka_unit_test(test_activations_tp_selective),
+        cmocka_unit_test(test_activations_tp_sp_selective),
+        cmocka_unit_test(test_activations_full_recompute),
+        cmocka_unit_test(test_activations_flash),
+        cmocka_unit_test(test_activations_llama_gqa),
+        cmocka_unit_test(test_activations_pipeline_1f1b),
+        cmocka_unit_test(test_activations_pipeline_interleaved),
+        cmocka_unit_test(test_stage_params_by_hand),
+        cmocka_unit_test(test_zero0),
+        cmocka_unit_test(test_zero1),
+        cmocka_unit_test(test_zero2),
+        cmocka_unit_test(test_zero3),
+        cmocka_unit_test(test_zero1_with_cp),
+        cmocka_unit_test(test_stage_params_llama_gqa),
+        cmocka_unit_test(test_single_stage_llama_untied),
+        cmocka_unit_test(test_single_gpu_holds_whole_model),
+        cmocka_unit_test(test_one_layer_times),
+        cmocka_unit_test(test_recompute_times),
+        cmocka_unit_test(test_tp_comm_times),
+        cmocka_unit_test(test_bubble_1f1b),
+        cmocka_unit_test(test_bubble_interleaved),
+        cmocka_unit_test(test_pipeline_p2p),
+        cmocka_unit_test(test_throughput_and_utilization),
+        cmocka_unit_test(test_optimizer_time),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
