@@ -431,6 +431,28 @@ void cdse_probe_table_row(FILE *out, const cdse_probe_row *r)
     fflush(out);
 }
 
+/* Measures one call and fills every field of `row` (on rank 0). */
+static int measure_row(const bench *b, const call *c, const cdse_probe_shape *shape,
+                       const shape_comm *sc, cdse_probe_row *row)
+{
+    memset(row, 0, sizeof *row);
+    int rc = measure(b, c, row);
+    if (rc || b->rank != 0)
+        return rc;
+    snprintf(row->collective, sizeof row->collective, "%s", cdse_probe_coll_name(c->coll));
+    snprintf(row->shape, sizeof row->shape, "%s", cdse_shape_name(shape->kind));
+    snprintf(row->dtype, sizeof row->dtype, "%s", cdse_probe_dtype_name(c->dtype));
+    row->group_size = sc->group_size;
+    row->stride = sc->stride;
+    row->n_groups = sc->n_groups;
+    row->level = sc->level;
+    row->n_nodes = sc->n_nodes;
+    row->bytes = payload_bytes(c->coll, c->chunk, cdse_probe_dtype_size(c->dtype), sc->group_size);
+    row->algbw_gbs = (double)row->bytes / (row->t_avg_us * 1e-6) / 1e9;
+    row->busbw_gbs = row->algbw_gbs * cdse_busbw_factor(c->coll, sc->group_size);
+    return 0;
+}
+
 /* Runs every collective, dtype and size of the plan on one shape. */
 static int probe_shape(const bench *b, const cdse_probe_shape *shape, const topo *t, void *send,
                        void *recv, FILE *table, rows *out)
@@ -466,21 +488,9 @@ static int probe_shape(const bench *b, const cdse_probe_shape *shape, const topo
                     c.partner = c.me ^ 1; /* pairs (0,1), (2,3), ... within each group */
                 }
                 cdse_probe_row row;
-                memset(&row, 0, sizeof row);
-                rc = measure(b, &c, &row);
+                rc = measure_row(b, &c, shape, &sc, &row);
                 if (rc || b->rank != 0)
                     continue;
-                snprintf(row.collective, sizeof row.collective, "%s", cdse_probe_coll_name(coll));
-                snprintf(row.shape, sizeof row.shape, "%s", cdse_shape_name(shape->kind));
-                snprintf(row.dtype, sizeof row.dtype, "%s", cdse_probe_dtype_name(dt));
-                row.group_size = sc.group_size;
-                row.stride = sc.stride;
-                row.n_groups = sc.n_groups;
-                row.level = sc.level;
-                row.n_nodes = sc.n_nodes;
-                row.bytes = payload_bytes(coll, c.chunk, elem, sc.group_size);
-                row.algbw_gbs = (double)row.bytes / (row.t_avg_us * 1e-6) / 1e9;
-                row.busbw_gbs = row.algbw_gbs * cdse_busbw_factor(coll, sc.group_size);
                 if (table)
                     cdse_probe_table_row(table, &row);
                 rc = rows_push(out, &row);
@@ -673,6 +683,63 @@ done:
     free(recv);
     free(times);
     free(itermax);
+    return rc;
+}
+
+int cdse_probe_measure(const cdse_probe_plan *plan, MPI_Comm comm, int coll, int dtype,
+                       const cdse_probe_shape *shape, int64_t bytes, cdse_probe_row *row,
+                       cdse_diag *diag)
+{
+    topo t;
+    if (topo_init(comm, &t)) {
+        cdse_diag_set(diag, "MPI_Comm_split_type failed");
+        return CDSE_EMPI;
+    }
+    shape_comm sc;
+    char why[128];
+    if (!shape_make(shape, &t, comm, &sc, why, sizeof why)) {
+        cdse_diag_set(diag, "shape %s cannot run here: %s", cdse_shape_name(shape->kind), why);
+        return CDSE_EINVAL;
+    }
+    int elem = cdse_probe_dtype_size(dtype);
+    call c = {coll, dtype, mpi_type(dtype), 0, sc.group, sc.group_size, 0, -1, NULL, NULL};
+    c.chunk = chunk_elems(coll, bytes, elem, sc.group_size);
+    int rc = 0;
+    if (c.chunk < 1 || c.chunk > INT32_MAX) {
+        cdse_diag_set(diag, "%lld bytes cannot be split over %d ranks", (long long)bytes,
+                      sc.group_size);
+        rc = CDSE_EINVAL;
+    }
+    if (sc.group != MPI_COMM_NULL) {
+        MPI_Comm_rank(sc.group, &c.me);
+        c.partner = (c.me ^ 1) < sc.group_size ? c.me ^ 1 : -1;
+    }
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t size = (size_t)(bytes > 0 ? bytes : 1);
+    double *times = malloc(sizeof(double) * (size_t)plan->iterations_max);
+    double *itermax = malloc(sizeof(double) * (size_t)plan->iterations_max);
+    int bad = posix_memalign(&c.send, page, size) != 0 ||
+              posix_memalign(&c.recv, page, size) != 0 || !times || !itermax;
+    int any_bad = 0;
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_LOR, comm);
+    if (rc == 0 && any_bad) {
+        cdse_diag_set(diag, "cannot allocate 2 x %lld bytes", (long long)bytes);
+        rc = CDSE_ENOMEM;
+    }
+    if (rc == 0) {
+        memset(c.send, 1, size);
+        memset(c.recv, 0, size);
+        bench b = {plan, comm, t.rank, times, itermax};
+        rc = measure_row(&b, &c, shape, &sc, row);
+        if (rc == CDSE_EMPI)
+            cdse_diag_set(diag, "an MPI collective failed");
+    }
+    free(c.send);
+    free(c.recv);
+    free(times);
+    free(itermax);
+    if (sc.group != MPI_COMM_NULL)
+        MPI_Comm_free(&sc.group);
     return rc;
 }
 

@@ -135,6 +135,13 @@ int cdse_probe_run(const cdse_probe_plan *plan, MPI_Comm comm, FILE *table,
                    cdse_probe_result *result, cdse_diag *diag);
 void cdse_probe_result_free(cdse_probe_result *result);
 
+/* Times one collective of `bytes` on one shape with the timing keys of `plan` (warmup,
+ * iterations, budget, check). Collective over comm: every argument identical on all ranks.
+ * Rank 0 receives the row. */
+int cdse_probe_measure(const cdse_probe_plan *plan, MPI_Comm comm, int coll, int dtype,
+                       const cdse_probe_shape *shape, int64_t bytes, cdse_probe_row *row,
+                       cdse_diag *diag);
+
 /* Serial HDF5: writes /probes, /reduce_local and the provenance attributes of /probes.
  * `plan_text` is stored as an attribute (may be NULL). Refuses an existing file unless force. */
 int cdse_probe_write(const char *path, const cdse_probe_result *result, const char *plan_text,
