@@ -25,6 +25,8 @@ static const char usage_text[] =
     "  --resume             continue an interrupted store (starts one if OUT does not exist)\n"
     "  --force              overwrite an existing store\n"
     "  --quiet              no progress lines\n"
+    "  --chunk N            fixed chunk size (default: guided, %d to %d configurations)\n"
+    "  --flush S            commit to the store at least every S seconds (default 2)\n"
     "  -h, --help           this text\n"
     "\n"
     "SIGTERM or SIGUSR1 (what Slurm sends before the time limit) stop handing out work; the\n"
@@ -38,6 +40,8 @@ typedef struct sweep_args {
     const char *job_path; /* NULL: the embedded quickstart job */
     const char *output;
     bool resume, force, quiet, help;
+    uint64_t chunk;
+    double flush_s;
 } sweep_args;
 
 /* The flag the signal handlers set; read by the sweep between chunks. */
@@ -79,6 +83,18 @@ static int parse_args(int argc, char **argv, sweep_args *a, char *err, size_t er
                 return -1;
             }
             a->output = argv[++i];
+        } else if (strcmp(s, "--chunk") == 0 || strcmp(s, "--flush") == 0) {
+            char *end = NULL;
+            double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
+            if (i + 1 >= argc || *end != '\0' || !(v > 0) || v > 1e12) {
+                snprintf(err, err_size, "%s needs a positive number", s);
+                return -1;
+            }
+            i++;
+            if (s[2] == 'c')
+                a->chunk = (uint64_t)v;
+            else
+                a->flush_s = v;
         } else if (s[0] == '-' && s[1] != '\0') {
             snprintf(err, err_size, "unknown option %s", s);
             return -1;
@@ -241,6 +257,9 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
         .progress = (rank == 0 && !a->quiet) ? stderr : NULL,
         .progress_tty = isatty(STDERR_FILENO) != 0,
         .stop = &stop_requested,
+        .chunk_min = a->chunk,
+        .chunk_max = a->chunk,
+        .flush_interval_s = a->flush_s,
     };
     if (rank == 0 && !a->quiet)
         fprintf(stderr, "sweep: job %s, %llu configurations, %d rank%s, store %s%s\n", job->name,
@@ -283,12 +302,14 @@ int cdse_cmd_sweep(int argc, char **argv)
     char err[256] = "";
     int code;
     if (parse_args(argc, argv, &a, err, sizeof err) != 0) {
-        if (rank == 0)
-            fprintf(stderr, "clusterdse sweep: %s\n%s", err, usage_text);
+        if (rank == 0) {
+            fprintf(stderr, "clusterdse sweep: %s\n", err);
+            fprintf(stderr, usage_text, CDSE_SWEEP_CHUNK_MIN, CDSE_SWEEP_CHUNK_MAX);
+        }
         code = 1;
     } else if (a.help) {
         if (rank == 0)
-            fputs(usage_text, stdout);
+            printf(usage_text, CDSE_SWEEP_CHUNK_MIN, CDSE_SWEEP_CHUNK_MAX);
         code = 0;
     } else {
         code = run(rank, ranks, &a, MPI_COMM_WORLD);

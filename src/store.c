@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <zlib.h>
 
 #ifndef CDSE_VERSION
 #define CDSE_VERSION "0"
@@ -16,9 +17,10 @@
 #define CDSE_GIT_REV "unknown"
 #endif
 
-/* Rows per HDF5 chunk of /results: 4096 rows of ~300 bytes is ~1.2 MB before compression, the
- * size the HDF5 guide suggests for chunks (between 10 KiB and a few MiB). */
-#define STORE_RESULTS_CHUNK_ROWS 4096
+/* Rows per HDF5 chunk of /results: 1024 rows of ~270 bytes is ~280 KB before compression,
+ * within the chunk sizes the HDF5 guide suggests (10 KiB to a few MiB); small enough that the
+ * rows a chunk of work leaves over (less than one HDF5 chunk) stay few. */
+#define STORE_RESULTS_CHUNK_ROWS 1024
 #define STORE_SMALL_CHUNK_ROWS   256
 /* zlib level 1: the fastest; shuffled records compress several-fold already. */
 #define STORE_DEFLATE_LEVEL 1
@@ -959,7 +961,8 @@ int cdse_store_job_text(cdse_store *store, char **text, cdse_diag *diag)
 
 /* ---- write --------------------------------------------------------------------------------- */
 
-int cdse_store_append(cdse_store *store, const void *rows, size_t n, cdse_diag *diag)
+int cdse_store_write_rows(cdse_store *store, uint64_t start, const void *rows, size_t n,
+                          cdse_diag *diag)
 {
     if (n == 0)
         return CDSE_OK;
@@ -967,11 +970,78 @@ int cdse_store_append(cdse_store *store, const void *rows, size_t n, cdse_diag *
         cdse_diag_set(diag, "this store keeps no /results (store = \"best\")");
         return CDSE_EINVAL;
     }
-    if (table_write(store->results, store->row_type, store->rows, n, rows) < 0) {
+    uint64_t end = start + n > store->rows ? start + n : store->rows;
+    hsize_t extent = end, offset = start, count = n;
+    int rc = H5Dset_extent(store->results, &extent) < 0 ? -1 : 0;
+    if (rc == 0) {
+        hid_t fspace = H5Dget_space(store->results);
+        hid_t mspace = H5Screate_simple(1, &count, NULL);
+        rc =
+            H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &offset, NULL, &count, NULL) < 0 ||
+                    H5Dwrite(store->results, store->row_type, mspace, fspace, H5P_DEFAULT, rows) < 0
+                ? -1
+                : 0;
+        H5Sclose(mspace);
+        H5Sclose(fspace);
+    }
+    if (rc != 0) {
         cdse_diag_set(diag, "writing %zu rows to /results failed", n);
         return CDSE_EIO;
     }
-    store->rows += n;
+    store->rows = end;
+    return CDSE_OK;
+}
+
+int cdse_store_append(cdse_store *store, const void *rows, size_t n, cdse_diag *diag)
+{
+    return cdse_store_write_rows(store, store->rows, rows, n, diag);
+}
+
+size_t cdse_store_chunk_rows(void)
+{
+    return STORE_RESULTS_CHUNK_ROWS;
+}
+
+size_t cdse_store_chunk_bound(void)
+{
+    return (size_t)compressBound((uLong)(STORE_RESULTS_CHUNK_ROWS * cdse_store_row_size()));
+}
+
+/* HDF5's shuffle filter (H5Zshuffle.c): byte j of element i goes to j x elements + i, the element
+ * being the whole compound row. Its deflate filter (H5Zdeflate.c) is zlib's compress2 at the
+ * dataset's level. */
+size_t cdse_store_compress_chunk(const void *rows, void *scratch, void *out)
+{
+    size_t size = cdse_store_row_size(), n = STORE_RESULTS_CHUNK_ROWS;
+    const unsigned char *src = rows;
+    unsigned char *dst = scratch;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < size; j++)
+            dst[j * n + i] = src[i * size + j];
+    uLongf out_size = (uLongf)cdse_store_chunk_bound();
+    if (compress2(out, &out_size, scratch, (uLong)(n * size), STORE_DEFLATE_LEVEL) != Z_OK)
+        return 0;
+    return (size_t)out_size;
+}
+
+int cdse_store_write_chunk(cdse_store *store, uint64_t start, const void *data, size_t size,
+                           cdse_diag *diag)
+{
+    if (store->results < 0 || start % STORE_RESULTS_CHUNK_ROWS != 0) {
+        cdse_diag_set(diag, "a compressed chunk must start at a multiple of %d rows of /results",
+                      STORE_RESULTS_CHUNK_ROWS);
+        return CDSE_EINVAL;
+    }
+    uint64_t end = start + STORE_RESULTS_CHUNK_ROWS;
+    if (end < store->rows)
+        end = store->rows;
+    hsize_t extent = end, offset = start;
+    if (H5Dset_extent(store->results, &extent) < 0 ||
+        H5Dwrite_chunk(store->results, H5P_DEFAULT, 0, &offset, size, data) < 0) {
+        cdse_diag_set(diag, "writing a chunk to /results failed");
+        return CDSE_EIO;
+    }
+    store->rows = end;
     return CDSE_OK;
 }
 

@@ -396,37 +396,39 @@ static bool workgen_next(workgen *w, cdse_range *chunk)
 
 /* ---- one chunk's message -------------------------------------------------------------------- */
 
+/* A worker's message: the header, n_blobs sizes (uint64), the compressed HDF5 chunks of the
+ * chunk's rows (n_blobs x chunk_rows rows), the n_tail rows left over, packed, and n_cand
+ * candidate records. Ranks run the same binary, so structs travel as bytes. */
 typedef struct chunk_header {
     uint64_t begin, end;
-    uint64_t n_rows, n_cand;
+    uint64_t n_rows; /* rows to store: n_blobs x chunk_rows + n_tail */
+    uint64_t n_blobs, n_tail, n_cand;
     cdse_counts counts;
     int32_t interrupted;
     int32_t pad;
 } chunk_header;
 
-/* A chunk being evaluated, laid out as the message: header, rows, candidates. */
+/* A chunk being evaluated. */
 typedef struct chunk {
-    unsigned char *buf;
-    size_t cap;
-    size_t row_size;
+    chunk_header head;
+    unsigned char *rows; /* packed rows to store, chunk_max of them */
+    unsigned char *msg;  /* the message being built */
+    size_t msg_cap;
+    unsigned char *scratch; /* for the shuffle */
+    size_t row_size, chunk_rows;
     sweep__best *best; /* the chunk's own best, for its candidates */
     uint64_t next;     /* next index to evaluate */
 } chunk;
 
-static chunk_header *chunk_head(chunk *c)
+static int grow(unsigned char **buf, size_t *cap, size_t bytes)
 {
-    return (chunk_header *)c->buf;
-}
-
-static int chunk_reserve(chunk *c, size_t bytes)
-{
-    if (bytes <= c->cap)
+    if (bytes <= *cap)
         return 0;
-    unsigned char *grown = realloc(c->buf, bytes);
+    unsigned char *grown = realloc(*buf, bytes);
     if (grown == NULL)
         return -1;
-    c->buf = grown;
-    c->cap = bytes;
+    *buf = grown;
+    *cap = bytes;
     return 0;
 }
 
@@ -434,25 +436,29 @@ static int chunk_init(chunk *c, const cdse_job *job, uint64_t chunk_max)
 {
     memset(c, 0, sizeof *c);
     c->row_size = cdse_store_row_size();
+    c->chunk_rows = cdse_store_chunk_rows();
     c->best = sweep__best_create(&job->objective);
-    size_t rows = job->objective.store == CDSE_STORE_BEST ? 0 : (size_t)chunk_max;
-    if (c->best == NULL || chunk_reserve(c, sizeof(chunk_header) + rows * c->row_size) < 0)
+    size_t rows = job->objective.store == CDSE_STORE_BEST ? 1 : (size_t)chunk_max;
+    c->rows = malloc(rows * c->row_size);
+    c->scratch = malloc(c->chunk_rows * c->row_size);
+    if (c->best == NULL || c->rows == NULL || c->scratch == NULL)
         return -1;
     return 0;
 }
 
 static void chunk_free(chunk *c)
 {
-    free(c->buf);
+    free(c->rows);
+    free(c->msg);
+    free(c->scratch);
     sweep__best_free(c->best);
 }
 
 static void chunk_begin(chunk *c, cdse_range range)
 {
-    chunk_header *h = chunk_head(c);
-    memset(h, 0, sizeof *h);
-    h->begin = range.begin;
-    h->end = range.end;
+    memset(&c->head, 0, sizeof c->head);
+    c->head.begin = range.begin;
+    c->head.end = range.end;
     c->next = range.begin;
     sweep__best_clear(c->best);
 }
@@ -460,10 +466,9 @@ static void chunk_begin(chunk *c, cdse_range range)
 /* Evaluates up to `max` more configurations of the chunk. The hot loop of the sweep. */
 static void chunk_eval(chunk *c, const cdse_job *job, uint64_t max)
 {
-    chunk_header *h = chunk_head(c);
+    chunk_header *h = &c->head;
     uint64_t stop = h->end - c->next > max ? c->next + max : h->end;
     int mode = job->objective.store;
-    unsigned char *rows = c->buf + sizeof(chunk_header);
     cdse_record rec;
     for (uint64_t i = c->next; i < stop; i++) {
         cdse_record_eval(job, i, &rec);
@@ -476,31 +481,51 @@ static void chunk_eval(chunk *c, const cdse_job *job, uint64_t max)
             sweep__best_offer(c->best, &rec);
         }
         if (mode == CDSE_STORE_ALL || (mode == CDSE_STORE_FEASIBLE && st == CDSE_ST_OK))
-            cdse_store_pack(&rec, rows + (h->n_rows++) * c->row_size);
+            cdse_store_pack(&rec, c->rows + (h->n_rows++) * c->row_size);
     }
     c->next = stop;
 }
 
-static bool chunk_complete(chunk *c)
+static bool chunk_complete(const chunk *c)
 {
-    return c->next >= chunk_head(c)->end;
+    return c->next >= c->head.end;
 }
 
-/* Appends the candidates; returns the message size, 0 if memory runs out. */
+/* Builds the message in c->msg: compresses the whole HDF5 chunks of rows (so that compression
+ * is spread over the ranks) and appends the rest. Returns its size, 0 if memory runs out. */
 static size_t chunk_finish(chunk *c)
 {
+    chunk_header *h = &c->head;
     cdse_record *cand = NULL;
-    size_t n = sweep__best_candidates(c->best, &cand);
-    size_t offset = sizeof(chunk_header) + chunk_head(c)->n_rows * c->row_size;
-    size_t size = offset + n * sizeof *cand;
-    if (cand == NULL || chunk_reserve(c, size) < 0) {
+    size_t n_cand = sweep__best_candidates(c->best, &cand);
+    h->n_blobs = h->n_rows / c->chunk_rows;
+    h->n_tail = h->n_rows - h->n_blobs * c->chunk_rows;
+    h->n_cand = n_cand;
+    size_t bound = sizeof *h + h->n_blobs * (sizeof(uint64_t) + cdse_store_chunk_bound()) +
+                   h->n_tail * c->row_size + n_cand * sizeof *cand;
+    if (cand == NULL || grow(&c->msg, &c->msg_cap, bound) < 0) {
         free(cand);
         return 0;
     }
-    memcpy(c->buf + offset, cand, n * sizeof *cand);
-    chunk_head(c)->n_cand = n;
+    unsigned char *sizes = c->msg + sizeof *h;
+    unsigned char *p = sizes + h->n_blobs * sizeof(uint64_t);
+    for (uint64_t b = 0; b < h->n_blobs; b++) {
+        uint64_t size =
+            cdse_store_compress_chunk(c->rows + b * c->chunk_rows * c->row_size, c->scratch, p);
+        if (size == 0) {
+            free(cand);
+            return 0;
+        }
+        memcpy(sizes + b * sizeof size, &size, sizeof size);
+        p += size;
+    }
+    memcpy(p, c->rows + h->n_blobs * c->chunk_rows * c->row_size, h->n_tail * c->row_size);
+    p += h->n_tail * c->row_size;
+    memcpy(p, cand, n_cand * sizeof *cand);
+    p += n_cand * sizeof *cand;
+    memcpy(c->msg, h, sizeof *h);
     free(cand);
-    return size;
+    return (size_t)(p - c->msg);
 }
 
 /* ---- provenance ----------------------------------------------------------------------------- */
@@ -541,6 +566,29 @@ static void gather_meta(MPI_Comm comm, int rank, int ranks, cdse_store_meta *met
 
 /* ---- rank 0 ------------------------------------------------------------------------------- */
 
+/* A chunk of work received but not yet committed: done once its `left` rows are written. */
+typedef struct pending {
+    cdse_range range;
+    uint64_t left;
+} pending;
+
+/* Rows of the tail buffer that came from one chunk of work (NULL owner: rows reloaded on
+ * resume, already committed). */
+typedef struct tail_seg {
+    pending *owner;
+    size_t count;
+} tail_seg;
+
+typedef struct blob {
+    pending *owner;
+    size_t size;
+    unsigned char *data;
+} blob;
+
+/* Rank 0's view of /results: rows [0, aligned) are whole HDF5 chunks; the tail buffer holds the
+ * rows from `aligned` on, of which the first tail_written are on disk as a partial chunk (then
+ * "pinned": compressed chunks wait until it is full, since a committed partial chunk is only ever
+ * rewritten with more rows, never moved). */
 typedef struct master {
     const cdse_job *job;
     const cdse_sweep_options *opt;
@@ -550,17 +598,21 @@ typedef struct master {
     sweep__best *best;
     cdse_counts counts;
     workgen gen;
-    /* Received but not yet committed. */
-    unsigned char *rows;
-    size_t n_rows, rows_cap;
-    cdse_range *done;
-    size_t n_done, done_cap;
+    size_t row_size, chunk_rows;
+    uint64_t aligned;
+    unsigned char *tail;
+    size_t tail_n, tail_cap, tail_written;
+    tail_seg *seg;
+    size_t n_seg, seg_cap;
+    blob *queue;
+    size_t q_head, q_n, q_cap;
+    pending **open; /* received, not yet committed */
+    size_t n_open, open_cap;
     /* Accounting. */
     uint64_t done_total;    /* configurations completed, all runs */
     uint64_t done_at_start; /* completed by earlier runs */
     uint64_t committed_now; /* completed and committed by this run */
-    uint64_t pending_configs;
-    uint64_t rows_written;
+    uint64_t rows_at_start;
     double store_seconds;
     double t_start, t_last_flush, t_last_progress;
     bool progress_shown;
@@ -569,59 +621,222 @@ typedef struct master {
     cdse_diag *diag;
 } master;
 
+/* Credits rows [from, to) of the tail buffer as written to their chunks of work. */
+static void tail_credit(master *m, size_t from, size_t to)
+{
+    size_t pos = 0;
+    for (size_t i = 0; i < m->n_seg && pos < to; i++) {
+        size_t b = pos, e = pos + m->seg[i].count;
+        size_t lo = b > from ? b : from, hi = e < to ? e : to;
+        if (hi > lo && m->seg[i].owner)
+            m->seg[i].owner->left -= hi - lo;
+        pos = e;
+    }
+}
+
+/* Drops the first `n` rows of the tail buffer. */
+static void tail_pop(master *m, size_t n)
+{
+    memmove(m->tail, m->tail + n * m->row_size, (m->tail_n - n) * m->row_size);
+    m->tail_n -= n;
+    size_t i = 0;
+    while (n > 0 && i < m->n_seg) {
+        size_t take = m->seg[i].count < n ? m->seg[i].count : n;
+        m->seg[i].count -= take;
+        n -= take;
+        if (m->seg[i].count == 0)
+            i++;
+    }
+    memmove(m->seg, m->seg + i, (m->n_seg - i) * sizeof *m->seg);
+    m->n_seg -= i;
+}
+
+static int write_tail_chunk(master *m)
+{
+    int rc = cdse_store_write_rows(m->store, m->aligned, m->tail, m->chunk_rows, m->diag);
+    if (rc != 0)
+        return rc;
+    tail_credit(m, m->tail_written, m->chunk_rows);
+    tail_pop(m, m->chunk_rows);
+    m->aligned += m->chunk_rows;
+    m->tail_written = 0;
+    return 0;
+}
+
+/* Writes what can be written now: whole chunks, in an order that never moves committed rows. */
+static int master_drain(master *m)
+{
+    for (;;) {
+        int rc = 0;
+        if (m->tail_written > 0) { /* pinned partial chunk: fill it first */
+            if (m->tail_n < m->chunk_rows)
+                return 0;
+            rc = write_tail_chunk(m);
+        } else if (m->q_n > 0) {
+            blob *b = &m->queue[m->q_head];
+            rc = cdse_store_write_chunk(m->store, m->aligned, b->data, b->size, m->diag);
+            if (rc == 0) {
+                b->owner->left -= m->chunk_rows;
+                m->aligned += m->chunk_rows;
+                free(b->data);
+                m->q_head++;
+                m->q_n--;
+                if (m->q_n == 0)
+                    m->q_head = 0;
+            }
+        } else if (m->tail_n >= m->chunk_rows) {
+            rc = write_tail_chunk(m);
+        } else {
+            return 0;
+        }
+        if (rc != 0)
+            return rc;
+    }
+}
+
 static int master_commit(master *m)
 {
     double t0 = now_s();
-    int rc = 0;
-    if (m->n_rows > 0)
-        rc = cdse_store_append(m->store, m->rows, m->n_rows, m->diag);
+    int rc = master_drain(m);
+    if (rc == 0 && m->tail_n > m->tail_written) { /* the partial chunk, rewritten whole */
+        rc = cdse_store_write_rows(m->store, m->aligned, m->tail, m->tail_n, m->diag);
+        if (rc == 0) {
+            tail_credit(m, m->tail_written, m->tail_n);
+            m->tail_written = m->tail_n;
+        }
+    }
+    cdse_range *done = malloc((m->n_open ? m->n_open : 1) * sizeof *done);
+    pending **finished = malloc((m->n_open ? m->n_open : 1) * sizeof *finished);
+    size_t n_done = 0, kept = 0;
+    uint64_t configs = 0;
+    for (size_t i = 0; done != NULL && finished != NULL && i < m->n_open; i++) {
+        if (m->open[i]->left == 0) {
+            finished[n_done] = m->open[i];
+            done[n_done++] = m->open[i]->range;
+            configs += m->open[i]->range.end - m->open[i]->range.begin;
+        } else {
+            m->open[kept++] = m->open[i];
+        }
+    }
+    if (done != NULL && finished != NULL)
+        m->n_open = kept;
     cdse_record *top = NULL, *pareto = NULL;
     size_t n_top = sweep__best_top(m->best, &top);
     size_t n_pareto = sweep__best_pareto(m->best, &pareto);
-    if (rc == 0 && (top == NULL || pareto == NULL)) {
+    if (rc == 0 && (top == NULL || pareto == NULL || done == NULL || finished == NULL)) {
         cdse_diag_set(m->diag, "out of memory");
         rc = CDSE_ENOMEM;
     }
     if (rc == 0)
-        rc = cdse_store_commit(m->store, m->done, m->n_done, &m->counts, top, n_top, pareto,
-                               n_pareto, m->diag);
+        rc = cdse_store_commit(m->store, done, n_done, &m->counts, top, n_top, pareto, n_pareto,
+                               m->diag);
+    if (rc == 0)
+        m->committed_now += configs;
+    /* Every row of the tail buffer is on disk now: its segments need no owner any more, and the
+     * finished chunks of work are referenced by nothing. */
+    for (size_t i = 0; i < m->n_seg; i++)
+        m->seg[i].owner = NULL;
+    for (size_t i = 0; finished != NULL && i < n_done; i++)
+        free(finished[i]);
+    free(finished);
     free(top);
     free(pareto);
-    if (rc == 0) {
-        m->rows_written += m->n_rows;
-        m->committed_now += m->pending_configs;
-    }
-    m->n_rows = 0;
-    m->n_done = 0;
-    m->pending_configs = 0;
+    free(done);
     m->store_seconds += now_s() - t0;
     m->t_last_flush = now_s();
     return rc;
+}
+
+static int push_open(master *m, pending *p)
+{
+    if (m->n_open == m->open_cap) {
+        size_t cap = m->open_cap ? 2 * m->open_cap : 64;
+        pending **grown = realloc(m->open, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        m->open = grown;
+        m->open_cap = cap;
+    }
+    m->open[m->n_open++] = p;
+    return 0;
+}
+
+static int push_blob(master *m, pending *owner, const unsigned char *data, size_t size)
+{
+    if (m->q_head + m->q_n == m->q_cap) {
+        if (m->q_head > 0) {
+            memmove(m->queue, m->queue + m->q_head, m->q_n * sizeof *m->queue);
+            m->q_head = 0;
+        } else {
+            size_t cap = m->q_cap ? 2 * m->q_cap : 64;
+            blob *grown = realloc(m->queue, cap * sizeof *grown);
+            if (grown == NULL)
+                return -1;
+            m->queue = grown;
+            m->q_cap = cap;
+        }
+    }
+    blob *b = &m->queue[m->q_head + m->q_n];
+    b->data = malloc(size);
+    if (b->data == NULL)
+        return -1;
+    memcpy(b->data, data, size);
+    b->size = size;
+    b->owner = owner;
+    m->q_n++;
+    return 0;
+}
+
+static int push_tail(master *m, pending *owner, const unsigned char *rows, size_t n)
+{
+    if (n == 0)
+        return 0;
+    size_t bytes = (m->tail_n + n) * m->row_size, cap_bytes = m->tail_cap * m->row_size;
+    if (grow(&m->tail, &cap_bytes, bytes) < 0)
+        return -1;
+    m->tail_cap = cap_bytes / m->row_size;
+    memcpy(m->tail + m->tail_n * m->row_size, rows, n * m->row_size);
+    m->tail_n += n;
+    if (m->n_seg == m->seg_cap) {
+        size_t cap = m->seg_cap ? 2 * m->seg_cap : 64;
+        tail_seg *grown = realloc(m->seg, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        m->seg = grown;
+        m->seg_cap = cap;
+    }
+    m->seg[m->n_seg++] = (tail_seg){owner, n};
+    return 0;
 }
 
 static int master_merge(master *m, const unsigned char *msg)
 {
     chunk_header h;
     memcpy(&h, msg, sizeof h);
-    size_t row_size = cdse_store_row_size();
-    if (m->n_rows + h.n_rows > m->rows_cap && m->n_rows > 0) {
-        int rc = master_commit(m);
-        if (rc != 0)
-            return rc;
+    pending *p = malloc(sizeof *p);
+    if (p == NULL || push_open(m, p) < 0) {
+        free(p);
+        cdse_diag_set(m->diag, "out of memory");
+        return CDSE_ENOMEM;
     }
-    if (m->n_rows + h.n_rows > m->rows_cap) {
-        size_t cap = m->n_rows + h.n_rows;
-        unsigned char *grown = realloc(m->rows, cap * row_size);
-        if (grown == NULL) {
-            cdse_diag_set(m->diag, "out of memory");
-            return CDSE_ENOMEM;
-        }
-        m->rows = grown;
-        m->rows_cap = cap;
+    p->range = (cdse_range){h.begin, h.end};
+    p->left = h.n_rows;
+    const unsigned char *sizes = msg + sizeof h;
+    const unsigned char *data = sizes + h.n_blobs * sizeof(uint64_t);
+    int rc = 0;
+    for (uint64_t b = 0; b < h.n_blobs && rc == 0; b++) {
+        uint64_t size;
+        memcpy(&size, sizes + b * sizeof size, sizeof size);
+        rc = push_blob(m, p, data, (size_t)size);
+        data += size;
     }
-    memcpy(m->rows + m->n_rows * row_size, msg + sizeof h, h.n_rows * row_size);
-    m->n_rows += h.n_rows;
-    const unsigned char *cand = msg + sizeof h + h.n_rows * row_size;
+    if (rc == 0)
+        rc = push_tail(m, p, data, (size_t)h.n_tail);
+    if (rc != 0) {
+        cdse_diag_set(m->diag, "out of memory");
+        return CDSE_ENOMEM;
+    }
+    const unsigned char *cand = data + h.n_tail * m->row_size;
     for (uint64_t i = 0; i < h.n_cand; i++) {
         cdse_record r;
         memcpy(&r, cand + i * sizeof r, sizeof r);
@@ -631,22 +846,13 @@ static int master_merge(master *m, const unsigned char *msg)
     m->counts.feasible += h.counts.feasible;
     for (int st = 0; st < CDSE_ST_COUNT; st++)
         m->counts.status[st] += h.counts.status[st];
-    if (m->n_done == m->done_cap) {
-        size_t cap = m->done_cap ? 2 * m->done_cap : 256;
-        cdse_range *grown = realloc(m->done, cap * sizeof *grown);
-        if (grown == NULL) {
-            cdse_diag_set(m->diag, "out of memory");
-            return CDSE_ENOMEM;
-        }
-        m->done = grown;
-        m->done_cap = cap;
-    }
-    m->done[m->n_done++] = (cdse_range){h.begin, h.end};
     m->done_total += h.end - h.begin;
-    m->pending_configs += h.end - h.begin;
     if (h.interrupted)
         m->stopping = true;
-    return 0;
+    double t0 = now_s();
+    rc = master_drain(m);
+    m->store_seconds += now_s() - t0;
+    return rc;
 }
 
 static void format_duration(double s, char *buf, size_t size)
@@ -777,7 +983,7 @@ static int master_loop(master *m)
                 if (chunk_finish(&own) == 0)
                     m->error = CDSE_ENOMEM;
                 else if (m->error == 0) {
-                    int rc = master_merge(m, own.buf);
+                    int rc = master_merge(m, own.msg);
                     if (rc != 0)
                         m->error = rc;
                 }
@@ -794,8 +1000,8 @@ static int master_loop(master *m)
                 master_receive(m, &status, &buf, &cap, outstanding, &active);
             }
         }
-        if (m->error == 0 &&
-            (now_s() - m->t_last_flush >= flush_s || m->n_rows >= SWEEP_PENDING_ROWS_MAX)) {
+        if (m->error == 0 && (now_s() - m->t_last_flush >= flush_s ||
+                              m->q_n * m->chunk_rows + m->tail_n >= SWEEP_PENDING_ROWS_MAX)) {
             int rc = master_commit(m);
             if (rc != 0)
                 m->error = rc;
@@ -827,6 +1033,7 @@ static void worker_loop(const cdse_job *job, const cdse_sweep_options *opt, MPI_
         if (ok) {
             chunk_begin(&c, (cdse_range){msg[0], msg[1]});
             chunk_eval(&c, job, msg[1] - msg[0]);
+            c.head.interrupted = opt->stop != NULL && *opt->stop;
             size = chunk_finish(&c);
         }
         if (size == 0) { /* out of memory: report the chunk as interrupted and empty */
@@ -837,15 +1044,38 @@ static void worker_loop(const cdse_job *job, const cdse_sweep_options *opt, MPI_
             MPI_Send(&h, (int)sizeof h, MPI_BYTE, 0, TAG_RESULT, comm);
             continue;
         }
-        if (opt->stop != NULL && *opt->stop)
-            chunk_head(&c)->interrupted = 1;
-        MPI_Send(c.buf, (int)size, MPI_BYTE, 0, TAG_RESULT, comm);
+        MPI_Send(c.msg, (int)size, MPI_BYTE, 0, TAG_RESULT, comm);
     }
     if (ok)
         chunk_free(&c);
 }
 
 /* ---- the sweep ---------------------------------------------------------------------------- */
+
+/* Resume: the rows after the last whole HDF5 chunk come back into the tail buffer, pinned. */
+static int reload_tail(master *m)
+{
+    uint64_t rows = 0;
+    int rc = cdse_store_rows(m->store, "results", &rows, m->diag);
+    m->rows_at_start = rows;
+    m->aligned = rows / m->chunk_rows * m->chunk_rows;
+    size_t n = (size_t)(rows - m->aligned);
+    if (rc != 0 || n == 0)
+        return rc;
+    unsigned char *buf = malloc(n * m->row_size);
+    if (buf == NULL) {
+        cdse_diag_set(m->diag, "out of memory");
+        return CDSE_ENOMEM;
+    }
+    rc = cdse_store_read_rows(m->store, "results", m->aligned, n, buf, m->diag);
+    if (rc == 0 && push_tail(m, NULL, buf, n) != 0) {
+        cdse_diag_set(m->diag, "out of memory");
+        rc = CDSE_ENOMEM;
+    }
+    m->tail_written = m->tail_n;
+    free(buf);
+    return rc;
+}
 
 /* Rank 0: creates or reopens the store, and restores counts, best and the remaining gaps. */
 static int master_open(master *m, const cdse_store_meta *meta, bool *already_complete)
@@ -904,6 +1134,12 @@ static int master_open(master *m, const cdse_store_meta *meta, bool *already_com
         free(done);
         return rc;
     }
+    if (rc == 0)
+        rc = reload_tail(m);
+    if (rc != 0) {
+        free(done);
+        return rc;
+    }
     m->gen.n_gaps = sweep__gaps(done, n_done, job->space.size, &m->gen.gaps);
     free(done);
     if (m->gen.gaps == NULL) {
@@ -939,7 +1175,10 @@ static int run_master(master *m, const cdse_store_meta *meta, cdse_sweep_stats *
     stats->total = m->job->space.size;
     stats->done = m->done_total;
     stats->evaluated_now = m->committed_now;
-    stats->rows_written = m->rows_written;
+    uint64_t rows_now = 0;
+    cdse_diag ignored;
+    cdse_store_rows(m->store, "results", &rows_now, &ignored);
+    stats->rows_written = rows_now - m->rows_at_start;
     stats->seconds = now_s() - m->t_start;
     stats->store_seconds = m->store_seconds;
     stats->counts = m->counts;
@@ -972,6 +1211,8 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
         m.gen.ranks = ranks;
         m.gen.chunk_min = chunk_min;
         m.gen.chunk_max = chunk_max;
+        m.row_size = cdse_store_row_size();
+        m.chunk_rows = cdse_store_chunk_rows();
         m.best = sweep__best_create(&job->objective);
         if (m.best == NULL) {
             int go = CDSE_ENOMEM;
@@ -991,8 +1232,14 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
         }
         sweep__best_free(m.best);
         free(m.gen.gaps);
-        free(m.rows);
-        free(m.done);
+        free(m.tail);
+        free(m.seg);
+        for (size_t i = 0; i < m.q_n; i++)
+            free(m.queue[m.q_head + i].data);
+        free(m.queue);
+        for (size_t i = 0; i < m.n_open; i++)
+            free(m.open[i]);
+        free(m.open);
     } else {
         int go = 0;
         MPI_Bcast(&go, 1, MPI_INT, 0, comm);

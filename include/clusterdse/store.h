@@ -62,7 +62,7 @@ int cdse_store_close(cdse_store *store, cdse_diag *diag);
 
 /* Root attributes. */
 uint64_t cdse_store_fingerprint(const cdse_store *store);
-int cdse_store_metric(const cdse_store *store); /* cdse_metric of the job */
+int cdse_store_metric(const cdse_store *store);   /* cdse_metric of the job */
 int cdse_store_get_mode(const cdse_store *store); /* cdse_store_mode of the job */
 uint64_t cdse_store_space_size(const cdse_store *store);
 bool cdse_store_complete(const cdse_store *store);
@@ -83,6 +83,24 @@ void cdse_store_unpack(const void *row, cdse_record *record);
 
 /* Appends packed rows to /results (not yet committed). */
 int cdse_store_append(cdse_store *store, const void *rows, size_t n, cdse_diag *diag);
+
+/* Rows per HDF5 chunk of /results. */
+size_t cdse_store_chunk_rows(void);
+/* Bytes a compressed chunk may take at most. */
+size_t cdse_store_chunk_bound(void);
+/* Compresses exactly cdse_store_chunk_rows() packed rows the way the filter pipeline of
+ * /results does (shuffle, then deflate), so that any rank can prepare chunks and the writer only
+ * copies bytes. `scratch` holds chunk_rows x row_size bytes, `out` cdse_store_chunk_bound().
+ * Returns the compressed size, 0 on failure. No HDF5 call: safe on any rank. */
+size_t cdse_store_compress_chunk(const void *rows, void *scratch, void *out);
+/* Writes packed rows at [start, start + n) of /results, extending it as needed. Writing again
+ * over rows already committed is allowed only with the same rows (a partial chunk filled up). */
+int cdse_store_write_rows(cdse_store *store, uint64_t start, const void *rows, size_t n,
+                          cdse_diag *diag);
+/* Writes one compressed chunk (cdse_store_compress_chunk) at row `start`, a multiple of
+ * cdse_store_chunk_rows(), extending /results. */
+int cdse_store_write_chunk(cdse_store *store, uint64_t start, const void *data, size_t size,
+                           cdse_diag *diag);
 
 /* Makes everything appended so far durable together with the completed ranges `done`
  * (appended to /progress), the counts and the current /top and /pareto, in one flush. */
