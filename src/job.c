@@ -733,6 +733,13 @@ static int resolve_file(const char *subdir, const char *name, const char *job_pa
         snprintf(out, size, "%s", name);
         return readable(out) ? CDSE_OK : CDSE_EIO;
     }
+    if (job_path != NULL && job_path[0] != '<') { /* the job file's own directory first */
+        char dir[CDSE_PATH_MAX];
+        dir_of(job_path, dir, sizeof dir);
+        int len = snprintf(out, size, "%s/%s", dir, name);
+        if (len > 0 && (size_t)len < size && readable(out))
+            return CDSE_OK;
+    }
     return cdse_job_find_data("", name, job_path, out, size);
 }
 

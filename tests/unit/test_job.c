@@ -196,6 +196,36 @@ static void test_base_and_override(void **state)
     drop(job);
 }
 
+static void test_network_profile(void **state)
+{
+    (void)state;
+    /* tests/jobs/fitted_example.cfg, relative to the job file's directory. */
+    const char *text = "models = ( \"gpt3-1.3b\" );\n"
+                       "systems = ( { base = \"a100-80g-dgx\"; name = \"a100-fitted\";\n"
+                       "              network_profile = \"fitted_example.cfg\"; } );\n"
+                       "space = { gpus = 8; global_batch = 64; };\n";
+    cdse_diag diag;
+    cdse_job *job = load(text, CDSE_OK, &diag);
+    const cdse_system *sys = &job->system[0];
+    assert_string_equal(sys->name, "a100-fitted");
+    assert_int_equal(sys->n_levels, 2);
+    assert_string_equal(sys->level[0].name, "nvlink");
+    assert_float_equal(sys->level[0].coll_latency_us[CDSE_COLL_ALLREDUCE], 12.5, 0.0);
+    assert_float_equal(sys->level[0].coll_bandwidth_gbs[CDSE_COLL_ALLREDUCE], 210.0, 0.0);
+    assert_float_equal(sys->level[0].coll_bandwidth_gbs[CDSE_COLL_ALLGATHER], 0.0, 0.0);
+    assert_float_equal(sys->level[1].coll_latency_us[CDSE_COLL_ALLTOALL], 20.0, 0.0);
+    assert_float_equal(sys->level[1].bandwidth_gbs, 25.0, 0.0);
+    assert_float_equal(sys->peak_tflops[CDSE_BF16], 312.0, 1e-9); /* from the base */
+    drop(job);
+    /* network and network_profile together are ambiguous. */
+    expect_error("models = ( \"gpt3-1.3b\" );\n"
+                 "systems = ( { base = \"a100-80g-dgx\"; name = \"x\";\n"
+                 "  network = ( { name = \"a\"; size = 0; bandwidth = 1; latency = 1; } );\n"
+                 "  network_profile = \"fitted_example.cfg\"; } );\n"
+                 "space = { gpus = 8; global_batch = 64; };\n",
+                 4, "systems[0].network_profile");
+}
+
 static void test_l_suffix_tokens(void **state)
 {
     (void)state;
@@ -519,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_inline_model_and_system),
         cmocka_unit_test(test_base_and_override),
+        cmocka_unit_test(test_network_profile),
         cmocka_unit_test(test_l_suffix_tokens),
         cmocka_unit_test(test_fingerprint),
         cmocka_unit_test(test_zoo_files),
