@@ -1024,6 +1024,20 @@ size_t cdse_store_compress_chunk(const void *rows, void *scratch, void *out)
     return (size_t)out_size;
 }
 
+int cdse_store_decompress_chunk(const void *data, size_t size, void *scratch, void *rows)
+{
+    size_t row_size = cdse_store_row_size(), n = STORE_RESULTS_CHUNK_ROWS;
+    uLongf out_size = (uLongf)(n * row_size);
+    if (uncompress(scratch, &out_size, data, (uLong)size) != Z_OK || out_size != n * row_size)
+        return -1;
+    const unsigned char *src = scratch;
+    unsigned char *dst = rows;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < row_size; j++)
+            dst[i * row_size + j] = src[j * n + i];
+    return 0;
+}
+
 int cdse_store_write_chunk(cdse_store *store, uint64_t start, const void *data, size_t size,
                            cdse_diag *diag)
 {

@@ -621,6 +621,8 @@ typedef struct master {
     cdse_diag *diag;
 } master;
 
+static int push_tail(master *m, pending *owner, const unsigned char *rows, size_t n);
+
 /* Credits rows [from, to) of the tail buffer as written to their chunks of work. */
 static void tail_credit(master *m, size_t from, size_t to)
 {
@@ -694,10 +696,39 @@ static int master_drain(master *m)
     }
 }
 
+/* While a committed partial chunk is pinned, compressed chunks wait; a commit must leave
+ * nothing waiting, so it unpacks them into the tail buffer (rarely: only the chunks that arrive
+ * between a commit and the moment the partial chunk fills up). */
+static int unpack_waiting(master *m)
+{
+    int rc = 0;
+    while (rc == 0 && m->tail_written > 0 && m->q_n > 0) {
+        blob *b = &m->queue[m->q_head];
+        size_t bytes = m->chunk_rows * m->row_size;
+        unsigned char *rows = malloc(bytes), *scratch = malloc(bytes);
+        if (rows == NULL || scratch == NULL ||
+            cdse_store_decompress_chunk(b->data, b->size, scratch, rows) != 0 ||
+            push_tail(m, b->owner, rows, m->chunk_rows) != 0) {
+            cdse_diag_set(m->diag, "out of memory or a damaged chunk message");
+            rc = CDSE_ENOMEM;
+        }
+        free(rows);
+        free(scratch);
+        free(b->data);
+        m->q_head++;
+        m->q_n--;
+        if (rc == 0)
+            rc = master_drain(m);
+    }
+    return rc;
+}
+
 static int master_commit(master *m)
 {
     double t0 = now_s();
     int rc = master_drain(m);
+    if (rc == 0)
+        rc = unpack_waiting(m);
     if (rc == 0 && m->tail_n > m->tail_written) { /* the partial chunk, rewritten whole */
         rc = cdse_store_write_rows(m->store, m->aligned, m->tail, m->tail_n, m->diag);
         if (rc == 0) {

@@ -93,6 +93,8 @@ size_t cdse_store_chunk_bound(void);
  * copies bytes. `scratch` holds chunk_rows x row_size bytes, `out` cdse_store_chunk_bound().
  * Returns the compressed size, 0 on failure. No HDF5 call: safe on any rank. */
 size_t cdse_store_compress_chunk(const void *rows, void *scratch, void *out);
+/* The inverse: `rows` receives cdse_store_chunk_rows() packed rows. Returns 0 or -1. */
+int cdse_store_decompress_chunk(const void *data, size_t size, void *scratch, void *rows);
 /* Writes packed rows at [start, start + n) of /results, extending it as needed. Writing again
  * over rows already committed is allowed only with the same rows (a partial chunk filled up). */
 int cdse_store_write_rows(cdse_store *store, uint64_t start, const void *rows, size_t n,
