@@ -110,6 +110,33 @@ static void test_span_three_levels(void **state)
     assert_span(&s, 4, 4, (const int[]){1, 4, 1});  /* 0, 4, 8, 12: one rack, four boards */
 }
 
+/* The contract of cdse_group_span (collective.h): the product of the factors is the group size,
+ * and level l is crossed when factor[l] > 1. Groups that do not fill their nodes evenly:
+ *   - 12 consecutive ranks (e.g. dp = 12 on the first pipeline stage of 24 GPUs with pp = 2):
+ *     ranks 0..7 on node 0, 8..11 on node 1: InfiniBand is crossed;
+ *   - 3 ranks 4 apart (dp = 3 after tp = 4 on 12 GPUs): ranks 0, 4 on node 0, rank 8 on node 1.
+ * Whatever split the model chooses, the factors must multiply to the size and the inter-node
+ * factor must exceed 1. */
+static void test_span_uneven_groups(void **state)
+{
+    (void)state;
+    cdse_system s = two_level();
+    const int cases[][2] = {{12, 1}, {3, 4}};
+    int wrong = 0;
+    for (int c = 0; c < 2; c++) {
+        cdse_span span;
+        cdse_group_span(&s, cases[c][0], cases[c][1], &span);
+        int product = span.factor[0] * span.factor[1];
+        if (product != cases[c][0] || span.factor[1] <= 1) {
+            print_error("size %d stride %d: factors [%d, %d]; expected a product of %d with an "
+                        "inter-node factor > 1\n",
+                        cases[c][0], cases[c][1], span.factor[0], span.factor[1], cases[c][0]);
+            wrong++;
+        }
+    }
+    assert_int_equal(wrong, 0);
+}
+
 /* One level, n = 8, B = 1 GiB:
  * 2 * 7/8 * B / 240e9 + 2 * 7 * 2e-6 = 7.8293675e-3 + 2.8e-5 = 7.8573675e-3 s. */
 static void test_allreduce_one_level(void **state)
@@ -247,6 +274,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_span_two_levels),
         cmocka_unit_test(test_span_three_levels),
+        cmocka_unit_test(test_span_uneven_groups),
         cmocka_unit_test(test_allreduce_one_level),
         cmocka_unit_test(test_allreduce_hierarchical),
         cmocka_unit_test(test_allreduce_inter_node_only),

@@ -654,6 +654,82 @@ static void test_pipeline_p2p(void **state)
     assert_rel(r.t_pp_comm_s, 11.0 * 2.0 * one, 1e-12);
 }
 
+/* A pipeline that spans nodes: t = 4, p = 4 on 16 GPUs, 8 per node. Stage k holds ranks 4k..4k+3,
+ * so stages 0-1 and 2-3 share a node but the boundary between stages 1 and 2 (ranks 4-7 to 8-11)
+ * crosses InfiniBand. In 1F1B every step waits for every boundary's transfer (Narayanan et al.
+ * 2021 Sec. 2.2: the stages advance in lock-step), so each of the m + p - 1 = 11 steps costs the
+ * inter-node transfer of b s h 2 / t = 524288 B, both directions:
+ * 11 * 2 * (524288 / 22.5e9 + 5e-6) s. */
+static void test_pipeline_p2p_across_nodes(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(8);
+    cdse_system s = sys();
+    cdse_strategy st = strat(16, 4, 4, 2, 16);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.grad_accum, 8);
+    double one = S * B * H * 2.0 / 4.0 / (25e9 * 0.9) + 5e-6;
+    assert_rel(r.t_pp_comm_s, 11.0 * 2.0 * one, 1e-12);
+}
+
+/* Context parallelism on a ring that spans nodes: t = 2, cp = 8 on 16 GPUs. The CP ranks of one
+ * TP rank are 0, 2, ..., 14: the hop 6 -> 8 (and 14 -> 0) crosses InfiniBand, and every ring step
+ * waits for it (ring attention, Liu et al. 2023: each step needs the previous rank's chunk).
+ * Per layer, b = 2, s_local = 512 / 8 = 64, heads per TP rank 8, kv heads per TP rank 8:
+ *   chunk = b s_local 2 kv_local d_head 2 B = 2*64*2*8*64*2 = 262144 B;
+ *   step = 262144 / 22.5e9 + 5e-6 s; forward (cp - 1) = 7 steps, backward 14 steps.
+ * They overlap the attention core (perf.c; OVERLAP_INTERFERENCE 0.25 of the hidden time shows):
+ *   scores b (a/t) s_local s = 2*8*64*512 = 524288;
+ *   Q K^T batch 16 of 64 x 512 x 64: 67108864 FLOP / 5e13 = 1.342e-6 s, bytes
+ *   16 (64*64 + 64*512 + 64*512) 2 = 2228224 -> 2.228e-6 s at 1e12 B/s: memory-bound;
+ *   A V batch 16 of 64 x 64 x 512: the same figures;
+ *   attention forward 2 * 2228224 / 1e12 + 524288 * 9 / 1e12 = 9.175040e-6 s;
+ *   backward 4 * 2228224 / 1e12 + 524288 * 11 / 1e12 = 1.4680064e-5 s.
+ * Both windows are shorter than the exchanges, so per layer
+ *   (7 step - attn_fwd + 0.25 attn_fwd) + (14 step - attn_bwd + 0.25 attn_bwd), times 2 layers. */
+static void test_cp_ring_across_nodes(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    cdse_system s = sys();
+    cdse_strategy st = strat(16, 2, 1, 2, 2);
+    st.cp = 8;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.dp, 1);
+    double hbm = 1e12, gemm_bytes = 2228224.0, scores = 524288.0;
+    assert_true(67108864.0 / 5e13 < gemm_bytes / hbm); /* memory-bound, as worked out above */
+    double attn_fwd = 2.0 * gemm_bytes / hbm + scores * 9.0 / hbm;
+    double attn_bwd = 4.0 * gemm_bytes / hbm + scores * 11.0 / hbm;
+    double step = 262144.0 / (25e9 * 0.9) + 5e-6;
+    assert_true(7.0 * step > attn_fwd && 14.0 * step > attn_bwd);
+    double per_layer = (7.0 * step - 0.75 * attn_fwd) + (14.0 * step - 0.75 * attn_bwd);
+    assert_rel(r.t_cp_comm_s, 2.0 * per_layer, 1e-12);
+}
+
+/* The same ring inside one node (t = 1, cp = 8 on 8 GPUs: ranks 0..7) uses NVLink: step =
+ * chunk / 240e9 + 2e-6 with chunk = 2*64*2*16*64*2 = 524288 B (16 kv heads per rank at t = 1).
+ * Attention per layer: batch 32, figures double those above: forward 2 * 4456448 / 1e12 +
+ * 1048576 * 9 / 1e12, backward 4 * 4456448 / 1e12 + 1048576 * 11 / 1e12. */
+static void test_cp_ring_in_node(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    cdse_system s = sys();
+    cdse_strategy st = strat(8, 1, 1, 2, 2);
+    st.cp = 8;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double hbm = 1e12;
+    double attn_fwd = 2.0 * 4456448.0 / hbm + 1048576.0 * 9.0 / hbm;
+    double attn_bwd = 4.0 * 4456448.0 / hbm + 1048576.0 * 11.0 / hbm;
+    double step = 524288.0 / (300e9 * 0.8) + 2e-6;
+    assert_true(7.0 * step > attn_fwd && 14.0 * step > attn_bwd);
+    double per_layer = (7.0 * step - 0.75 * attn_fwd) + (14.0 * step - 0.75 * attn_bwd);
+    assert_rel(r.t_cp_comm_s, 2.0 * per_layer, 1e-12);
+}
+
 /* ---- Throughput, MFU and HFU ----------------------------------------------------------- */
 
 /* Model FLOPs per token by Narayanan et al. eq. 3, 72 L h^2 (1 + s/(6h) + V/(12 h L)); with
@@ -732,6 +808,9 @@ int main(void)
         cmocka_unit_test(test_bubble_1f1b),
         cmocka_unit_test(test_bubble_interleaved),
         cmocka_unit_test(test_pipeline_p2p),
+        cmocka_unit_test(test_pipeline_p2p_across_nodes),
+        cmocka_unit_test(test_cp_ring_across_nodes),
+        cmocka_unit_test(test_cp_ring_in_node),
         cmocka_unit_test(test_throughput_and_utilization),
         cmocka_unit_test(test_optimizer_time),
     };
