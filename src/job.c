@@ -295,7 +295,8 @@ static int read_scalar(const parse_ctx *ctx, const key_spec *key, const config_s
         else if (type == CONFIG_TYPE_FLOAT && key->type == KEY_FLOAT)
             *number = config_setting_get_float(value);
         else if (type == CONFIG_TYPE_FLOAT)
-            return fail(ctx, holder, NULL, value, allowed, "%g is not an integer",
+            return fail(ctx, holder, NULL, value, allowed,
+                        "the float %g where an integer is expected",
                         config_setting_get_float(value));
         else
             return fail(ctx, holder, NULL, value, allowed, "expected a number");
@@ -399,7 +400,8 @@ static int parse_axis(parse_ctx *ctx, const config_setting_t *setting, const key
     if (count == 0)
         return fail(ctx, setting, NULL, setting, allowed, "the list is empty");
     if (count > CDSE_AXIS_MAX_VALUES)
-        return fail(ctx, setting, NULL, setting, allowed, "%d values", count);
+        return fail(ctx, setting, NULL, setting, allowed, "%d values (more than %d)", count,
+                    CDSE_AXIS_MAX_VALUES);
     in->setting[axis] = setting;
     in->n[axis] = 0;
     for (int i = 0; i < count; i++) {
@@ -439,9 +441,7 @@ static int parse_member(parse_ctx *ctx, const config_setting_t *setting, const k
     if (config_setting_is_aggregate(setting)) {
         char allowed[400];
         key_allowed(key, allowed, sizeof allowed);
-        return fail(ctx, setting, NULL, setting, allowed,
-                    "a list or group where one value is "
-                    "expected");
+        return fail(ctx, setting, NULL, setting, allowed, "a list or group, not one value");
     }
     double number = 0;
     const char *text = NULL;
