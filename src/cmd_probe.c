@@ -23,7 +23,8 @@ static void probe_usage(FILE *out)
             "\n"
             "Plan keys (libconfig):\n");
     cdse_plan_print_keys(out);
-    fprintf(out, "\nExample plans: calibration/plans/quick.cfg, calibration/plans/full.cfg\n"
+    fprintf(out, "\nExample plans: calibration/plans/quick.cfg (tests), node.cfg (one node),\n"
+                 "full.cfg (a multi-node allocation)\n"
                  "Exit codes: 0 done, 1 bad input, 2 runtime failure.\n");
 }
 

@@ -471,7 +471,7 @@ void cdse_plan_print_keys(FILE *out)
         const plan_key *key = &plan_keys[k];
         char range[32] = "";
         if (key->kind == PK_INT || key->kind == PK_FLOAT || key->kind == PK_SIZES)
-            snprintf(range, sizeof range, "%g..%g", key->min, key->max);
+            snprintf(range, sizeof range, "%.10g..%.10g", key->min, key->max);
         fprintf(out, "  %-15s %-7s %-14s %-26s %s\n", key->name, kind_names[key->kind], range,
                 key->default_text ? key->default_text : "(required)", key->help);
     }

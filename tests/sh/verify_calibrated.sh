@@ -13,7 +13,7 @@ collectives = [ "allreduce", "allgather", "reduce_scatter", "alltoall", "sendrec
 sizes = { from = 1024; to = 1048576; };
 time_budget_ms = 10.0;
 PLAN
-run() { echo "+ $*"; "$@"; }
+run() { echo "+ $*" >&2; "$@"; }
 run mpirun -np 2 "$CLUSTERDSE" probe plan.cfg -o probes.h5 >probe.txt
 run "$CLUSTERDSE" fit probes.h5 -o fitted.cfg >fit.txt
 cat >job.cfg <<'JOB'
@@ -25,7 +25,7 @@ space = { gpus = [ 16 ]; tp = [ 2, 4 ]; pp = [ 1, 2 ]; microbatch = [ 1 ]; globa
           precision = [ "bf16" ]; };
 objective = { metric = "time_per_iteration"; top = 4; store = "feasible"; };
 JOB
-run mpirun -np 2 "$CLUSTERDSE" sweep job.cfg -o out.h5 >/dev/null 2>sweep.txt
+run mpirun -np 2 "$CLUSTERDSE" sweep job.cfg -o out.h5 >/dev/null 2>sweep.txt || { cat sweep.txt; exit 1; }
 run mpirun -np 2 "$CLUSTERDSE" verify out.h5 -n 2 --max-bytes 1048576 --time-budget 10 | tee verify.txt
 grep -q '^# median measured / predicted: ' verify.txt
 echo "+ /usr/bin/python3 (check out.h5/verify against fitted.cfg)"
