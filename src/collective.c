@@ -14,19 +14,26 @@ static double level_domain(const cdse_system *system, int level)
     return size > 0 ? (double)size : 1e300;
 }
 
+/* The largest divisor of `size` that is a multiple of `below` and at most `fit`: a group that
+ * does not fill its domains evenly (12 ranks on 8-GPU nodes) is costed as an even split
+ * (6 + 6) so that the factors still multiply to the group size. */
+static int members_inside(int size, int below, double fit)
+{
+    int best = below;
+    for (int d = below; d <= size && d <= fit; d += below)
+        if (size % d == 0)
+            best = d;
+    return best;
+}
+
 void cdse_group_span(const cdse_system *system, int size, int stride, cdse_span *span)
 {
     span->n_levels = system->n_levels;
     int below = 1; /* members of the group inside one domain of the previous level */
     for (int l = 0; l < system->n_levels; l++) {
         int inside = size;
-        double domain = level_domain(system, l);
-        if (l < system->n_levels - 1) {
-            double fit = domain / stride;
-            inside = fit < 1.0 ? 1 : (fit < size ? (int)fit : size);
-            if (inside < below)
-                inside = below;
-        }
+        if (l < system->n_levels - 1)
+            inside = members_inside(size, below, level_domain(system, l) / stride);
         span->factor[l] = inside / below;
         below = inside;
     }
@@ -104,6 +111,16 @@ double cdse_alltoall_time(const cdse_system *system, const cdse_span *span, doub
         below = inside;
     }
     return time;
+}
+
+double cdse_group_p2p_time(const cdse_system *system, const cdse_span *span, double bytes)
+{
+    int outer = 0;
+    for (int l = 0; l < span->n_levels; l++)
+        if (span->factor[l] > 1)
+            outer = l;
+    return bytes / cdse_level_bandwidth(system, outer, CDSE_COLL_SENDRECV) +
+           cdse_level_latency(system, outer, CDSE_COLL_SENDRECV);
 }
 
 /* Ranks r and r + stride share a domain of the first level whose domain is larger than stride

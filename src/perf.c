@@ -225,7 +225,9 @@ static void cp_costs(const env *e, const dims *x, layer_cost *c)
      * forward; backward passes keys/values and their gradients (Liu et al. 2023, "Ring
      * Attention"; Megatron-Core context parallelism). */
     double chunk = x->b * x->s_local * 2.0 * x->kv_local * x->dh * ACT_BYTES;
-    double step = cdse_sendrecv_time(e->sys, (int)x->t, chunk);
+    cdse_span span;
+    cdse_group_span(e->sys, (int)x->c, (int)x->t, &span);
+    double step = cdse_group_p2p_time(e->sys, &span, chunk);
     c->cp_fwd = (x->c - 1.0) * step;
     c->cp_bwd = 2.0 * c->cp_fwd;
 }
@@ -284,8 +286,12 @@ static void stage_params(const cdse_model *model, const dims *x, double *layers,
     double vocab_shard = x->vocab * x->h / x->t;
     double positions = x->gpt ? x->s_full * x->h : 0.0;
     *embed = vocab_shard + positions;
-    if (x->p == 1.0 && !model->tied_embeddings)
-        *embed += vocab_shard;
+    if (x->p == 1.0) {
+        /* The single stage is also the last: final norm, and the output layer when untied. */
+        *embed += norms / 2.0;
+        if (!model->tied_embeddings)
+            *embed += vocab_shard;
+    }
 }
 
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al. 2022 Table 2,
@@ -552,7 +558,9 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
         /* Megatron scatters the boundary activation over the TP ranks before sending
          * (Narayanan et al. 2021 Sec. 4.1); each chunk step sends forward and backward. */
         double bytes = x.tokens * x.h * ACT_BYTES / x.t;
-        double one = cdse_sendrecv_time(system, (int)(x.t * x.c * x.d), bytes);
+        cdse_span span;
+        cdse_group_span(system, (int)x.p, (int)(x.t * x.c * x.d), &span);
+        double one = cdse_group_p2p_time(system, &span, bytes);
         double steps = x.m * x.v + x.p - 1.0;
         if (x.v > 1.0) {
             /* The interleaved schedule overlaps each transfer with the next chunk's computation

@@ -21,6 +21,9 @@ double cdse_allreduce_time(const cdse_system *system, const cdse_span *span, dou
 double cdse_allgather_time(const cdse_system *system, const cdse_span *span, double bytes);
 double cdse_reduce_scatter_time(const cdse_system *system, const cdse_span *span, double bytes);
 double cdse_alltoall_time(const cdse_system *system, const cdse_span *span, double bytes);
+/* One step of a ring or pipeline over the group: its members advance in lock-step, so every step
+ * waits for the slowest hop, the transfer on the outermost level the group crosses. */
+double cdse_group_p2p_time(const cdse_system *system, const cdse_span *span, double bytes);
 /* Point-to-point transfer between two ranks `stride` apart. */
 double cdse_sendrecv_time(const cdse_system *system, int stride, double bytes);
 
