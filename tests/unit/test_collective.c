@@ -135,6 +135,10 @@ static void test_span_uneven_groups(void **state)
         }
     }
     assert_int_equal(wrong, 0);
+    /* collective.c splits such groups evenly: 12 as 6 + 6 ([6, 2]); 3 ranks 4 apart as 1 + 1 + 1
+     * ([1, 3], no divisor of 3 fits two per node). */
+    assert_span(&s, 12, 1, (const int[]){6, 2});
+    assert_span(&s, 3, 4, (const int[]){1, 3});
 }
 
 /* One level, n = 8, B = 1 GiB:
@@ -269,6 +273,28 @@ static void test_fitted_parameters_override(void **state)
     assert_rel(cdse_sendrecv_time(&s, 8, B), B / BW1 + 9e-6, 1e-12);
 }
 
+/* A ring or pipeline step over a group waits for its slowest hop: the transfer on the outermost
+ * level the group crosses (collective.h). B / bw + lat of that level:
+ *   4 pipeline stages 4 ranks apart ([2, 2]): ranks 4-7 to 8-11 cross IB;
+ *   8 ranks 1 apart ([8, 1]): NVLink only;
+ *   8 context-parallel ranks 2 apart ([4, 2]): IB. */
+static void test_group_p2p_outermost_hop(void **state)
+{
+    (void)state;
+    cdse_system s = two_level();
+    double B = 5e6;
+    cdse_span span;
+    cdse_group_span(&s, 4, 4, &span);
+    assert_rel(cdse_group_p2p_time(&s, &span, B), B / BW1 + LAT1, 1e-12);
+    cdse_group_span(&s, 8, 1, &span);
+    assert_rel(cdse_group_p2p_time(&s, &span, B), B / BW0 + LAT0, 1e-12);
+    cdse_group_span(&s, 8, 2, &span);
+    assert_rel(cdse_group_p2p_time(&s, &span, B), B / BW1 + LAT1, 1e-12);
+    /* Fitted send/recv parameters apply. */
+    s.level[1].coll_bandwidth_gbs[CDSE_COLL_SENDRECV] = 12.5;
+    assert_rel(cdse_group_p2p_time(&s, &span, B), B / 12.5e9 + LAT1, 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_alltoall),
         cmocka_unit_test(test_single_rank_is_free),
         cmocka_unit_test(test_sendrecv_level_by_stride),
+        cmocka_unit_test(test_group_p2p_outermost_hop),
         cmocka_unit_test(test_fitted_parameters_override),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

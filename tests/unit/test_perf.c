@@ -730,6 +730,170 @@ static void test_cp_ring_in_node(void **state)
     assert_rel(r.t_cp_comm_s, 2.0 * per_layer, 1e-12);
 }
 
+/* ---- Data-parallel communication ------------------------------------------------------ */
+
+/* t = 8, p = 2, d = 2 on 32 GPUs: the two DP ranks are 8 apart, on different nodes ([1, 2]).
+ * First stage per GPU (L = 4, two layers): 12 h^2/8 + 7h/8 + 6h = 1572864 + 896 + 6144 = 1579904
+ * per layer, 3159808 for two, + V h / 8 + s h = 524288 + 524288: 4208384 parameters.
+ * Gradients in fp32: G = 16833536 B; weights in bf16: W = 8416768 B. The stage is smaller than
+ * one 40M-parameter bucket (perf.c DP_BUCKET_PARAMS, Megatron-Core DDP default), so its one bucket
+ * starts when the backward pass ends and the whole reduction is exposed:
+ *   ZeRO 0: all-reduce over IB, n = 2: 2 (1/2) G / 22.5e9 + 2 * 5e-6;
+ *   ZeRO 1: reduce-scatter of G and all-gather of W: (1/2) G / 22.5e9 + 5e-6 +
+ *           (1/2) W / 22.5e9 + 5e-6. */
+#define DP_STAGE_PARAMS 4208384.0
+
+static void test_dp_comm_one_bucket(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(32, 8, 2, 1, 8);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.dp, 2);
+    assert_int_equal(r.grad_accum, 4);
+    assert_rel(r.mem_weights_gib, DP_STAGE_PARAMS * 2.0 / GIB, 1e-12);
+    double bw = 25e9 * 0.9, lat = 5e-6;
+    double G = DP_STAGE_PARAMS * 4.0, W = DP_STAGE_PARAMS * 2.0;
+    assert_rel(r.t_dp_comm_s, 2.0 * 0.5 * G / bw + 2.0 * lat, 1e-12);
+    st.zero = 1;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.t_dp_comm_s, 0.5 * G / bw + lat + 0.5 * W / bw + lat, 1e-12);
+}
+
+/* ZeRO-3 gathers the weights for the forward and the backward pass and reduce-scatters the
+ * gradients for every micro-batch (Rajbhandari et al. 2020 Sec. 5.3), overlapped with that
+ * micro-batch's computation, window w = forward + backward of one micro-batch:
+ * m exposed(2 ag(W) + rs(G), w), exposed(c, w) = c - min(c, w) + 0.25 min(c, w) (perf.c,
+ * OVERLAP_INTERFERENCE). On the 22.5e9 B/s IB the collectives (2 * 1.87e-4 + 3.74e-4 + 15 us =
+ * 7.6e-4 s) outlast the short window of this small stage; at 360e9 B/s (400 GB/s x 0.9) they
+ * hide behind it and only their interference shows. */
+static void test_dp_comm_zero3(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(32, 8, 2, 1, 8);
+    st.zero = 3;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double lat = 5e-6;
+    double G = DP_STAGE_PARAMS * 4.0, W = DP_STAGE_PARAMS * 2.0;
+    double bw = 25e9 * 0.9;
+    double per_mb = 2.0 * (0.5 * W / bw + lat) + (0.5 * G / bw + lat);
+    double window = (r.t_forward_s + r.t_backward_s) / 4.0;
+    assert_true(per_mb > window);
+    assert_rel(r.t_dp_comm_s, 4.0 * (per_mb - window + 0.25 * window), 1e-9);
+
+    s.level[1].bandwidth_gbs = 400.0;
+    eval_ok(&m, &s, &st, &r);
+    bw = 400e9 * 0.9;
+    per_mb = 2.0 * (0.5 * W / bw + lat) + (0.5 * G / bw + lat);
+    assert_true(per_mb < (r.t_forward_s + r.t_backward_s) / 4.0);
+    assert_rel(r.t_dp_comm_s, 4.0 * 0.25 * per_mb, 1e-12);
+}
+
+/* A stage larger than one bucket: L = 64 on p = 2 (32 layers), t = 8, d = 2:
+ * 32 * 1579904 + 1048576 = 51605504 parameters; the last bucket, 40e6 / 51605504 of the
+ * all-reduce, is exposed after the backward pass when the rest hides behind it. IB at 200 GB/s
+ * (x 0.9) so that the all-reduce 2 (1/2) 4 * 51605504 / 180e9 + 1e-5 = 1.157e-3 s fits in the
+ * backward window. */
+static void test_dp_comm_last_bucket(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(64);
+    cdse_system s = sys();
+    s.level[1].bandwidth_gbs = 200.0;
+    cdse_strategy st = strat(32, 8, 2, 1, 8);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double params = 32.0 * 1579904.0 + 1048576.0;
+    assert_rel(r.mem_weights_gib, params * 2.0 / GIB, 1e-12);
+    double ar = 2.0 * 0.5 * params * 4.0 / (200e9 * 0.9) + 2.0 * 5e-6;
+    double bucket = 40e6 / params;
+    assert_true(ar < r.t_backward_s / 4.0 && 0.25 < bucket); /* hidden part costs less */
+    assert_rel(r.t_dp_comm_s, bucket * ar, 1e-12);
+}
+
+/* ---- Offload to a second memory tier --------------------------------------------------- */
+
+/* Per-GPU tier of 512 GiB at 64 GB/s, 1 us. */
+static cdse_system tier_sys(void)
+{
+    cdse_system s = sys();
+    s.tier.attach = CDSE_TIER_PER_GPU;
+    s.tier.capacity_gib = 512.0;
+    s.tier.bandwidth_gbs = 64.0;
+    s.tier.latency_us = 1.0;
+    s.tier.shared_by = 1;
+    return s;
+}
+
+/* Optimizer state offloaded (ZeRO-Offload, Ren et al. 2021): 12 B x 15223808 parameters of the
+ * 16-GPU case leave HBM; the step streams them in and out, not overlapped:
+ * 2 * 15223808 * 12 / 64e9 + 1e-6 s. A per-node tier of 1 GiB shared by 8 GPUs holds 0.125 GiB
+ * per GPU < 0.170 GiB: out of memory, at 64/8 GB/s per GPU. */
+static void test_offload_optimizer(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = tier_sys();
+    cdse_strategy st = strat(16, 2, 2, 1, 16);
+    st.offload = CDSE_OFFLOAD_OPTIMIZER;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_true(r.mem_optimizer_gib == 0.0);
+    assert_rel(r.mem_offloaded_gib, STAGE_PARAMS * 12.0 / GIB, 1e-12);
+    assert_rel(r.mem_weights_gib, STAGE_PARAMS * 2.0 / GIB, 1e-12);
+    assert_rel(r.t_offload_s, 2.0 * STAGE_PARAMS * 12.0 / 64e9 + 1e-6, 1e-12);
+
+    s.tier.attach = CDSE_TIER_PER_NODE;
+    s.tier.capacity_gib = 1.0;
+    s.tier.shared_by = 8;
+    cdse_evaluate(&m, &s, &st, &r);
+    assert_int_equal(r.status, CDSE_ST_OOM);
+    assert_rel(r.t_offload_s, 2.0 * STAGE_PARAMS * 12.0 / 8e9 + 1e-6, 1e-12);
+}
+
+/* Activations offloaded with 1F1B, p = 4, m = 8, 8 layers (the case of
+ * test_activations_pipeline_1f1b): the first stage produces min(p, m) = 4 micro-batches of 2
+ * layers, 8 s b h (34 + 5 a s / h) bytes, and writes them to the tier; as perf.c says, one
+ * micro-batch stays resident: 2 s b h (34 + 5 a s / h). */
+static void test_offload_activations(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(8);
+    cdse_system s = tier_sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    st.offload = CDSE_OFFLOAD_ACTIVATIONS;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double per_layer = SBH * (34.0 + 5.0 * A * S / H);
+    assert_rel(r.mem_offloaded_gib, 4.0 * 2.0 * per_layer / GIB, 1e-12);
+    assert_rel(r.mem_activations_gib, 2.0 * per_layer / GIB, 1e-12);
+}
+
+/* Weights offloaded (ZeRO-Infinity style): streamed in for forward and backward of each of the
+ * m = 4 micro-batches, 2 m W / bw, hidden behind the computation (8 * 30447616 B / 64e9 = 3.8e-3 s
+ * is shorter than the computation, checked below), so 0.25 of it shows. */
+static void test_offload_weights(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = tier_sys();
+    cdse_strategy st = strat(16, 2, 2, 1, 16);
+    st.offload = CDSE_OFFLOAD_WEIGHTS;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_true(r.mem_weights_gib == 0.0);
+    assert_rel(r.mem_offloaded_gib, STAGE_PARAMS * 2.0 / GIB, 1e-12);
+    double stream = 2.0 * 4.0 * STAGE_PARAMS * 2.0 / 64e9;
+    double compute = r.t_forward_s + r.t_backward_s + r.t_recompute_s + r.t_tp_comm_s;
+    assert_true(stream < compute);
+    assert_rel(r.t_offload_s, 0.25 * stream, 1e-9);
+}
+
 /* ---- Throughput, MFU and HFU ----------------------------------------------------------- */
 
 /* Model FLOPs per token by Narayanan et al. eq. 3, 72 L h^2 (1 + s/(6h) + V/(12 h L)); with
@@ -811,6 +975,12 @@ int main(void)
         cmocka_unit_test(test_pipeline_p2p_across_nodes),
         cmocka_unit_test(test_cp_ring_across_nodes),
         cmocka_unit_test(test_cp_ring_in_node),
+        cmocka_unit_test(test_dp_comm_one_bucket),
+        cmocka_unit_test(test_dp_comm_zero3),
+        cmocka_unit_test(test_dp_comm_last_bucket),
+        cmocka_unit_test(test_offload_optimizer),
+        cmocka_unit_test(test_offload_activations),
+        cmocka_unit_test(test_offload_weights),
         cmocka_unit_test(test_throughput_and_utilization),
         cmocka_unit_test(test_optimizer_time),
     };
