@@ -239,6 +239,73 @@ static void test_flops_per_token_query_ratio(void **state)
     assert_rel(cdse_model_flops_per_token(&m), 603648.0, 1e-12);
 }
 
+/* Mixtral 8x7B (Jiang et al. 2024, "Mixtral of Experts", Table 1: dim 4096, 32 layers, head 128,
+ * 32 heads, 8 kv heads, hidden_dim 14336, vocabulary 32000, 8 experts, top-2), all layers MoE:
+ *   attention 4096 (4096 + 2048) + 4096^2 = 25165824 + 16777216 = 41943040;
+ *   experts 8 * 3 * 4096 * 14336 = 1409286144; router 8 * 4096 = 32768; RMSNorms 8192;
+ *   layer 1451270144; 32 layers 46440644608; embedding + untied output 2 * 32000 * 4096 =
+ *   262144000; final norm 4096: 46702792704 ("47B total parameters", Sec. 2).
+ * FLOPs per token, Megatron-LM's count with num_experts_routed_to = top_k = 2, s = 4096:
+ *   12 l h^2 [ (1 + 8/32 + 4096/4096) + (14336/4096) 1.5 * 2 ] + 6 h V
+ *   = 6442450944 * 12.75 + 786432000 = 82141249536 + 786432000 = 82927681536. */
+static void test_moe_mixtral_8x7b(void **state)
+{
+    (void)state;
+    cdse_model m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "mixtral-8x7b");
+    m.layers = 32;
+    m.hidden = 4096;
+    m.heads = 32;
+    m.kv_heads = 8;
+    m.ffn = 14336;
+    m.seq_len = 4096;
+    m.vocab = 32000;
+    m.gated_mlp = true;
+    m.experts = 8;
+    m.top_k = 2;
+    cdse_model_fill_defaults(&m);
+    assert_int_equal(m.head_dim, 128);
+    assert_int_equal(m.moe_ffn, 14336);
+    assert_int_equal(m.moe_every, 1);
+    cdse_diag diag = {{0}};
+    assert_int_equal(cdse_model_check(&m, &diag), CDSE_OK);
+    assert_rel(cdse_model_params(&m), 46702792704.0, REL);
+    assert_rel(cdse_model_flops_per_token(&m), 82927681536.0, 1e-12);
+}
+
+/* Every second layer MoE with a shared expert: h 64, 4 heads of 16, gated ffn 128, 4 layers,
+ * experts 4 of moe_ffn 32, top-1, 1 shared expert, V 100 untied, s 16:
+ *   per layer attention 64 * 192 + 64 * 64 = 16384, norms 128: 4 * 16512 = 66048;
+ *   2 dense MLPs 2 * 3 * 64 * 128 = 49152;
+ *   2 MoE MLPs 2 * ((4 + 1) * 3 * 64 * 32 + 4 * 64 router) = 2 * 30976 = 61952;
+ *   embeddings 2 * 6400 = 12800, final norm 64: total 190016.
+ * FLOPs per token: attention 4 * (12 * 64 * 64 * 2 + 12 * 16 * 64) = 4 * 110592 = 442368;
+ *   dense 2 * 12 * 64 * 128 * 1.5 = 294912; MoE 2 * 12 * 64 * 32 * 1.5 * (1 + 1) = 147456;
+ *   logits 6 * 64 * 100 = 38400: 923136. */
+static void test_moe_every_other_layer_shared_expert(void **state)
+{
+    (void)state;
+    cdse_model m;
+    memset(&m, 0, sizeof m);
+    m.layers = 4;
+    m.hidden = 64;
+    m.heads = 4;
+    m.kv_heads = 4;
+    m.head_dim = 16;
+    m.ffn = 128;
+    m.seq_len = 16;
+    m.vocab = 100;
+    m.gated_mlp = true;
+    m.experts = 4;
+    m.top_k = 1;
+    m.moe_ffn = 32;
+    m.moe_every = 2;
+    m.shared_experts = 1;
+    assert_rel(cdse_model_params(&m), 190016.0, REL);
+    assert_rel(cdse_model_flops_per_token(&m), 923136.0, 1e-12);
+}
+
 /* Defaults: kv_heads = heads, head_dim = hidden / heads, ffn = 4 hidden. */
 static void test_fill_defaults_and_check(void **state)
 {
@@ -281,6 +348,8 @@ int main(void)
         cmocka_unit_test(test_gpt_flops_per_token),
         cmocka_unit_test(test_llama_gqa_swiglu_flops_per_token),
         cmocka_unit_test(test_flops_per_token_query_ratio),
+        cmocka_unit_test(test_moe_mixtral_8x7b),
+        cmocka_unit_test(test_moe_every_other_layer_shared_expert),
         cmocka_unit_test(test_fill_defaults_and_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
