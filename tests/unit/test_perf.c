@@ -596,6 +596,125 @@ static void test_tp_comm_times(void **state)
     assert_rel(r.t_tp_comm_s, 2.0 * (2.0 * (ag + ag) + 2.0 * ag + 0.25 * 2.0 * (ag + ag)), 1e-12);
 }
 
+/* One GPT layer with t = 2 (Shoeybi et al. 2019: QKV and FC1 column-parallel, projection and FC2
+ * row-parallel, heads split), b = 2, T = 1024 tokens, on NVLink (240e9 B/s, 2 us):
+ *   GEMMs: each of the four has a t-th of the FLOPs, all still compute-bound (the smallest,
+ *   projection 1024 x 1024 x 512: 1073741824 FLOP -> 2.147e-5 s vs 4194304 B -> 4.19e-6 s):
+ *   linear 24 T h^2 / t / 5e13;
+ *   attention core per rank, batch b a/t = 16 of 512 x 512 x 64: 536870912 FLOP -> 1.0737e-5 s vs
+ *   16 (2 * 32768 + 262144) 2 = 10485760 B -> 1.0486e-5 s: compute; 4 b s^2 h / t / 5e13;
+ *   scores b (a/t) s^2 = 4194304, 9 B forward, 11 B backward;
+ *   element-wise: without SP the norms and residual adds run on all h (22 h B per token), GeLU on
+ *   4h/t (4 B): T (22 h + 8 h) B; with SP the first part is split: T (22 h / 2 + 8 h) B.
+ *   All-reduce of T h 2 = 2097152 B over 2 ranks: ar = 2 (1/2) 2097152 / 240e9 + 2 * 2e-6;
+ *   all-gather = reduce-scatter = ag = (1/2) 2097152 / 240e9 + 2e-6.
+ *   The column-parallel forward GEMMs (QKV + FC1) take 2 T h (3h/2 + 2h) / 5e13 = 1.503e-4 s,
+ *   more than the backward collectives that overlap them.
+ * Forward as a per-layer measurement sees it: compute + 2 ar (no SP) or + 2 (ag + rs) (SP).
+ * Backward: 2 x GEMMs + attention backward + 1.5 x element-wise, plus 0.25 of the hidden
+ * all-reduces (no SP), or the 2 exposed all-gathers plus 0.25 of the hidden 2 (ag + rs) (SP). */
+static void test_layer_times_tp(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(1);
+    cdse_system s = sys();
+    double peak_eff = 100e12 * 0.5, hbm = 1e12, T = S * B, t = 2.0;
+    double linear = 24.0 * T * H * H / t / peak_eff;
+    double attn_gemm = 4.0 * B * S * S * H / t / peak_eff;
+    double scores = B * (A / t) * S * S;
+    assert_rel(scores, 4194304.0, 1e-15);
+    double msg = T * H * 2.0, bw = 240e9, lat = 2e-6;
+    double ar = 2.0 * 0.5 * msg / bw + 2.0 * lat;
+    double ag = 0.5 * msg / bw + lat;
+
+    double ew = T * (22.0 * H + 8.0 * H) / hbm;
+    cdse_strategy st = strat(2, 2, 1, 2, 2);
+    double fwd, bwd;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd, &bwd), CDSE_ST_OK);
+    assert_rel(fwd, linear + attn_gemm + scores * 9.0 / hbm + ew + 2.0 * ar, 1e-12);
+    assert_rel(bwd,
+               2.0 * linear + 2.0 * attn_gemm + scores * 11.0 / hbm + 1.5 * ew + 0.25 * 2.0 * ar,
+               1e-12);
+
+    double ew_sp = T * (22.0 * H / t + 8.0 * H) / hbm;
+    st.sequence_parallel = true;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd, &bwd), CDSE_ST_OK);
+    assert_rel(fwd, linear + attn_gemm + scores * 9.0 / hbm + ew_sp + 2.0 * (ag + ag), 1e-12);
+    assert_rel(bwd,
+               2.0 * linear + 2.0 * attn_gemm + scores * 11.0 / hbm + 1.5 * ew_sp + 2.0 * ag +
+                   0.25 * 2.0 * (ag + ag),
+               1e-12);
+}
+
+/* TP communication overlap (Transformer Engine userbuffers): all TP collectives of the layer,
+ * 2 ar forward + 2 ar backward, pipelined behind its linear GEMMs (forward + backward = 3 x the
+ * forward linear time, 3 * 24 T h^2 / 2 / 5e13 = 7.7e-4 s > 4 ar = 5.1e-5 s): only the
+ * interference 0.25 * 4 ar = ar shows per layer; 2 layers: 2 ar. */
+static void test_tp_comm_overlap(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    cdse_system s = sys();
+    cdse_strategy st = strat(2, 2, 1, 2, 2);
+    st.tp_comm_overlap = true;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double ar = 2.0 * 0.5 * (S * B * H * 2.0) / 240e9 + 2.0 * 2e-6;
+    assert_true(4.0 * ar < 3.0 * 24.0 * S * B * H * H / 2.0 / 5e13);
+    assert_rel(r.t_tp_comm_s, 2.0 * 0.25 * 4.0 * ar, 1e-12);
+}
+
+/* Interleaved pipeline, p = 4, v = 2, m = 8 in one node: m v + p - 1 = 19 chunk steps, each
+ * sending the boundary activation forward and backward, 2 (2097152 / 240e9 + 2e-6) s, overlapped
+ * with the next chunk's computation (Megatron-Core overlap_p2p_comm), which lasts longer (one
+ * chunk of one micro-batch: (t_forward + t_backward) / (m v), checked below): 0.25 of it shows. */
+static void test_pipeline_p2p_interleaved(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(8);
+    cdse_system s = sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    st.vpp = 2;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double one = S * B * H * 2.0 / 240e9 + 2e-6;
+    assert_true(2.0 * one < (r.t_forward_s + r.t_backward_s) / (8.0 * 2.0));
+    assert_rel(r.t_pp_comm_s, 19.0 * 0.25 * 2.0 * one, 1e-12);
+}
+
+/* FP8 (Transformer Engine): the linear GEMMs run at the FP8 peak (200 TFLOP/s here) with the FP8
+ * efficiency table (0.6) on 1-byte operands (all compute-bound: QKV 6442450944 FLOP -> 5.4e-5 s
+ * vs 7340032 B -> 7.3e-6 s); the attention core stays in bf16 (100 TFLOP/s x 0.5); each GEMM
+ * input is cast to FP8 with a transposed copy, 4 B per element of the inputs of QKV (h),
+ * projection (q), FC1 (h) and FC2 (4h): T (38 h + 4 * 7 h) B of element-wise traffic. The output
+ * layer stays in bf16. MFU is counted against the FP8 peak. */
+static void test_fp8_layer(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(1);
+    cdse_system s = sys();
+    s.peak_tflops[CDSE_FP8] = 200.0;
+    s.gemm_eff_fp8.n = 2;
+    s.gemm_eff_fp8.flops[0] = 1e6;
+    s.gemm_eff_fp8.eff[0] = 0.6;
+    s.gemm_eff_fp8.flops[1] = 1e15;
+    s.gemm_eff_fp8.eff[1] = 0.6;
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.precision = CDSE_FP8;
+    double hbm = 1e12, T = S * B;
+    double linear = 24.0 * T * H * H / (200e12 * 0.6);
+    double attn = 4.0 * B * S * S * H / (100e12 * 0.5) + B * A * S * S * 9.0 / hbm;
+    double ew = T * (38.0 * H + 4.0 * 7.0 * H) / hbm;
+    double fwd, bwd;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd, &bwd), CDSE_ST_OK);
+    assert_rel(fwd, linear + attn + ew, 1e-12);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double logits = 2.0 * T * V * H / (100e12 * 0.5), loss = T * V * 16.0 / hbm;
+    assert_rel(r.t_forward_s, linear + attn + ew + logits + loss, 1e-12);
+    assert_rel(r.mfu, r.model_tflops_per_gpu / 200.0, 1e-12);
+}
+
 /* ---- Pipeline bubble, Narayanan et al. 2021 Sec. 2.2 ------------------------------------ */
 
 /* The 1F1B bubble is (p - 1) times the time of one micro-batch on a stage; interleaving with v
@@ -894,6 +1013,41 @@ static void test_offload_weights(void **state)
     assert_rel(r.t_offload_s, 0.25 * stream, 1e-9);
 }
 
+/* The breakdown adds up (perf.h: "Breakdown of the iteration time ... as seen by the critical
+ * path"): with every part present (TP + SP, interleaved PP across nodes, DP with ZeRO-1, selective
+ * recomputation, optimizer offload) the iteration time is the sum of the parts, each positive. */
+static void test_breakdown_adds_up(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(8);
+    cdse_system s = tier_sys();
+    cdse_strategy st = strat(16, 4, 2, 1, 16);
+    st.vpp = 2;
+    st.sequence_parallel = true;
+    st.zero = 1;
+    st.recompute = CDSE_RECOMPUTE_SELECTIVE;
+    st.offload = CDSE_OFFLOAD_OPTIMIZER;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.dp, 2);
+    assert_int_equal(r.grad_accum, 8);
+    double parts[] = {r.t_forward_s, r.t_backward_s, r.t_recompute_s, r.t_tp_comm_s, r.t_pp_comm_s,
+                      r.t_dp_comm_s, r.t_bubble_s,   r.t_optimizer_s, r.t_offload_s};
+    double sum = r.t_ep_comm_s + r.t_cp_comm_s;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        if (!(parts[i] > 0.0))
+            print_error("part %zu is %g\n", i, parts[i]);
+        assert_true(parts[i] > 0.0);
+        sum += parts[i];
+    }
+    assert_rel(r.time_per_iteration_s, sum, 1e-12);
+    /* Memory adds up as well: HBM total = weights + gradients + optimizer + activations + other. */
+    assert_rel(r.mem_total_gib,
+               r.mem_weights_gib + r.mem_gradients_gib + r.mem_optimizer_gib +
+                   r.mem_activations_gib + r.mem_other_gib,
+               1e-12);
+}
+
 /* ---- Throughput, MFU and HFU ----------------------------------------------------------- */
 
 /* Model FLOPs per token by Narayanan et al. eq. 3, 72 L h^2 (1 + s/(6h) + V/(12 h L)); with
@@ -969,6 +1123,10 @@ int main(void)
         cmocka_unit_test(test_one_layer_times),
         cmocka_unit_test(test_recompute_times),
         cmocka_unit_test(test_tp_comm_times),
+        cmocka_unit_test(test_layer_times_tp),
+        cmocka_unit_test(test_tp_comm_overlap),
+        cmocka_unit_test(test_pipeline_p2p_interleaved),
+        cmocka_unit_test(test_fp8_layer),
         cmocka_unit_test(test_bubble_1f1b),
         cmocka_unit_test(test_bubble_interleaved),
         cmocka_unit_test(test_pipeline_p2p),
@@ -981,6 +1139,7 @@ int main(void)
         cmocka_unit_test(test_offload_optimizer),
         cmocka_unit_test(test_offload_activations),
         cmocka_unit_test(test_offload_weights),
+        cmocka_unit_test(test_breakdown_adds_up),
         cmocka_unit_test(test_throughput_and_utilization),
         cmocka_unit_test(test_optimizer_time),
     };
