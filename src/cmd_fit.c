@@ -22,8 +22,16 @@ static const char *const level_names[FIT_LEVELS] = {"intra_node", "inter_node"};
 static const char *const level_help[FIT_LEVELS] = {"groups within one node",
                                                    "groups with one rank per node"};
 
-typedef enum fit_time { FT_MEDIAN = 0, FT_AVG, FT_ITERMAX, FT_MIN, FT_MAX, FT_COUNT } fit_time;
-static const char *const time_names[FT_COUNT] = {"median", "avg", "itermax", "min", "max"};
+typedef enum fit_time {
+    FT_MEDIAN = 0,
+    FT_AVG,
+    FT_ITERMAX,
+    FT_MIN,
+    FT_MAX,
+    FT_BEST,
+    FT_COUNT
+} fit_time;
+static const char *const time_names[FT_COUNT] = {"median", "avg", "itermax", "min", "max", "best"};
 
 typedef struct fit_args {
     const char *probes, *output, *base, *name;
@@ -43,31 +51,34 @@ typedef struct level_fit {
 
 static void fit_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: clusterdse fit PROBES.h5 -o PROFILE.cfg [--base SYSTEM] [--name NAME]\n"
-            "                      [--time median|avg|itermax|min|max] [--dtype NAME] [--force]\n"
-            "\n"
-            "Fits latency (us per step) and effective bandwidth (GB/s) per network level and\n"
-            "collective to the /probes table of PROBES.h5, in the terms of the sweep's collective\n"
-            "model (ring allreduce 2(n-1)/n B/bw + 2(n-1) lat; allgather, reduce_scatter,\n"
-            "alltoall (n-1)/n B/bw + (n-1) lat; sendrecv B/bw + lat), and writes a network\n"
-            "profile (libconfig) that a job's system can use with network_profile = \"FILE\".\n"
-            "Level 0 is fitted on groups within a node, level 1 on groups with one rank per node;\n"
-            "groups that mix both are not used. Prints R^2, worst and median relative error per\n"
-            "fit and a hold-out check (fit on every other size, error on the others).\n"
-            "\n"
-            "  -o, --output FILE  profile to write (required)\n"
-            "  --base SYSTEM      write a complete system: SYSTEM's keys (calibration/systems/\n"
-            "                     SYSTEM.cfg or a path) with the fitted collectives on its\n"
-            "                     innermost and outermost network levels\n"
-            "  --name NAME        profile name (default: fitted, or SYSTEM-fitted)\n"
-            "  --time WHICH       time to fit: median (default: median over iterations of the\n"
-            "                     slowest rank, robust to preemption), avg (mean over ranks),\n"
-            "                     itermax (mean over iterations of the slowest rank), min, max\n"
-            "  --dtype NAME       datatype rows to fit (default float if probed)\n"
-            "  --force            overwrite FILE\n"
-            "  -h, --help         this text\n"
-            "Exit codes: 0 done, 1 bad input, 2 runtime failure.\n");
+    fprintf(
+        out,
+        "usage: clusterdse fit PROBES.h5 -o PROFILE.cfg [--base SYSTEM] [--name NAME]\n"
+        "                      [--time median|avg|itermax|min|max|best] [--dtype NAME] [--force]\n"
+        "\n"
+        "Fits latency (us per step) and effective bandwidth (GB/s) per network level and\n"
+        "collective to the /probes table of PROBES.h5, in the terms of the sweep's collective\n"
+        "model (ring allreduce 2(n-1)/n B/bw + 2(n-1) lat; allgather, reduce_scatter,\n"
+        "alltoall (n-1)/n B/bw + (n-1) lat; sendrecv B/bw + lat), and writes a network\n"
+        "profile (libconfig) that a job's system can use with network_profile = \"FILE\".\n"
+        "Level 0 is fitted on groups within a node, level 1 on groups with one rank per node;\n"
+        "groups that mix both are not used. Prints R^2, worst and median relative error per\n"
+        "fit and a hold-out check (fit on every other size, error on the others).\n"
+        "\n"
+        "  -o, --output FILE  profile to write (required)\n"
+        "  --base SYSTEM      write a complete system: SYSTEM's keys (calibration/systems/\n"
+        "                     SYSTEM.cfg or a path) with the fitted collectives on its\n"
+        "                     innermost and outermost network levels\n"
+        "  --name NAME        profile name (default: fitted, or SYSTEM-fitted)\n"
+        "  --time WHICH       time to fit: median (default: median over iterations of the\n"
+        "                     slowest rank, robust to preemption), avg (mean over ranks),\n"
+        "                     itermax (mean over iterations of the slowest rank), min, max\n"
+        "                     (over ranks of the per-rank means), best (fastest iteration\n"
+        "                     of the slowest rank: for a machine shared with other work)\n"
+        "  --dtype NAME       datatype rows to fit (default float if probed)\n"
+        "  --force            overwrite FILE\n"
+        "  -h, --help         this text\n"
+        "Exit codes: 0 done, 1 bad input, 2 runtime failure.\n");
 }
 
 static int parse_fit_args(int argc, char **argv, fit_args *a)
@@ -93,8 +104,10 @@ static int parse_fit_args(int argc, char **argv, fit_args *a)
                 if (strcmp(v, time_names[t]) == 0)
                     a->time = t;
             if (a->time < 0) {
-                fprintf(stderr,
-                        "clusterdse fit: --time %s; allowed: median, avg, itermax, min, max\n", v);
+                fprintf(
+                    stderr,
+                    "clusterdse fit: --time %s; allowed: median, avg, itermax, min, max, best\n",
+                    v);
                 return 1;
             }
         } else if (strcmp(arg, "--dtype") == 0 && more) {
@@ -136,6 +149,8 @@ static double row_time(const cdse_probe_row *r, int which)
         return r->t_max_us;
     case FT_AVG:
         return r->t_avg_us;
+    case FT_BEST:
+        return r->t_best_us;
     default:
         return r->t_median_us;
     }

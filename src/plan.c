@@ -469,7 +469,7 @@ void cdse_plan_print_keys(FILE *out)
     fprintf(out, "# %-15s %-7s %-14s %-26s %s\n", "key", "type", "range", "default", "meaning");
     for (int k = 0; k < n_plan_keys; k++) {
         const plan_key *key = &plan_keys[k];
-        char range[32] = "";
+        char range[64] = "";
         if (key->kind == PK_INT || key->kind == PK_FLOAT || key->kind == PK_SIZES)
             snprintf(range, sizeof range, "%.10g..%.10g", key->min, key->max);
         fprintf(out, "  %-15s %-7s %-14s %-26s %s\n", key->name, kind_names[key->kind], range,

@@ -91,6 +91,7 @@ typedef struct cdse_probe_row {
     int32_t iterations;
     double t_min_us, t_avg_us, t_max_us, t_itermax_us;
     double t_median_us; /* median over iterations of the slowest rank: robust to preemption */
+    double t_best_us;   /* fastest iteration of the slowest rank: the unloaded machine */
     double algbw_gbs;   /* bytes / t_avg */
     double busbw_gbs;   /* algbw x nccl-tests factor */
     int8_t check_ok;    /* 1 passed, 0 failed, -1 not checked */

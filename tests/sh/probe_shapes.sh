@@ -36,7 +36,7 @@ for r in rows:
     assert r["check_ok"] == 1, (c, shape, r["bytes"], "data check failed")
     assert r["t_min_us"] <= r["t_avg_us"] <= r["t_max_us"], r
     assert r["t_itermax_us"] >= r["t_max_us"] * (1 - 1e-9), r
-    assert r["t_median_us"] > 0 and r["iterations"] >= 5
+    assert 0 < r["t_best_us"] <= r["t_median_us"] <= r["t_itermax_us"] * r["iterations"] and r["iterations"] >= 5
     assert abs(r["algbw_gbs"] - r["bytes"] / (r["t_avg_us"] * 1e-6) / 1e9) <= 1e-9 * r["algbw_gbs"]
     assert abs(r["busbw_gbs"] - r["algbw_gbs"] * factor[c](n)) <= 1e-9 * r["algbw_gbs"], r
     assert r["level"] == 0  # one node: every group lies within it
