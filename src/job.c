@@ -1418,6 +1418,13 @@ static int parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *
 
 /* --- Space --- */
 
+/* Bounds that keep every product the evaluator forms in `int` (tp * pp * cp, pp * vpp,
+ * microbatch * dp) below 2^31: 2^10 per parallel degree and micro-batch, 2^20 GPUs. Both are far
+ * beyond published systems (the largest training runs use tens of thousands of GPUs and degrees
+ * up to a few hundred). */
+#define MAX_GPUS   1048576.0
+#define MAX_DEGREE 1024.0
+
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const precision_names[] = {"bf16", "fp16", "fp8", NULL};
 static const int precision_values[] = {CDSE_BF16, CDSE_FP16, CDSE_FP8};
@@ -1434,7 +1441,7 @@ static const key_spec space_keys[] = {
      .is_axis = true,
      .axis = CDSE_AXIS_GPUS,
      .min = 1,
-     .max = INT_MAX_D,
+     .max = MAX_GPUS,
      .def_text = "gpus or nodes required",
      .help = "GPUs in the job"},
     {.name = "nodes",
@@ -1442,17 +1449,17 @@ static const key_spec space_keys[] = {
      .is_axis = true,
      .axis = AXIS_NODES,
      .min = 1,
-     .max = INT_MAX_D,
+     .max = MAX_GPUS,
      .def_text = "gpus or nodes required",
      .help = "nodes in the job: gpus = nodes * gpus_per_node (all systems must agree on it)"},
-    AXIS_INT("tp", CDSE_AXIS_TP, 1, INT_MAX_D, false, 1, "[1]", "tensor-parallel degree"),
-    AXIS_INT("pp", CDSE_AXIS_PP, 1, INT_MAX_D, false, 1, "[1]", "pipeline-parallel stages"),
-    AXIS_INT("cp", CDSE_AXIS_CP, 1, INT_MAX_D, false, 1, "[1]", "context-parallel degree"),
-    AXIS_INT("ep", CDSE_AXIS_EP, 1, INT_MAX_D, false, 1, "[1]",
+    AXIS_INT("tp", CDSE_AXIS_TP, 1, MAX_DEGREE, false, 1, "[1]", "tensor-parallel degree"),
+    AXIS_INT("pp", CDSE_AXIS_PP, 1, MAX_DEGREE, false, 1, "[1]", "pipeline-parallel stages"),
+    AXIS_INT("cp", CDSE_AXIS_CP, 1, MAX_DEGREE, false, 1, "[1]", "context-parallel degree"),
+    AXIS_INT("ep", CDSE_AXIS_EP, 1, MAX_DEGREE, false, 1, "[1]",
              "expert-parallel degree (MoE models)"),
-    AXIS_INT("vpp", CDSE_AXIS_VPP, 1, INT_MAX_D, false, 1, "[1]",
+    AXIS_INT("vpp", CDSE_AXIS_VPP, 1, MAX_DEGREE, false, 1, "[1]",
              "virtual pipeline stages per GPU (interleaved 1F1B when > 1)"),
-    AXIS_INT("microbatch", CDSE_AXIS_MICROBATCH, 1, INT_MAX_D, false, 1, "[1]",
+    AXIS_INT("microbatch", CDSE_AXIS_MICROBATCH, 1, MAX_DEGREE, false, 1, "[1]",
              "micro-batch size (sequences)"),
     AXIS_INT("global_batch", CDSE_AXIS_GLOBAL_BATCH, 1, INT_MAX_D, true, 0, "required",
              "global batch size (sequences per iteration); dp and gradient accumulation derive"),
@@ -1638,8 +1645,8 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
                           job->system[s].gpus_per_node);
         for (int i = 0; i < in->n[AXIS_NODES] && rc == 0; i++) {
             int64_t g = in->value[AXIS_NODES][i] * per_node;
-            if (g > INT_MAX)
-                rc = fail(ctx, nodes, NULL, nodes, "nodes * gpus_per_node < 2^31",
+            if (g > MAX_GPUS)
+                rc = fail(ctx, nodes, NULL, nodes, "nodes * gpus_per_node <= 1048576",
                           "%lld nodes is too many", (long long)in->value[AXIS_NODES][i]);
             in->value[CDSE_AXIS_GPUS][i] = g;
         }
