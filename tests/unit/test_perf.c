@@ -993,6 +993,32 @@ static void test_offload_activations(void **state)
     assert_rel(r.mem_activations_gib, 2.0 * per_layer / GIB, 1e-12);
 }
 
+/* Activation offload traffic: every micro-batch writes its activations to the tier during its
+ * forward pass and reads them back for its backward pass, so an iteration of m micro-batches moves
+ * 2 m times one micro-batch's activations, whatever the number in flight. p = 1, m = 4, 4 layers,
+ * b = 2: one micro-batch holds 4 s b h (34 + 5 a s / h) + 4 s b V = 310378496 + 16777216 =
+ * 327155712 B; traffic 2 * 4 * 327155712 B over a 900 GB/s tier (NVLink-C2C class) takes 2.9e-3 s,
+ * hidden behind the computation (checked below), so 0.25 of it shows (perf.c
+ * OVERLAP_INTERFERENCE). */
+static void test_offload_activations_traffic(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = tier_sys();
+    s.tier.bandwidth_gbs = 900.0;
+    cdse_strategy st = strat(1, 1, 1, 2, 8);
+    st.offload = CDSE_OFFLOAD_ACTIVATIONS;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.grad_accum, 4);
+    double one_mb = 4.0 * SBH * (34.0 + 5.0 * A * S / H) + logits_bytes(1.0);
+    assert_rel(one_mb, 327155712.0, 1e-15);
+    double traffic = 2.0 * 4.0 * one_mb / 900e9;
+    double compute = r.t_forward_s + r.t_backward_s + r.t_recompute_s;
+    assert_true(traffic < compute);
+    assert_rel(r.t_offload_s, 0.25 * traffic, 1e-12);
+}
+
 /* Weights offloaded (ZeRO-Infinity style): streamed in for forward and backward of each of the
  * m = 4 micro-batches, 2 m W / bw, hidden behind the computation (8 * 30447616 B / 64e9 = 3.8e-3 s
  * is shorter than the computation, checked below), so 0.25 of it shows. */
@@ -1138,6 +1164,7 @@ int main(void)
         cmocka_unit_test(test_dp_comm_last_bucket),
         cmocka_unit_test(test_offload_optimizer),
         cmocka_unit_test(test_offload_activations),
+        cmocka_unit_test(test_offload_activations_traffic),
         cmocka_unit_test(test_offload_weights),
         cmocka_unit_test(test_breakdown_adds_up),
         cmocka_unit_test(test_throughput_and_utilization),
