@@ -322,6 +322,21 @@ static void test_every_shipped_profile_loads(void **state)
     load_all("calibration/systems", false);
 }
 
+/* The default job compiled into the binary (jobs/quickstart.cfg) loads without a file. */
+static void test_embedded_job(void **state)
+{
+    (void)state;
+    cdse_job *job = calloc(1, sizeof *job);
+    cdse_diag diag = {{0}};
+    int rc = cdse_job_load_text(cdse_embedded_quickstart_job, "<embedded>", job, &diag);
+    if (rc != 0)
+        fail_msg("%s", diag.msg);
+    assert_true(job->space.size > 1);
+    assert_string_equal(job->path, "<embedded>");
+    cdse_job_free(job);
+    free(job);
+}
+
 /* ---- One test per class of error ---- */
 
 static void test_unknown_key_top(void **state)
@@ -590,6 +605,7 @@ int main(void)
         cmocka_unit_test(test_fingerprint),
         cmocka_unit_test(test_zoo_files),
         cmocka_unit_test(test_every_shipped_profile_loads),
+        cmocka_unit_test(test_embedded_job),
         cmocka_unit_test(test_unknown_key_top),
         cmocka_unit_test(test_unknown_key_space),
         cmocka_unit_test(test_unknown_key_objective),
