@@ -1291,6 +1291,10 @@ static int system_finish(parse_ctx *ctx, const config_setting_t *group, cdse_sys
                     "missing (required)");
     }
     const config_setting_t *tier = config_setting_get_member(group, "memory_tier");
+    if (tier != NULL && system->tier.attach == CDSE_TIER_NONE &&
+        config_setting_get_member(tier, "attach") == NULL)
+        return fail(ctx, tier, "attach", tier, "one of \"per_gpu\", \"per_node\", \"pool\"",
+                    "missing (required)");
     if (tier != NULL && system->tier.shared_by == 0)
         system->tier.shared_by =
             system->tier.attach == CDSE_TIER_PER_GPU ? 1 : system->gpus_per_node;
@@ -1386,7 +1390,8 @@ static int parse_entries(parse_ctx *ctx, const config_setting_t *setting, const 
             rc = fail(ctx, elem, NULL, elem, allowed, "expected a name or a group");
         if (rc != 0)
             return rc;
-        /* Names come first in both structs: duplicates would make outputs ambiguous. */
+        /* Names come first in both structs (checked below): duplicates would make outputs
+         * ambiguous. */
         for (int j = 0; j < i; j++)
             if (strcmp(target, first + (size_t)j * kind->size) == 0)
                 return fail(ctx, setting, NULL, elem, "distinct names", "%s '%s' appears twice",
@@ -1395,6 +1400,9 @@ static int parse_entries(parse_ctx *ctx, const config_setting_t *setting, const 
     }
     return 0;
 }
+
+_Static_assert(offsetof(cdse_model, name) == 0, "parse_entries compares names at offset 0");
+_Static_assert(offsetof(cdse_system, name) == 0, "parse_entries compares names at offset 0");
 
 static int parse_models(parse_ctx *ctx, const config_setting_t *setting, void *target,
                         const key_spec *key)
