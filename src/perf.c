@@ -73,6 +73,18 @@
  * OVERLAP_INTERFERENCE seconds of computation. */
 #define OVERLAP_INTERFERENCE 0.25
 
+/* MoE layers (Megatron-Core alltoall token dispatcher, Shazeer et al. 2017 / Fedus et al. 2021
+ * routing): the router is a GEMM h x E followed by softmax/top-k; routed tokens are permuted into
+ * expert order before dispatch and back after combine (read 2 B + write 2 B per element each
+ * way), and the router keeps fp32 logits and probabilities (8 B per token and expert). */
+#define MOE_PERMUTE_BYTES 8.0
+/* Tokens on the busiest expert rank over the balanced share, for a router trained with an
+ * auxiliary balancing loss when the model gives no moe_imbalance: Switch Transformer trains
+ * with capacity factors 1.0-1.25 that drop few tokens (Fedus et al. 2021, Sec. 2.2 and Table 1),
+ * i.e. expert loads rarely exceed ~1.2x the mean. */
+#define MOE_DEFAULT_IMBALANCE 1.2
+#define ROUTER_BYTES          8.0
+
 typedef struct dims {
     double b, s_local, s_full; /* micro-batch, local and full sequence */
     double tokens;             /* b * s_local: rows of the GEMMs */
@@ -80,6 +92,10 @@ typedef struct dims {
     double t, p, c, d, v, m;
     double heads_local, kv_local; /* attention heads and key/value heads on one TP rank */
     bool gpt;                     /* plain MLP, biases and dropout (GPT) vs gated (Llama) */
+    /* Mixture of experts. */
+    double experts, top_k, moe_ffn, shared, e;
+    double moe_layers;   /* MoE layers of the model */
+    double route_factor; /* busiest expert rank's tokens over the balanced share */
 } dims;
 
 typedef struct env {
@@ -103,6 +119,7 @@ typedef struct layer_cost {
     double tp_bwd_exposed;                   /* backward TP collectives that cannot overlap */
     double tp_bwd_overlapped, tp_bwd_window; /* the others and the GEMMs they overlap */
     double cp_fwd, cp_bwd;                   /* CP ring exchange (before overlap) */
+    double ep_fwd, ep_bwd;                   /* EP dispatch + combine all-to-alls (exposed) */
     double flops_fwd;                        /* hardware FLOPs of the forward pass */
     double attn_flops_fwd;                   /* of which attention core */
 } layer_cost;
@@ -130,17 +147,67 @@ static double batched_gemm_time(const env *e, double batch, double m, double n, 
     return compute > memory ? compute : memory;
 }
 
-static void linear_costs(const env *e, const dims *x, layer_cost *c)
+/* The MLP of a MoE layer on one GPU: router, the local experts' grouped GEMMs on the tokens
+ * routed to them (balanced share T k / ep per expert rank... times the capacity factor or the
+ * imbalance of the busiest rank), shared experts on all tokens. Experts are split over TP like
+ * the dense MLP (Megatron-Core expert tensor parallelism = tp). */
+static double moe_mlp_time(const env *e, const dims *x, double *flops, double *col)
+{
+    double gated = x->gpt ? 1.0 : 2.0;
+    double router = gemm_time(e, x->tokens, x->experts, x->h, flops);
+    double local_experts = x->experts / x->e;
+    double rows = x->tokens * x->top_k * x->e / x->experts * x->route_factor; /* per expert */
+    double fc1 = local_experts * gemm_time(e, rows, gated * x->moe_ffn / x->t, x->h, flops);
+    double fc2 = local_experts * gemm_time(e, rows, x->h, x->moe_ffn / x->t, flops);
+    double shared_fc1 = 0.0, shared_fc2 = 0.0;
+    if (x->shared > 0.0) {
+        double width = x->shared * x->moe_ffn / x->t;
+        shared_fc1 = gemm_time(e, x->tokens, gated * width, x->h, flops);
+        shared_fc2 = gemm_time(e, x->tokens, x->h, width, flops);
+    }
+    double elementwise =
+        x->tokens *
+        (x->experts * ROUTER_BYTES + x->top_k * x->route_factor * x->h * MOE_PERMUTE_BYTES) /
+        e->hbm;
+    *col = fc1 + shared_fc1;
+    return router + fc1 + fc2 + shared_fc1 + shared_fc2 + elementwise;
+}
+
+static void linear_costs(const env *e, const dims *x, bool moe, layer_cost *c)
 {
     double f = 0.0;
     double gated = x->gpt ? 1.0 : 2.0;
     double qkv = gemm_time(e, x->tokens, x->q / x->t + 2.0 * x->kv_local * x->dh, x->h, &f);
     double proj = gemm_time(e, x->tokens, x->h, x->q / x->t, &f);
-    double fc1 = gemm_time(e, x->tokens, gated * x->ffn / x->t, x->h, &f);
-    double fc2 = gemm_time(e, x->tokens, x->h, x->ffn / x->t, &f);
-    c->linear_fwd = qkv + proj + fc1 + fc2;
-    c->col_gemm = qkv + fc1;
+    double mlp, mlp_col;
+    if (moe) {
+        mlp = moe_mlp_time(e, x, &f, &mlp_col);
+    } else {
+        double fc1 = gemm_time(e, x->tokens, gated * x->ffn / x->t, x->h, &f);
+        double fc2 = gemm_time(e, x->tokens, x->h, x->ffn / x->t, &f);
+        mlp = fc1 + fc2;
+        mlp_col = fc1;
+    }
+    c->linear_fwd = qkv + proj + mlp;
+    c->col_gemm = qkv + mlp_col;
     c->flops_fwd += f;
+}
+
+/* Dispatch and combine all-to-alls over the EP group (stride tp * cp: expert parallelism is
+ * carved out of the data-parallel ranks, Megatron-Core), each moving the routed copies of the
+ * local tokens (T k h 2 B, split over TP ranks with sequence parallelism), forward and backward,
+ * not overlapped by the alltoall dispatcher. */
+static void ep_costs(const env *e, const dims *x, layer_cost *c)
+{
+    if (x->e <= 1.0)
+        return;
+    cdse_span span;
+    cdse_group_span(e->sys, (int)x->e, (int)(x->t * x->c), &span);
+    double tokens = e->st->sequence_parallel ? x->tokens / x->t : x->tokens;
+    double bytes = tokens * x->top_k * x->route_factor * x->h * ACT_BYTES;
+    double one = cdse_alltoall_time(e->sys, &span, bytes);
+    c->ep_fwd = 2.0 * one;
+    c->ep_bwd = 2.0 * one;
 }
 
 static void attention_costs(const env *e, const dims *x, bool flash, layer_cost *c)
@@ -232,14 +299,16 @@ static void cp_costs(const env *e, const dims *x, layer_cost *c)
     c->cp_bwd = 2.0 * c->cp_fwd;
 }
 
-static void layer_costs(const env *e, const dims *x, layer_cost *c)
+static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c)
 {
     memset(c, 0, sizeof *c);
-    linear_costs(e, x, c);
+    linear_costs(e, x, moe, c);
     attention_costs(e, x, e->st->flash_attention, c);
     elementwise_costs(e, x, e->st->sequence_parallel, c);
     tp_costs(e, x, e->st->sequence_parallel, c);
     cp_costs(e, x, c);
+    if (moe)
+        ep_costs(e, x, c);
 }
 
 /* The part of a collective that the computation window cannot hide, plus the slowdown the hidden
@@ -271,32 +340,58 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->heads_local = (double)model->heads / st->tp;
     x->kv_local = model->kv_heads >= st->tp ? (double)model->kv_heads / st->tp : 1.0;
     x->gpt = !model->gated_mlp;
+    x->experts = model->experts;
+    x->e = st->ep;
+    x->moe_layers = model->experts > 0 ? model->layers / model->moe_every : 0;
+    x->top_k = model->top_k;
+    x->moe_ffn = model->moe_ffn;
+    x->shared = model->shared_experts;
+    /* The busiest expert rank sets the pace; a capacity factor caps its tokens (dropping the
+     * rest, Fedus et al. 2021 Sec. 2.2). */
+    x->route_factor = model->moe_imbalance >= 1.0 ? model->moe_imbalance : MOE_DEFAULT_IMBALANCE;
+    if (model->capacity_factor > 0.0 && model->capacity_factor < x->route_factor)
+        x->route_factor = model->capacity_factor;
 }
 
-/* Parameters held by one GPU of the first pipeline stage (which holds the embedding), split
- * into transformer layers and embedding/output. */
-static void stage_params(const cdse_model *model, const dims *x, double *layers, double *embed)
+/* Parameters held by one GPU of the first pipeline stage (which holds the embedding): the
+ * transformer layers' dense parameters, their expert parameters (sharded over EP as well as TP,
+ * replicated over dp cp / ep ranks) and the embedding/output layer. */
+typedef struct stage_param_count {
+    double dense;   /* layers, excluding expert MLPs */
+    double experts; /* routed experts held by this GPU */
+    double embed;   /* embedding, positions, final norm and untied output layer */
+} stage_param_count;
+
+static void stage_params(const cdse_model *model, const dims *x, stage_param_count *out)
 {
     double norms = (x->gpt ? 4.0 : 2.0) * x->h;
     double attn = x->h * x->q / x->t + 2.0 * x->h * x->kv_local * x->dh + x->q / x->t * x->h;
-    double mlp = (x->gpt ? 2.0 : 3.0) * x->h * x->ffn / x->t;
-    double biases =
-        x->gpt ? (x->q / x->t + 2.0 * x->kv_local * x->dh + x->h) + x->ffn / x->t + x->h : 0.0;
-    *layers = model->layers / x->p * (attn + mlp + biases + norms);
+    double mlp_weights = x->gpt ? 2.0 : 3.0;
+    double mlp = mlp_weights * x->h * x->ffn / x->t;
+    double attn_biases = x->gpt ? (x->q / x->t + 2.0 * x->kv_local * x->dh + x->h) : 0.0;
+    double mlp_biases = x->gpt ? x->ffn / x->t + x->h : 0.0;
+    double moe_layers = x->moe_layers / x->p;
+    double dense_layers = model->layers / x->p - moe_layers;
+    double moe_dense = x->h * x->experts + x->shared * mlp_weights * x->h * x->moe_ffn / x->t;
+    double expert = mlp_weights * x->h * x->moe_ffn / x->t;
+    out->dense = model->layers / x->p * (attn + attn_biases + norms) +
+                 dense_layers * (mlp + mlp_biases) + moe_layers * moe_dense;
+    out->experts = x->experts > 0.0 ? moe_layers * x->experts / x->e * expert : 0.0;
     double vocab_shard = x->vocab * x->h / x->t;
     double positions = x->gpt ? x->s_full * x->h : 0.0;
-    *embed = vocab_shard + positions;
+    out->embed = vocab_shard + positions;
     if (x->p == 1.0) {
         /* The single stage is also the last: final norm, and the output layer when untied. */
-        *embed += norms / 2.0;
+        out->embed += norms / 2.0;
         if (!model->tied_embeddings)
-            *embed += vocab_shard;
+            out->embed += vocab_shard;
     }
 }
 
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al. 2022 Table 2,
- * generalized to GQA, gated MLPs, no dropout for Llama-style models, and flash attention). */
-static double layer_activation_bytes(const env *e, const dims *x)
+ * generalized to GQA, gated MLPs, no dropout for Llama-style models, flash attention, and MoE
+ * MLPs whose activations grow with the routed copies of each token). */
+static double layer_activation_bytes(const env *e, const dims *x, bool moe)
 {
     const cdse_strategy *st = e->st;
     double sb = x->tokens;
@@ -308,7 +403,16 @@ static double layer_activation_bytes(const env *e, const dims *x)
     /* Split by TP: Q, K, V, projection input, MLP inputs/activations. */
     double qkv = ACT_BYTES * sb * (x->q / x->t + 2.0 * x->kv_local * x->dh);
     double proj = ACT_BYTES * sb * x->q / x->t;
-    double mlp = (x->gpt ? 2.0 * ACT_BYTES : 3.0 * ACT_BYTES) * sb * x->ffn / x->t;
+    double mlp_acts = x->gpt ? 2.0 : 3.0; /* GeLU in + out; SwiGLU gate, up, out */
+    double mlp = mlp_acts * ACT_BYTES * sb * x->ffn / x->t;
+    if (moe) {
+        /* Router logits and probabilities (fp32), the permuted routed tokens, the experts'
+         * activations on them, and the shared experts on every token. */
+        double routed = sb * x->top_k * x->route_factor;
+        mlp = sb * x->experts * ROUTER_BYTES + routed * ACT_BYTES * x->h +
+              routed * mlp_acts * ACT_BYTES * x->moe_ffn / x->t +
+              x->shared * mlp_acts * ACT_BYTES * sb * x->moe_ffn / x->t;
+    }
     double core = 0.0;
     double scores = x->b * x->heads_local * x->s_local * x->s_full;
     if (st->flash_attention)
@@ -318,45 +422,62 @@ static double layer_activation_bytes(const env *e, const dims *x)
     return repl * repl_share + qkv + proj + mlp + core;
 }
 
+/* Bytes per parameter of weights, gradients and optimizer state when ZeRO shards them over
+ * `shard` ranks (Rajbhandari et al. 2020: stage 1 optimizer, 2 + gradients, 3 + weights). */
+static void state_bytes(int zero, double shard, double *w, double *g, double *o)
+{
+    *w = WEIGHT_BYTES;
+    *g = GRAD_BYTES;
+    *o = OPTIMIZER_STATE_BYTES;
+    if (zero >= 1)
+        *o /= shard;
+    if (zero >= 2)
+        *g /= shard;
+    if (zero >= 3)
+        *w /= shard;
+}
+
+/* Memory of the first stage. `params` receives the parameter counts, `updated` the parameters
+ * this GPU updates in the optimizer step. */
 static void memory_model(const cdse_model *model, const env *e, const dims *x, cdse_result *r,
-                         double *param_shard)
+                         stage_param_count *params, double *updated)
 {
     const cdse_strategy *st = e->st;
-    double layers, embed;
-    stage_params(model, x, &layers, &embed);
-    double params = layers + embed;
-    double shard = x->d * x->c;
-    double w = WEIGHT_BYTES, g = GRAD_BYTES, o = OPTIMIZER_STATE_BYTES;
-    if (st->zero >= 1)
-        o /= shard;
-    if (st->zero >= 2)
-        g /= shard;
-    if (st->zero >= 3)
-        w /= shard;
-    *param_shard = st->zero >= 1 ? params / shard : params;
+    stage_params(model, x, params);
+    double dense = params->dense + params->embed;
+    double dense_shard = x->d * x->c;
+    double expert_shard = x->d * x->c / x->e;
+    double w, g, o, we, ge, oe;
+    state_bytes(st->zero, dense_shard, &w, &g, &o);
+    state_bytes(st->zero, expert_shard, &we, &ge, &oe);
+    *updated = st->zero >= 1 ? dense / dense_shard + params->experts / expert_shard
+                             : dense + params->experts;
 
     /* First stage: activations of min(p, m) micro-batches in flight; interleaving adds
      * (p - 1) / (p v) (Korthikanti et al. 2022 Sec. 4.2.3). */
     double in_flight = x->m < x->p ? x->m : x->p;
     if (x->v > 1.0)
         in_flight *= 1.0 + (x->p - 1.0) / (x->p * x->v);
-    double layers_per_stage = model->layers / x->p;
-    double act = layer_activation_bytes(e, x) * layers_per_stage * in_flight;
+    double moe_layers = x->moe_layers / x->p;
+    double dense_layers = model->layers / x->p - moe_layers;
+    double per_mb = dense_layers * layer_activation_bytes(e, x, false) +
+                    moe_layers * layer_activation_bytes(e, x, true);
+    double act = per_mb * in_flight;
     if (st->recompute == CDSE_RECOMPUTE_FULL) {
         /* One layer's activations are live while it is recomputed. */
         cdse_strategy none = *st;
         none.recompute = CDSE_RECOMPUTE_NONE;
         env e2 = *e;
         e2.st = &none;
-        act += layer_activation_bytes(&e2, x);
+        act += layer_activation_bytes(&e2, x, x->moe_layers > 0.0);
     }
     if (x->p == 1.0)
         act += x->tokens * x->vocab / x->t * 4.0; /* fp32 logits of the single stage */
 
     double gib = CDSE_GIB;
-    r->mem_weights_gib = params * w / gib;
-    r->mem_gradients_gib = params * g / gib;
-    r->mem_optimizer_gib = params * o / gib;
+    r->mem_weights_gib = (dense * w + params->experts * we) / gib;
+    r->mem_gradients_gib = (dense * g + params->experts * ge) / gib;
+    r->mem_optimizer_gib = (dense * o + params->experts * oe) / gib;
     r->mem_activations_gib = act / gib;
     r->mem_other_gib = e->sys->reserved_gib;
     r->mem_offloaded_gib = 0.0;
@@ -411,7 +532,7 @@ static double tier_capacity_per_gpu(const cdse_system *sys)
 /* One layer and one micro-batch on the critical path. */
 typedef struct layer_step {
     double fwd, bwd, recompute; /* computation */
-    double tp, cp;              /* exposed communication, both directions */
+    double tp, cp, ep;          /* exposed communication, both directions */
     double recompute_flops;
     double fwd_comm; /* exposed communication of the forward pass alone */
 } layer_step;
@@ -438,10 +559,10 @@ static void setup(const cdse_model *model, const cdse_system *system, const cdse
 /* Forward collectives are on the critical path; backward TP collectives overlap the
  * weight-gradient GEMMs (Megatron-LM's asynchronous TP all-reduce), CP exchanges overlap the
  * attention core; full recomputation repeats the forward pass with its collectives. */
-static void layer_step_of(const env *e, const dims *x, layer_step *step)
+static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *step)
 {
     layer_cost lc;
-    layer_costs(e, x, &lc);
+    layer_costs(e, x, moe, &lc);
     double tp_fwd = lc.tp_fwd;
     double cp_fwd = exposed(lc.cp_fwd, lc.attn_fwd);
     step->fwd = lc.linear_fwd + lc.attn_fwd + lc.ew_fwd;
@@ -457,18 +578,42 @@ static void layer_step_of(const env *e, const dims *x, layer_step *step)
         step->tp = tp_fwd + lc.tp_bwd_exposed + exposed(lc.tp_bwd_overlapped, lc.tp_bwd_window);
     }
     step->cp = cp_fwd + exposed(lc.cp_bwd, lc.attn_bwd);
+    step->ep = lc.ep_fwd + lc.ep_bwd;
     step->recompute = 0.0;
     step->recompute_flops = 0.0;
     if (e->st->recompute == CDSE_RECOMPUTE_FULL) {
         step->recompute = step->fwd;
         step->tp += tp_fwd;
         step->cp += cp_fwd;
+        step->ep += lc.ep_fwd;
         step->recompute_flops = lc.flops_fwd;
     } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE && !e->st->flash_attention) {
         step->recompute = lc.attn_fwd;
         step->recompute_flops = lc.attn_flops_fwd;
     }
-    step->fwd_comm = tp_fwd + cp_fwd;
+    step->fwd_comm = tp_fwd + cp_fwd + lc.ep_fwd;
+}
+
+/* The average layer of a stage: MoE layers are spread evenly over the pipeline stages. */
+static void average_layer_step(const cdse_model *model, const env *e, const dims *x,
+                               layer_step *step)
+{
+    layer_step_of(e, x, false, step);
+    if (x->moe_layers <= 0.0)
+        return;
+    layer_step moe;
+    layer_step_of(e, x, true, &moe);
+    double f = x->moe_layers / model->layers;
+#define MIX(field) step->field = (1.0 - f) * step->field + f * moe.field
+    MIX(fwd);
+    MIX(bwd);
+    MIX(recompute);
+    MIX(tp);
+    MIX(cp);
+    MIX(ep);
+    MIX(recompute_flops);
+    MIX(fwd_comm);
+#undef MIX
 }
 
 int cdse_layer_times(const cdse_model *model, const cdse_system *system,
@@ -484,9 +629,9 @@ int cdse_layer_times(const cdse_model *model, const cdse_system *system,
     dims x;
     setup(model, system, &st, &e, &x);
     layer_step step;
-    layer_step_of(&e, &x, &step);
+    average_layer_step(model, &e, &x, &step);
     *forward_s = step.fwd + step.fwd_comm;
-    *backward_s = step.bwd + step.recompute + (step.tp + step.cp - step.fwd_comm);
+    *backward_s = step.bwd + step.recompute + (step.tp + step.cp + step.ep - step.fwd_comm);
     return status;
 }
 
@@ -497,17 +642,41 @@ double cdse_embedding_state_gib(const cdse_model *model, const cdse_strategy *st
         st.dp = st.gpus / (st.tp * st.pp * st.cp);
     dims x;
     fill_dims(model, &st, &x);
-    double layers, embed;
-    stage_params(model, &x, &layers, &embed);
-    double shard = x.d * x.c;
-    double w = WEIGHT_BYTES, g = GRAD_BYTES, o = OPTIMIZER_STATE_BYTES;
-    if (st.zero >= 1)
-        o /= shard;
-    if (st.zero >= 2)
-        g /= shard;
-    if (st.zero >= 3)
-        w /= shard;
-    return embed * (w + g + o) / CDSE_GIB;
+    stage_param_count params;
+    stage_params(model, &x, &params);
+    double w, g, o;
+    state_bytes(st.zero, x.d * x.c, &w, &g, &o);
+    return params.embed * (w + g + o) / CDSE_GIB;
+}
+
+typedef struct dp_windows {
+    double fwd, bwd; /* one micro-batch of the stage */
+    double m;        /* micro-batches per iteration */
+} dp_windows;
+
+/* Gradient reduction for `params` parameters per GPU replicated over `group` ranks `stride`
+ * apart, bucketed and overlapped with the last micro-batch's backward pass; the distributed
+ * optimizer's parameter all-gather overlaps the next forward pass; ZeRO-3 gathers parameters for
+ * the forward and backward of every micro-batch (Megatron-Core DDP; Rajbhandari et al. 2020). */
+static double dp_comm_time(const cdse_system *system, int zero, double params, int group,
+                           int stride, const dp_windows *w)
+{
+    if (group <= 1 || params <= 0.0)
+        return 0.0;
+    cdse_span span;
+    cdse_group_span(system, group, stride, &span);
+    double grad_bytes = params * GRAD_BYTES;
+    double weight_bytes = params * WEIGHT_BYTES;
+    double bucket = fmin(1.0, DP_BUCKET_PARAMS / params);
+    if (zero == 0) {
+        double t = cdse_allreduce_time(system, &span, grad_bytes);
+        return fmax(bucket * t, exposed(t, w->bwd));
+    }
+    double rs = cdse_reduce_scatter_time(system, &span, grad_bytes);
+    double ag = cdse_allgather_time(system, &span, weight_bytes);
+    if (zero >= 3)
+        return w->m * exposed(2.0 * ag + rs, w->fwd + w->bwd);
+    return fmax(bucket * rs, exposed(rs, w->bwd)) + fmax(bucket * ag, exposed(ag, w->fwd));
 }
 
 void cdse_evaluate(const cdse_model *model, const cdse_system *system,
@@ -525,7 +694,7 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
     dims x;
     setup(model, system, &st, &e, &x);
     layer_step step;
-    layer_step_of(&e, &x, &step);
+    average_layer_step(model, &e, &x, &step);
     double peak = e.peak / 1e12; /* TFLOP/s */
 
     /* Output layer and loss on the last stage (GEMM h x V/t, fp32 cross-entropy). */
@@ -548,7 +717,8 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
     double stage_rec = n_layers * step.recompute;
     double stage_tp = n_layers * step.tp;
     double stage_cp = n_layers * step.cp;
-    double per_mb = stage_fwd + stage_bwd + stage_rec + stage_tp + stage_cp;
+    double stage_ep = n_layers * step.ep;
+    double per_mb = stage_fwd + stage_bwd + stage_rec + stage_tp + stage_cp + stage_ep;
 
     /* 1F1B pipeline: m micro-batches plus a bubble of (p - 1) stage times, divided by v with
      * interleaving (Narayanan et al. 2021, Sec. 2.2). */
@@ -571,45 +741,21 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
         }
     }
 
-    double param_shard = 0.0;
-    memory_model(model, &e, &x, r, &param_shard);
-    double stage_params_total = (r->mem_weights_gib * CDSE_GIB) / WEIGHT_BYTES;
-    if (st.zero >= 3)
-        stage_params_total *= x.d * x.c;
+    stage_param_count params;
+    double updated = 0.0;
+    memory_model(model, &e, &x, r, &params, &updated);
 
-    /* Data-parallel gradient reduction over the dp x cp ranks holding the same weights, bucketed
-     * and overlapped with the last micro-batch's backward pass; the distributed optimizer's
-     * parameter all-gather overlaps the next forward pass (Megatron-Core DDP). */
-    double dp_comm = 0.0;
-    int shard_group = (int)(x.d * x.c);
-    if (shard_group > 1) {
-        cdse_span span;
-        cdse_group_span(system, shard_group, (int)x.t, &span);
-        double grad_bytes = stage_params_total * GRAD_BYTES;
-        double weight_bytes = stage_params_total * WEIGHT_BYTES;
-        double bucket = DP_BUCKET_PARAMS / stage_params_total;
-        if (bucket > 1.0)
-            bucket = 1.0;
-        double bwd_window = stage_bwd + stage_rec;
-        double fwd_window = stage_fwd;
-        if (st.zero == 0) {
-            double t = cdse_allreduce_time(system, &span, grad_bytes);
-            dp_comm = fmax(bucket * t, exposed(t, bwd_window));
-        } else {
-            double rs = cdse_reduce_scatter_time(system, &span, grad_bytes);
-            double ag = cdse_allgather_time(system, &span, weight_bytes);
-            dp_comm = fmax(bucket * rs, exposed(rs, bwd_window));
-            if (st.zero >= 3) {
-                /* Parameters gathered for forward and backward of every micro-batch. */
-                double per_mb_comm = 2.0 * ag + rs;
-                dp_comm = x.m * exposed(per_mb_comm, stage_fwd + stage_bwd);
-            } else {
-                dp_comm += fmax(bucket * ag, exposed(ag, fwd_window));
-            }
-        }
-    }
+    /* Data-parallel gradient reduction: dense parameters over the dp x cp ranks holding the same
+     * weights (stride tp), expert parameters over the dp x cp / ep ranks holding the same experts
+     * (stride tp cp ep). */
+    dp_windows windows = {stage_fwd, stage_bwd + stage_rec, x.m};
+    double dp_comm = dp_comm_time(system, st.zero, params.dense + params.embed, (int)(x.d * x.c),
+                                  (int)x.t, &windows);
+    if (params.experts > 0.0)
+        dp_comm += dp_comm_time(system, st.zero, params.experts, (int)(x.d * x.c / x.e),
+                                (int)(x.t * x.c * x.e), &windows);
 
-    double optimizer = param_shard * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
+    double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
     double compute_iter = x.m * per_mb;
     offload_model(&e, compute_iter, x.m, r);
 
@@ -620,6 +766,7 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
     r->t_recompute_s = x.m * stage_rec;
     r->t_tp_comm_s = x.m * stage_tp;
     r->t_cp_comm_s = x.m * stage_cp;
+    r->t_ep_comm_s = x.m * stage_ep;
     r->t_pp_comm_s = pp_comm;
     r->t_dp_comm_s = dp_comm;
     r->t_bubble_s = bubble;

@@ -63,6 +63,13 @@ int cdse_model_check(const cdse_model *model, cdse_diag *diag)
                           model->shared_experts);
             return CDSE_EINVAL;
         }
+        if (model->moe_imbalance != 0.0 && model->moe_imbalance < 1.0) {
+            cdse_diag_set(diag,
+                          "model '%s': moe_imbalance = %g; allowed: >= 1 (busiest expert rank's "
+                          "tokens over the average)",
+                          model->name, model->moe_imbalance);
+            return CDSE_EINVAL;
+        }
         if (model->capacity_factor < 0.0) {
             cdse_diag_set(diag,
                           "model '%s': capacity_factor = %g; allowed: 0 (dropless) or positive",

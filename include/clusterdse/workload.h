@@ -19,10 +19,12 @@ typedef struct cdse_model {
     /* Mixture of experts; experts == 0 means dense. */
     int experts;
     int top_k;
-    int moe_ffn;  /* expert FFN size */
+    int moe_ffn;   /* expert FFN size */
     int moe_every; /* every n-th layer is an MoE layer (1 = all) */
     int shared_experts;
     double capacity_factor; /* 0 = dropless */
+    double moe_imbalance;   /* tokens on the busiest expert rank / the average (>= 1;
+                               0 = the evaluator's default for trained routers) */
 } cdse_model;
 
 /* Fills defaults (head_dim, moe_ffn, moe_every) derived from the other fields. */
@@ -33,11 +35,11 @@ void cdse_model_fill_defaults(cdse_model *model);
 int cdse_model_check(const cdse_model *model, cdse_diag *diag);
 
 /* Parameter counts (Narayanan et al. 2021, Sec. 5.1 for the GPT case). */
-double cdse_model_params_per_layer(const cdse_model *model);        /* dense layer, incl. norms */
-double cdse_model_attention_params(const cdse_model *model);        /* QKV + output projection */
-double cdse_model_mlp_params(const cdse_model *model);              /* one dense MLP */
-double cdse_model_embedding_params(const cdse_model *model);        /* vocab * hidden */
-double cdse_model_params(const cdse_model *model);                  /* whole model */
+double cdse_model_params_per_layer(const cdse_model *model); /* dense layer, incl. norms */
+double cdse_model_attention_params(const cdse_model *model); /* QKV + output projection */
+double cdse_model_mlp_params(const cdse_model *model);       /* one dense MLP */
+double cdse_model_embedding_params(const cdse_model *model); /* vocab * hidden */
+double cdse_model_params(const cdse_model *model);           /* whole model */
 
 /* Model FLOPs of one iteration of `tokens` tokens (forward + backward, no recomputation), counted
  * as Megatron-LM does (Narayanan et al. 2021 eq. 3, extended to GQA and gated MLPs as in
