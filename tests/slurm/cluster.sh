@@ -1,0 +1,173 @@
+# shellcheck shell=bash
+# A throw-away one-node Slurm cluster for tests: source this file, then
+#
+#   slurm_install_if_missing            # apt-get slurmctld slurmd slurm-client munge (root)
+#   slurm_cluster_start                 # munged + slurmctld + slurmd under $SLURM_TEST_DIR
+#   trap slurm_cluster_stop EXIT        # (slurm_cluster_start sets this trap itself)
+#   jobid=$(sbatch --parsable --wait ...)
+#   slurm_job_runs "$jobid"             # the jobcomp lines of every run of the job
+#
+# Everything lives in a fresh temp directory (state, spool, logs, the munge socket), with ports
+# of its own, so it neither touches nor needs a site's Slurm, and two tests can each run one.
+# After slurm_cluster_start, SLURM_CONF points at the generated slurm.conf, so sbatch, squeue,
+# scontrol (also those run inside jobs) talk to this cluster.
+# Findings behind the settings: /work/shared/notes/slurm-on-one-machine.md, slurm.conf(5).
+
+SLURM_TEST_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SLURM_TEST_PIDS=()
+
+slurm__log() { echo "slurm-test: $*" >&2; }
+
+# Installs Debian's Slurm and munge when a command is missing. Returns 1 (and says why) when
+# that is impossible, so a caller can skip instead of failing on a machine without root.
+slurm_install_if_missing() {
+    local missing=()
+    local cmd
+    for cmd in slurmctld slurmd sbatch munged; do
+        command -v "$cmd" >/dev/null 2>&1 || PATH=$PATH:/usr/sbin:/sbin command -v "$cmd" \
+            >/dev/null 2>&1 || missing+=("$cmd")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        slurm__log "missing ${missing[*]} and not root: cannot install Slurm"
+        return 1
+    fi
+    slurm__log "installing Debian's slurmctld slurmd slurm-client munge"
+    export DEBIAN_FRONTEND=noninteractive
+    # "policy-rc.d denied execution of start" is expected: nothing starts by itself.
+    if ! apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge \
+        >/dev/null 2>&1; then
+        apt-get update -qq >/dev/null 2>&1 || true
+        apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge \
+            >/dev/null || return 1
+    fi
+}
+
+# A TCP port nobody listens on, from a range above the usual service ports.
+slurm__free_port() {
+    local port tries=0
+    while [ $tries -lt 50 ]; do
+        port=$((20000 + RANDOM % 20000))
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            echo "$port"
+            return 0
+        fi
+        tries=$((tries + 1))
+    done
+    return 1
+}
+
+# Starts munged, slurmctld and slurmd; waits until the node is idle. Sets SLURM_TEST_DIR (kept if
+# already set), SLURM_CONF, SLURM_TEST_JOBCOMP and an EXIT trap that stops them all.
+# SLURM_TEST_CPUS (default 4) is the node's slot count.
+slurm_cluster_start() {
+    export PATH=$PATH:/usr/sbin:/sbin
+    SLURM_TEST_DIR=${SLURM_TEST_DIR:-$(mktemp -d /tmp/cdse-slurm.XXXXXX)}
+    local dir=$SLURM_TEST_DIR
+    mkdir -p "$dir"/{state,spool,run,log,munge}
+    chmod 0755 "$dir"
+    trap slurm_cluster_stop EXIT
+    trap 'exit 130' INT TERM
+
+    # munged refuses a socket directory that is not its own, or not searchable by all.
+    chown munge:munge "$dir/munge"
+    chmod 0755 "$dir/munge"
+    mungekey --create --keyfile="$dir/munge/munge.key" >/dev/null 2>&1 ||
+        dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
+    chown munge:munge "$dir/munge/munge.key"
+    chmod 0600 "$dir/munge/munge.key"
+    runuser -u munge -- munged --socket="$dir/munge/munge.sock" \
+        --key-file="$dir/munge/munge.key" --log-file="$dir/munge/munged.log" \
+        --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/munged.seed" ||
+        { slurm__log "munged failed to start:"; cat "$dir/munge/munged.log" >&2; return 1; }
+    SLURM_TEST_PIDS+=("$(cat "$dir/munge/munged.pid")")
+    if ! munge -S "$dir/munge/munge.sock" -n | unmunge -S "$dir/munge/munge.sock" >/dev/null; then
+        slurm__log "munge does not work"
+        return 1
+    fi
+
+    local host mem ctld_port slurmd_port
+    host=$(hostname -s)
+    # A little below physical memory, as slurmd checks RealMemory against it.
+    mem=$(awk '/^MemTotal:/ { printf "%d", $2 / 1024 * 0.9 }' /proc/meminfo)
+    ctld_port=$(slurm__free_port) && slurmd_port=$(slurm__free_port) || return 1
+    sed -e "s|@DIR@|$dir|g" -e "s|@HOST@|$host|g" -e "s|@CTLD_PORT@|$ctld_port|g" \
+        -e "s|@SLURMD_PORT@|$slurmd_port|g" -e "s|@CPUS@|${SLURM_TEST_CPUS:-4}|g" \
+        -e "s|@MEM_MB@|$mem|g" -e "s|@CLUSTER@|cdse$$|g" -e "s|@PARTITION@|debug|g" \
+        "$SLURM_TEST_SRC/slurm.conf.in" >"$dir/slurm.conf"
+    export SLURM_CONF=$dir/slurm.conf
+    SLURM_TEST_JOBCOMP=$dir/log/jobcomp.txt
+    touch "$SLURM_TEST_JOBCOMP"
+
+    # Foreground mode (-D) in a session of their own: $! is the daemon, stopped by PID.
+    setsid slurmctld -D -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
+    SLURM_TEST_PIDS+=("$!")
+    setsid slurmd -D -f "$SLURM_CONF" >"$dir/log/slurmd.out" 2>&1 &
+    SLURM_TEST_PIDS+=("$!")
+
+    local i state
+    for i in $(seq 1 60); do
+        state=$(sinfo -h -N -o '%t' 2>/dev/null | head -1)
+        [ "$state" = "idle" ] && break
+        sleep 0.5
+    done
+    if [ "$state" != "idle" ]; then
+        slurm__log "node not idle after 30 s (state '$state'); logs follow"
+        tail -n 20 "$dir"/log/slurmctld.log "$dir"/log/slurmd.log "$dir"/log/*.out >&2
+        return 1
+    fi
+    slurm__log "cluster up in $dir (SLURM_CONF=$SLURM_CONF, node $host idle)"
+}
+
+# Cancels what is left, then stops slurmd, slurmctld, munged (the PIDs this shell started), and
+# any slurmstepd still running for this cluster. Safe to call twice; keeps the directory when
+# SLURM_TEST_KEEP=1 (or the test failed, so its logs can be read).
+slurm_cluster_stop() {
+    local rc=$?
+    trap - EXIT
+    [ -n "${SLURM_TEST_DIR:-}" ] || return $rc
+    if [ -n "${SLURM_CONF:-}" ] && [ ${#SLURM_TEST_PIDS[@]} -gt 1 ]; then
+        scancel --quiet --user="$(id -un)" 2>/dev/null || true
+    fi
+    # slurmstepd outlives slurmd: find ours by the spool directory they keep open.
+    local steps=() p
+    for p in $(pgrep -x slurmstepd 2>/dev/null); do
+        if ls -l "/proc/$p/cwd" "/proc/$p/fd" 2>/dev/null | grep -q "$SLURM_TEST_DIR/"; then
+            steps+=("$p")
+        fi
+    done
+    local i pid
+    for ((i = ${#SLURM_TEST_PIDS[@]} - 1; i >= 0; i--)); do
+        pid=${SLURM_TEST_PIDS[$i]}
+        kill -TERM "$pid" 2>/dev/null || continue
+        for _ in $(seq 1 40); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.25
+        done
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+    for p in "${steps[@]}"; do
+        kill -KILL "$p" 2>/dev/null || true
+    done
+    SLURM_TEST_PIDS=()
+    if [ $rc -ne 0 ]; then
+        slurm__log "failed (exit $rc): logs kept in $SLURM_TEST_DIR"
+    elif [ "${SLURM_TEST_KEEP:-0}" = 1 ]; then
+        slurm__log "logs kept in $SLURM_TEST_DIR"
+    else
+        rm -rf "$SLURM_TEST_DIR"
+    fi
+    slurm__log "cluster stopped"
+    return $rc
+}
+
+# Prints the jobcomp lines of every run of JOBID (one per run: a requeued job has several).
+# Each line has JobId= ... JobState= ... ExitCode=N:S ... fields (jobcomp/filetxt format).
+slurm_job_runs() {
+    grep -E "^JobId=$1 " "$SLURM_TEST_JOBCOMP" || true
+}
+
+# Field FIELD of a jobcomp line on stdin, e.g. `slurm_job_runs 3 | tail -1 | slurm_field JobState`.
+slurm_field() {
+    sed -n "s/.* $1=\([^ ]*\).*/\1/p"
+}
