@@ -2,6 +2,8 @@
  * class of error, each checking the file:line and the key of the message. */
 #define _XOPEN_SOURCE 700 /* opendir */
 #include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -322,6 +324,42 @@ static void test_every_shipped_profile_loads(void **state)
     load_all("calibration/systems", false);
 }
 
+/* $CLUSTERDSE_DATA is searched first: a model there shadows nothing else and is found. */
+static void test_data_env(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/cdse_test_data_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/jobs", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/jobs/models", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/jobs/models/site-model.cfg", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("name = \"site-model\"; layers = 2; hidden = 256; heads = 4; seq_len = 64;\n"
+          "vocab = 1000;\n",
+          f);
+    fclose(f);
+    setenv("CLUSTERDSE_DATA", dir, 1);
+    cdse_diag diag;
+    cdse_job *job = load("models = ( \"site-model\" );\n"
+                         "systems = ( \"a100-80g-dgx\" );\n"
+                         "space = { gpus = 8; global_batch = 64; };\n",
+                         CDSE_OK, &diag);
+    unsetenv("CLUSTERDSE_DATA");
+    assert_string_equal(job->model[0].name, "site-model");
+    assert_int_equal(job->model[0].hidden, 256);
+    drop(job);
+    remove(path);
+    snprintf(path, sizeof path, "%s/jobs/models", dir);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/jobs", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
 /* The default job compiled into the binary (jobs/quickstart.cfg) loads without a file. */
 static void test_embedded_job(void **state)
 {
@@ -606,6 +644,7 @@ int main(void)
         cmocka_unit_test(test_zoo_files),
         cmocka_unit_test(test_every_shipped_profile_loads),
         cmocka_unit_test(test_embedded_job),
+        cmocka_unit_test(test_data_env),
         cmocka_unit_test(test_unknown_key_top),
         cmocka_unit_test(test_unknown_key_space),
         cmocka_unit_test(test_unknown_key_objective),
