@@ -438,9 +438,9 @@ static void state_bytes(int zero, double shard, double *w, double *g, double *o)
 }
 
 /* Memory of the first stage. `params` receives the parameter counts, `updated` the parameters
- * this GPU updates in the optimizer step. */
+ * this GPU updates in the optimizer step, `act_per_mb` the activation bytes of one micro-batch. */
 static void memory_model(const cdse_model *model, const env *e, const dims *x, cdse_result *r,
-                         stage_param_count *params, double *updated)
+                         stage_param_count *params, double *updated, double *act_per_mb)
 {
     const cdse_strategy *st = e->st;
     stage_params(model, x, params);
@@ -462,6 +462,9 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     double dense_layers = model->layers / x->p - moe_layers;
     double per_mb = dense_layers * layer_activation_bytes(e, x, false) +
                     moe_layers * layer_activation_bytes(e, x, true);
+    if (x->p == 1.0)
+        per_mb += x->tokens * x->vocab / x->t * 4.0; /* fp32 logits of the single stage */
+    *act_per_mb = per_mb;
     double act = per_mb * in_flight;
     if (st->recompute == CDSE_RECOMPUTE_FULL) {
         /* One layer's activations are live while it is recomputed. */
@@ -471,8 +474,6 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
         e2.st = &none;
         act += layer_activation_bytes(&e2, x, x->moe_layers > 0.0);
     }
-    if (x->p == 1.0)
-        act += x->tokens * x->vocab / x->t * 4.0; /* fp32 logits of the single stage */
 
     double gib = CDSE_GIB;
     r->mem_weights_gib = (dense * w + params->experts * we) / gib;
@@ -492,7 +493,8 @@ static double tier_bandwidth(const cdse_system *sys)
     return sys->tier.bandwidth_gbs * 1e9 / sys->tier.shared_by;
 }
 
-static void offload_model(const env *e, double compute_time, double m, cdse_result *r)
+static void offload_model(const env *e, double compute_time, double m, double act_per_mb,
+                          cdse_result *r)
 {
     const cdse_strategy *st = e->st;
     double bw = tier_bandwidth(e->sys);
@@ -508,10 +510,11 @@ static void offload_model(const env *e, double compute_time, double m, cdse_resu
         r->mem_optimizer_gib = 0.0;
     }
     if (st->offload & CDSE_OFFLOAD_ACTIVATIONS) {
-        /* Written during forward, read back during backward, overlapped with compute. */
+        /* Every micro-batch writes its activations during its forward pass and reads them back
+         * for its backward pass, overlapped with compute; one micro-batch stays resident. */
         moved += r->mem_activations_gib;
-        overlapped += 2.0 * r->mem_activations_gib * CDSE_GIB / bw;
-        r->mem_activations_gib /= m > 1.0 ? m : 1.0; /* one micro-batch stays resident */
+        overlapped += 2.0 * m * act_per_mb / bw;
+        r->mem_activations_gib = act_per_mb / CDSE_GIB;
     }
     if (st->offload & CDSE_OFFLOAD_WEIGHTS) {
         /* Weights streamed in for forward and backward of every micro-batch (ZeRO-Infinity
@@ -743,7 +746,8 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
 
     stage_param_count params;
     double updated = 0.0;
-    memory_model(model, &e, &x, r, &params, &updated);
+    double act_per_mb = 0.0;
+    memory_model(model, &e, &x, r, &params, &updated, &act_per_mb);
 
     /* Data-parallel gradient reduction: dense parameters over the dp x cp ranks holding the same
      * weights (stride tp), expert parameters over the dp x cp / ep ranks holding the same experts
@@ -757,7 +761,7 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
 
     double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
     double compute_iter = x.m * per_mb;
-    offload_model(&e, compute_iter, x.m, r);
+    offload_model(&e, compute_iter, x.m, act_per_mb, r);
 
     double time = compute_iter + bubble + pp_comm + dp_comm + optimizer + r->t_offload_s;
     r->time_per_iteration_s = time;
