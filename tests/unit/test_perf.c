@@ -729,7 +729,8 @@ static void bubble_case(int tp, int pp, int vpp, int m_batches, int recompute)
     eval_ok(&m, &s, &st, &r);
     assert_int_equal(r.grad_accum, m_batches);
     double p = pp, v = vpp, mb = m_batches;
-    double work = r.t_forward_s + r.t_backward_s + r.t_recompute_s + r.t_tp_comm_s + r.t_cp_comm_s;
+    double work = r.t_forward_s + r.t_backward_s + r.t_recompute_s + r.t_tp_comm_s + r.t_cp_comm_s +
+                  r.t_ep_comm_s;
     assert_true(work > 0.0);
     assert_rel(r.t_bubble_s, (p - 1.0) / (v * mb) * work, 1e-12);
     assert_true(r.t_dp_comm_s == 0.0);
@@ -1069,6 +1070,150 @@ static void test_breakdown_adds_up(void **state)
                1e-12);
 }
 
+/* ---- Mixture of experts --------------------------------------------------------------- */
+
+/* A Mixtral-style model (gated experts, no biases, RMSNorm, untied), small: h = 1024, 16 heads of
+ * 64, 4 layers all MoE, 8 experts of ffn 2048, top-2, V = 4096, s = 512, no routing imbalance. */
+static cdse_model moe_model(void)
+{
+    cdse_model m = gpt(4);
+    m.gated_mlp = true;
+    m.tied_embeddings = false;
+    m.ffn = 2048;
+    m.experts = 8;
+    m.top_k = 2;
+    m.moe_ffn = 2048;
+    m.moe_every = 1;
+    m.moe_imbalance = 1.0;
+    return m;
+}
+
+/* Expert parallelism ep = 4 with t = 1, p = 2: each GPU of the first stage holds, per layer, the
+ * attention 4 h^2 = 4194304, two RMSNorms 2048 and the router h E = 8192 (4204544; 8409088 for
+ * two layers), the word embedding V h = 4194304 (dense total 12603392), and E / ep = 2 experts of
+ * 3 h ffn = 6291456 per layer: 2 * 2 * 6291456 = 25165824 expert parameters (Megatron-Core expert
+ * parallelism, Lepikhin et al. 2021 "GShard"). ZeRO shards the dense state over the d data-parallel
+ * ranks and the expert state over the d / ep ranks that hold the same experts:
+ *   d = 4: 18 B for both (ZeRO 0);
+ *   d = 8, ZeRO 1: optimizer 12/8 B dense, 12/2 B experts. */
+#define MOE_DENSE   12603392.0
+#define MOE_EXPERTS 25165824.0
+
+static void test_moe_state_memory(void **state)
+{
+    (void)state;
+    cdse_model m = moe_model();
+    cdse_system s = sys();
+    cdse_strategy st = strat(8, 1, 2, 1, 16);
+    st.ep = 4;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.dp, 4);
+    assert_rel(r.mem_weights_gib, (MOE_DENSE + MOE_EXPERTS) * 2.0 / GIB, 1e-12);
+    assert_rel(r.mem_gradients_gib, (MOE_DENSE + MOE_EXPERTS) * 4.0 / GIB, 1e-12);
+    assert_rel(r.mem_optimizer_gib, (MOE_DENSE + MOE_EXPERTS) * 12.0 / GIB, 1e-12);
+
+    st = strat(16, 1, 2, 1, 32);
+    st.ep = 4;
+    st.zero = 1;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.dp, 8);
+    assert_rel(r.mem_weights_gib, (MOE_DENSE + MOE_EXPERTS) * 2.0 / GIB, 1e-12);
+    assert_rel(r.mem_optimizer_gib, (MOE_DENSE * 12.0 / 8.0 + MOE_EXPERTS * 12.0 / 2.0) / GIB,
+               1e-12);
+}
+
+/* EP dispatch and combine (Megatron-Core all-to-all token dispatcher): each sends the routed copies
+ * of the local tokens, T k h 2 B = 512 * 2 * 1024 * 2 = 2097152 B, over the 4 EP ranks (1 apart,
+ * one node): 3/4 B / 240e9 + 3 * 2e-6 (see test_collective.c); two forward and two backward per
+ * MoE layer, not overlapped; 2 layers per stage, m = 4 micro-batches: 4 * 2 * 4 all-to-alls. */
+static void test_moe_ep_alltoall(void **state)
+{
+    (void)state;
+    cdse_model m = moe_model();
+    cdse_system s = sys();
+    cdse_strategy st = strat(8, 1, 2, 1, 16);
+    st.ep = 4;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.grad_accum, 4);
+    double one = 0.75 * 2097152.0 / 240e9 + 3.0 * 2e-6;
+    assert_rel(r.t_ep_comm_s, 4.0 * 2.0 * 4.0 * one, 1e-12);
+}
+
+/* MoE activations per layer and micro-batch (perf.c's generalization of Korthikanti Table 2),
+ * b = 1, s = 512 (sb = 512), t = 1, no imbalance:
+ *   kept as in a dense Llama layer: norm, QKV and FC1 inputs 4 * 2 sb h = 4194304;
+ *   Q, K, V 2 sb (q + 2 kv) = 3145728; projection input 2 sb q = 1048576;
+ *   softmax output 2 b a s^2 = 8388608;
+ *   router logits and probabilities in fp32, 8 B per token and expert: 512 * 8 * 8 = 32768;
+ *   routed copies sb k = 1024: their permuted inputs 2 h each = 2097152, and the SwiGLU gate, up
+ *   and output 3 * 2 ffn each = 12582912;
+ *   per layer 31490048. First stage: min(p, m) = 2 micro-batches of 2 layers: 125960192 B. */
+static void test_moe_activations(void **state)
+{
+    (void)state;
+    cdse_model m = moe_model();
+    cdse_system s = sys();
+    cdse_strategy st = strat(8, 1, 2, 1, 16);
+    st.ep = 4;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double per_layer =
+        4194304.0 + 3145728.0 + 1048576.0 + 8388608.0 + 32768.0 + 2097152.0 + 12582912.0;
+    assert_rel(per_layer, 31490048.0, 1e-15);
+    assert_rel(r.mem_activations_gib, 2.0 * 2.0 * per_layer / GIB, 1e-12);
+}
+
+/* On one GPU (t = p = d = ep = 1) the weights are the whole model as workload.c counts it. A
+ * GPT-style MoE (biases on every linear layer, LayerNorm) with h = 64, 4 heads of 16, ffn 256,
+ * 2 layers of which the second is MoE (moe_every 2) with 4 experts of 128, top-1, V = 100,
+ * s = 16, tied:
+ *   attention 4 h^2 + 4 h = 16640, LayerNorms 4 h = 256: 2 * 16896 = 33792;
+ *   dense MLP 2 h ffn + ffn + h = 32768 + 320 = 33088;
+ *   MoE MLP 4 (2 h 128 + 128 + h) + router 4 h = 4 * 16576 + 256 = 66560;
+ *   word and position embeddings 6400 + 1024, final LayerNorm 128: total 140992. */
+static void test_moe_gpt_single_gpu_holds_whole_model(void **state)
+{
+    (void)state;
+    cdse_model m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "gpt-moe");
+    m.layers = 2;
+    m.hidden = 64;
+    m.heads = 4;
+    m.kv_heads = 4;
+    m.head_dim = 16;
+    m.ffn = 256;
+    m.seq_len = 16;
+    m.vocab = 100;
+    m.tied_embeddings = true;
+    m.experts = 4;
+    m.top_k = 1;
+    m.moe_ffn = 128;
+    m.moe_every = 2;
+    m.moe_imbalance = 1.0;
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 1, 1);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_weights_gib, 140992.0 * 2.0 / GIB, 1e-12);
+}
+
+/* The same for the Mixtral-style model above on one GPU (no biases):
+ * 4 layers of 4204544 dense + 8 * 6291456 experts = 4 * 54536192 = 218144768, word embedding and
+ * untied output 2 * 4194304 = 8388608, final RMSNorm 1024: 226534400. */
+static void test_moe_gated_single_gpu_holds_whole_model(void **state)
+{
+    (void)state;
+    cdse_model m = moe_model();
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 1, 1);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_weights_gib, 226534400.0 * 2.0 / GIB, 1e-12);
+}
+
 /* ---- Throughput, MFU and HFU ----------------------------------------------------------- */
 
 /* Model FLOPs per token by Narayanan et al. eq. 3, 72 L h^2 (1 + s/(6h) + V/(12 h L)); with
@@ -1161,6 +1306,11 @@ int main(void)
         cmocka_unit_test(test_offload_activations_traffic),
         cmocka_unit_test(test_offload_weights),
         cmocka_unit_test(test_breakdown_adds_up),
+        cmocka_unit_test(test_moe_state_memory),
+        cmocka_unit_test(test_moe_ep_alltoall),
+        cmocka_unit_test(test_moe_activations),
+        cmocka_unit_test(test_moe_gpt_single_gpu_holds_whole_model),
+        cmocka_unit_test(test_moe_gated_single_gpu_holds_whole_model),
         cmocka_unit_test(test_throughput_and_utilization),
         cmocka_unit_test(test_optimizer_time),
     };
