@@ -1141,6 +1141,27 @@ static void test_moe_ep_alltoall(void **state)
     assert_rel(r.t_ep_comm_s, 4.0 * 2.0 * 4.0 * one, 1e-12);
 }
 
+/* Gradient reduction of a MoE stage: the dense parameters over the d = 8 data-parallel ranks
+ * (1 apart, one node: [8, 1]), the expert parameters over the d / ep = 2 ranks holding the same
+ * experts (4 apart: ranks 0 and 4, one node). Both are smaller than one 40M-parameter bucket, so
+ * both all-reduces are exposed whole (ZeRO 0):
+ *   dense 2 (7/8) 4 * 12603392 / 240e9 + 2 * 7 * 2e-6;
+ *   experts 2 (1/2) 4 * 25165824 / 240e9 + 2 * 2e-6. */
+static void test_moe_dp_comm(void **state)
+{
+    (void)state;
+    cdse_model m = moe_model();
+    cdse_system s = sys();
+    cdse_strategy st = strat(16, 1, 2, 1, 32);
+    st.ep = 4;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.dp, 8);
+    double dense = 2.0 * 7.0 / 8.0 * 4.0 * MOE_DENSE / 240e9 + 14.0 * 2e-6;
+    double experts = 2.0 * 0.5 * 4.0 * MOE_EXPERTS / 240e9 + 2.0 * 2e-6;
+    assert_rel(r.t_dp_comm_s, dense + experts, 1e-12);
+}
+
 /* MoE activations per layer and micro-batch (perf.c's generalization of Korthikanti Table 2),
  * b = 1, s = 512 (sb = 512), t = 1, no imbalance:
  *   kept as in a dense Llama layer: norm, QKV and FC1 inputs 4 * 2 sb h = 4194304;
@@ -1308,6 +1329,7 @@ int main(void)
         cmocka_unit_test(test_breakdown_adds_up),
         cmocka_unit_test(test_moe_state_memory),
         cmocka_unit_test(test_moe_ep_alltoall),
+        cmocka_unit_test(test_moe_dp_comm),
         cmocka_unit_test(test_moe_activations),
         cmocka_unit_test(test_moe_gpt_single_gpu_holds_whole_model),
         cmocka_unit_test(test_moe_gated_single_gpu_holds_whole_model),
