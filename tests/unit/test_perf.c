@@ -1186,6 +1186,43 @@ static void test_moe_activations(void **state)
     assert_rel(r.mem_activations_gib, 2.0 * 2.0 * per_layer / GIB, 1e-12);
 }
 
+/* Forward time of one MoE layer (the Mixtral-style model, t = 1, ep = 4, b = 1: T = 512 tokens,
+ * k T = 1024 routed copies; 5e13 FLOP/s for GEMMs, 1e12 B/s HBM):
+ *   QKV 512 x 3072 x 1024: 3221225472 FLOP (compute-bound: 10485760 B -> 1.05e-5 s < 6.4e-5 s);
+ *   projection 512 x 1024 x 1024: 1073741824 FLOP (4194304 B: compute-bound);
+ *   router 512 x 8 x 1024: 8388608 FLOP -> 1.7e-7 s, but (512*1024 + 1024*8 + 512*8) 2 =
+ *   1073152 B -> 1.07e-6 s: memory-bound;
+ *   experts: 2 local experts, each on T k ep / E = 512 rows: FC1 512 x 4096 x 1024
+ *   (4294967296 FLOP) and FC2 512 x 1024 x 2048 (2147483648 FLOP), both compute-bound;
+ *   router logits/probabilities 8 B per token and expert, permutation 8 B per routed element:
+ *   512 (8 * 8 + 2 * 1024 * 8) B;
+ *   attention: Q K^T and A V, batch 16 of 512 x 512 x 64, 536870912 FLOP each (compute-bound,
+ *   10485760 B -> 1.05e-5 s < 1.07e-5 s), softmax 4 B on 1 * 16 * 512^2 = 4194304 scores;
+ *   element-wise: 2 RMSNorms (4 B) and 2 residual adds (6 B) on h per token, T 20 h B, and the
+ *   SwiGLU (6 B per output element) of the experts on their rows: k T moe_ffn 6 B =
+ *   1024 * 2048 * 6 B (the activation function runs on the routed copies, not on T tokens of the
+ *   dense ffn);
+ *   EP dispatch + combine: 2 (3/4 2097152 / 240e9 + 3 * 2e-6) (test_moe_ep_alltoall). */
+static void test_moe_layer_forward(void **state)
+{
+    (void)state;
+    cdse_model m = moe_model();
+    cdse_system s = sys();
+    cdse_strategy st = strat(8, 1, 2, 1, 16);
+    st.ep = 4;
+    double pe = 5e13, hbm = 1e12, T = 512.0;
+    double qkv = 3221225472.0 / pe, proj = 1073741824.0 / pe;
+    double router = 1073152.0 / hbm;
+    double experts = 2.0 * (4294967296.0 + 2147483648.0) / pe;
+    double moe_ew = T * (8.0 * 8.0 + 2.0 * 1024.0 * 8.0) / hbm;
+    double attn = 2.0 * 536870912.0 / pe + 4194304.0 * 4.0 / hbm;
+    double ew = (T * 20.0 * H + 2.0 * T * 2048.0 * 6.0) / hbm;
+    double ep = 2.0 * (0.75 * 2097152.0 / 240e9 + 3.0 * 2e-6);
+    double fwd, bwd;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd, &bwd), CDSE_ST_OK);
+    assert_rel(fwd, qkv + proj + router + experts + moe_ew + attn + ew + ep, 1e-12);
+}
+
 /* On one GPU (t = p = d = ep = 1) the weights are the whole model as workload.c counts it. A
  * GPT-style MoE (biases on every linear layer, LayerNorm) with h = 64, 4 heads of 16, ffn 256,
  * 2 layers of which the second is MoE (moe_every 2) with 4 experts of 128, top-1, V = 100,
@@ -1331,6 +1368,7 @@ int main(void)
         cmocka_unit_test(test_moe_ep_alltoall),
         cmocka_unit_test(test_moe_dp_comm),
         cmocka_unit_test(test_moe_activations),
+        cmocka_unit_test(test_moe_layer_forward),
         cmocka_unit_test(test_moe_gpt_single_gpu_holds_whole_model),
         cmocka_unit_test(test_moe_gated_single_gpu_holds_whole_model),
         cmocka_unit_test(test_throughput_and_utilization),
