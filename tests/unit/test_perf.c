@@ -280,6 +280,25 @@ static void test_activations_flash(void **state)
     assert_rel(r.mem_activations_gib, expected, 1e-12);
 }
 
+/* Context parallelism cp = 2 splits the sequence: each rank keeps Korthikanti's per-layer
+ * activations for its s / cp = 256 tokens, with the scores of its queries against the whole
+ * sequence (b a (s/cp) s, 5 B each): (s/cp) b h (34 + 5 a s / h) per layer, and its share of the
+ * fp32 logits 4 (s/cp) b V. */
+static void test_activations_cp(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(2, 1, 1, 2, 2);
+    st.cp = 2;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double s_local = S / 2.0;
+    double per_layer = s_local * B * H * (34.0 + 5.0 * A * S / H);
+    double expected = (4.0 * per_layer + 4.0 * s_local * B * V) / GIB;
+    assert_rel(r.mem_activations_gib, expected, 1e-12);
+}
+
 /* A Llama-style layer (no dropout, RMSNorm, SwiGLU, GQA), Korthikanti's accounting generalized:
  * kept on every TP rank: two norm inputs, QKV input, FC1 input: 4 * 2 s b h; split by TP:
  * Q, K, V 2 s b (q + 2 kv) / t, projection input 2 s b q / t, gate and up outputs and the SwiGLU
@@ -1332,6 +1351,7 @@ int main(void)
         cmocka_unit_test(test_activations_tp_sp_selective),
         cmocka_unit_test(test_activations_full_recompute),
         cmocka_unit_test(test_activations_flash),
+        cmocka_unit_test(test_activations_cp),
         cmocka_unit_test(test_activations_llama_gqa),
         cmocka_unit_test(test_activations_pipeline_1f1b),
         cmocka_unit_test(test_activations_pipeline_interleaved),
