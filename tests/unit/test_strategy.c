@@ -169,6 +169,16 @@ static void test_tp_heads(void **state)
     cdse_model odd_ffn = small_gpt();
     odd_ffn.ffn = 2050;
     assert_int_equal(check(&odd_ffn, st), CDSE_ST_TP_HEADS);
+
+    /* Experts are split over TP like the dense MLP (Megatron-Core expert tensor parallelism =
+     * tp; ColumnParallelLinear divides the output size by tp): an expert FFN of 2050 cannot be
+     * split 4 ways either. */
+    cdse_model odd_expert = small_gpt();
+    odd_expert.experts = 8;
+    odd_expert.top_k = 2;
+    odd_expert.moe_every = 1;
+    odd_expert.moe_ffn = 2050;
+    assert_int_equal(check(&odd_expert, st), CDSE_ST_TP_HEADS);
 }
 
 /* 8 layers on pp 3; on pp 2 with 3 virtual stages (8 % 6). */
@@ -206,6 +216,13 @@ static void test_vpp(void **state)
     st.global_batch = 6;
     assert_int_equal(check(&m, st), CDSE_ST_VPP);
     st.global_batch = 8;
+    assert_int_equal(check(&m, st), CDSE_ST_OK);
+    /* pp = 2 is enough when the transfers overlap computation (Megatron-LM arguments.py: with
+     * --overlap-p2p-communication, pipeline-model-parallel size > 1; perf.c models that overlap
+     * for interleaving): 2 GPUs, vpp 2, 4 micro-batches. */
+    st.gpus = 2;
+    st.pp = 2;
+    st.global_batch = 4;
     assert_int_equal(check(&m, st), CDSE_ST_OK);
 }
 
