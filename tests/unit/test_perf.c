@@ -650,6 +650,19 @@ static void test_layer_times_tp(void **state)
                2.0 * linear + 2.0 * attn_gemm + scores * 11.0 / hbm + 1.5 * ew + 0.25 * 2.0 * ar,
                1e-12);
 
+    /* Full recomputation: the backward pass first repeats the forward pass with its two
+     * all-reduces (Korthikanti et al. 2022 Sec. 5; Megatron's checkpointed layer reruns its
+     * forward, collectives included). */
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd, &bwd), CDSE_ST_OK);
+    double layer_fwd = linear + attn_gemm + scores * 9.0 / hbm + ew;
+    assert_rel(fwd, layer_fwd + 2.0 * ar, 1e-12);
+    assert_rel(bwd,
+               layer_fwd + 2.0 * ar + 2.0 * linear + 2.0 * attn_gemm + scores * 11.0 / hbm +
+                   1.5 * ew + 0.25 * 2.0 * ar,
+               1e-12);
+    st.recompute = CDSE_RECOMPUTE_NONE;
+
     double ew_sp = T * (22.0 * H / t + 8.0 * H) / hbm;
     st.sequence_parallel = true;
     assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd, &bwd), CDSE_ST_OK);
