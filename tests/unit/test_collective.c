@@ -182,6 +182,31 @@ static void test_allreduce_inter_node_only(void **state)
     assert_rel(cdse_allreduce_time(&s, &span, B), 2.0 * 0.75 * B / BW1 + 6.0 * LAT1, 1e-12);
 }
 
+/* Three levels (4-GPU boards at 300 GB/s x 0.8, 2 us; 16-GPU racks at 25 GB/s x 0.9, 5 us; the
+ * system at 12.5 GB/s x 0.5, 10 us). 32 ranks with stride 2: [2, 4, 4]. Each level runs its ring
+ * on the buffer divided by the members below it:
+ *   2 (1/2) B / bw0 + 2 * 1 lat0 + 2 (3/4) (B/2) / bw1 + 2 * 3 lat1 + 2 (3/4) (B/8) / bw2 +
+ *   2 * 3 lat2. */
+static void test_allreduce_three_levels(void **state)
+{
+    (void)state;
+    cdse_system s = two_level();
+    s.n_levels = 3;
+    s.level[0].size = 4;
+    s.level[1].size = 16;
+    s.level[2] = s.level[1];
+    s.level[2].size = 0;
+    s.level[2].bandwidth_gbs = 12.5;
+    s.level[2].efficiency = 0.5;
+    s.level[2].latency_us = 10.0;
+    cdse_span span;
+    cdse_group_span(&s, 32, 2, &span);
+    double B = 8e8, bw2 = 6.25e9, lat2 = 10e-6;
+    double expected = 2.0 * 0.5 * B / BW0 + 2.0 * LAT0 + 2.0 * 0.75 * (B / 2.0) / BW1 + 6.0 * LAT1 +
+                      2.0 * 0.75 * (B / 8.0) / bw2 + 6.0 * lat2;
+    assert_rel(cdse_allreduce_time(&s, &span, B), expected, 1e-12);
+}
+
 /* All-gather and reduce-scatter are one ring pass: on [2, 2] (size 4, stride 4) with B = 4e8:
  * 1/2 * B / bw0 + lat0 + 1/2 * (B/2) / bw1 + lat1. */
 static void test_allgather_reduce_scatter(void **state)
@@ -304,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_one_level),
         cmocka_unit_test(test_allreduce_hierarchical),
         cmocka_unit_test(test_allreduce_inter_node_only),
+        cmocka_unit_test(test_allreduce_three_levels),
         cmocka_unit_test(test_allgather_reduce_scatter),
         cmocka_unit_test(test_alltoall),
         cmocka_unit_test(test_single_rank_is_free),
