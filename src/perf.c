@@ -234,7 +234,7 @@ static void attention_costs(const env *e, const dims *x, bool flash, layer_cost 
     c->flops_fwd += f;
 }
 
-static void elementwise_costs(const env *e, const dims *x, bool sp, layer_cost *c)
+static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, layer_cost *c)
 {
     /* Norms and residual adds run on the full sequence on every TP rank unless sequence
      * parallelism splits them (Korthikanti et al. 2022 Sec. 4.2.2). */
@@ -242,11 +242,18 @@ static void elementwise_costs(const env *e, const dims *x, bool sp, layer_cost *
     double per_h =
         2.0 * LAYERNORM_FWD_BYTES + 2.0 * (x->gpt ? DROPOUT_ADD_FWD_BYTES : RESIDUAL_ADD_FWD_BYTES);
     double act = x->gpt ? GELU_FWD_BYTES : SWIGLU_FWD_BYTES;
-    double fwd = x->tokens * (h_share * per_h + x->ffn / x->t * act);
+    /* Rows entering the MLP per token (the routed copies and the shared experts in MoE layers)
+     * and the MLP width each of them has on this GPU. */
+    double mlp_rows = 1.0, mlp_width = x->ffn / x->t;
+    if (moe) {
+        mlp_rows = x->top_k * x->route_factor + (x->shared > 0.0 ? 1.0 : 0.0);
+        mlp_width = (x->top_k * x->route_factor + x->shared) * x->moe_ffn / x->t / mlp_rows;
+    }
+    double fwd = x->tokens * (h_share * per_h + mlp_rows * mlp_width * act);
     if (e->st->precision == CDSE_FP8) {
         /* Transformer Engine casts each GEMM input to fp8 and writes a transposed copy for the
          * weight gradient: read 2 B, write 1 + 1 B per element. */
-        double inputs = 2.0 * x->h + x->q / x->t + x->ffn / x->t;
+        double inputs = x->h + x->q / x->t + mlp_rows * (x->h + mlp_width);
         fwd += x->tokens * inputs * 4.0;
     }
     c->ew_fwd = fwd / e->hbm;
@@ -304,7 +311,7 @@ static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c)
     memset(c, 0, sizeof *c);
     linear_costs(e, x, moe, c);
     attention_costs(e, x, e->st->flash_attention, c);
-    elementwise_costs(e, x, e->st->sequence_parallel, c);
+    elementwise_costs(e, x, e->st->sequence_parallel, moe, c);
     tp_costs(e, x, e->st->sequence_parallel, c);
     cp_costs(e, x, c);
     if (moe)
@@ -342,7 +349,8 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->gpt = !model->gated_mlp;
     x->experts = model->experts;
     x->e = st->ep;
-    x->moe_layers = model->experts > 0 ? model->layers / model->moe_every : 0;
+    x->moe_layers =
+        model->experts > 0 ? (model->layers - model->first_dense_layers) / model->moe_every : 0;
     x->top_k = model->top_k;
     x->moe_ffn = model->moe_ffn;
     x->shared = model->shared_experts;
@@ -372,8 +380,9 @@ static void stage_params(const cdse_model *model, const dims *x, stage_param_cou
     double mlp_biases = x->gpt ? x->ffn / x->t + x->h : 0.0;
     double moe_layers = x->moe_layers / x->p;
     double dense_layers = model->layers / x->p - moe_layers;
-    double moe_dense = x->h * x->experts + x->shared * mlp_weights * x->h * x->moe_ffn / x->t;
-    double expert = mlp_weights * x->h * x->moe_ffn / x->t;
+    double expert =
+        mlp_weights * x->h * x->moe_ffn / x->t + (x->gpt ? x->moe_ffn / x->t + x->h : 0.0);
+    double moe_dense = x->h * x->experts + x->shared * expert;
     out->dense = model->layers / x->p * (attn + attn_biases + norms) +
                  dense_layers * (mlp + mlp_biases) + moe_layers * moe_dense;
     out->experts = x->experts > 0.0 ? moe_layers * x->experts / x->e * expert : 0.0;
@@ -682,10 +691,11 @@ static double dp_comm_time(const cdse_system *system, int zero, double params, i
     return fmax(bucket * rs, exposed(rs, w->bwd)) + fmax(bucket * ag, exposed(ag, w->fwd));
 }
 
-void cdse_evaluate(const cdse_model *model, const cdse_system *system,
-                   const cdse_strategy *strategy, cdse_result *r)
+static void evaluate_one(const cdse_model *model, const cdse_system *system,
+                         const cdse_strategy *strategy, cdse_result *r)
 {
     memset(r, 0, sizeof *r);
+    r->seq_imbalance = 1.0;
     cdse_strategy st = *strategy;
     r->status = cdse_strategy_check(model, system, &st);
     r->dp = st.dp;
@@ -795,4 +805,48 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
         if (hbm_full || tier_full)
             r->status = CDSE_ST_OOM;
     }
+}
+
+/* With a sequence-length histogram the time is costed at the mean sample length and memory at
+ * the longest; the data-parallel ranks wait for the slowest, whose micro-batches cost
+ * seq_imbalance times the mean (cdse_seq_imbalance). */
+void cdse_evaluate(const cdse_model *model, const cdse_system *system,
+                   const cdse_strategy *strategy, cdse_result *r)
+{
+    evaluate_one(model, system, strategy, r);
+    r->seq_imbalance = 1.0;
+    if (model->n_seq_bins < 1 || (r->status != CDSE_ST_OK && r->status != CDSE_ST_OOM))
+        return;
+    cdse_model mean = *model;
+    mean.seq_len = (int)(model->seq_mean + 0.5);
+    if (mean.seq_len < 1)
+        mean.seq_len = 1;
+    if (strategy->cp > 1)
+        mean.seq_len += (2 * strategy->cp - mean.seq_len % (2 * strategy->cp)) % (2 * strategy->cp);
+    cdse_result timed;
+    evaluate_one(&mean, system, strategy, &timed);
+    double compute = timed.t_forward_s + timed.t_backward_s + timed.t_recompute_s +
+                     timed.t_tp_comm_s + timed.t_cp_comm_s + timed.t_ep_comm_s + timed.t_bubble_s;
+    double seqs = (double)strategy->global_batch / r->dp;
+    double imbalance = cdse_seq_imbalance(model, r->dp, seqs);
+    timed.seq_imbalance = imbalance;
+    timed.t_imbalance_s = (imbalance - 1.0) * compute;
+    double time = timed.time_per_iteration_s + timed.t_imbalance_s;
+    double scale = timed.time_per_iteration_s / time;
+    timed.time_per_iteration_s = time;
+    timed.tokens_per_s *= scale;
+    timed.model_tflops_per_gpu *= scale;
+    timed.hardware_tflops_per_gpu *= scale;
+    timed.mfu *= scale;
+    timed.hfu *= scale;
+    /* Memory of the longest sample, from the first evaluation. */
+    timed.status = r->status;
+    timed.mem_total_gib = r->mem_total_gib;
+    timed.mem_weights_gib = r->mem_weights_gib;
+    timed.mem_gradients_gib = r->mem_gradients_gib;
+    timed.mem_optimizer_gib = r->mem_optimizer_gib;
+    timed.mem_activations_gib = r->mem_activations_gib;
+    timed.mem_other_gib = r->mem_other_gib;
+    timed.mem_offloaded_gib = r->mem_offloaded_gib;
+    *r = timed;
 }

@@ -21,10 +21,20 @@ int cdse_recompute_parse(const char *name)
 }
 
 static const char *const status_names[CDSE_ST_COUNT] = {
-    "ok",          "gpus_not_divisible",  "tp_heads",          "pp_layers",
-    "vpp_invalid", "batch_not_divisible", "cp_invalid",        "ep_invalid",
-    "sp_needs_tp", "zero_needs_dp",       "dtype_unsupported", "offload_no_tier",
-    "oom",
+    [CDSE_ST_OK] = "ok",
+    [CDSE_ST_GPUS_NOT_DIVISIBLE] = "gpus_not_divisible",
+    [CDSE_ST_TP_HEADS] = "tp_heads",
+    [CDSE_ST_PP_LAYERS] = "pp_layers",
+    [CDSE_ST_VPP] = "vpp_invalid",
+    [CDSE_ST_BATCH_NOT_DIVISIBLE] = "batch_not_divisible",
+    [CDSE_ST_CP] = "cp_invalid",
+    [CDSE_ST_EP] = "ep_invalid",
+    [CDSE_ST_SP_NEEDS_TP] = "sp_needs_tp",
+    [CDSE_ST_ZERO_NEEDS_DP] = "zero_needs_dp",
+    [CDSE_ST_DTYPE_UNSUPPORTED] = "dtype_unsupported",
+    [CDSE_ST_OFFLOAD_NO_TIER] = "offload_no_tier",
+    [CDSE_ST_POOL_SPLIT] = "pool_split",
+    [CDSE_ST_OOM] = "oom",
 };
 
 const char *cdse_status_name(int status)
@@ -48,6 +58,8 @@ static bool tp_fits(const cdse_model *model, int tp)
 {
     if (model->heads % tp != 0 || model->ffn % tp != 0)
         return false;
+    if (model->experts > 0 && model->moe_ffn % tp != 0)
+        return false; /* experts are split over TP like the dense MLP */
     if (model->kv_heads >= tp)
         return model->kv_heads % tp == 0;
     return tp % model->kv_heads == 0;

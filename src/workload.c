@@ -1,6 +1,8 @@
 /* Parameter and FLOP counts of a transformer. */
 #include "clusterdse/workload.h"
 
+#include <math.h>
+
 void cdse_model_fill_defaults(cdse_model *model)
 {
     if (model->kv_heads == 0)
@@ -43,6 +45,29 @@ int cdse_model_check(const cdse_model *model, cdse_diag *diag)
                       "model '%s': kv_heads = %d does not divide heads = %d; allowed: a divisor "
                       "of heads (heads for multi-head, 1 for multi-query attention)",
                       model->name, model->kv_heads, model->heads);
+        return CDSE_EINVAL;
+    }
+    if (model->first_dense_layers < 0 || model->first_dense_layers >= model->layers) {
+        cdse_diag_set(diag, "model '%s': first_dense_layers = %d; allowed: 0 to layers - 1 (%d)",
+                      model->name, model->first_dense_layers, model->layers - 1);
+        return CDSE_EINVAL;
+    }
+    double weights = 0.0;
+    for (int i = 0; i < model->n_seq_bins; i++) {
+        double len = model->seq_bin_len[i];
+        if (!(len >= 1.0 && len <= model->seq_len) || !(model->seq_bin_weight[i] >= 0.0)) {
+            cdse_diag_set(diag,
+                          "model '%s': seq_len_histogram bin %d: length %g, weight %g; allowed: "
+                          "1 <= length <= seq_len (%d), weight >= 0",
+                          model->name, i + 1, len, model->seq_bin_weight[i], model->seq_len);
+            return CDSE_EINVAL;
+        }
+        weights += model->seq_bin_weight[i];
+    }
+    if (model->n_seq_bins > 0 && !(weights > 0.0)) {
+        cdse_diag_set(diag,
+                      "model '%s': seq_len_histogram weights sum to 0; allowed: a positive sum",
+                      model->name);
         return CDSE_EINVAL;
     }
     if (model->experts < 0 || model->experts == 1) {
@@ -126,12 +151,12 @@ double cdse_model_embedding_params(const cdse_model *model)
     return (double)model->vocab * model->hidden;
 }
 
-/* Number of MoE layers: every moe_every-th layer, counting from the last of each group. */
+/* Number of MoE layers: every moe_every-th layer after the first_dense_layers. */
 static int moe_layers(const cdse_model *model)
 {
     if (model->experts <= 0)
         return 0;
-    return model->layers / model->moe_every;
+    return (model->layers - model->first_dense_layers) / model->moe_every;
 }
 
 double cdse_model_params(const cdse_model *model)
@@ -170,4 +195,155 @@ double cdse_model_flops_per_token(const cdse_model *model)
     double layers =
         model->layers * attention + (model->layers - n_moe) * dense_mlp + n_moe * moe_mlp;
     return layers + 6.0 * h * model->vocab;
+}
+
+/* ---- Variable sequence lengths -------------------------------------------------------------- */
+
+/* splitmix64 (Steele, Lea and Flood 2014): a small, seedable, well-mixed generator. */
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double uniform01(uint64_t *state)
+{
+    return (double)(splitmix64(state) >> 11) * 0x1.0p-53;
+}
+
+static double sample_cost(const cdse_model *model, double len)
+{
+    return len * (1.0 + len / (6.0 * model->hidden));
+}
+
+static double draw_cost(const cdse_model *model, const double cumulative[], uint64_t *rng)
+{
+    double u = uniform01(rng);
+    int bin = 0;
+    while (bin < model->n_seq_bins - 1 && u >= cumulative[bin])
+        bin++;
+    return sample_cost(model, model->seq_bin_len[bin]);
+}
+
+static double mean_cost(const cdse_model *model, double *variance)
+{
+    double mean = 0.0, square = 0.0;
+    for (int i = 0; i < model->n_seq_bins; i++) {
+        double c = sample_cost(model, model->seq_bin_len[i]);
+        mean += model->seq_bin_weight[i] * c;
+        square += model->seq_bin_weight[i] * c * c;
+    }
+    *variance = square - mean * mean;
+    return mean;
+}
+
+double cdse_seq_imbalance_mc(const cdse_model *model, int ranks, int seqs, int trials,
+                             uint64_t seed)
+{
+    if (model->n_seq_bins < 1 || ranks < 2 || trials < 1)
+        return 1.0;
+    double cumulative[CDSE_MAX_SEQ_BINS];
+    double sum = 0.0;
+    for (int i = 0; i < model->n_seq_bins; i++) {
+        sum += model->seq_bin_weight[i];
+        cumulative[i] = sum;
+    }
+    for (int i = 0; i < model->n_seq_bins; i++)
+        cumulative[i] /= sum;
+    uint64_t rng = seed;
+    double max_sum = 0.0;
+    for (int t = 0; t < trials; t++) {
+        double slowest = 0.0;
+        for (int r = 0; r < ranks; r++) {
+            double cost = 0.0;
+            for (int k = 0; k < seqs; k++)
+                cost += draw_cost(model, cumulative, &rng);
+            if (cost > slowest)
+                slowest = cost;
+        }
+        max_sum += slowest;
+    }
+    double variance;
+    return max_sum / trials / (seqs * mean_cost(model, &variance));
+}
+
+/* Expected maximum of `ranks` standard normal variables, by seeded Monte Carlo (Box-Muller). */
+static double expected_max_normal(int ranks, int trials, uint64_t seed)
+{
+    uint64_t rng = seed;
+    double sum = 0.0;
+    for (int t = 0; t < trials; t++) {
+        double best = -1e300;
+        for (int r = 0; r < ranks; r++) {
+            double u1 = uniform01(&rng), u2 = uniform01(&rng);
+            double z = sqrt(-2.0 * log(u1 > 0.0 ? u1 : 1e-300)) * cos(6.283185307179586 * u2);
+            if (z > best)
+                best = z;
+        }
+        sum += best;
+    }
+    return sum / trials;
+}
+
+/* Seed of the Monte Carlo estimates: fixed, so every rank and every run agrees. */
+#define SEQ_MC_SEED 0x5EEDC0FFEEull
+/* Samples drawn per grid point at most; below 32 sequences per rank the ranks' costs are
+ * sampled exactly, from 32 on they are normal by the central limit theorem (mean n mu, variance
+ * n sigma^2) and only the expected maximum of the normal deviations is sampled. */
+#define SEQ_MC_DRAWS     (1 << 18)
+#define SEQ_MC_MIN_TRIAL 8
+#define SEQ_CLT_SEQS     32
+
+void cdse_model_prepare(cdse_model *model)
+{
+    if (model->n_seq_bins < 1)
+        return;
+    double sum = 0.0, mean = 0.0;
+    for (int i = 0; i < model->n_seq_bins; i++)
+        sum += model->seq_bin_weight[i];
+    for (int i = 0; i < model->n_seq_bins; i++) {
+        model->seq_bin_weight[i] /= sum;
+        mean += model->seq_bin_weight[i] * model->seq_bin_len[i];
+    }
+    model->seq_mean = mean;
+    double variance;
+    double mu = mean_cost(model, &variance);
+    double sigma = sqrt(variance > 0.0 ? variance : 0.0);
+    for (int j = 0; j < CDSE_SEQ_GRID_RANKS; j++) {
+        int ranks = 1 << j;
+        double zmax = ranks > 1 ? expected_max_normal(ranks, 64, SEQ_MC_SEED + (uint64_t)j) : 0.0;
+        for (int i = 0; i < CDSE_SEQ_GRID_SEQS; i++) {
+            int seqs = 1 << i;
+            double value = 1.0;
+            if (ranks > 1 && seqs < SEQ_CLT_SEQS) {
+                int trials = SEQ_MC_DRAWS / (seqs * ranks);
+                if (trials < SEQ_MC_MIN_TRIAL)
+                    trials = SEQ_MC_MIN_TRIAL;
+                value = cdse_seq_imbalance_mc(model, ranks, seqs, trials,
+                                              SEQ_MC_SEED + (uint64_t)(i * 64 + j));
+            } else if (ranks > 1) {
+                value = 1.0 + sigma * zmax / (mu * sqrt((double)seqs));
+            }
+            model->seq_imbalance[i][j] = value;
+        }
+    }
+}
+
+double cdse_seq_imbalance(const cdse_model *model, double ranks, double seqs)
+{
+    if (model->n_seq_bins < 1 || ranks < 2.0)
+        return 1.0;
+    double x = log2(seqs < 1.0 ? 1.0 : seqs);
+    double y = log2(ranks);
+    double xmax = CDSE_SEQ_GRID_SEQS - 1, ymax = CDSE_SEQ_GRID_RANKS - 1;
+    x = x > xmax ? xmax : x;
+    y = y > ymax ? ymax : y;
+    int i = (int)x, j = (int)y;
+    int i1 = i < xmax ? i + 1 : i, j1 = j < ymax ? j + 1 : j;
+    double fx = x - i, fy = y - j;
+    const double(*g)[CDSE_SEQ_GRID_RANKS] = model->seq_imbalance;
+    return (1 - fx) * (1 - fy) * g[i][j] + fx * (1 - fy) * g[i1][j] + (1 - fx) * fy * g[i][j1] +
+           fx * fy * g[i1][j1];
 }

@@ -58,6 +58,16 @@ typedef struct cdse_mem_tier {
     int shared_by;        /* GPUs sharing one domain (1 per GPU, gpus_per_node per node) */
 } cdse_mem_tier;
 
+#define CDSE_MAX_POOL_TYPES 4
+
+/* A heterogeneous pool: GPUs of several types, each with its own profile (another entry of the
+ * job's system table) and count. n_types == 0 for an ordinary system. */
+typedef struct cdse_pool {
+    int n_types;
+    int member[CDSE_MAX_POOL_TYPES]; /* index of the member's profile in the job's systems */
+    int gpus[CDSE_MAX_POOL_TYPES];   /* GPUs of that type in the pool */
+} cdse_pool;
+
 typedef struct cdse_system {
     char name[CDSE_NAME_MAX];
     char gpu[CDSE_NAME_MAX];
@@ -73,6 +83,7 @@ typedef struct cdse_system {
     int n_levels;
     cdse_net_level level[CDSE_MAX_LEVELS];
     cdse_mem_tier tier;
+    cdse_pool pool; /* a pool: the fields above are those of its first member */
 } cdse_system;
 
 /* Checks values that are wrong in themselves (non-positive sizes, efficiencies outside (0, 1],

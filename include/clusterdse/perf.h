@@ -35,7 +35,21 @@ typedef struct cdse_result {
     double mem_activations_gib;
     double mem_other_gib;     /* reserved + workspace */
     double mem_offloaded_gib; /* placed on the second tier */
+    /* Variable sequence lengths (model seq_len_histogram): slowest DP rank over the mean. */
+    double seq_imbalance;    /* 1 without a histogram */
+    double t_imbalance_s;    /* iteration time lost waiting for the slowest DP rank */
+    /* Heterogeneous pools: how the pool was used. */
+    int pool_split;          /* cdse_pool_split */
+    double pool_share[4];    /* share of the work (batch or layers) done by each GPU type */
 } cdse_result;
+
+typedef enum cdse_pool_split {
+    CDSE_POOL_NONE = 0, /* not a pool */
+    CDSE_POOL_DP,       /* data-parallel replicas of one type each, batch shares by speed */
+    CDSE_POOL_PP,       /* pipeline stages of one type each, layers per stage by speed */
+} cdse_pool_split;
+
+const char *cdse_pool_split_name(int split); /* "none", "dp", "pp" */
 
 /* Evaluates one configuration: runs cdse_strategy_check (dp, grad_accum are derived into the
  * result), then the time and memory model. A configuration that is structurally impossible

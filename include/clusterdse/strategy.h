@@ -54,6 +54,7 @@ typedef enum cdse_status {
     CDSE_ST_ZERO_NEEDS_DP,      /* zero > 0 with dp == 1 (same as zero 0) */
     CDSE_ST_DTYPE_UNSUPPORTED,  /* precision not supported by the GPU */
     CDSE_ST_OFFLOAD_NO_TIER,    /* offload without a second memory tier */
+    CDSE_ST_POOL_SPLIT,         /* a pool's GPU types cannot form whole replicas or stages */
     CDSE_ST_OOM,                /* does not fit in HBM (and second tier, if any) */
     CDSE_ST_COUNT
 } cdse_status;

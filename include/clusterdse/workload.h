@@ -4,6 +4,12 @@
 
 #include "clusterdse/common.h"
 
+#define CDSE_MAX_SEQ_BINS 32
+/* Grid of the precomputed sequence-length imbalance: 2^0..2^12 sequences per data-parallel rank
+ * and iteration, 2^0..2^14 data-parallel ranks. */
+#define CDSE_SEQ_GRID_SEQS  13
+#define CDSE_SEQ_GRID_RANKS 15
+
 typedef struct cdse_model {
     char name[CDSE_NAME_MAX];
     int layers;
@@ -25,10 +31,34 @@ typedef struct cdse_model {
     double capacity_factor; /* 0 = dropless */
     double moe_imbalance;   /* tokens on the busiest expert rank / the average (>= 1;
                                0 = the evaluator's default for trained routers) */
+    int first_dense_layers; /* leading dense layers before the MoE layers (DeepSeek-V3: 3) */
+    /* Variable sequence lengths: a histogram of sample lengths (seq_len is then the longest
+     * sample, used for memory; time is costed at the mean length and the slowest DP rank). */
+    int n_seq_bins;
+    double seq_bin_len[CDSE_MAX_SEQ_BINS];
+    double seq_bin_weight[CDSE_MAX_SEQ_BINS]; /* normalized to sum 1 by cdse_model_prepare */
+    double seq_mean;                          /* mean sample length */
+    double seq_imbalance[CDSE_SEQ_GRID_SEQS][CDSE_SEQ_GRID_RANKS];
 } cdse_model;
 
 /* Fills defaults (head_dim, moe_ffn, moe_every) derived from the other fields. */
 void cdse_model_fill_defaults(cdse_model *model);
+
+/* Precomputes what the evaluator needs from a sequence-length histogram (normalized weights,
+ * mean, the imbalance grid by seeded Monte Carlo). Call after filling the histogram; a model
+ * without one is left as it is. */
+void cdse_model_prepare(cdse_model *model);
+
+/* Expected cost of the slowest of `ranks` data-parallel ranks over the mean rank cost when each
+ * rank processes `seqs` samples drawn from the histogram, a sample of length s costing
+ * s (1 + s / (6 h)) (per-token work grows with the attention span, Narayanan et al. 2021 eq. 3).
+ * Seeded Monte Carlo over `trials` iterations: the same arguments give the same result. */
+double cdse_seq_imbalance_mc(const cdse_model *model, int ranks, int seqs, int trials,
+                             uint64_t seed);
+
+/* The precomputed imbalance, interpolated in log2(seqs) and log2(ranks); 1 without a
+ * histogram. */
+double cdse_seq_imbalance(const cdse_model *model, double ranks, double seqs);
 
 /* Checks values that are wrong in themselves. Returns 0 or CDSE_EINVAL with a message naming
  * the field and what is allowed. */

@@ -1,0 +1,232 @@
+/* Heterogeneous GPU pools (see pool.h). */
+#include "clusterdse/pool.h"
+
+#include <string.h>
+
+static const char *const split_names[] = {"none", "dp", "pp"};
+
+const char *cdse_pool_split_name(int split)
+{
+    if (split < 0 || split > CDSE_POOL_PP)
+        return "?";
+    return split_names[split];
+}
+
+/* Combines the per-type results into the pool's: the slowest type sets the iteration time; the
+ * memory figures are those of the type closest to its HBM capacity; throughput is recomputed for
+ * the whole job. */
+static void combine(const cdse_model *model, const cdse_system *const types[], int n,
+                    const cdse_result per_type[], const cdse_strategy *st, cdse_result *r)
+{
+    int slowest = 0, fullest = 0;
+    double worst_fill = -1.0;
+    int status = CDSE_ST_OK;
+    for (int i = 0; i < n; i++) {
+        if (per_type[i].time_per_iteration_s > per_type[slowest].time_per_iteration_s)
+            slowest = i;
+        double fill = per_type[i].mem_total_gib / types[i]->hbm_gib;
+        if (fill > worst_fill) {
+            worst_fill = fill;
+            fullest = i;
+        }
+        if (per_type[i].status != CDSE_ST_OK && status == CDSE_ST_OK)
+            status = per_type[i].status;
+    }
+    int split = r->pool_split;
+    double share[4];
+    memcpy(share, r->pool_share, sizeof share);
+    *r = per_type[slowest];
+    const cdse_result *mem = &per_type[fullest];
+    r->mem_total_gib = mem->mem_total_gib;
+    r->mem_weights_gib = mem->mem_weights_gib;
+    r->mem_gradients_gib = mem->mem_gradients_gib;
+    r->mem_optimizer_gib = mem->mem_optimizer_gib;
+    r->mem_activations_gib = mem->mem_activations_gib;
+    r->mem_other_gib = mem->mem_other_gib;
+    r->mem_offloaded_gib = mem->mem_offloaded_gib;
+    r->status = status;
+    r->pool_split = split;
+    memcpy(r->pool_share, share, sizeof share);
+
+    double tokens = (double)st->global_batch * model->seq_len;
+    double time = r->time_per_iteration_s;
+    double model_flops = cdse_model_flops_per_token(model) * tokens;
+    double peak = 0.0; /* the pool's average peak per GPU of the chosen precision */
+    for (int i = 0; i < n; i++)
+        peak += types[i]->peak_tflops[st->precision] * share[i];
+    double hw_ratio =
+        per_type[slowest].model_tflops_per_gpu > 0.0
+            ? per_type[slowest].hardware_tflops_per_gpu / per_type[slowest].model_tflops_per_gpu
+            : 1.0;
+    r->tokens_per_s = tokens / time;
+    r->model_tflops_per_gpu = model_flops / time / st->gpus / 1e12;
+    r->hardware_tflops_per_gpu = r->model_tflops_per_gpu * hw_ratio;
+    r->mfu = peak > 0.0 ? r->model_tflops_per_gpu / peak : 0.0;
+    r->hfu = peak > 0.0 ? r->hardware_tflops_per_gpu / peak : 0.0;
+}
+
+/* Data-parallel split: type i has r[i] replicas; each replica of type i processes m[i]
+ * micro-batches. Micro-batches are handed out one at a time to the type whose replicas would
+ * finish earliest (per-micro-batch time measured on each type), which balances by speed. */
+static bool split_dp(const cdse_model *model, const cdse_system *const types[], const int g[],
+                     int n, const cdse_strategy *st, cdse_result *r)
+{
+    int replica = st->tp * st->cp * st->pp;
+    int replicas[CDSE_MAX_POOL_TYPES], m[CDSE_MAX_POOL_TYPES];
+    double per_mb[CDSE_MAX_POOL_TYPES];
+    int dp = st->gpus / replica;
+    if (st->global_batch % st->microbatch != 0)
+        return false;
+    int total_mb = st->global_batch / st->microbatch;
+    for (int i = 0; i < n; i++) {
+        if (g[i] % replica != 0)
+            return false;
+        replicas[i] = g[i] / replica;
+        /* Per-micro-batch time of type i: the whole job on type i, one micro-batch apart. */
+        cdse_strategy probe = *st;
+        probe.global_batch = st->microbatch * dp * 2;
+        cdse_result a, b;
+        cdse_evaluate(model, types[i], &probe, &a);
+        probe.global_batch = st->microbatch * dp * 4;
+        cdse_evaluate(model, types[i], &probe, &b);
+        if (a.status != CDSE_ST_OK && a.status != CDSE_ST_OOM)
+            return false;
+        per_mb[i] = (b.time_per_iteration_s - a.time_per_iteration_s) / 2.0;
+        m[i] = 0;
+    }
+    /* Hand out micro-batch slots replica-group by replica-group. */
+    int given = 0;
+    while (given < total_mb) {
+        int best = -1;
+        double best_finish = 0.0;
+        for (int i = 0; i < n; i++) {
+            if (replicas[i] == 0 || given + replicas[i] > total_mb)
+                continue;
+            double finish = (m[i] + 1) * per_mb[i];
+            if (best < 0 || finish < best_finish) {
+                best = i;
+                best_finish = finish;
+            }
+        }
+        if (best < 0)
+            return false; /* the remainder cannot be spread over whole replica groups */
+        m[best]++;
+        given += replicas[best];
+    }
+    cdse_result per_type[CDSE_MAX_POOL_TYPES];
+    r->pool_split = CDSE_POOL_DP;
+    for (int i = 0; i < n; i++) {
+        if (m[i] == 0)
+            m[i] = 1; /* every replica takes part (the share below says how little) */
+        cdse_strategy own = *st;
+        own.global_batch = st->microbatch * dp * m[i];
+        cdse_evaluate(model, types[i], &own, &per_type[i]);
+        r->pool_share[i] = (double)replicas[i] * m[i] / total_mb;
+    }
+    combine(model, types, n, per_type, st, r);
+    return true;
+}
+
+/* Pipeline split: type i holds p[i] stages of L[i] layers each, sum p[i] L[i] = layers. Layers
+ * are added one per stage of a type at a time to the type whose stages stay fastest, so stage
+ * times are balanced by speed; a type whose stages no longer fit in HBM takes no more. */
+static bool split_pp(const cdse_model *model, const cdse_system *const types[], const int g[],
+                     int n, const cdse_strategy *st, cdse_result *r)
+{
+    int stage = st->tp * st->cp * (st->gpus / (st->tp * st->cp * st->pp));
+    int p[CDSE_MAX_POOL_TYPES], layers[CDSE_MAX_POOL_TYPES];
+    double per_layer[CDSE_MAX_POOL_TYPES];
+    int max_layers[CDSE_MAX_POOL_TYPES];
+    int step = st->vpp; /* layers per stage must be a multiple of vpp */
+    int placed = 0;
+    for (int i = 0; i < n; i++) {
+        if (g[i] % stage != 0)
+            return false;
+        p[i] = g[i] / stage;
+        double fwd, bwd;
+        if (cdse_layer_times(model, types[i], st, &fwd, &bwd) != CDSE_ST_OK)
+            return false;
+        per_layer[i] = fwd + bwd;
+        layers[i] = step;
+        placed += p[i] * step;
+        /* Memory grows linearly with the layers of a stage: two evaluations give the slope and
+         * the most layers that fit in this type's HBM. */
+        cdse_model one = *model, two = *model;
+        one.layers = step * st->pp;
+        two.layers = 2 * step * st->pp;
+        cdse_result a, b;
+        cdse_evaluate(&one, types[i], st, &a);
+        cdse_evaluate(&two, types[i], st, &b);
+        double slope = (b.mem_total_gib - a.mem_total_gib) / step;
+        double room = types[i]->hbm_gib - a.mem_total_gib;
+        max_layers[i] = slope > 0.0 ? step + (int)(room / slope) : model->layers;
+    }
+    if (placed > model->layers)
+        return false;
+    while (placed < model->layers) {
+        int best = -1;
+        double best_time = 0.0;
+        for (int i = 0; i < n; i++) {
+            if (placed + p[i] * step > model->layers)
+                continue;
+            double t = (layers[i] + step) * per_layer[i];
+            if (layers[i] + step > max_layers[i])
+                t += 1e30; /* only when no type has room left */
+            if (best < 0 || t < best_time) {
+                best = i;
+                best_time = t;
+            }
+        }
+        if (best < 0)
+            return false;
+        layers[best] += step;
+        placed += p[best] * step;
+    }
+    cdse_result per_type[CDSE_MAX_POOL_TYPES];
+    r->pool_split = CDSE_POOL_PP;
+    for (int i = 0; i < n; i++) {
+        /* Type i's stages as if every stage held layers[i] layers. */
+        cdse_model own = *model;
+        own.layers = layers[i] * st->pp;
+        if (own.experts > 0 && own.moe_every > 0)
+            own.layers -= own.layers % own.moe_every;
+        cdse_evaluate(&own, types[i], st, &per_type[i]);
+        r->pool_share[i] = (double)p[i] * layers[i] / model->layers;
+    }
+    combine(model, types, n, per_type, st, r);
+    return true;
+}
+
+void cdse_evaluate_pool(const cdse_model *model, const cdse_system *const types[],
+                        const int counts[], int n, const cdse_strategy *strategy,
+                        cdse_result *result)
+{
+    /* Structural checks on the first type (they do not depend on the GPU). */
+    cdse_evaluate(model, types[0], strategy, result);
+    if (result->status != CDSE_ST_OK && result->status != CDSE_ST_OOM)
+        return;
+    int total = 0, g[CDSE_MAX_POOL_TYPES];
+    for (int i = 0; i < n; i++)
+        total += counts[i];
+    for (int i = 0; i < n; i++) {
+        if ((long long)strategy->gpus * counts[i] % total != 0) {
+            result->status = CDSE_ST_POOL_SPLIT;
+            return;
+        }
+        g[i] = (int)((long long)strategy->gpus * counts[i] / total);
+    }
+    cdse_result dp = *result, pp = *result;
+    memset(dp.pool_share, 0, sizeof dp.pool_share);
+    memset(pp.pool_share, 0, sizeof pp.pool_share);
+    bool has_dp = split_dp(model, types, g, n, strategy, &dp);
+    bool has_pp = strategy->pp > 1 && split_pp(model, types, g, n, strategy, &pp);
+    if (!has_dp && !has_pp) {
+        result->status = CDSE_ST_POOL_SPLIT;
+        result->pool_split = CDSE_POOL_NONE;
+        return;
+    }
+    bool take_pp = has_pp && (!has_dp || (pp.status == CDSE_ST_OK && dp.status != CDSE_ST_OK) ||
+                              ((pp.status == CDSE_ST_OK) == (dp.status == CDSE_ST_OK) &&
+                               pp.time_per_iteration_s < dp.time_per_iteration_s));
+    *result = take_pp ? pp : dp;
+}
