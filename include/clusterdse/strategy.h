@@ -46,7 +46,7 @@ typedef enum cdse_status {
     CDSE_ST_GPUS_NOT_DIVISIBLE, /* gpus % (tp * pp * cp) != 0 */
     CDSE_ST_TP_HEADS,           /* tp does not divide heads or kv_heads(when kv_heads >= tp) */
     CDSE_ST_PP_LAYERS,          /* layers % (pp * vpp) != 0 */
-    CDSE_ST_VPP,                /* interleaving needs pp > 2 and micro-batches % pp == 0 */
+    CDSE_ST_VPP,                /* interleaving needs pp >= 2 and micro-batches % pp == 0 */
     CDSE_ST_BATCH_NOT_DIVISIBLE, /* global_batch % (microbatch * dp) != 0 */
     CDSE_ST_CP,                 /* seq_len % (2 * cp) != 0 */
     CDSE_ST_EP,                 /* ep > 1 without experts, or ep not dividing experts or dp*cp */
