@@ -35,8 +35,9 @@ static const char *const time_names[FT_COUNT] = {"median", "avg", "itermax", "mi
 
 typedef struct fit_args {
     const char *probes, *output, *base, *name;
-    int time;  /* fit_time */
-    int dtype; /* cdse_probe_dtype, -1 = float if present, else the first */
+    int time;                    /* fit_time */
+    int dtype;                   /* cdse_probe_dtype, -1 = float if present, else the first */
+    double min_bytes, max_bytes; /* rows outside [min, max] are not fitted */
     bool force;
 } fit_args;
 
@@ -51,40 +52,42 @@ typedef struct level_fit {
 
 static void fit_usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: clusterdse fit PROBES.h5 -o PROFILE.cfg [--base SYSTEM] [--name NAME]\n"
-        "                      [--time median|avg|itermax|min|max|best] [--dtype NAME] [--force]\n"
-        "\n"
-        "Fits latency (us per step) and effective bandwidth (GB/s) per network level and\n"
-        "collective to the /probes table of PROBES.h5, in the terms of the sweep's collective\n"
-        "model (ring allreduce 2(n-1)/n B/bw + 2(n-1) lat; allgather, reduce_scatter,\n"
-        "alltoall (n-1)/n B/bw + (n-1) lat; sendrecv B/bw + lat), and writes a network\n"
-        "profile (libconfig) that a job's system can use with network_profile = \"FILE\".\n"
-        "Level 0 is fitted on groups within a node, level 1 on groups with one rank per node;\n"
-        "groups that mix both are not used. Prints R^2, worst and median relative error per\n"
-        "fit and a hold-out check (fit on every other size, error on the others).\n"
-        "\n"
-        "  -o, --output FILE  profile to write (required)\n"
-        "  --base SYSTEM      write a complete system: SYSTEM's keys (calibration/systems/\n"
-        "                     SYSTEM.cfg or a path) with the fitted collectives on its\n"
-        "                     innermost and outermost network levels\n"
-        "  --name NAME        profile name (default: fitted, or SYSTEM-fitted)\n"
-        "  --time WHICH       time to fit: median (default: median over iterations of the\n"
-        "                     slowest rank, robust to preemption), avg (mean over ranks),\n"
-        "                     itermax (mean over iterations of the slowest rank), min, max\n"
-        "                     (over ranks of the per-rank means), best (fastest iteration\n"
-        "                     of the slowest rank: for a machine shared with other work)\n"
-        "  --dtype NAME       datatype rows to fit (default float if probed)\n"
-        "  --force            overwrite FILE\n"
-        "  -h, --help         this text\n"
-        "Exit codes: 0 done, 1 bad input, 2 runtime failure.\n");
+    fprintf(out,
+            "usage: clusterdse fit PROBES.h5 -o PROFILE.cfg [--base SYSTEM] [--name NAME]\n"
+            "                      [--time median|avg|itermax|min|max|best] [--dtype NAME]\n"
+            "                      [--min-bytes B] [--max-bytes B] [--force]\n"
+            "\n"
+            "Fits latency (us per step) and effective bandwidth (GB/s) per network level and\n"
+            "collective to the /probes table of PROBES.h5, in the terms of the sweep's collective\n"
+            "model (ring allreduce 2(n-1)/n B/bw + 2(n-1) lat; allgather, reduce_scatter,\n"
+            "alltoall (n-1)/n B/bw + (n-1) lat; sendrecv B/bw + lat), and writes a network\n"
+            "profile (libconfig) that a job's system can use with network_profile = \"FILE\".\n"
+            "Level 0 is fitted on groups within a node, level 1 on groups with one rank per node;\n"
+            "groups that mix both are not used. Prints R^2, worst and median relative error per\n"
+            "fit and a hold-out check (fit on every other size, error on the others).\n"
+            "\n"
+            "  -o, --output FILE  profile to write (required)\n"
+            "  --base SYSTEM      write a complete system: SYSTEM's keys (calibration/systems/\n"
+            "                     SYSTEM.cfg or a path) with the fitted collectives on its\n"
+            "                     innermost and outermost network levels\n"
+            "  --name NAME        profile name (default: fitted, or SYSTEM-fitted)\n"
+            "  --time WHICH       time to fit: median (default: median over iterations of the\n"
+            "                     slowest rank, robust to preemption), avg (mean over ranks),\n"
+            "                     itermax (mean over iterations of the slowest rank), min, max\n"
+            "                     (over ranks of the per-rank means), best (fastest iteration\n"
+            "                     of the slowest rank: for a machine shared with other work)\n"
+            "  --dtype NAME       datatype rows to fit (default float if probed)\n"
+            "  --force            overwrite FILE\n"
+            "  -h, --help         this text\n"
+            "Exit codes: 0 done, 1 bad input, 2 runtime failure.\n");
 }
 
 static int parse_fit_args(int argc, char **argv, fit_args *a)
 {
     memset(a, 0, sizeof *a);
     a->dtype = -1;
+    a->min_bytes = 0;
+    a->max_bytes = 1e300;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         bool more = i + 1 < argc;
@@ -120,6 +123,18 @@ static int parse_fit_args(int argc, char **argv, fit_args *a)
                         "clusterdse fit: --dtype %s; allowed: float, double, int32, uint8\n", v);
                 return 1;
             }
+        } else if ((strcmp(arg, "--min-bytes") == 0 || strcmp(arg, "--max-bytes") == 0) && more) {
+            char *end = NULL;
+            double v = strtod(argv[++i], &end);
+            if (*end || !(v >= 0)) {
+                fprintf(stderr, "clusterdse fit: %s %s; allowed: a byte count >= 0\n", arg,
+                        argv[i]);
+                return 1;
+            }
+            if (strcmp(arg, "--min-bytes") == 0)
+                a->min_bytes = v;
+            else
+                a->max_bytes = v;
         } else if (strcmp(arg, "--force") == 0) {
             a->force = true;
         } else if (arg[0] != '-' && a->probes == NULL) {
@@ -192,7 +207,8 @@ static int fit_levels(const cdse_probe_result *pr, const fit_args *a, const char
             for (int i = 0; i < pr->n_rows; i++) {
                 const cdse_probe_row *r = &pr->rows[i];
                 if (r->level != l || strcmp(r->dtype, dtype) != 0 ||
-                    strcmp(r->collective, cdse_probe_coll_name(c)) != 0)
+                    strcmp(r->collective, cdse_probe_coll_name(c)) != 0 ||
+                    (double)r->bytes < a->min_bytes || (double)r->bytes > a->max_bytes)
                     continue;
                 double t = row_time(r, a->time);
                 if (t > 0)
@@ -355,6 +371,9 @@ static int write_profile(const fit_args *a, const cdse_probe_result *pr, const c
     }
     fprintf(out, "# Fitted on dtype %s, time t_%s, weighted least squares on relative error.\n",
             dtype, time_names[a->time]);
+    if (a->min_bytes > 0 || a->max_bytes < 1e300)
+        fprintf(out, "# Only messages from %.0f to %.4g bytes were fitted.\n", a->min_bytes,
+                a->max_bytes);
     fprintf(out,
             "# Per collective: latency (us per step) and effective bandwidth (GB/s) in the\n"
             "# terms of src/collective.c (ring: allreduce 2(n-1)/n B/bw + 2(n-1) lat; ...).\n");
@@ -487,6 +506,8 @@ int cdse_cmd_fit(int argc, char **argv)
             fitted += levels[l].has[c];
     printf("# clusterdse fit: %s: %d ranks on %d node(s) (%s), measured %s\n", a.probes,
            pr.info.ranks, pr.info.nodes, pr.info.hostnames, pr.info.date);
+    if (a.min_bytes > 0 || a.max_bytes < 1e300)
+        printf("# fitting messages from %.0f to %.4g bytes only\n", a.min_bytes, a.max_bytes);
     printf("# dtype %s, time t_%s; rows: %d %s (level 0), %d %s (level 1), %d mixed (not "
            "fitted)\n",
            dtype, time_names[a.time], levels[0].n_rows, level_help[0], levels[1].n_rows,

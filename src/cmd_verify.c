@@ -250,6 +250,7 @@ static int measure_ops(const verify_args *a, int rank, cdse_verify_op *ops, int 
         if (rank == 0) {
             op->measured_us = row.t_median_us;
             op->measured_avg_us = row.t_avg_us;
+            op->measured_best_us = row.t_best_us;
             op->ratio = op->predicted_run_us > 0 ? op->measured_us / op->predicted_run_us : 0;
             cdse_verify_table_row(stdout, op);
             fflush(stdout);

@@ -31,6 +31,7 @@ typedef struct cdse_verify_op {
     double predicted_run_us; /* model: the group and message that ran */
     double measured_us;      /* median over iterations of the slowest rank */
     double measured_avg_us;  /* mean over ranks of the per-rank mean */
+    double measured_best_us; /* fastest iteration of the slowest rank */
     double ratio;            /* measured_us / predicted_run_us */
 } cdse_verify_op;
 
