@@ -16,8 +16,9 @@ typedef struct eval_options {
     const char *job_path;
     bool csv;
     bool feasible_only;
-    long best;  /* > 0: print only the N best feasible configurations */
-    int metric; /* -1: the job's objective.metric */
+    long best;     /* > 0: print only the N best feasible configurations */
+    int metric;    /* -1: the job's objective.metric */
+    bool show_job; /* print the effective job instead of evaluating */
 } eval_options;
 
 /* Option handlers return -1 to continue, or an exit code (0 after --help). */
@@ -52,6 +53,12 @@ static int opt_feasible(eval_options *opt, const char *value)
 {
     (void)value;
     opt->feasible_only = true;
+    return -1;
+}
+static int opt_show_job(eval_options *opt, const char *value)
+{
+    (void)value;
+    opt->show_job = true;
     return -1;
 }
 static int opt_best(eval_options *opt, const char *value)
@@ -97,6 +104,9 @@ static const eval_option options[] = {
     {"--by", NULL, "METRIC", opt_by,
      "rank by METRIC instead: time_per_iteration, tokens_per_s,\n"
      "                  time_to_train, gpu_hours, mfu"},
+    {"--show-job", NULL, NULL, opt_show_job,
+     "print the effective job (defaults resolved, models and\n"
+     "                  systems inline) instead of evaluating it"},
     {"--help-keys", NULL, NULL, opt_help_keys, "print the job-file key reference"},
     {"--help-columns", NULL, NULL, opt_help_columns, "print the output column reference"},
     {"--help", "-h", NULL, opt_help, "this text"},
@@ -107,6 +117,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: clusterdse eval JOB.cfg [--csv] [--all | --feasible] [-n N] [--by METRIC]\n"
+            "       clusterdse eval JOB.cfg --show-job\n"
             "       clusterdse eval --help-keys | --help-columns\n"
             "\n"
             "Evaluates every configuration of the job's design space in this process (up to %llu\n"
@@ -269,7 +280,7 @@ static int print_best(const eval_options *opt, const cdse_job *job)
 
 int cdse_cmd_eval(int argc, char **argv)
 {
-    eval_options opt = {NULL, false, false, 0, -1};
+    eval_options opt = {NULL, false, false, 0, -1, false};
     int rc = parse_args(argc, argv, &opt);
     if (rc >= 0)
         return rc;
@@ -284,6 +295,12 @@ int cdse_cmd_eval(int argc, char **argv)
         fprintf(stderr, "%s\n", diag.msg);
         free(job);
         return rc == CDSE_ENOMEM ? 2 : 1;
+    }
+    if (opt.show_job) {
+        cdse_job_print(stdout, job);
+        cdse_job_free(job);
+        free(job);
+        return 0;
     }
     if (job->space.size > EVAL_MAX_CONFIGS) {
         fprintf(stderr,

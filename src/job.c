@@ -136,6 +136,8 @@ typedef struct key_spec key_spec;
 typedef struct key_table key_table;
 typedef int (*key_parse_fn)(parse_ctx *ctx, const config_setting_t *setting, void *target,
                             const key_spec *key);
+/* Prints a KEY_CUSTOM key of `target` as `name = value;` at `indent` (effective job). */
+typedef void (*key_print_fn)(FILE *out, const void *target, const key_spec *key, int indent);
 
 struct key_spec {
     const char *name;
@@ -154,6 +156,7 @@ struct key_spec {
     const char *def_text;  /* default as the reference shows it */
     const key_table *sub;  /* KEY_GROUP */
     key_parse_fn parse;    /* KEY_CUSTOM */
+    key_print_fn print;    /* KEY_CUSTOM: NULL for keys that the effective job resolves away */
     int arg;               /* KEY_CUSTOM: a parameter of `parse` */
     const char *type_text; /* KEY_CUSTOM, KEY_GROUP: the type as the reference shows it */
     const char *help;
@@ -353,6 +356,9 @@ static void store_scalar(const key_spec *key, void *target, double number, const
         *(bool *)field = number != 0.0;
         break;
     case KEY_STRING:
+        /* The whole field is rewritten: an override of a base's longer name leaves no bytes of
+         * it behind (the fingerprint hashes whole structs). */
+        memset(field, 0, key->size);
         snprintf(field, key->size, "%s", text);
         break;
     default:
@@ -967,6 +973,9 @@ static int parse_network(parse_ctx *ctx, const config_setting_t *setting, void *
                          const key_spec *key);
 static int parse_coll(parse_ctx *ctx, const config_setting_t *setting, void *target,
                       const key_spec *key);
+static void print_eff_table(FILE *out, const void *target, const key_spec *key, int indent);
+static void print_network(FILE *out, const void *target, const key_spec *key, int indent);
+static void print_coll(FILE *out, const void *target, const key_spec *key, int indent);
 static int skip_key(parse_ctx *ctx, const config_setting_t *setting, void *target,
                     const key_spec *key)
 {
@@ -1009,7 +1018,7 @@ static const key_table coll_table = {"systems[].network[].<collective>", coll_ke
 
 #define COLL_KEY(key, coll)                                                                        \
     {                                                                                              \
-        .name = key, .type = KEY_CUSTOM, .parse = parse_coll, .arg = coll,                         \
+        .name = key, .type = KEY_CUSTOM, .parse = parse_coll, .print = print_coll, .arg = coll,    \
         .type_text = "group { latency; bandwidth; }", .def_text = "unset",                         \
         .help = "fitted parameters for " key " (written by clusterdse fit)"                        \
     }
@@ -1114,6 +1123,7 @@ static const key_spec system_keys[] = {
      .type = KEY_CUSTOM,
      .offset = offsetof(cdse_system, gemm_eff),
      .parse = parse_eff_table,
+     .print = print_eff_table,
      .required = true,
      .type_text = "list of [flops, efficiency]",
      .def_text = "required",
@@ -1122,6 +1132,7 @@ static const key_spec system_keys[] = {
      .type = KEY_CUSTOM,
      .offset = offsetof(cdse_system, gemm_eff_fp8),
      .parse = parse_eff_table,
+     .print = print_eff_table,
      .type_text = "list of [flops, efficiency]",
      .def_text = "gemm_efficiency",
      .help = "GEMM efficiency table for fp8 GEMMs"},
@@ -1138,6 +1149,7 @@ static const key_spec system_keys[] = {
     {.name = "network",
      .type = KEY_CUSTOM,
      .parse = parse_network,
+     .print = print_network,
      .type_text = "list of level groups",
      .def_text = "required",
      .help = "network levels, innermost first (required unless network_profile is given)"},
@@ -1723,6 +1735,8 @@ static int parse_group_by(parse_ctx *ctx, const config_setting_t *setting, void 
     return 0;
 }
 
+static void print_group_by(FILE *out, const void *target, const key_spec *key, int indent);
+
 static const key_spec objective_keys[] = {
     {.name = "metric",
      .type = KEY_ENUM,
@@ -1746,6 +1760,7 @@ static const key_spec objective_keys[] = {
     {.name = "group_by",
      .type = KEY_CUSTOM,
      .parse = parse_group_by,
+     .print = print_group_by,
      .type_text = "string list",
      .def_text = "[]",
      .help = "the best are kept per distinct value of these: model, system, gpus, global_batch, "
@@ -1768,6 +1783,10 @@ static const key_table objective_table = {"objective", objective_keys,
 
 /* --- Top level --- */
 
+static void print_models(FILE *out, const void *target, const key_spec *key, int indent);
+static void print_systems(FILE *out, const void *target, const key_spec *key, int indent);
+static void print_space(FILE *out, const void *target, const key_spec *key, int indent);
+
 static const key_spec job_keys[] = {
     {.name = "name",
      .type = KEY_STRING,
@@ -1784,6 +1803,7 @@ static const key_spec job_keys[] = {
     {.name = "models",
      .type = KEY_CUSTOM,
      .parse = parse_models,
+     .print = print_models,
      .required = true,
      .type_text = "list of names or groups",
      .def_text = "required",
@@ -1791,6 +1811,7 @@ static const key_spec job_keys[] = {
     {.name = "systems",
      .type = KEY_CUSTOM,
      .parse = parse_systems,
+     .print = print_systems,
      .required = true,
      .type_text = "list of names or groups",
      .def_text = "required",
@@ -1799,6 +1820,7 @@ static const key_spec job_keys[] = {
     {.name = "space",
      .type = KEY_CUSTOM,
      .parse = parse_space,
+     .print = print_space,
      .required = true,
      .type_text = "group",
      .def_text = "required",
@@ -1912,6 +1934,230 @@ void cdse_job_free(cdse_job *job)
     free(job->text);
     job->text = NULL;
     job->text_len = 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The effective job: every default resolved, models and systems inline, in job-file syntax    */
+
+static void print_string(FILE *out, const char *text)
+{
+    fputc('"', out);
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p == '"' || *p == '\\')
+            fputc('\\', out);
+        fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+/* A float literal that reads back to the same double (libconfig needs the '.' or exponent to
+ * keep an array of floats uniform). */
+static void print_float(FILE *out, double x)
+{
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.15g", x);
+    if (strtod(buf, NULL) != x)
+        snprintf(buf, sizeof buf, "%.17g", x);
+    if (strpbrk(buf, ".eEn") == NULL)
+        strncat(buf, ".0", sizeof buf - strlen(buf) - 1);
+    fputs(buf, out);
+}
+
+static const char *enum_name(const key_spec *key, int value)
+{
+    for (int i = 0; key->choices[i] != NULL; i++)
+        if ((key->choice_value != NULL ? key->choice_value[i] : i) == value)
+            return key->choices[i];
+    return "?";
+}
+
+static void offload_text(int mask, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < 3; i++)
+        if (mask & offload_bits[i])
+            len +=
+                (size_t)snprintf(buf + len, size - len, "%s%s", len ? "+" : "", offload_parts[i]);
+    if (len == 0)
+        snprintf(buf, size, "none");
+}
+
+/* One scalar value of `key`: from a struct field, or (axes) from an int64 value. */
+static void print_scalar(FILE *out, const key_spec *key, double number, const char *text)
+{
+    char buf[64];
+    switch (key->type) {
+    case KEY_INT:
+        fprintf(out, "%lld", (long long)number);
+        break;
+    case KEY_FLOAT:
+        print_float(out, number);
+        break;
+    case KEY_BOOL:
+        fputs(number != 0.0 ? "true" : "false", out);
+        break;
+    case KEY_STRING:
+        print_string(out, text);
+        break;
+    case KEY_ENUM:
+        print_string(out, enum_name(key, (int)number));
+        break;
+    case KEY_OFFLOAD:
+        offload_text((int)number, buf, sizeof buf);
+        print_string(out, buf);
+        break;
+    default:
+        break;
+    }
+}
+
+static void print_table_values(FILE *out, const key_table *table, const void *target, int indent);
+
+static void print_field(FILE *out, const key_spec *key, const void *target, int indent)
+{
+    const char *field = (const char *)target + key->offset;
+    if (key->type == KEY_CUSTOM) {
+        if (key->print != NULL)
+            key->print(out, target, key, indent);
+        return;
+    }
+    if (key->type == KEY_GROUP) {
+        fprintf(out, "%*s%s = {\n", indent, "", key->name);
+        print_table_values(out, key->sub, field, indent + 2);
+        fprintf(out, "%*s};\n", indent, "");
+        return;
+    }
+    double number = 0;
+    if (key->type == KEY_INT || key->type == KEY_ENUM || key->type == KEY_OFFLOAD)
+        number = *(const int *)field;
+    else if (key->type == KEY_FLOAT)
+        number = *(const double *)field;
+    else if (key->type == KEY_BOOL)
+        number = *(const bool *)field;
+    bool below = key->min_open ? !(number > key->min) : number < key->min;
+    if ((key->type == KEY_INT || key->type == KEY_FLOAT) && below)
+        return; /* never set: an optional key (tokens), or one that applies only with another
+                   (top_k with experts) */
+    fprintf(out, "%*s%s = ", indent, "", key->name);
+    print_scalar(out, key, number, field);
+    fputs(";\n", out);
+}
+
+static void print_table_values(FILE *out, const key_table *table, const void *target, int indent)
+{
+    for (int i = 0; i < table->n; i++)
+        print_field(out, &table->keys[i], target, indent);
+}
+
+static void print_eff_table(FILE *out, const void *target, const key_spec *key, int indent)
+{
+    const cdse_eff_table *table = (const cdse_eff_table *)((const char *)target + key->offset);
+    if (table->n == 0)
+        return;
+    fprintf(out, "%*s%s = (", indent, "", key->name);
+    for (int i = 0; i < table->n; i++) {
+        fputs(i ? ", [" : " [", out);
+        print_float(out, table->flops[i]);
+        fputs(", ", out);
+        print_float(out, table->eff[i]);
+        fputs("]", out);
+    }
+    fputs(" );\n", out);
+}
+
+static void print_coll(FILE *out, const void *target, const key_spec *key, int indent)
+{
+    const cdse_net_level *level = target;
+    if (!(level->coll_bandwidth_gbs[key->arg] > 0))
+        return;
+    fprintf(out, "%*s%s = { latency = ", indent, "", key->name);
+    print_float(out, level->coll_latency_us[key->arg]);
+    fputs("; bandwidth = ", out);
+    print_float(out, level->coll_bandwidth_gbs[key->arg]);
+    fputs("; };\n", out);
+}
+
+static void print_network(FILE *out, const void *target, const key_spec *key, int indent)
+{
+    (void)key;
+    const cdse_system *system = target;
+    fprintf(out, "%*snetwork = (\n", indent, "");
+    for (int l = 0; l < system->n_levels; l++) {
+        fprintf(out, "%*s{\n", indent + 2, "");
+        print_table_values(out, &level_table, &system->level[l], indent + 4);
+        fprintf(out, "%*s}%s\n", indent + 2, "", l + 1 < system->n_levels ? "," : "");
+    }
+    fprintf(out, "%*s);\n", indent, "");
+}
+
+static void print_group_by(FILE *out, const void *target, const key_spec *key, int indent)
+{
+    const cdse_objective *objective = target;
+    fprintf(out, "%*s%s = [", indent, "", key->name);
+    int printed = 0;
+    for (int i = 0; group_names[i] != NULL; i++)
+        if (objective->group_by & group_bits[i])
+            fprintf(out, "%s\"%s\"", printed++ ? ", " : " ", group_names[i]);
+    fputs(" ];\n", out);
+}
+
+static void print_models(FILE *out, const void *target, const key_spec *key, int indent)
+{
+    (void)key;
+    const cdse_job *job = target;
+    fprintf(out, "%*smodels = (\n", indent, "");
+    for (int m = 0; m < job->n_models; m++) {
+        fprintf(out, "%*s{\n", indent + 2, "");
+        print_table_values(out, &model_table, &job->model[m], indent + 4);
+        fprintf(out, "%*s}%s\n", indent + 2, "", m + 1 < job->n_models ? "," : "");
+    }
+    fprintf(out, "%*s);\n", indent, "");
+}
+
+static void print_systems(FILE *out, const void *target, const key_spec *key, int indent)
+{
+    (void)key;
+    const cdse_job *job = target;
+    fprintf(out, "%*ssystems = (\n", indent, "");
+    for (int s = 0; s < job->n_systems; s++) {
+        const cdse_system *system = &job->system[s];
+        fprintf(out, "%*s{\n", indent + 2, "");
+        for (int i = 0; i < system_table.n; i++) {
+            const key_spec *k = &system_table.keys[i];
+            if (k->sub == &tier_table && system->tier.attach == CDSE_TIER_NONE)
+                continue; /* no second tier */
+            print_field(out, k, system, indent + 4);
+        }
+        fprintf(out, "%*s}%s\n", indent + 2, "", s + 1 < job->n_systems ? "," : "");
+    }
+    fprintf(out, "%*s);\n", indent, "");
+}
+
+static void print_space(FILE *out, const void *target, const key_spec *key, int indent)
+{
+    (void)key;
+    const cdse_space *space = &((const cdse_job *)target)->space;
+    fprintf(out, "%*sspace = {\n", indent, "");
+    for (int i = 0; i < space_table.n; i++) {
+        const key_spec *k = &space_table.keys[i];
+        if (k->axis == AXIS_NODES)
+            continue; /* resolved into gpus */
+        fprintf(out, "%*s%s = [", indent + 2, "", k->name);
+        for (int v = 0; v < space->n[k->axis]; v++) {
+            fputs(v ? ", " : " ", out);
+            print_scalar(out, k, (double)space->value[k->axis][v], NULL);
+        }
+        fputs(" ];\n", out);
+    }
+    fprintf(out, "%*s};\n", indent, "");
+}
+
+void cdse_job_print(FILE *out, const cdse_job *job)
+{
+    fprintf(out, "# The effective job of %s: every default resolved, models and systems inline.\n",
+            job->path);
+    print_table_values(out, &job_table, job, 0);
 }
 
 /* ------------------------------------------------------------------------------------------ */

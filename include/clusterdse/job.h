@@ -83,6 +83,9 @@ int cdse_job_find_data(const char *subdir, const char *name, const char *job_pat
 /* Prints the job-file key reference (every key: type, default, allowed values, meaning) from
  * the parser's key tables. */
 void cdse_job_print_keys(FILE *out);
+/* Prints the effective job (every default resolved, models and systems inline) in job-file
+ * syntax; loading that text gives a job with the same fingerprint. */
+void cdse_job_print(FILE *out, const cdse_job *job);
 
 extern const char cdse_embedded_quickstart_job[];
 

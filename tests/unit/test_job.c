@@ -360,6 +360,51 @@ static void test_data_env(void **state)
     rmdir(dir);
 }
 
+/* The effective job printed by cdse_job_print parses back to the same content. */
+static void round_trip(const char *text)
+{
+    cdse_diag diag;
+    cdse_job *job = load(text, CDSE_OK, &diag);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    cdse_job_print(f, job);
+    long size = ftell(f);
+    rewind(f);
+    char *printed = calloc(1, (size_t)size + 1);
+    assert_non_null(printed);
+    assert_int_equal(fread(printed, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    cdse_job *again = load(printed, CDSE_OK, &diag);
+    if (job->fingerprint != again->fingerprint)
+        fail_msg("the effective job differs from the job:\n%s", printed);
+    assert_string_equal(again->name, job->name);
+    assert_string_equal(again->output, job->output);
+    free(printed);
+    drop(job);
+    drop(again);
+}
+
+static void test_effective_job_round_trip(void **state)
+{
+    (void)state;
+    round_trip(HEADER "space = { gpus = 8; global_batch = 64; };\n");
+    round_trip("name = \"rt\";\n"
+               "models = ( \"llama3-70b\", \"mixtral-8x7b\",\n"
+               "  { name = \"t\"; layers = 4; hidden = 1000; heads = 8; head_dim = 128;\n"
+               "    seq_len = 64; vocab = 100; } );\n"
+               "systems = ( \"h100-sxm-dgx\",\n"
+               "  { base = \"a100-80g-dgx\"; name = \"a\"; network_profile = "
+               "\"fitted_example.cfg\";\n"
+               "    memory_tier = { attach = \"pool\"; capacity_gib = 1024; bandwidth = 100; "
+               "shared_by = 16; }; } );\n"
+               "space = { nodes = [ 1, 4 ]; tp = [ 1, 8 ]; global_batch = [ 64, 128 ];\n"
+               "  recompute = [ \"full\", \"none\" ]; precision = [ \"fp8\", \"bf16\" ];\n"
+               "  offload = [ \"none\", \"weights+optimizer\" ]; flash_attention = [ false ];\n"
+               "  sequence_parallel = [ true, false ]; };\n"
+               "objective = { metric = \"gpu_hours\"; tokens = 1e12; group_by = [ \"gpus\", "
+               "\"model\" ]; store = \"best\"; top = 7; };\n");
+}
+
 /* The default job compiled into the binary (jobs/quickstart.cfg) loads without a file. */
 static void test_embedded_job(void **state)
 {
@@ -644,6 +689,7 @@ int main(void)
         cmocka_unit_test(test_zoo_files),
         cmocka_unit_test(test_every_shipped_profile_loads),
         cmocka_unit_test(test_embedded_job),
+        cmocka_unit_test(test_effective_job_round_trip),
         cmocka_unit_test(test_data_env),
         cmocka_unit_test(test_unknown_key_top),
         cmocka_unit_test(test_unknown_key_space),
