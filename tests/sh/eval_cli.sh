@@ -126,6 +126,21 @@ run "$bin" eval "$tmp/doc_example.cfg" --csv
 [ "$rc" -eq 0 ] && [ "$(($(wc -l <"$tmp/out") - 1))" -eq 2304 ] ||
     fail "docs/job-file.md example: exit $rc, $(($(wc -l <"$tmp/out") - 1)) rows: $(cat "$tmp/err")"
 
+# --show-job prints a job that evaluates to the same CSV.
+run "$bin" eval "$jobs/good_inline.cfg" --show-job
+cp "$tmp/out" "$tmp/effective.cfg"
+[ "$rc" -eq 0 ] || fail "--show-job: exit $rc"
+"$bin" eval "$jobs/good_inline.cfg" --csv >"$tmp/a.csv"
+run "$bin" eval "$tmp/effective.cfg" --csv
+[ "$rc" -eq 0 ] && cmp -s "$tmp/out" "$tmp/a.csv" ||
+    fail "the effective job of good_inline.cfg evaluates differently: $(cat "$tmp/err")"
+
+# docs/eval.md shows the current --help text.
+run "$bin" eval --help
+awk '/^\$ clusterdse eval --help$/ { f = 1; next } f && /^```$/ { exit } f' "$src/docs/eval.md" \
+    >"$tmp/help_doc"
+cmp -s "$tmp/out" "$tmp/help_doc" || fail "docs/eval.md --help text is out of date"
+
 # The key and column references match the docs (every key and column is documented).
 run "$bin" eval --help-keys
 [ "$rc" -eq 0 ] || fail "--help-keys: exit $rc"
