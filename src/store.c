@@ -6,7 +6,10 @@
 #include <hdf5.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 #include <zlib.h>
 
@@ -23,12 +26,11 @@
 #define STORE_RESULTS_CHUNK_ROWS 1024
 #define STORE_SMALL_CHUNK_ROWS   256
 /* zlib level 1: the fastest; shuffled records compress several-fold already. */
-#define STORE_DEFLATE_LEVEL 1
-/* Raw-data chunk cache of /results: a few chunks. */
-#define STORE_CHUNK_CACHE_BYTES (16u << 20)
-#define STORE_COUNT_NAME_LEN    32
+#define STORE_DEFLATE_LEVEL  1
+#define STORE_COUNT_NAME_LEN 32
 
 struct cdse_store {
+    int lock_fd; /* the writer's exclusive flock on the file, -1 for readers */
     hid_t file;
     hid_t row_type; /* packed compound of cdse_columns[], memory and file */
     hid_t results;  /* -1 when the job stores only the best */
@@ -49,7 +51,9 @@ static const char *const store_mode_names[] = {"all", "feasible", "best"};
 
 void cdse_store_quiet_hdf5(void)
 {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    /* CDSE_HDF5_ERRORS=1 keeps HDF5's own error stacks, for debugging. */
+    if (getenv("CDSE_HDF5_ERRORS") == NULL)
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
 
 /* ---- row layout ---------------------------------------------------------------------------- */
@@ -306,8 +310,10 @@ static hid_t create_table(hid_t loc, const char *name, hid_t type, hsize_t chunk
         H5Pset_shuffle(dcpl);
         H5Pset_deflate(dcpl, STORE_DEFLATE_LEVEL);
     }
+    /* No raw-data chunk cache: a chunk is compressed and written during H5Dwrite, so that the
+     * flush of a commit writes only metadata and lasts a few milliseconds. */
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
-    H5Pset_chunk_cache(dapl, 521, STORE_CHUNK_CACHE_BYTES, 1.0);
+    H5Pset_chunk_cache(dapl, 0, 0, 1.0);
     hid_t d = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, dcpl, dapl);
     H5Pclose(dapl);
     H5Pclose(dcpl);
@@ -357,6 +363,25 @@ static uint64_t table_rows(hid_t d)
     if (space >= 0)
         H5Sclose(space);
     return dims;
+}
+
+/* Opens a table without a raw-data chunk cache (see create_table). */
+static hid_t open_table(hid_t loc, const char *name)
+{
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    H5Pset_chunk_cache(dapl, 0, 0, 1.0);
+    hid_t d = H5Dopen2(loc, name, dapl);
+    H5Pclose(dapl);
+    return d;
+}
+
+/* File access: no sieve buffer, so raw data (of /counts too) reaches the file during H5Dwrite,
+ * before the metadata that makes it visible is flushed. */
+static hid_t file_access(void)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_sieve_buf_size(fapl, 0);
+    return fapl;
 }
 
 /* Dirty metadata stays in memory until H5Fflush, so that the file on disk always holds the last
@@ -502,9 +527,13 @@ static hid_t count_type(void)
 
 static hid_t range_type(void)
 {
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_range));
-    INSERT(t, cdse_range, begin, H5T_NATIVE_UINT64);
-    INSERT(t, cdse_range, end, H5T_NATIVE_UINT64);
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_done));
+    hid_t st = array_type(H5T_NATIVE_UINT64, CDSE_ST_COUNT);
+    INSERT(t, cdse_done, begin, H5T_NATIVE_UINT64);
+    INSERT(t, cdse_done, end, H5T_NATIVE_UINT64);
+    INSERT(t, cdse_done, rows, H5T_NATIVE_UINT64);
+    INSERT(t, cdse_done, status, st);
+    H5Tclose(st);
     return t;
 }
 
@@ -645,6 +674,7 @@ static cdse_store *store_alloc(void)
 {
     cdse_store *s = calloc(1, sizeof *s);
     if (s) {
+        s->lock_fd = -1;
         s->file = -1;
         s->row_type = -1;
         s->results = -1;
@@ -652,10 +682,24 @@ static cdse_store *store_alloc(void)
     return s;
 }
 
+/* One writer per store: an exclusive flock(2), released when the writer closes or dies (HDF5's
+ * own locking is off, see cdse_store_open). Returns the descriptor or -1. */
+static int lock_writer(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 static void store_free(cdse_store *s)
 {
     if (s == NULL)
         return;
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);
     if (s->results >= 0)
         H5Dclose(s->results);
     if (s->row_type >= 0)
@@ -675,6 +719,14 @@ int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_me
                       path);
         return CDSE_EEXIST;
     }
+    if (stat(path, &st) == 0) {
+        int fd = lock_writer(path);
+        if (fd < 0) {
+            cdse_diag_set(diag, "%s is being written by another sweep", path);
+            return CDSE_EIO;
+        }
+        close(fd);
+    }
     cdse_store *s = store_alloc();
     if (s == NULL) {
         cdse_diag_set(diag, "out of memory");
@@ -693,21 +745,30 @@ int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_me
         snprintf(s->system_name[i], CDSE_NAME_MAX, "%s", job->system[i].name);
 
     /* File space is never reused, so bytes the last commit points to are never overwritten. */
+    /* The layout is written under a temporary name and renamed into place once flushed, so a
+     * kill at any moment leaves either no store or a valid empty one. */
+    char tmp[CDSE_PATH_MAX + 16];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     errno = 0;
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1);
-    s->file = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    hid_t fapl = file_access();
+    s->file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl);
+    H5Pclose(fapl);
     H5Pclose(fcpl);
     if (s->file < 0) {
-        cdse_diag_set(diag, "cannot create %s: %s", path, errno ? strerror(errno) : "HDF5 error");
+        cdse_diag_set(diag, "cannot create %s: %s", tmp, errno ? strerror(errno) : "HDF5 error");
         store_free(s);
         return CDSE_EIO;
     }
     s->row_type = row_type(s);
+    s->lock_fd = lock_writer(tmp);
     if (hold_metadata_until_flush(s->file) < 0 || create_layout(s, job, meta) != 0 ||
-        H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0) {
-        cdse_diag_set(diag, "cannot write the layout of %s", path);
+        H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0 || rename(tmp, path) != 0) {
+        cdse_diag_set(diag, "cannot write the layout of %s: %s", path,
+                      errno ? strerror(errno) : "HDF5 error");
         store_free(s);
+        remove(tmp);
         return CDSE_EIO;
     }
     *out = s;
@@ -790,7 +851,7 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
         }
     if (H5Lexists(s->file, "results", H5P_DEFAULT) > 0) {
         hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
-        H5Pset_chunk_cache(dapl, 521, STORE_CHUNK_CACHE_BYTES, 1.0);
+        H5Pset_chunk_cache(dapl, 0, 0, 1.0);
         s->results = H5Dopen2(s->file, "results", dapl);
         H5Pclose(dapl);
         if (s->results < 0) {
@@ -802,27 +863,38 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
     return CDSE_OK;
 }
 
-/* Drops rows appended after the last commit (they belong to chunks not marked done). */
+/* Brings a store back to its last complete commit. Rows of /progress are appended commit after
+ * commit with a non-decreasing /results row count, so the longest prefix of /progress whose row
+ * counts /results holds is a consistent earlier state (a kill during a commit's flush can leave
+ * one dataset's extent newer than another's); later progress rows and rows of /results past
+ * that count are dropped, and those ranges are evaluated again. */
 static int truncate_uncommitted(cdse_store *s, const char *path, cdse_diag *diag)
 {
-    hid_t d = H5Dopen2(s->file, "progress", H5P_DEFAULT);
-    if (d < 0) {
-        cdse_diag_set(diag, "%s: /progress cannot be opened", path);
-        return CDSE_EINVAL;
+    cdse_done *done = NULL;
+    size_t n = 0;
+    int rc = cdse_store_read_progress(s, &done, &n, diag);
+    if (rc != 0)
+        return rc;
+    uint64_t limit = s->results >= 0 ? s->rows : 0, committed = 0;
+    size_t keep = 0;
+    while (keep < n && done[keep].rows <= limit && done[keep].rows >= committed)
+        committed = done[keep++].rows;
+    free(done);
+    s->progress_rows = keep;
+    if (keep < n) {
+        hid_t d = open_table(s->file, "progress");
+        hsize_t rows = keep;
+        int bad = d < 0 || H5Dset_extent(d, &rows) < 0;
+        if (d >= 0)
+            H5Dclose(d);
+        if (bad) {
+            cdse_diag_set(diag, "%s: cannot drop incomplete /progress rows", path);
+            return CDSE_EIO;
+        }
     }
-    s->progress_rows = table_rows(d);
-    H5Dclose(d);
-    if (s->results < 0)
-        return CDSE_OK;
-    uint64_t committed = 0;
-    if (attr_read(s->results, "rows_committed", H5T_NATIVE_UINT64, &committed) < 0 ||
-        committed > s->rows) {
-        cdse_diag_set(diag, "%s: /results has no valid rows_committed attribute", path);
-        return CDSE_EINVAL;
-    }
-    if (committed < s->rows) {
-        hsize_t n = committed;
-        if (H5Dset_extent(s->results, &n) < 0) {
+    if (s->results >= 0 && committed < s->rows) {
+        hsize_t rows = committed;
+        if (H5Dset_extent(s->results, &rows) < 0) {
             cdse_diag_set(diag, "%s: cannot drop uncommitted rows", path);
             return CDSE_EIO;
         }
@@ -849,13 +921,28 @@ int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag
         return CDSE_ENOMEM;
     }
     s->writable = writable;
-    s->file = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (writable && (s->lock_fd = lock_writer(path)) < 0) {
+        cdse_diag_set(diag, "%s is being written by another sweep (or cannot be opened)", path);
+        store_free(s);
+        return CDSE_EIO;
+    }
+    /* A store whose writer was killed keeps the "open for writing" flag of its superblock; HDF5
+     * refuses to open it while file locking is on (h5clear -s clears the flag). The store has a
+     * single writer by design, so locking is off for our own opens. */
+    hid_t fapl = file_access();
+    H5Pset_file_locking(fapl, 0, 1);
+    s->file = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
     if (s->file < 0) {
         cdse_diag_set(diag, "cannot open %s as HDF5 (damaged, or open for writing elsewhere)",
                       path);
         store_free(s);
         return CDSE_EIO;
     }
+    /* After a kill the superblock may hold an end-of-allocation older than data the metadata
+     * points to (what `h5clear --increment=0` repairs). */
+    if (writable)
+        H5Fincrement_filesize(s->file, 0);
     int rc = open_layout(s, path, diag);
     if (rc == 0 && writable) {
         if (hold_metadata_until_flush(s->file) < 0) {
@@ -887,6 +974,8 @@ int cdse_store_close(cdse_store *store, cdse_diag *diag)
     if (store->file >= 0 && H5Fclose(store->file) < 0)
         rc = CDSE_EIO;
     store->file = -1;
+    if (store->lock_fd >= 0)
+        close(store->lock_fd);
     if (rc != 0)
         cdse_diag_set(diag, "closing the store failed");
     free(store);
@@ -1068,7 +1157,7 @@ static int rewrite_records(cdse_store *store, const char *name, const cdse_recor
         return -1;
     for (size_t i = 0; i < n; i++)
         cdse_store_pack(&records[i], rows + i * row_size);
-    hid_t d = H5Dopen2(store->file, name, H5P_DEFAULT);
+    hid_t d = open_table(store->file, name);
     int rc = d < 0 ? -1 : table_write(d, store->row_type, 0, n, rows);
     if (d >= 0)
         H5Dclose(d);
@@ -1076,13 +1165,15 @@ static int rewrite_records(cdse_store *store, const char *name, const cdse_recor
     return rc;
 }
 
-int cdse_store_commit(cdse_store *store, const cdse_range *done, size_t n_done,
-                      const cdse_counts *counts, const cdse_record *top, size_t n_top,
-                      const cdse_record *pareto, size_t n_pareto, cdse_diag *diag)
+int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const cdse_counts *counts,
+                      const cdse_record *top, size_t n_top, const cdse_record *pareto,
+                      size_t n_pareto, cdse_diag *diag)
 {
     int rc = 0;
+    for (size_t i = 0; i < n_done; i++)
+        done[i].rows = store->results >= 0 ? store->rows : 0;
     hid_t rt = range_type(), ct = count_type();
-    hid_t d = H5Dopen2(store->file, "progress", H5P_DEFAULT);
+    hid_t d = open_table(store->file, "progress");
     if (d < 0 || table_write(d, rt, store->progress_rows, n_done, done) < 0)
         rc = -1;
     else
@@ -1091,7 +1182,7 @@ int cdse_store_commit(cdse_store *store, const cdse_range *done, size_t n_done,
         H5Dclose(d);
     count_row rows[2 + CDSE_ST_COUNT];
     counts_rows(counts, rows);
-    d = H5Dopen2(store->file, "counts", H5P_DEFAULT);
+    d = open_table(store->file, "counts");
     if (d < 0 || H5Dwrite(d, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0)
         rc = -1;
     if (d >= 0)
@@ -1127,17 +1218,17 @@ int cdse_store_set_complete(cdse_store *store, cdse_diag *diag)
 
 /* ---- read ---------------------------------------------------------------------------------- */
 
-int cdse_store_read_progress(cdse_store *store, cdse_range **ranges, size_t *n, cdse_diag *diag)
+int cdse_store_read_progress(cdse_store *store, cdse_done **done, size_t *n, cdse_diag *diag)
 {
-    *ranges = NULL;
+    *done = NULL;
     *n = 0;
-    hid_t d = H5Dopen2(store->file, "progress", H5P_DEFAULT);
+    hid_t d = open_table(store->file, "progress");
     if (d < 0) {
         cdse_diag_set(diag, "cannot open /progress");
         return CDSE_EINVAL;
     }
     uint64_t rows = table_rows(d);
-    cdse_range *r = malloc(rows ? rows * sizeof *r : sizeof *r);
+    cdse_done *r = malloc(rows ? rows * sizeof *r : sizeof *r);
     hid_t rt = range_type();
     int rc = r == NULL ? -1 : table_read(d, rt, 0, (size_t)rows, r);
     H5Tclose(rt);
@@ -1147,15 +1238,26 @@ int cdse_store_read_progress(cdse_store *store, cdse_range **ranges, size_t *n, 
         cdse_diag_set(diag, "cannot read /progress");
         return CDSE_EIO;
     }
-    *ranges = r;
+    *done = r;
     *n = (size_t)rows;
     return CDSE_OK;
+}
+
+void cdse_store_sum_counts(const cdse_done *done, size_t n, cdse_counts *counts)
+{
+    memset(counts, 0, sizeof *counts);
+    for (size_t i = 0; i < n; i++)
+        for (int st = 0; st < CDSE_ST_COUNT; st++) {
+            counts->status[st] += done[i].status[st];
+            counts->evaluated += done[i].status[st];
+        }
+    counts->feasible = counts->status[CDSE_ST_OK];
 }
 
 int cdse_store_read_counts(cdse_store *store, cdse_counts *counts, cdse_diag *diag)
 {
     memset(counts, 0, sizeof *counts);
-    hid_t d = H5Dopen2(store->file, "counts", H5P_DEFAULT);
+    hid_t d = open_table(store->file, "counts");
     if (d < 0 || table_rows(d) > 64) {
         if (d >= 0)
             H5Dclose(d);
@@ -1194,7 +1296,7 @@ int cdse_store_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_di
     }
     if (H5Lexists(store->file, dataset, H5P_DEFAULT) <= 0)
         return CDSE_OK;
-    hid_t d = H5Dopen2(store->file, dataset, H5P_DEFAULT);
+    hid_t d = open_table(store->file, dataset);
     if (d < 0) {
         cdse_diag_set(diag, "cannot open /%s", dataset);
         return CDSE_EIO;
@@ -1208,7 +1310,7 @@ int cdse_store_read_rows(cdse_store *store, const char *dataset, uint64_t start,
                          void *rows, cdse_diag *diag)
 {
     bool is_results = strcmp(dataset, "results") == 0;
-    hid_t d = is_results ? store->results : H5Dopen2(store->file, dataset, H5P_DEFAULT);
+    hid_t d = is_results ? store->results : open_table(store->file, dataset);
     if (d < 0) {
         cdse_diag_set(diag, "cannot open /%s", dataset);
         return CDSE_EIO;

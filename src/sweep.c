@@ -185,6 +185,10 @@ static void group_offer(group_set *s, const cdse_record *r, double cost)
         return;
     if (g->n == s->k && !better(cost, r->index, g->cost[g->n - 1], g->rec[g->n - 1].index))
         return;
+    /* The same configuration offered again (a chunk redone after a resume) is kept once. */
+    for (int i = 0; i < g->n; i++)
+        if (g->rec[i].index == r->index)
+            return;
     int pos = g->n < s->k ? g->n : s->k - 1;
     while (pos > 0 && better(cost, r->index, g->cost[pos - 1], g->rec[pos - 1].index)) {
         g->rec[pos] = g->rec[pos - 1];
@@ -568,7 +572,7 @@ static void gather_meta(MPI_Comm comm, int rank, int ranks, cdse_store_meta *met
 
 /* A chunk of work received but not yet committed: done once its `left` rows are written. */
 typedef struct pending {
-    cdse_range range;
+    cdse_done done;
     uint64_t left;
 } pending;
 
@@ -596,9 +600,11 @@ typedef struct master {
     int ranks;
     cdse_store *store;
     sweep__best *best;
-    cdse_counts counts;
+    cdse_counts counts;     /* of the committed ranges */
+    uint64_t feasible_seen; /* received so far, for the progress line */
     workgen gen;
     size_t row_size, chunk_rows;
+    unsigned char *scratch, *packed; /* compression of whole chunks of the tail buffer */
     uint64_t aligned;
     unsigned char *tail;
     size_t tail_n, tail_cap, tail_written;
@@ -655,7 +661,12 @@ static void tail_pop(master *m, size_t n)
 
 static int write_tail_chunk(master *m)
 {
-    int rc = cdse_store_write_rows(m->store, m->aligned, m->tail, m->chunk_rows, m->diag);
+    size_t size = cdse_store_compress_chunk(m->tail, m->scratch, m->packed);
+    if (size == 0) {
+        cdse_diag_set(m->diag, "compressing a chunk failed");
+        return CDSE_ENOMEM;
+    }
+    int rc = cdse_store_write_chunk(m->store, m->aligned, m->packed, size, m->diag);
     if (rc != 0)
         return rc;
     tail_credit(m, m->tail_written, m->chunk_rows);
@@ -736,15 +747,15 @@ static int master_commit(master *m)
             m->tail_written = m->tail_n;
         }
     }
-    cdse_range *done = malloc((m->n_open ? m->n_open : 1) * sizeof *done);
+    cdse_done *done = malloc((m->n_open ? m->n_open : 1) * sizeof *done);
     pending **finished = malloc((m->n_open ? m->n_open : 1) * sizeof *finished);
     size_t n_done = 0, kept = 0;
     uint64_t configs = 0;
     for (size_t i = 0; done != NULL && finished != NULL && i < m->n_open; i++) {
         if (m->open[i]->left == 0) {
             finished[n_done] = m->open[i];
-            done[n_done++] = m->open[i]->range;
-            configs += m->open[i]->range.end - m->open[i]->range.begin;
+            done[n_done++] = m->open[i]->done;
+            configs += m->open[i]->done.end - m->open[i]->done.begin;
         } else {
             m->open[kept++] = m->open[i];
         }
@@ -758,9 +769,19 @@ static int master_commit(master *m)
         cdse_diag_set(m->diag, "out of memory");
         rc = CDSE_ENOMEM;
     }
+    cdse_counts counts = m->counts;
+    for (size_t i = 0; i < n_done; i++) {
+        for (int st = 0; st < CDSE_ST_COUNT; st++) {
+            counts.status[st] += done[i].status[st];
+            counts.evaluated += done[i].status[st];
+        }
+    }
+    counts.feasible = counts.status[CDSE_ST_OK];
     if (rc == 0)
-        rc = cdse_store_commit(m->store, done, n_done, &m->counts, top, n_top, pareto, n_pareto,
+        rc = cdse_store_commit(m->store, done, n_done, &counts, top, n_top, pareto, n_pareto,
                                m->diag);
+    if (rc == 0)
+        m->counts = counts;
     if (rc == 0)
         m->committed_now += configs;
     /* Every row of the tail buffer is on disk now: its segments need no owner any more, and the
@@ -850,7 +871,10 @@ static int master_merge(master *m, const unsigned char *msg)
         cdse_diag_set(m->diag, "out of memory");
         return CDSE_ENOMEM;
     }
-    p->range = (cdse_range){h.begin, h.end};
+    memset(&p->done, 0, sizeof p->done);
+    p->done.begin = h.begin;
+    p->done.end = h.end;
+    memcpy(p->done.status, h.counts.status, sizeof p->done.status);
     p->left = h.n_rows;
     const unsigned char *sizes = msg + sizeof h;
     const unsigned char *data = sizes + h.n_blobs * sizeof(uint64_t);
@@ -873,10 +897,7 @@ static int master_merge(master *m, const unsigned char *msg)
         memcpy(&r, cand + i * sizeof r, sizeof r);
         sweep__best_offer(m->best, &r);
     }
-    m->counts.evaluated += h.counts.evaluated;
-    m->counts.feasible += h.counts.feasible;
-    for (int st = 0; st < CDSE_ST_COUNT; st++)
-        m->counts.status[st] += h.counts.status[st];
+    m->feasible_seen += h.counts.feasible;
     m->done_total += h.end - h.begin;
     if (h.interrupted)
         m->stopping = true;
@@ -933,7 +954,7 @@ static void master_progress(master *m, bool final)
             m->opt->progress_tty ? "\r" : "", (unsigned long long)m->done_total,
             (unsigned long long)total,
             total ? 100.0 * (double)m->done_total / (double)total : 100.0, rate_s, eta,
-            (unsigned long long)m->counts.feasible,
+            (unsigned long long)m->feasible_seen,
             m->opt->progress_tty ? (final ? "\n" : "   ") : "\n");
     fflush(out);
     m->progress_shown = true;
@@ -1115,7 +1136,7 @@ static int master_open(master *m, const cdse_store_meta *meta, bool *already_com
     const cdse_job *job = m->job;
     *already_complete = false;
     bool exists = access(opt->output, F_OK) == 0;
-    cdse_range *done = NULL;
+    cdse_done *done = NULL;
     size_t n_done = 0;
     int rc;
     if (opt->resume && exists) {
@@ -1131,8 +1152,8 @@ static int master_open(master *m, const cdse_store_meta *meta, bool *already_com
             return CDSE_EMISMATCH;
         }
         rc = cdse_store_read_progress(m->store, &done, &n_done, m->diag);
-        if (rc == 0)
-            rc = cdse_store_read_counts(m->store, &m->counts, m->diag);
+        cdse_store_sum_counts(done, n_done, &m->counts);
+        m->feasible_seen = m->counts.feasible;
         /* The stored best are re-evaluated from their indices: evaluation is pure. */
         const char *sets[2] = {"top", "pareto"};
         for (int s = 0; s < 2 && rc == 0; s++) {
@@ -1171,8 +1192,13 @@ static int master_open(master *m, const cdse_store_meta *meta, bool *already_com
         free(done);
         return rc;
     }
-    m->gen.n_gaps = sweep__gaps(done, n_done, job->space.size, &m->gen.gaps);
+    cdse_range *ranges = malloc((n_done ? n_done : 1) * sizeof *ranges);
+    for (size_t i = 0; ranges != NULL && i < n_done; i++)
+        ranges[i] = (cdse_range){done[i].begin, done[i].end};
     free(done);
+    if (ranges != NULL)
+        m->gen.n_gaps = sweep__gaps(ranges, n_done, job->space.size, &m->gen.gaps);
+    free(ranges);
     if (m->gen.gaps == NULL) {
         cdse_diag_set(m->diag, "out of memory");
         return CDSE_ENOMEM;
@@ -1244,8 +1270,10 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
         m.gen.chunk_max = chunk_max;
         m.row_size = cdse_store_row_size();
         m.chunk_rows = cdse_store_chunk_rows();
+        m.scratch = malloc(m.chunk_rows * m.row_size);
+        m.packed = malloc(cdse_store_chunk_bound());
         m.best = sweep__best_create(&job->objective);
-        if (m.best == NULL) {
+        if (m.best == NULL || m.scratch == NULL || m.packed == NULL) {
             int go = CDSE_ENOMEM;
             MPI_Bcast(&go, 1, MPI_INT, 0, comm);
             cdse_diag_set(diag, "out of memory");
@@ -1263,6 +1291,8 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
         }
         sweep__best_free(m.best);
         free(m.gen.gaps);
+        free(m.scratch);
+        free(m.packed);
         free(m.tail);
         free(m.seg);
         for (size_t i = 0; i < m.q_n; i++)

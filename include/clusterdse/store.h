@@ -11,12 +11,13 @@
  *                cdse_columns[] (the names of `eval --csv`); attribute rows_committed
  *   /top, /pareto  the same compound type: best per group, Pareto front
  *   /counts      compound (name, count): evaluated, feasible, then every status
- *   /progress    compound (begin, end): completed index ranges [begin, end)
+ *   /progress    compound (begin, end, rows, status[]): completed index ranges (cdse_done)
  *
  * Crash safety: records and the ranges they complete reach the file in the same
  * cdse_store_commit (H5Fflush). The metadata cache does not evict between commits and file
  * space is never reused, so a process killed between commits leaves the last commit readable;
- * /results rows past `rows_committed` are dropped when a store is reopened for resume. */
+ * when a store is reopened for resume, /results rows past the last committed count are dropped
+ * and the counts are summed from /progress. */
 #ifndef CLUSTERDSE_STORE_H
 #define CLUSTERDSE_STORE_H
 
@@ -37,6 +38,15 @@ typedef struct cdse_store_meta {
 typedef struct cdse_range {
     uint64_t begin, end; /* [begin, end) */
 } cdse_range;
+
+/* One row of /progress: a completed index range, the configurations in it by status, and the
+ * number of /results rows when it was committed. At every commit the rows [0, rows) of /results
+ * are exactly those of the ranges committed so far, which is what resume relies on. */
+typedef struct cdse_done {
+    uint64_t begin, end;
+    uint64_t rows; /* filled by cdse_store_commit */
+    uint64_t status[CDSE_ST_COUNT];
+} cdse_done;
 
 /* Counts by status, plus totals. */
 typedef struct cdse_counts {
@@ -106,15 +116,17 @@ int cdse_store_write_chunk(cdse_store *store, uint64_t start, const void *data, 
 
 /* Makes everything appended so far durable together with the completed ranges `done`
  * (appended to /progress), the counts and the current /top and /pareto, in one flush. */
-int cdse_store_commit(cdse_store *store, const cdse_range *done, size_t n_done,
-                      const cdse_counts *counts, const cdse_record *top, size_t n_top,
-                      const cdse_record *pareto, size_t n_pareto, cdse_diag *diag);
+int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const cdse_counts *counts,
+                      const cdse_record *top, size_t n_top, const cdse_record *pareto,
+                      size_t n_pareto, cdse_diag *diag);
 
 /* Marks the store complete (all of the space evaluated) and flushes. */
 int cdse_store_set_complete(cdse_store *store, cdse_diag *diag);
 
 /* Reading back (resume, top). Arrays are malloc'd; the caller frees them. */
-int cdse_store_read_progress(cdse_store *store, cdse_range **ranges, size_t *n, cdse_diag *diag);
+int cdse_store_read_progress(cdse_store *store, cdse_done **done, size_t *n, cdse_diag *diag);
+/* The counts of the committed ranges (the sum over /progress). */
+void cdse_store_sum_counts(const cdse_done *done, size_t n, cdse_counts *counts);
 int cdse_store_read_counts(cdse_store *store, cdse_counts *counts, cdse_diag *diag);
 /* Number of rows of "results", "top" or "pareto" (0 if the dataset does not exist). */
 int cdse_store_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_diag *diag);

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Kill and resume: a sweep killed with SIGKILL (the whole job: mpirun and its ranks) at random
+# moments, resumed each time with --resume, ends with a store identical to an uninterrupted
+# one; so does one stopped with SIGTERM sent to the ranks (as Slurm does) and one stopped with
+# SIGUSR1 sent to mpirun (which forwards it), both exiting with 3.
+# Repeat a failing run with the same kill times: CDSE_SEED=<seed printed below>.
+set -euo pipefail
+: "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+py=/usr/bin/python3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+seed=${CDSE_SEED:-$(date +%s)}
+RANDOM=$seed
+echo "sweep_resume: seed $seed"
+
+run() { echo "+ $*"; "$@"; }
+
+# 2 models x 2 systems x 4 gpus x 4 tp x 4 pp x 2 cp x 3 vpp x 4 microbatch x 4 global_batch
+# x 3 recompute x 2 sequence_parallel x 2 zero x 2 precision = 1,179,648 configurations, every
+# one stored (store = "all"): a few seconds on two ranks.
+cat >"$dir/job.cfg" <<CFG
+name = "resume";
+models = ( "llama3-8b", "gpt3-13b" );
+systems = ( "a100-80g-dgx", "h100-sxm-dgx" );
+space = {
+  gpus = [ 8, 16, 32, 64 ];
+  tp = [ 1, 2, 4, 8 ];
+  pp = [ 1, 2, 4, 8 ];
+  cp = [ 1, 2 ];
+  vpp = [ 1, 2, 4 ];
+  microbatch = [ 1, 2, 4, 8 ];
+  global_batch = [ 128, 256, 512, 1024 ];
+  recompute = [ "none", "selective", "full" ];
+  sequence_parallel = [ true, false ];
+  zero = [ 0, 1 ];
+  precision = [ "bf16", "fp8" ];
+};
+objective = { metric = "time_per_iteration"; top = 3; group_by = [ "model", "system", "gpus" ];
+              store = "all"; };
+CFG
+sweep=(mpirun -np 2 "$CLUSTERDSE" sweep "$dir/job.cfg" --flush 0.1 --quiet)
+
+start=$(date +%s%N)
+run "${sweep[@]}" -o "$dir/ref.h5" >/dev/null
+ref_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "sweep_resume: uninterrupted run: $ref_ms ms"
+
+# A random moment between FROM% and TO% of the uninterrupted run, in seconds.
+moment() {
+    local lo=$(( ref_ms * $1 / 100 )) span=$(( ref_ms * ($2 - $1) / 100 ))
+    local ms=$(( lo + RANDOM % (span > 0 ? span : 1) ))
+    printf '%d.%03d' $(( ms / 1000 )) $(( ms % 1000 ))
+}
+
+# SIGKILL of the whole job (mpirun and every rank) at three random moments.
+resume=()
+# The first kill lands in the first 20-60% of the run, the later ones (on resumed runs, which
+# have less left to do) within the first 10-30%.
+for k in 1 2 3; do
+    if [ "$k" -eq 1 ]; then t=$(moment 20 60); else t=$(moment 10 30); fi
+    echo "+ ${sweep[*]} -o $dir/kill.h5 ${resume[*]} &  # killed with SIGKILL after ${t}s"
+    "${sweep[@]}" -o "$dir/kill.h5" "${resume[@]}" >/dev/null 2>&1 &
+    pid=$!
+    sleep "$t"
+    # mpirun puts each rank in a process group of its own: kill them all at once, as Slurm does.
+    kill -KILL "$pid" $(pgrep -P "$pid") 2>/dev/null || true
+    wait "$pid" || true
+    if [ -e "$dir/kill.h5" ]; then
+        # The killed store opens; `top` reads it.
+        run "$CLUSTERDSE" top "$dir/kill.h5" -n 1 >/dev/null
+    fi
+    resume=(--resume)
+done
+run "${sweep[@]}" -o "$dir/kill.h5" --resume >/dev/null
+run "$py" "$CDSE_SRC/tests/py/compare_stores.py" "$dir/ref.h5" "$dir/kill.h5"
+
+# SIGTERM to the ranks: they finish their chunks, commit, exit 3.
+t=$(moment 25 50)
+echo "+ ${sweep[*]} -o $dir/term.h5 &  # SIGTERM to the ranks after ${t}s"
+"${sweep[@]}" -o "$dir/term.h5" >/dev/null 2>"$dir/term.err" &
+pid=$!
+sleep "$t"
+kill -TERM $(pgrep -P "$pid") 2>/dev/null || true
+rc=0
+wait "$pid" || rc=$?
+head -3 "$dir/term.err"
+[ "$rc" -eq 3 ] || { echo "sweep_resume: SIGTERM: exit $rc, expected 3"; exit 1; }
+grep -q -- "--resume" "$dir/term.err"
+run "${sweep[@]}" -o "$dir/term.h5" --resume >/dev/null
+run "$py" "$CDSE_SRC/tests/py/compare_stores.py" "$dir/ref.h5" "$dir/term.h5"
+
+# SIGUSR1 to mpirun, which forwards it to the ranks.
+t=$(moment 25 50)
+echo "+ ${sweep[*]} -o $dir/usr1.h5 &  # SIGUSR1 to mpirun after ${t}s"
+"${sweep[@]}" -o "$dir/usr1.h5" >/dev/null 2>&1 &
+pid=$!
+sleep "$t"
+kill -USR1 "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" -eq 3 ] || { echo "sweep_resume: SIGUSR1: exit $rc, expected 3"; exit 1; }
+# Resuming on another number of ranks is allowed.
+run mpirun -np 3 "$CLUSTERDSE" sweep "$dir/job.cfg" -o "$dir/usr1.h5" --resume --quiet >/dev/null
+run "$py" "$CDSE_SRC/tests/py/compare_stores.py" "$dir/ref.h5" "$dir/usr1.h5"
+echo "sweep_resume: ok"

@@ -1,0 +1,355 @@
+/* The HDF5 store: packing, round trips, compressed chunks, commits that survive SIGKILL,
+ * refusal of foreign and damaged files. Synthetic records; no MPI, no evaluator. */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <hdf5.h>
+
+#include "clusterdse/store.h"
+
+static char dir[256];
+
+static void path_of(const char *name, char *out, size_t size)
+{
+    snprintf(out, size, "%s/%s", dir, name);
+}
+
+/* A job of one model on one system and a space of `size` configurations along one axis. */
+static cdse_job *small_job(uint64_t size, int store_mode)
+{
+    cdse_job *job = calloc(1, sizeof *job);
+    snprintf(job->name, sizeof job->name, "unit");
+    snprintf(job->path, sizeof job->path, "<test>");
+    job->n_models = 2;
+    snprintf(job->model[0].name, CDSE_NAME_MAX, "model-a");
+    snprintf(job->model[1].name, CDSE_NAME_MAX, "model-b");
+    job->n_systems = 1;
+    snprintf(job->system[0].name, CDSE_NAME_MAX, "system-x");
+    for (int a = 0; a < CDSE_AXIS_COUNT; a++) {
+        job->space.n[a] = 1;
+        job->space.value[a][0] = 1;
+    }
+    job->space.size = size;
+    job->objective.metric = CDSE_METRIC_TIME_PER_ITERATION;
+    job->objective.top = 3;
+    job->objective.store = store_mode;
+    job->fingerprint = 0x1234abcdull;
+    job->text = "name = \"unit\";\n";
+    job->text_len = strlen(job->text);
+    return job;
+}
+
+/* A record whose fields are functions of its index, so a read back can be checked. */
+static void synthetic(uint64_t index, cdse_record *r)
+{
+    memset(r, 0, sizeof *r);
+    r->index = index;
+    r->model = (int32_t)(index % 2);
+    r->system = 0;
+    r->strategy.gpus = 8;
+    r->strategy.tp = 1 << (index % 4);
+    r->strategy.recompute = (int)(index % 3);
+    r->strategy.sequence_parallel = index % 2 == 1;
+    r->strategy.precision = CDSE_BF16;
+    r->result.status = index % 5 == 0 ? CDSE_ST_OOM : CDSE_ST_OK;
+    r->result.time_per_iteration_s = 1.0 + (double)index / 1000.0;
+    r->result.mem_total_gib = (double)(index % 80);
+}
+
+static cdse_store_meta meta = {.ranks = 1, .mpi_library = "none", .hostnames = "here"};
+
+static void test_pack_round_trip(void **state)
+{
+    (void)state;
+    size_t size = cdse_store_row_size();
+    unsigned char *row = malloc(size);
+    cdse_record in, out;
+    synthetic(7, &in);
+    cdse_store_pack(&in, row);
+    cdse_store_unpack(row, &out);
+    /* Every column survives: compare through the column table. */
+    for (int c = 0; c < cdse_column_count; c++)
+        assert_float_equal(cdse_column_value(&cdse_columns[c], &in),
+                           cdse_column_value(&cdse_columns[c], &out), 0);
+    /* 7 % 4 = 3: tp = 8; 7 % 3 = 1: selective; odd: sequence parallel. */
+    assert_int_equal(out.strategy.tp, 8);
+    assert_int_equal(out.strategy.recompute, CDSE_RECOMPUTE_SELECTIVE);
+    assert_true(out.strategy.sequence_parallel);
+    free(row);
+}
+
+/* Rows written plainly and as compressed chunks read back the same. */
+static void test_write_read(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of("rw.h5", path, sizeof path);
+    cdse_job *job = small_job(5000, CDSE_STORE_ALL);
+    cdse_store *s = NULL;
+    cdse_diag diag = {""};
+    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0);
+    size_t rs = cdse_store_row_size(), cr = cdse_store_chunk_rows();
+    /* Rows 0..cr-1 as one compressed chunk, then 100 plain rows. */
+    unsigned char *rows = malloc((cr + 100) * rs), *scratch = malloc(cr * rs);
+    unsigned char *blob = malloc(cdse_store_chunk_bound());
+    for (size_t i = 0; i < cr + 100; i++) {
+        cdse_record r;
+        synthetic(i, &r);
+        cdse_store_pack(&r, rows + i * rs);
+    }
+    size_t bsize = cdse_store_compress_chunk(rows, scratch, blob);
+    assert_true(bsize > 0 && bsize < cr * rs);
+    /* Decompressing gives the rows back. */
+    unsigned char *back = malloc(cr * rs);
+    assert_int_equal(cdse_store_decompress_chunk(blob, bsize, scratch, back), 0);
+    assert_memory_equal(back, rows, cr * rs);
+    assert_int_equal(cdse_store_write_chunk(s, 0, blob, bsize, &diag), 0);
+    assert_int_equal(cdse_store_write_rows(s, cr, rows + cr * rs, 100, &diag), 0);
+    /* A chunk must start on a chunk boundary. */
+    assert_int_equal(cdse_store_write_chunk(s, 1, blob, bsize, &diag), CDSE_EINVAL);
+    cdse_counts counts = {.evaluated = cr + 100, .feasible = 7};
+    counts.status[CDSE_ST_OK] = 7;
+    counts.status[CDSE_ST_OOM] = cr + 93;
+    cdse_done done = {.begin = 0, .end = cr + 100};
+    done.status[CDSE_ST_OK] = 7;
+    done.status[CDSE_ST_OOM] = cr + 93;
+    cdse_record top[2];
+    synthetic(3, &top[0]);
+    synthetic(4, &top[1]);
+    assert_int_equal(cdse_store_commit(s, &done, 1, &counts, top, 2, top, 1, &diag), 0);
+    assert_int_equal(cdse_store_close(s, &diag), 0);
+
+    assert_int_equal(cdse_store_open(path, false, &s, &diag), 0);
+    uint64_t n = 0;
+    assert_int_equal(cdse_store_rows(s, "results", &n, &diag), 0);
+    assert_int_equal(n, cr + 100);
+    memset(back, 0, cr * rs);
+    assert_int_equal(cdse_store_read_rows(s, "results", 0, cr, back, &diag), 0);
+    assert_memory_equal(back, rows, cr * rs);
+    assert_int_equal(cdse_store_read_rows(s, "results", cr, 100, back, &diag), 0);
+    assert_memory_equal(back, rows + cr * rs, 100 * rs);
+    cdse_counts c2;
+    assert_int_equal(cdse_store_read_counts(s, &c2, &diag), 0);
+    assert_memory_equal(&c2, &counts, sizeof counts);
+    /* /progress: the range, its counts, and the rows of /results when it was committed. */
+    cdse_done *ranges = NULL;
+    size_t n_ranges = 0;
+    assert_int_equal(cdse_store_read_progress(s, &ranges, &n_ranges, &diag), 0);
+    assert_int_equal(n_ranges, 1);
+    assert_int_equal(ranges[0].rows, cr + 100);
+    cdse_store_sum_counts(ranges, n_ranges, &c2);
+    assert_memory_equal(&c2, &counts, sizeof counts);
+    free(ranges);
+    assert_int_equal(cdse_store_rows(s, "top", &n, &diag), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(cdse_store_rows(s, "pareto", &n, &diag), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(cdse_store_n_models(s), 2);
+    assert_string_equal(cdse_store_model_name(s, 1), "model-b");
+    assert_int_equal(cdse_store_fingerprint(s), 0x1234abcdull);
+    char *text = NULL;
+    assert_int_equal(cdse_store_job_text(s, &text, &diag), 0);
+    assert_string_equal(text, job->text);
+    free(text);
+    cdse_store_close(s, &diag);
+    free(rows);
+    free(scratch);
+    free(blob);
+    free(back);
+    free(job);
+}
+
+/* An existing file is not overwritten without force. */
+static void test_exists(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of("exists.h5", path, sizeof path);
+    FILE *f = fopen(path, "w");
+    fputs("precious", f);
+    fclose(f);
+    cdse_job *job = small_job(10, CDSE_STORE_ALL);
+    cdse_store *s = NULL;
+    cdse_diag diag = {""};
+    assert_int_equal(cdse_store_create(path, job, &meta, false, &s, &diag), CDSE_EEXIST);
+    assert_non_null(strstr(diag.msg, "--force"));
+    f = fopen(path, "r");
+    char buf[16] = "";
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "precious");
+    free(job);
+}
+
+/* Not HDF5, HDF5 but not a store, truncated store: errors with messages. */
+static void test_foreign(void **state)
+{
+    (void)state;
+    char path[512];
+    cdse_store *s = NULL;
+    cdse_diag diag = {""};
+    path_of("text.h5", path, sizeof path);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < 1000; i++)
+        fputs("not an HDF5 file ", f);
+    fclose(f);
+    assert_int_equal(cdse_store_open(path, false, &s, &diag), CDSE_EIO);
+    assert_non_null(strstr(diag.msg, "not an HDF5 file"));
+
+    path_of("foreign.h5", path, sizeof path);
+    hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dims = 4;
+    hid_t space = H5Screate_simple(1, &dims, NULL);
+    hid_t d =
+        H5Dcreate2(file, "results", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dclose(d);
+    H5Sclose(space);
+    H5Fclose(file);
+    assert_int_equal(cdse_store_open(path, true, &s, &diag), CDSE_EINVAL);
+    assert_non_null(strstr(diag.msg, "not a clusterdse store"));
+
+    /* A store cut to half its size. */
+    char whole[512];
+    path_of("rw.h5", whole, sizeof whole);
+    path_of("cut.h5", path, sizeof path);
+    FILE *in = fopen(whole, "rb"), *out = fopen(path, "wb");
+    fseek(in, 0, SEEK_END);
+    long size = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    for (long i = 0; i < size / 2; i++)
+        fputc(fgetc(in), out);
+    fclose(in);
+    fclose(out);
+    int rc = cdse_store_open(path, false, &s, &diag);
+    if (rc == 0) { /* the layout may survive; then reading the rows must fail cleanly */
+        unsigned char *rows = malloc(1124 * cdse_store_row_size());
+        rc = cdse_store_read_rows(s, "results", 0, 1124, rows, &diag);
+        free(rows);
+        cdse_store_close(s, &diag);
+    }
+    assert_true(rc != 0);
+    assert_true(strlen(diag.msg) > 0);
+}
+
+/* A child process commits, writes more, and is killed with SIGKILL before the next commit (or
+ * after `kill_after_commit`): the store reopens with exactly the committed rows and ranges. */
+static void kill_child(const char *path, int commits, bool more_after)
+{
+    cdse_store_quiet_hdf5();
+    cdse_job *job = small_job(100000, CDSE_STORE_ALL);
+    cdse_store *s = NULL;
+    cdse_diag diag = {""};
+    if (cdse_store_create(path, job, &meta, true, &s, &diag) != 0)
+        _exit(10);
+    size_t rs = cdse_store_row_size();
+    unsigned char *rows = malloc(1500 * rs);
+    cdse_counts counts;
+    memset(&counts, 0, sizeof counts);
+    uint64_t next = 0;
+    for (int c = 0; c < commits + (more_after ? 1 : 0); c++) {
+        /* 1500 rows a round: one whole chunk and a partial one, filled up in the next round. */
+        for (int i = 0; i < 1500; i++) {
+            cdse_record r;
+            synthetic(next + (uint64_t)i, &r);
+            cdse_store_pack(&r, rows + (size_t)i * rs);
+        }
+        if (cdse_store_append(s, rows, 1500, &diag) != 0)
+            _exit(11);
+        cdse_done done = {.begin = next, .end = next + 1500};
+        done.status[CDSE_ST_OK] = 1500;
+        next += 1500;
+        counts.evaluated = next;
+        counts.status[CDSE_ST_OK] = next;
+        counts.feasible = next;
+        if (c < commits && cdse_store_commit(s, &done, 1, &counts, NULL, 0, NULL, 0, &diag) != 0)
+            _exit(12);
+    }
+    raise(SIGKILL);
+    _exit(13);
+}
+
+static void test_kill_after_commit(void **state)
+{
+    (void)state;
+    for (int more = 0; more < 2; more++) {
+        char path[512];
+        path_of("killed.h5", path, sizeof path);
+        pid_t pid = fork();
+        if (pid == 0)
+            kill_child(path, 3, more);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        cdse_store *s = NULL;
+        cdse_diag diag = {""};
+        int rc = cdse_store_open(path, true, &s, &diag);
+        if (rc != 0)
+            fail_msg("reopen after SIGKILL: %s", diag.msg);
+        /* Three commits of 1500 rows: 4500 rows, 3 ranges, counts of 4500. */
+        uint64_t n = 0;
+        assert_int_equal(cdse_store_rows(s, "results", &n, &diag), 0);
+        assert_int_equal(n, 4500);
+        cdse_done *ranges = NULL;
+        size_t n_ranges = 0;
+        assert_int_equal(cdse_store_read_progress(s, &ranges, &n_ranges, &diag), 0);
+        assert_int_equal(n_ranges, 3);
+        assert_int_equal(ranges[2].end, 4500);
+        assert_int_equal(ranges[2].rows, 4500);
+        cdse_counts summed;
+        cdse_store_sum_counts(ranges, n_ranges, &summed);
+        assert_int_equal(summed.evaluated, 4500);
+        free(ranges);
+        cdse_counts counts;
+        assert_int_equal(cdse_store_read_counts(s, &counts, &diag), 0);
+        assert_int_equal(counts.evaluated, 4500);
+        size_t rs = cdse_store_row_size();
+        unsigned char *rows = malloc(4500 * rs);
+        assert_int_equal(cdse_store_read_rows(s, "results", 0, 4500, rows, &diag), 0);
+        for (uint64_t i = 0; i < 4500; i++) {
+            cdse_record r;
+            cdse_store_unpack(rows + i * rs, &r);
+            assert_int_equal(r.index, i);
+            assert_float_equal(r.result.time_per_iteration_s, 1.0 + (double)i / 1000.0, 0);
+        }
+        free(rows);
+        cdse_store_close(s, &diag);
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    cdse_store_quiet_hdf5();
+    snprintf(dir, sizeof dir, "/tmp/cdse_test_store.XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pack_round_trip),
+        cmocka_unit_test(test_write_read),
+        cmocka_unit_test(test_exists),
+        cmocka_unit_test(test_foreign),
+        cmocka_unit_test(test_kill_after_commit),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
