@@ -848,6 +848,10 @@ static int load_profile_named(parse_ctx *ctx, const config_setting_t *name_setti
 
 /* --- Models --- */
 
+static int parse_seq_histogram(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                               const key_spec *key);
+static void print_seq_histogram(FILE *out, const void *target, const key_spec *key, int indent);
+
 #define MODEL_INT(key, field, lo, req, dflt, text)                                                 \
     {                                                                                              \
         .name = key, .type = KEY_INT, .offset = offsetof(cdse_model, field), .min = lo,            \
@@ -894,9 +898,70 @@ static const key_spec model_keys[] = {
      .max = 1e6,
      .def_text = "0",
      .help = "expert capacity factor (0 = dropless)"},
+    {.name = "moe_imbalance",
+     .type = KEY_FLOAT,
+     .offset = offsetof(cdse_model, moe_imbalance),
+     .min = 0,
+     .max = 1e6,
+     .def_text = "0",
+     .help = "tokens on the busiest expert rank / the average, >= 1 (0 = the evaluator's default "
+             "for trained routers)"},
+    MODEL_INT("first_dense_layers", first_dense_layers, 0, false, "0",
+              "leading dense layers before the MoE layers (DeepSeek-V3: 3)"),
+    {.name = "seq_len_histogram",
+     .type = KEY_CUSTOM,
+     .parse = parse_seq_histogram,
+     .print = print_seq_histogram,
+     .type_text = "list of [length, weight]",
+     .def_text = "none",
+     .help = "sample lengths of variable-length training data: time is costed at the mean length "
+             "and the slowest data-parallel rank, memory at seq_len"},
 };
 static const key_table model_table = {"models[]", model_keys,
                                       (int)(sizeof model_keys / sizeof model_keys[0])};
+
+static int parse_seq_histogram(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                               const key_spec *key)
+{
+    (void)key;
+    cdse_model *model = target;
+    char allowed[200];
+    snprintf(allowed, sizeof allowed,
+             "a list of 1 to %d pairs [length >= 1, weight >= 0] with distinct lengths, e.g. "
+             "( [512, 0.3], [2048, 0.5], [8192, 0.2] )",
+             CDSE_MAX_SEQ_BINS);
+    if (!config_setting_is_list(setting) && !config_setting_is_array(setting))
+        return fail(ctx, setting, NULL, setting, allowed, "expected a list");
+    int n = config_setting_length(setting);
+    if (n < 1 || n > CDSE_MAX_SEQ_BINS)
+        return fail(ctx, setting, NULL, setting, allowed, "%d bins", n);
+    model->n_seq_bins = 0;
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *pair = config_setting_get_elem(setting, i);
+        if (!config_setting_is_aggregate(pair) || config_setting_is_group(pair) ||
+            config_setting_length(pair) != 2)
+            return fail(ctx, setting, NULL, pair, allowed, "bin %d is not a pair", i);
+        double v[2];
+        for (int j = 0; j < 2; j++) {
+            const config_setting_t *x = config_setting_get_elem(pair, j);
+            if (!config_setting_is_number(x))
+                return fail(ctx, setting, NULL, pair, allowed, "bin %d holds a non-number", i);
+            v[j] = config_setting_type(x) == CONFIG_TYPE_FLOAT
+                       ? config_setting_get_float(x)
+                       : (double)config_setting_get_int64(x);
+        }
+        if (!(v[0] >= 1.0 && v[0] <= INT_MAX_D) || !(v[1] >= 0.0 && v[1] <= 1e300))
+            return fail(ctx, setting, NULL, pair, allowed, "bin %d = [%g, %g] is out of range", i,
+                        v[0], v[1]);
+        for (int j = 0; j < i; j++)
+            if (model->seq_bin_len[j] == v[0])
+                return fail(ctx, setting, NULL, pair, allowed, "length %g appears twice", v[0]);
+        model->seq_bin_len[i] = v[0];
+        model->seq_bin_weight[i] = v[1];
+        model->n_seq_bins = i + 1;
+    }
+    return 0;
+}
 
 /* Checks across keys of one model, each error at the line of the key at fault. */
 static int model_finish(parse_ctx *ctx, const config_setting_t *group, cdse_model *model)
@@ -927,12 +992,36 @@ static int model_finish(parse_ctx *ctx, const config_setting_t *group, cdse_mode
         return fail(ctx, group, "top_k", config_setting_get_member(group, "top_k"),
                     "an integer from 1 to experts (and experts > 0)",
                     "top_k = %d with experts = %d", model->top_k, model->experts);
+    const config_setting_t *dense = config_setting_get_member(group, "first_dense_layers");
+    if (model->first_dense_layers >= model->layers) {
+        snprintf(allowed, sizeof allowed, "0 to layers - 1 = %d", model->layers - 1);
+        return fail(ctx, dense, NULL, dense, allowed, "%d dense layers of %d",
+                    model->first_dense_layers, model->layers);
+    }
+    const config_setting_t *histogram = config_setting_get_member(group, "seq_len_histogram");
+    if (histogram != NULL) {
+        double weights = 0.0;
+        for (int i = 0; i < model->n_seq_bins; i++) {
+            weights += model->seq_bin_weight[i];
+            if (model->seq_bin_len[i] > model->seq_len) {
+                snprintf(allowed, sizeof allowed, "lengths up to seq_len = %d", model->seq_len);
+                return fail(ctx, histogram, NULL, config_setting_get_elem(histogram, i), allowed,
+                            "length %g is longer than seq_len", model->seq_bin_len[i]);
+            }
+        }
+        if (!(weights > 0.0))
+            return fail(ctx, histogram, NULL, histogram, "weights with a positive sum",
+                        "the weights sum to 0");
+    }
     cdse_model_fill_defaults(model);
     cdse_diag inner;
     inner.msg[0] = '\0';
     if (cdse_model_check(model, &inner) != 0)
         return fail(ctx, group, NULL, group, "values consistent with each other", "model '%s': %s",
                     model->name, inner.msg);
+    /* Normalizes the histogram and precomputes its imbalance grid (seeded: the same on every
+     * rank). */
+    cdse_model_prepare(model);
     return 0;
 }
 
@@ -2061,6 +2150,22 @@ static void print_eff_table(FILE *out, const void *target, const key_spec *key, 
         print_float(out, table->flops[i]);
         fputs(", ", out);
         print_float(out, table->eff[i]);
+        fputs("]", out);
+    }
+    fputs(" );\n", out);
+}
+
+static void print_seq_histogram(FILE *out, const void *target, const key_spec *key, int indent)
+{
+    const cdse_model *model = target;
+    if (model->n_seq_bins == 0)
+        return;
+    fprintf(out, "%*s%s = (", indent, "", key->name);
+    for (int i = 0; i < model->n_seq_bins; i++) {
+        fputs(i ? ", [" : " [", out);
+        print_float(out, model->seq_bin_len[i]);
+        fputs(", ", out);
+        print_float(out, model->seq_bin_weight[i]);
         fputs("]", out);
     }
     fputs(" );\n", out);

@@ -174,6 +174,43 @@ static void test_inline_model_and_system(void **state)
     drop(job);
 }
 
+static void test_moe_and_histogram_keys(void **state)
+{
+    (void)state;
+    const char *text =
+        "models = ( { name = \"moe\"; layers = 8; hidden = 1024; heads = 16; seq_len = 4096;\n"
+        "  vocab = 32000; experts = 8; top_k = 2; moe_ffn = 1024; first_dense_layers = 2;\n"
+        "  moe_imbalance = 1.25;\n"
+        "  seq_len_histogram = ( [1024, 1], [2048, 2], [4096, 1] ); } );\n"
+        "systems = ( \"a100-80g-dgx\" );\n"
+        "space = { gpus = 8; global_batch = 64; };\n";
+    cdse_diag diag;
+    cdse_job *job = load(text, CDSE_OK, &diag);
+    const cdse_model *m = &job->model[0];
+    assert_int_equal(m->first_dense_layers, 2);
+    assert_float_equal(m->moe_imbalance, 1.25, 0.0);
+    assert_int_equal(m->n_seq_bins, 3);
+    /* Weights 1:2:1 normalized to 0.25, 0.5, 0.25; mean length 0.25*1024 + 0.5*2048 +
+     * 0.25*4096 = 256 + 1024 + 1024 = 2304. */
+    assert_float_equal(m->seq_bin_weight[1], 0.5, 1e-15);
+    assert_float_equal(m->seq_mean, 2304.0, 1e-9);
+    drop(job);
+    /* A bin longer than seq_len, at the line of the bin. */
+    expect_error("models = ( { name = \"m\"; layers = 2; hidden = 512; heads = 8; seq_len = 2048;\n"
+                 "  vocab = 1000; seq_len_histogram = ( [512, 1],\n"
+                 "    [4096, 1] ); } );\n"
+                 "systems = ( \"a100-80g-dgx\" );\n"
+                 "space = { gpus = 8; global_batch = 64; };\n",
+                 3, "models[0].seq_len_histogram");
+    /* first_dense_layers must leave MoE layers. */
+    expect_error("models = ( { name = \"m\"; layers = 2; hidden = 512; heads = 8; seq_len = 2048;\n"
+                 "  vocab = 1000; experts = 4; top_k = 1;\n"
+                 "  first_dense_layers = 2; } );\n"
+                 "systems = ( \"a100-80g-dgx\" );\n"
+                 "space = { gpus = 8; global_batch = 64; };\n",
+                 3, "models[0].first_dense_layers");
+}
+
 static void test_base_and_override(void **state)
 {
     (void)state;
@@ -682,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_good_job_values),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_inline_model_and_system),
+        cmocka_unit_test(test_moe_and_histogram_keys),
         cmocka_unit_test(test_base_and_override),
         cmocka_unit_test(test_network_profile),
         cmocka_unit_test(test_l_suffix_tokens),
