@@ -87,6 +87,7 @@
 
 typedef struct dims {
     double b, s_local, s_full; /* micro-batch, local and full sequence */
+    double s_positions;        /* rows of a learned position table (the model's seq_len) */
     double tokens;             /* b * s_local: rows of the GEMMs */
     double h, q, kv, dh, ffn, vocab;
     double t, p, c, d, v, m;
@@ -331,6 +332,7 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->b = st->microbatch;
     x->s_full = model->seq_len;
     x->s_local = (double)model->seq_len / st->cp;
+    x->s_positions = model->seq_len;
     x->tokens = x->b * x->s_local;
     x->h = model->hidden;
     x->dh = model->head_dim;
@@ -387,7 +389,7 @@ static void stage_params(const cdse_model *model, const dims *x, stage_param_cou
                  dense_layers * (mlp + mlp_biases) + moe_layers * moe_dense;
     out->experts = x->experts > 0.0 ? moe_layers * x->experts / x->e * expert : 0.0;
     double vocab_shard = x->vocab * x->h / x->t;
-    double positions = x->gpt ? x->s_full * x->h : 0.0;
+    double positions = x->gpt ? x->s_positions * x->h : 0.0;
     out->embed = vocab_shard + positions;
     if (x->p == 1.0) {
         /* The single stage is also the last: final norm, and the output layer when untied. */
@@ -691,8 +693,10 @@ static double dp_comm_time(const cdse_system *system, int zero, double params, i
     return fmax(bucket * rs, exposed(rs, w->bwd)) + fmax(bucket * ag, exposed(ag, w->fwd));
 }
 
+/* `position_len`: rows of the learned position table, which a histogram's mean-length
+ * evaluation keeps at the model's seq_len. */
 static void evaluate_one(const cdse_model *model, const cdse_system *system,
-                         const cdse_strategy *strategy, cdse_result *r)
+                         const cdse_strategy *strategy, int position_len, cdse_result *r)
 {
     memset(r, 0, sizeof *r);
     r->seq_imbalance = 1.0;
@@ -706,6 +710,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     env e;
     dims x;
     setup(model, system, &st, &e, &x);
+    x.s_positions = position_len;
     layer_step step;
     average_layer_step(model, &e, &x, &step);
     double peak = e.peak / 1e12; /* TFLOP/s */
@@ -807,24 +812,37 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     }
 }
 
-/* With a sequence-length histogram the time is costed at the mean sample length and memory at
- * the longest; the data-parallel ranks wait for the slowest, whose micro-batches cost
- * seq_imbalance times the mean (cdse_seq_imbalance). */
+/* With a sequence-length histogram, memory is that of the longest sample (seq_len) and time is
+ * costed at the cost-equivalent length s_eff, whose per-sample cost s (1 + s / (6h)) equals the
+ * histogram's mean cost (per-token work grows with the attention span, Narayanan et al. 2021
+ * eq. 3); the data-parallel ranks wait for the slowest, whose samples cost seq_imbalance times the
+ * mean (cdse_seq_imbalance). Tokens and model FLOPs are those of the histogram's samples. */
 void cdse_evaluate(const cdse_model *model, const cdse_system *system,
                    const cdse_strategy *strategy, cdse_result *r)
 {
-    evaluate_one(model, system, strategy, r);
+    evaluate_one(model, system, strategy, model->seq_len, r);
     r->seq_imbalance = 1.0;
     if (model->n_seq_bins < 1 || (r->status != CDSE_ST_OK && r->status != CDSE_ST_OOM))
         return;
-    cdse_model mean = *model;
-    mean.seq_len = (int)(model->seq_mean + 0.5);
-    if (mean.seq_len < 1)
-        mean.seq_len = 1;
-    if (strategy->cp > 1)
-        mean.seq_len += (2 * strategy->cp - mean.seq_len % (2 * strategy->cp)) % (2 * strategy->cp);
+    double h = model->hidden, total = 0.0, mean_len = 0.0, mean_square = 0.0, mean_cost = 0.0;
+    for (int i = 0; i < model->n_seq_bins; i++) {
+        double w = model->seq_bin_weight[i], len = model->seq_bin_len[i];
+        total += w;
+        mean_len += w * len;
+        mean_square += w * len * len;
+        mean_cost += w * len * (1.0 + len / (6.0 * h));
+    }
+    mean_len /= total;
+    mean_square /= total;
+    mean_cost /= total;
+    double s_eff = 3.0 * h * (sqrt(1.0 + 2.0 * mean_cost / (3.0 * h)) - 1.0);
+    cdse_model timed_model = *model;
+    int granule = strategy->cp > 1 ? 2 * strategy->cp : 1;
+    timed_model.seq_len = (int)((s_eff + granule / 2.0) / granule) * granule;
+    if (timed_model.seq_len < granule)
+        timed_model.seq_len = granule;
     cdse_result timed;
-    evaluate_one(&mean, system, strategy, &timed);
+    evaluate_one(&timed_model, system, strategy, model->seq_len, &timed);
     double compute = timed.t_forward_s + timed.t_backward_s + timed.t_recompute_s +
                      timed.t_tp_comm_s + timed.t_cp_comm_s + timed.t_ep_comm_s + timed.t_bubble_s;
     double seqs = (double)strategy->global_batch / r->dp;
@@ -832,13 +850,26 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
     timed.seq_imbalance = imbalance;
     timed.t_imbalance_s = (imbalance - 1.0) * compute;
     double time = timed.time_per_iteration_s + timed.t_imbalance_s;
-    double scale = timed.time_per_iteration_s / time;
     timed.time_per_iteration_s = time;
-    timed.tokens_per_s *= scale;
-    timed.model_tflops_per_gpu *= scale;
-    timed.hardware_tflops_per_gpu *= scale;
-    timed.mfu *= scale;
-    timed.hfu *= scale;
+
+    /* Model FLOPs per token are linear in the sequence length, f(s) = f0 + f1 s, so a sample of
+     * length s costs s f0 + f1 s^2. */
+    cdse_model probe = *model;
+    probe.seq_len = 0;
+    double f0 = cdse_model_flops_per_token(&probe);
+    probe.seq_len = 1;
+    double f1 = cdse_model_flops_per_token(&probe) - f0;
+    double samples = strategy->global_batch;
+    double model_flops = samples * (mean_len * f0 + mean_square * f1);
+    double hw_ratio = timed.model_tflops_per_gpu > 0.0
+                          ? timed.hardware_tflops_per_gpu / timed.model_tflops_per_gpu
+                          : 1.0;
+    double peak = timed.mfu > 0.0 ? timed.model_tflops_per_gpu / timed.mfu : 0.0;
+    timed.tokens_per_s = samples * mean_len / time;
+    timed.model_tflops_per_gpu = model_flops / time / strategy->gpus / 1e12;
+    timed.hardware_tflops_per_gpu = timed.model_tflops_per_gpu * hw_ratio;
+    timed.mfu = peak > 0.0 ? timed.model_tflops_per_gpu / peak : 0.0;
+    timed.hfu = peak > 0.0 ? timed.hardware_tflops_per_gpu / peak : 0.0;
     /* Memory of the longest sample, from the first evaluation. */
     timed.status = r->status;
     timed.mem_total_gib = r->mem_total_gib;

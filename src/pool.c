@@ -12,16 +12,25 @@ const char *cdse_pool_split_name(int split)
     return split_names[split];
 }
 
-/* Combines the per-type results into the pool's: the slowest type sets the iteration time; the
- * memory figures are those of the type closest to its HBM capacity; throughput is recomputed for
- * the whole job. */
-static void combine(const cdse_model *model, const cdse_system *const types[], int n,
-                    const cdse_result per_type[], const cdse_strategy *st, cdse_result *r)
+/* Combines the per-type results into the pool's: the slowest type that takes part sets the
+ * iteration time; the memory figures are those of the type closest to its HBM capacity;
+ * throughput is recomputed for the whole job, MFU against the peak of all the pool's GPUs
+ * (Chowdhery et al. 2022, "PaLM", Appendix B). */
+static void combine(const cdse_model *model, const cdse_system *const types[], const int g[], int n,
+                    const cdse_result per_type[], const bool used[], const cdse_strategy *st,
+                    cdse_result *r)
 {
-    int slowest = 0, fullest = 0;
+    int slowest = -1, fullest = 0;
     double worst_fill = -1.0;
     int status = CDSE_ST_OK;
+    double gpu_share[CDSE_MAX_POOL_TYPES];
+    for (int i = 0; i < n; i++)
+        gpu_share[i] = (double)g[i] / st->gpus;
     for (int i = 0; i < n; i++) {
+        if (!used[i])
+            continue;
+        if (slowest < 0)
+            slowest = i;
         if (per_type[i].time_per_iteration_s > per_type[slowest].time_per_iteration_s)
             slowest = i;
         double fill = per_type[i].mem_total_gib / types[i]->hbm_gib;
@@ -53,7 +62,7 @@ static void combine(const cdse_model *model, const cdse_system *const types[], i
     double model_flops = cdse_model_flops_per_token(model) * tokens;
     double peak = 0.0; /* the pool's average peak per GPU of the chosen precision */
     for (int i = 0; i < n; i++)
-        peak += types[i]->peak_tflops[st->precision] * share[i];
+        peak += types[i]->peak_tflops[st->precision] * gpu_share[i];
     double hw_ratio =
         per_type[slowest].model_tflops_per_gpu > 0.0
             ? per_type[slowest].hardware_tflops_per_gpu / per_type[slowest].model_tflops_per_gpu
@@ -65,9 +74,53 @@ static void combine(const cdse_model *model, const cdse_system *const types[], i
     r->hfu = peak > 0.0 ? r->hardware_tflops_per_gpu / peak : 0.0;
 }
 
+/* Micro-batches per replica of each type, m[i], with sum r[i] m[i] = total and the largest
+ * finish time m[i] t[i] as small as possible. Two types: every m[0] is tried (exact). More
+ * types: slots go, r[i] at a time, to the type whose replicas would finish earliest. Returns
+ * false when no assignment fills the batch exactly. */
+static bool assign_microbatches(const int r[], const double t[], int n, int total, int m[])
+{
+    if (n == 2) {
+        double best = -1.0;
+        for (int m0 = 0; m0 * r[0] <= total; m0++) {
+            int rest = total - m0 * r[0];
+            if (rest % r[1] != 0)
+                continue;
+            int m1 = rest / r[1];
+            double finish = m0 * t[0] > m1 * t[1] ? m0 * t[0] : m1 * t[1];
+            if (best < 0.0 || finish < best) {
+                best = finish;
+                m[0] = m0;
+                m[1] = m1;
+            }
+        }
+        return best >= 0.0;
+    }
+    int given = 0;
+    for (int i = 0; i < n; i++)
+        m[i] = 0;
+    while (given < total) {
+        int pick = -1;
+        double pick_finish = 0.0;
+        for (int i = 0; i < n; i++) {
+            if (given + r[i] > total)
+                continue;
+            double finish = (m[i] + 1) * t[i];
+            if (pick < 0 || finish < pick_finish) {
+                pick = i;
+                pick_finish = finish;
+            }
+        }
+        if (pick < 0)
+            return false;
+        m[pick]++;
+        given += r[pick];
+    }
+    return true;
+}
+
 /* Data-parallel split: type i has r[i] replicas; each replica of type i processes m[i]
- * micro-batches. Micro-batches are handed out one at a time to the type whose replicas would
- * finish earliest (per-micro-batch time measured on each type), which balances by speed. */
+ * micro-batches, balanced by the per-micro-batch time measured on each type. */
 static bool split_dp(const cdse_model *model, const cdse_system *const types[], const int g[],
                      int n, const cdse_strategy *st, cdse_result *r)
 {
@@ -82,7 +135,7 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
         if (g[i] % replica != 0)
             return false;
         replicas[i] = g[i] / replica;
-        /* Per-micro-batch time of type i: the whole job on type i, one micro-batch apart. */
+        /* Per-micro-batch time of type i: the whole job on type i, two micro-batches apart. */
         cdse_strategy probe = *st;
         probe.global_batch = st->microbatch * dp * 2;
         cdse_result a, b;
@@ -92,38 +145,22 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
         if (a.status != CDSE_ST_OK && a.status != CDSE_ST_OOM)
             return false;
         per_mb[i] = (b.time_per_iteration_s - a.time_per_iteration_s) / 2.0;
-        m[i] = 0;
     }
-    /* Hand out micro-batch slots replica-group by replica-group. */
-    int given = 0;
-    while (given < total_mb) {
-        int best = -1;
-        double best_finish = 0.0;
-        for (int i = 0; i < n; i++) {
-            if (replicas[i] == 0 || given + replicas[i] > total_mb)
-                continue;
-            double finish = (m[i] + 1) * per_mb[i];
-            if (best < 0 || finish < best_finish) {
-                best = i;
-                best_finish = finish;
-            }
-        }
-        if (best < 0)
-            return false; /* the remainder cannot be spread over whole replica groups */
-        m[best]++;
-        given += replicas[best];
-    }
+    if (!assign_microbatches(replicas, per_mb, n, total_mb, m))
+        return false;
     cdse_result per_type[CDSE_MAX_POOL_TYPES];
+    bool used[CDSE_MAX_POOL_TYPES];
     r->pool_split = CDSE_POOL_DP;
     for (int i = 0; i < n; i++) {
-        if (m[i] == 0)
-            m[i] = 1; /* every replica takes part (the share below says how little) */
+        used[i] = m[i] > 0; /* a type given no micro-batch sits idle */
+        r->pool_share[i] = (double)replicas[i] * m[i] / total_mb;
+        if (!used[i])
+            continue;
         cdse_strategy own = *st;
         own.global_batch = st->microbatch * dp * m[i];
         cdse_evaluate(model, types[i], &own, &per_type[i]);
-        r->pool_share[i] = (double)replicas[i] * m[i] / total_mb;
     }
-    combine(model, types, n, per_type, st, r);
+    combine(model, types, g, n, per_type, used, st, r);
     return true;
 }
 
@@ -183,8 +220,10 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
         placed += p[best] * step;
     }
     cdse_result per_type[CDSE_MAX_POOL_TYPES];
+    bool used[CDSE_MAX_POOL_TYPES];
     r->pool_split = CDSE_POOL_PP;
     for (int i = 0; i < n; i++) {
+        used[i] = true;
         /* Type i's stages as if every stage held layers[i] layers. */
         cdse_model own = *model;
         own.layers = layers[i] * st->pp;
@@ -193,7 +232,7 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
         cdse_evaluate(&own, types[i], st, &per_type[i]);
         r->pool_share[i] = (double)p[i] * layers[i] / model->layers;
     }
-    combine(model, types, n, per_type, st, r);
+    combine(model, types, g, n, per_type, used, st, r);
     return true;
 }
 

@@ -431,47 +431,61 @@ static cdse_strategy dp2_strategy(void)
 
 /* cdse_evaluate with the two-length histogram, dp = 2 ranks of one sample each:
  *   - the imbalance is 41/34 (closed form above), within the 2^18 / 2-trial Monte Carlo error;
- *   - the time is that of the mean length 2304 (an evaluation of the same model with
- *     seq_len = 2304 and no histogram) plus t_imbalance = (imbalance - 1) x its compute part
- *     (forward + backward + recompute + TP + CP + EP + bubble);
- *   - throughput counts global_batch x 2304 tokens per iteration;
- *   - memory is that of the longest sample, seq_len = 3072 without a histogram;
- *   - the optimizer step depends on the parameters only, which do not depend on the sample
- *     lengths: as at seq_len = 3072 (the model's learned position table is seq_len x h). */
+ *   - the time is costed at the cost-equivalent length: mean cost (1920 + 4608) / 2 = 3264 =
+ *     s (1 + s / 6144) gives s_eff = 3h (sqrt(1 + 2 x 3264 / 3h) - 1) = 3072 (sqrt(3.125) - 1) =
+ *     2358.6, rounded to 2359: an evaluation of the same model with seq_len = 2359 and no
+ *     histogram, plus t_imbalance = (imbalance - 1) x its compute part (forward + backward +
+ *     recompute + TP + CP + EP + bubble);
+ *   - parameters do not depend on the sample lengths (the learned position table is seq_len x h
+ *     = 3072 x h): the optimizer step and the gradient all-reduce are those at seq_len = 3072, so
+ *     the time is the s_eff evaluation's with its optimizer and DP terms replaced by those at
+ *     3072 (dp = 2 and fewer than 40M parameters: one bucket, the whole all-reduce shows);
+ *   - throughput counts global_batch x 2304 (the mean length) tokens per iteration;
+ *   - model FLOPs per token are linear in s (Megatron-LM counting, workload.c), f(s) = f0 + f1 s
+ *     with, for L = 2, h = q = 1024, ffn 4096, V = 4096:
+ *     f0 = 2 (12 h q 2 + 12 h ffn) + 6 h V = 150994944 + 25165824 = 176160768, f1 = 2 x 12 q =
+ *     24576; a sample of length s costs s f0 + f1 s^2; the mean of s^2 is (1536^2 + 3072^2) / 2
+ *     = 5898240;
+ *   - memory is that of the longest sample, seq_len = 3072 without a histogram. */
 static void test_evaluate_with_histogram(void **state)
 {
     const fixtures *f = *state;
     const cdse_model *m = &f->two;
     cdse_system s = test_system();
     cdse_strategy st = dp2_strategy();
-    cdse_result r, at_mean, at_max;
+    cdse_result r, at_eff, at_max;
     cdse_evaluate(m, &s, &st, &r);
     assert_int_equal(r.status, CDSE_ST_OK);
     assert_int_equal(r.dp, 2);
 
     cdse_model flat = two_lengths();
     flat.n_seq_bins = 0;
-    flat.seq_len = 2304;
-    cdse_evaluate(&flat, &s, &st, &at_mean);
-    assert_int_equal(at_mean.status, CDSE_ST_OK);
+    flat.seq_len = 2359;
+    cdse_evaluate(&flat, &s, &st, &at_eff);
+    assert_int_equal(at_eff.status, CDSE_ST_OK);
     flat.seq_len = 3072;
     cdse_evaluate(&flat, &s, &st, &at_max);
     assert_int_equal(at_max.status, CDSE_ST_OK);
 
     assert_near(r.seq_imbalance, 41.0 / 34.0, N_SE * se_two_ranks(1, (1 << 18) / 2));
-    double compute = at_mean.t_forward_s + at_mean.t_backward_s + at_mean.t_recompute_s +
-                     at_mean.t_tp_comm_s + at_mean.t_cp_comm_s + at_mean.t_ep_comm_s +
-                     at_mean.t_bubble_s;
+    double compute = at_eff.t_forward_s + at_eff.t_backward_s + at_eff.t_recompute_s +
+                     at_eff.t_tp_comm_s + at_eff.t_cp_comm_s + at_eff.t_ep_comm_s +
+                     at_eff.t_bubble_s;
     assert_near(r.t_imbalance_s, (r.seq_imbalance - 1.0) * compute, 1e-12 * compute);
-    assert_near(r.t_forward_s, at_mean.t_forward_s, 1e-12 * at_mean.t_forward_s);
-    double time = at_mean.time_per_iteration_s + r.t_imbalance_s;
+    assert_near(r.t_forward_s, at_eff.t_forward_s, 1e-12 * at_eff.t_forward_s);
+    assert_near(r.t_optimizer_s, at_max.t_optimizer_s, 1e-12 * at_max.t_optimizer_s);
+    assert_near(r.t_dp_comm_s, at_max.t_dp_comm_s, 1e-12 * at_max.t_dp_comm_s);
+    double time = at_eff.time_per_iteration_s + r.t_imbalance_s +
+                  (at_max.t_optimizer_s - at_eff.t_optimizer_s) +
+                  (at_max.t_dp_comm_s - at_eff.t_dp_comm_s);
     assert_near(r.time_per_iteration_s, time, 1e-12 * time);
     assert_near(r.tokens_per_s, 2.0 * 2304.0 / time, 1e-9 * r.tokens_per_s);
+    double flops = 2.0 * (2304.0 * 176160768.0 + 5898240.0 * 24576.0); /* 2 samples, 4 GPUs */
+    assert_near(r.model_tflops_per_gpu, flops / time / 4.0 / 1e12, 1e-9 * r.model_tflops_per_gpu);
 
     assert_near(r.mem_total_gib, at_max.mem_total_gib, 1e-12 * at_max.mem_total_gib);
     assert_near(r.mem_activations_gib, at_max.mem_activations_gib, 1e-12 * at_max.mem_total_gib);
     assert_near(r.mem_weights_gib, at_max.mem_weights_gib, 1e-12 * at_max.mem_total_gib);
-    assert_near(r.t_optimizer_s, at_max.t_optimizer_s, 1e-12 * at_max.t_optimizer_s);
 }
 
 /* A job without a histogram is unchanged: imbalance 1, no imbalance time. */
