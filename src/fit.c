@@ -433,3 +433,43 @@ const char *cdse_fit_choice_name(int choice)
                                                              "lmeds"};
     return choice >= 0 && choice < CDSE_FIT_CHOICE_COUNT ? names[choice] : "?";
 }
+
+int cdse_fit_apply(const cdse_probe_result *pr, cdse_system *system, cdse_diag *diag)
+{
+    if (pr->n_rows == 0 || system->n_levels < 1) {
+        cdse_diag_set(diag, "no probe rows or no network levels to fit");
+        return CDSE_EINVAL;
+    }
+    const char *dtype = pr->rows[0].dtype;
+    for (int i = 0; i < pr->n_rows; i++)
+        if (strcmp(pr->rows[i].dtype, "float") == 0)
+            dtype = "float";
+    cdse_fit_point *pts = malloc(sizeof *pts * (size_t)pr->n_rows);
+    if (pts == NULL)
+        return CDSE_ENOMEM;
+    int written = 0;
+    for (int l = 0; l < 2; l++) {
+        int target = l == 0 ? 0 : system->n_levels - 1;
+        if (l == 1 && target == 0)
+            break;
+        for (int c = 0; c < CDSE_COLL_COUNT; c++) {
+            int n = 0;
+            for (int i = 0; i < pr->n_rows; i++) {
+                const cdse_probe_row *r = &pr->rows[i];
+                if (r->level == l && strcmp(r->dtype, dtype) == 0 &&
+                    strcmp(r->collective, cdse_probe_coll_name(c)) == 0 && r->t_median_us > 0)
+                    pts[n++] = (cdse_fit_point){r->group_size, (double)r->bytes, r->t_median_us};
+            }
+            cdse_fit_result fit;
+            if (n < 2 || cdse_fit_collective(c, pts, n, &fit) != 0)
+                continue;
+            system->level[target].coll_latency_us[c] = fit.profile.latency_us;
+            system->level[target].coll_bandwidth_gbs[c] = fit.profile.bandwidth_gbs;
+            written++;
+        }
+    }
+    free(pts);
+    if (written == 0)
+        cdse_diag_set(diag, "no collective has 2 or more sizes on level 0 or 1");
+    return written;
+}

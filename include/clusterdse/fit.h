@@ -92,4 +92,11 @@ double cdse_fit_median(double *v, int n);
  * the points with that time subtracted (floored at 1% of the measured time). */
 void cdse_fit_remove_reduction(int coll, double reduce_gbs, cdse_fit_point *pts, int n_pts);
 
+/* Fits every collective of the probe rows of level 0 (groups within a node) and level 1 (one
+ * rank per node), on t_median and the float rows (or the first dtype's), and writes the fitted
+ * pairs into `system`: probe level 0 into level 0, probe level 1 into the outermost level (when
+ * the system has two or more). For a job that probes its own allocation before sweeping.
+ * Returns the number of (level, collective) pairs written, or a negative code. */
+int cdse_fit_apply(const cdse_probe_result *probes, cdse_system *system, cdse_diag *diag);
+
 #endif

@@ -180,6 +180,57 @@ static void test_lmeds_outliers(void **state)
     assert_string_equal(cdse_fit_choice_name(CDSE_FIT_LMEDS), "lmeds");
 }
 
+/* cdse_fit_apply: probe rows of level 0 (allgather, n = 4, lat 1.5 us, 30 GB/s) and level 1
+ * (sendrecv, lat 4 us, 12 GB/s) land on the innermost and outermost levels of a 2-level system;
+ * the other collectives stay unset (0). Mixed rows (level -1) are ignored. */
+static void test_apply(void **state)
+{
+    (void)state;
+    cdse_probe_row rows[40];
+    memset(rows, 0, sizeof rows);
+    cdse_alpha_beta ag = {1.5, 30.0}, sr = {4.0, 12.0};
+    int n = 0;
+    for (int k = 0; k < 16; k++) {
+        double b = 1024.0 * (1 << k);
+        cdse_probe_row *r = &rows[n++];
+        snprintf(r->collective, sizeof r->collective, "allgather");
+        snprintf(r->dtype, sizeof r->dtype, "float");
+        r->group_size = 4;
+        r->level = 0;
+        r->bytes = (int64_t)b;
+        r->t_median_us = cdse_fit_predict_us(CDSE_COLL_ALLGATHER, &ag, 4, b);
+        r = &rows[n++];
+        snprintf(r->collective, sizeof r->collective, "sendrecv");
+        snprintf(r->dtype, sizeof r->dtype, "float");
+        r->group_size = 2;
+        r->level = 1;
+        r->bytes = (int64_t)b;
+        r->t_median_us = cdse_fit_predict_us(CDSE_COLL_SENDRECV, &sr, 2, b);
+    }
+    cdse_probe_row *mixed = &rows[n++];
+    snprintf(mixed->collective, sizeof mixed->collective, "allreduce");
+    snprintf(mixed->dtype, sizeof mixed->dtype, "float");
+    mixed->level = -1;
+    mixed->group_size = 8;
+    mixed->bytes = 1024;
+    mixed->t_median_us = 10;
+    cdse_probe_result pr;
+    memset(&pr, 0, sizeof pr);
+    pr.rows = rows;
+    pr.n_rows = n;
+    cdse_system sys;
+    memset(&sys, 0, sizeof sys);
+    sys.n_levels = 2;
+    cdse_diag diag;
+    assert_int_equal(cdse_fit_apply(&pr, &sys, &diag), 2);
+    assert_float_equal(sys.level[0].coll_latency_us[CDSE_COLL_ALLGATHER], 1.5, 1e-6);
+    assert_float_equal(sys.level[0].coll_bandwidth_gbs[CDSE_COLL_ALLGATHER], 30.0, 1e-6);
+    assert_float_equal(sys.level[1].coll_latency_us[CDSE_COLL_SENDRECV], 4.0, 1e-6);
+    assert_float_equal(sys.level[1].coll_bandwidth_gbs[CDSE_COLL_SENDRECV], 12.0, 1e-6);
+    assert_float_equal(sys.level[0].coll_bandwidth_gbs[CDSE_COLL_ALLREDUCE], 0.0, 0);
+    assert_float_equal(sys.level[1].coll_bandwidth_gbs[CDSE_COLL_ALLREDUCE], 0.0, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,7 +238,7 @@ int main(void)
         cmocka_unit_test(test_mixed_group_sizes), cmocka_unit_test(test_nonnegative),
         cmocka_unit_test(test_breakpoint),        cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_remove_reduction),  cmocka_unit_test(test_evaluate_by_hand),
-        cmocka_unit_test(test_lmeds_outliers),
+        cmocka_unit_test(test_lmeds_outliers),    cmocka_unit_test(test_apply),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
