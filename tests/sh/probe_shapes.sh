@@ -57,6 +57,33 @@ assert len(red) == 11 and all(x["gbs"] > 0 for x in red)
 print(f"ok: {len(rows)} probes on {np_} ranks, {len(seen)} collective x shape pairs, all checked")
 PY
 done
+# Every datatype with the data check, on odd sizes that must be rounded to whole elements
+# (and whole per-rank chunks): 100000 B of uint8 over 3 ranks -> 33333 x 3 = 99999 B for
+# allgather / reduce_scatter / alltoall; of double -> 100000 / 8 = 12500 elements, 4166 per
+# rank -> 4166 x 3 x 8 = 99984 B. One byte of float is less than an element: skipped.
+cat >"$tmp/dtypes.cfg" <<'PLAN'
+collectives = [ "allreduce", "allgather", "reduce_scatter", "alltoall", "sendrecv" ];
+dtypes = [ "float", "double", "int32", "uint8" ];
+sizes = [ 1, 96, 100000 ];
+shapes = ( { kind = "world"; }, { kind = "contiguous"; group = 2; } );
+warmup = 1; iterations_min = 3; iterations_max = 10; time_budget_ms = 1.0;
+check = true;
+PLAN
+cmd="mpirun --oversubscribe -np 3 $CLUSTERDSE probe $tmp/dtypes.cfg -o $tmp/dtypes.h5"
+echo "+ $cmd"
+$cmd >/dev/null
+/usr/bin/python3 - "$tmp/dtypes.h5" <<'PY'
+import sys, h5py
+rows = h5py.File(sys.argv[1], "r")["probes"][:]
+assert all(r["check_ok"] == 1 for r in rows)
+got = {(r["collective"].decode(), r["shape"].decode(), r["dtype"].decode(), int(r["bytes"])) for r in rows}
+assert ("alltoall", "world", "uint8", 99999) in got
+assert ("allgather", "world", "double", 99984) in got
+assert ("allreduce", "world", "uint8", 1) in got
+assert not any(d == "float" and b == 1 for _, _, d, b in got)
+assert {d for _, _, d, _ in got} == {"float", "double", "int32", "uint8"}
+print(f"ok: {len(rows)} probes over 4 datatypes, every result checked")
+PY
 grep -q '^# shape per_node skipped' "$tmp/stdout-3.txt"
 grep -q '^# sendrecv on shape world skipped: odd group of 3' "$tmp/stdout-3.txt"
 echo "probe_shapes: ok"
