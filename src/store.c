@@ -934,8 +934,8 @@ int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag
     s->file = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
     H5Pclose(fapl);
     if (s->file < 0) {
-        cdse_diag_set(diag, "cannot open %s as HDF5 (damaged, or open for writing elsewhere)",
-                      path);
+        cdse_diag_set(
+            diag, "cannot open %s as HDF5: the file is damaged (cut short or overwritten)", path);
         store_free(s);
         return CDSE_EIO;
     }
