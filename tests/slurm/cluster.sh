@@ -18,6 +18,66 @@ SLURM_TEST_PIDS=()
 
 slurm__log() { echo "slurm-test: $*" >&2; }
 
+# Exits 0 with a SKIP line when this machine cannot run the Slurm tests: not root (slurmd runs
+# jobs as root here and the packages may need installing), or a sanitizer build (these tests
+# exercise the batch scripts, not the C code, and the release build already ran them; they
+# would only double the CI time). CDSE_SLURM_TESTS=0 skips too, =1 forces a sanitizer build.
+slurm_test_preflight() {
+    if [ "${CDSE_SLURM_TESTS:-}" = 0 ]; then
+        echo "SKIP: CDSE_SLURM_TESTS=0"
+        exit 0
+    fi
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "SKIP: the Slurm tests start slurmd and need root"
+        exit 0
+    fi
+    if [ "${CDSE_SLURM_TESTS:-}" != 1 ] && [ -n "${CDSE_BUILD:-}" ] &&
+        grep -q '^CDSE_SANITIZE:BOOL=ON' "$CDSE_BUILD/CMakeCache.txt" 2>/dev/null; then
+        echo "SKIP: sanitizer build (the release build runs the Slurm tests)"
+        exit 0
+    fi
+    slurm_install_if_missing || { echo "FAIL: could not install Slurm"; exit 1; }
+}
+
+# slurm_submit NAME SBATCH-ARGS...: sbatch --wait in the background (printing the command);
+# the job id goes to $SLURM_TEST_DIR/NAME.jid, sbatch's exit code to NAME.rc. The timeout
+# turns a job that can never start (a request the node cannot meet) into a failure.
+slurm_submit() {
+    local name=$1
+    shift
+    echo "+ sbatch --parsable --wait $*" >&2
+    (
+        rc=0
+        timeout "${SLURM_TEST_JOB_TIMEOUT:-300}" sbatch --parsable --wait "$@" \
+            >"$SLURM_TEST_DIR/$name.jid" 2>"$SLURM_TEST_DIR/$name.sbatch.err" || rc=$?
+        echo $rc >"$SLURM_TEST_DIR/$name.rc"
+    ) &
+    SLURM_TEST_SUBMITS+=("$!")
+}
+
+# Waits for every slurm_submit (a plain `wait` would also wait for the daemons).
+SLURM_TEST_SUBMITS=()
+slurm_wait_submitted() {
+    local pid
+    for pid in "${SLURM_TEST_SUBMITS[@]}"; do
+        wait "$pid" || true
+    done
+    SLURM_TEST_SUBMITS=()
+}
+
+# Waits until job NAME (from slurm_submit) is RUNNING; returns 1 after 60 s.
+slurm_wait_running() {
+    local i jid
+    for i in $(seq 1 120); do
+        jid=$(cat "$SLURM_TEST_DIR/$1.jid" 2>/dev/null || true)
+        if [ -n "$jid" ] && [ "$(squeue -h -j "$jid" -o %T 2>/dev/null)" = RUNNING ]; then
+            return 0
+        fi
+        sleep 0.5
+    done
+    return 1
+}
+
 # Installs Debian's Slurm and munge when a command is missing. Returns 1 (and says why) when
 # that is impossible, so a caller can skip instead of failing on a machine without root.
 slurm_install_if_missing() {
@@ -170,4 +230,36 @@ slurm_job_runs() {
 # Field FIELD of a jobcomp line on stdin, e.g. `slurm_job_runs 3 | tail -1 | slurm_field JobState`.
 slurm_field() {
     sed -n "s/.* $1=\([^ ]*\).*/\1/p"
+}
+
+# slurm_expect NAME STATE EXITCODE [MIN_RUNS [MAX_RUNS]]: checks job NAME's last jobcomp line
+# (JobState, ExitCode=EXITCODE:0) and how many times it ran; prints ok/FAIL with the evidence.
+SLURM_TEST_FAILURES=0
+slurm_expect() {
+    local name=$1 state=$2 code=$3 min_runs=${4:-1} max_runs=${5:-1000} jid runs last
+    jid=$(cat "$SLURM_TEST_DIR/$name.jid" 2>/dev/null || true)
+    runs=$(slurm_job_runs "$jid" | wc -l)
+    last=$(slurm_job_runs "$jid" | tail -n 1)
+    if [ -n "$jid" ] && [ "$(slurm_field JobState <<<"$last")" = "$state" ] &&
+        [ "$(slurm_field ExitCode <<<"$last")" = "$code:0" ] &&
+        [ "$runs" -ge "$min_runs" ] && [ "$runs" -le "$max_runs" ]; then
+        echo "ok:   $name: job $jid $state, exit $code, $runs run(s)"
+    else
+        echo "FAIL: $name: job '$jid': wanted $state exit $code in $min_runs..$max_runs runs;" \
+            "got $runs run(s), last: $last (sbatch: $(cat "$SLURM_TEST_DIR/$name.rc" \
+            2>/dev/null) $(cat "$SLURM_TEST_DIR/$name.sbatch.err" 2>/dev/null))"
+        SLURM_TEST_FAILURES=$((SLURM_TEST_FAILURES + 1))
+    fi
+}
+
+# slurm_check DESCRIPTION COMMAND...: runs COMMAND, prints ok/FAIL, counts failures.
+slurm_check() {
+    local what=$1
+    shift
+    if "$@"; then
+        echo "ok:   $what"
+    else
+        echo "FAIL: $what"
+        SLURM_TEST_FAILURES=$((SLURM_TEST_FAILURES + 1))
+    fi
 }
