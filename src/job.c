@@ -36,6 +36,13 @@
 /* Profiles may start from another profile (`base`); this bounds the chain (and stops cycles). */
 #define MAX_PROFILE_DEPTH 4
 
+/* Bounds that keep every product the evaluator forms in `int` (tp * pp * cp, pp * vpp,
+ * microbatch * dp) below 2^31: 2^10 per parallel degree and micro-batch, 2^20 GPUs. Both are far
+ * beyond published systems (the largest training runs use tens of thousands of GPUs and degrees
+ * up to a few hundred). */
+#define MAX_GPUS   1048576.0
+#define MAX_DEGREE 1024.0
+
 /* ------------------------------------------------------------------------------------------ */
 /* Objective metrics                                                                          */
 
@@ -70,6 +77,10 @@ typedef struct parse_ctx {
     const char *job_path; /* the job file: relative names resolve from its directory */
     cdse_diag *diag;
     int depth; /* nesting of profile files (base, network_profile, names) */
+    /* While parsing a job: pools add their member profiles to job->system after the systems
+     * the job lists (the first axis_systems, the values of the systems axis). */
+    cdse_job *job;
+    int axis_systems;
 } parse_ctx;
 
 /* Key path of a setting: "space.tp", "models[1].heads", "network[0].size". */
@@ -835,7 +846,8 @@ static int load_profile_named(parse_ctx *ctx, const config_setting_t *name_setti
     if (text == NULL)
         return fail(ctx, name_setting, NULL, name_setting, "a readable file", "cannot read %s: %s",
                     path, strerror(errno));
-    parse_ctx inner = {path, ctx->job_path, ctx->diag, ctx->depth + 1};
+    parse_ctx inner = {
+        .file = path, .job_path = ctx->job_path, .diag = ctx->diag, .depth = ctx->depth + 1};
     config_t cfg;
     int rc = read_config(&inner, text, &cfg);
     free(text);
@@ -1042,7 +1054,7 @@ int cdse_model_load_file(const char *path, cdse_model *model, cdse_diag *diag)
                       path, strerror(errno));
         return CDSE_EIO;
     }
-    parse_ctx ctx = {path, path, diag, 0};
+    parse_ctx ctx = {.file = path, .job_path = path, .diag = diag};
     config_t cfg;
     memset(model, 0, sizeof *model);
     int rc = read_config(&ctx, text, &cfg);
@@ -1442,7 +1454,7 @@ int cdse_system_load_file(const char *path, cdse_system *system, cdse_diag *diag
                       path, strerror(errno));
         return CDSE_EIO;
     }
-    parse_ctx ctx = {path, path, diag, 0};
+    parse_ctx ctx = {.file = path, .job_path = path, .diag = diag};
     config_t cfg;
     memset(system, 0, sizeof *system);
     int rc = read_config(&ctx, text, &cfg);
@@ -1457,12 +1469,146 @@ int cdse_system_load_file(const char *path, cdse_system *system, cdse_diag *diag
 /* ------------------------------------------------------------------------------------------ */
 /* The job: models, systems, space, objective                                                 */
 
+/* --- Heterogeneous pools: a system made of GPU types listed with their counts --- */
+
+typedef struct pool_member {
+    cdse_system system;
+    int gpus;
+} pool_member;
+
+static int parse_member_system(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                               const key_spec *key)
+{
+    (void)key;
+    pool_member *member = target;
+    if (config_setting_type(setting) == CONFIG_TYPE_STRING)
+        return load_profile_named(ctx, setting, "calibration/systems", "system", parse_system_group,
+                                  &member->system, true);
+    if (config_setting_is_group(setting))
+        return parse_system_group(ctx, setting, &member->system, true);
+    return fail(ctx, setting, NULL, setting,
+                "a system name from calibration/systems/, a path, or an inline system group",
+                "expected a name or a group");
+}
+
+static const key_spec member_keys[] = {
+    {.name = "system",
+     .type = KEY_CUSTOM,
+     .parse = parse_member_system,
+     .required = true,
+     .type_text = "name or group",
+     .def_text = "required",
+     .help = "the GPU type: a system profile (name, path, or inline group)"},
+    {.name = "gpus",
+     .type = KEY_INT,
+     .offset = offsetof(pool_member, gpus),
+     .min = 1,
+     .max = MAX_GPUS,
+     .required = true,
+     .def_text = "required",
+     .help = "GPUs of this type in the pool; a configuration takes its GPUs from the types in "
+             "these proportions"},
+};
+static const key_table member_table = {"systems[].pool[]", member_keys,
+                                       (int)(sizeof member_keys / sizeof member_keys[0])};
+
+/* Index of `system` in the job's table: an identical entry is shared, a new one appended after
+ * the listed systems. */
+static int place_member(parse_ctx *ctx, const config_setting_t *at, const cdse_system *system,
+                        int *index)
+{
+    cdse_job *job = ctx->job;
+    for (int i = 0; i < job->n_systems; i++) {
+        if (memcmp(&job->system[i], system, sizeof *system) == 0) {
+            *index = i;
+            return 0;
+        }
+        if (strcmp(job->system[i].name, system->name) == 0)
+            return fail(ctx, at, NULL, at, "one profile per system name",
+                        "a different system named '%s' is already in the job", system->name);
+    }
+    if (job->n_systems >= CDSE_MAX_SYSTEMS)
+        return fail(ctx, at, NULL, at, "at most 32 systems including pool members",
+                    "too many systems");
+    *index = job->n_systems;
+    job->system[job->n_systems++] = *system;
+    return 0;
+}
+
+static int parse_pool_members(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                              const key_spec *key)
+{
+    (void)key;
+    cdse_system *pool = target;
+    char allowed[200];
+    snprintf(allowed, sizeof allowed,
+             "a list of 2 to %d groups { system = NAME or { ... }; gpus = N; } of distinct GPU "
+             "types",
+             CDSE_MAX_POOL_TYPES);
+    if (!config_setting_is_list(setting))
+        return fail(ctx, setting, NULL, setting, allowed, "expected a list ( ... )");
+    int n = config_setting_length(setting);
+    if (n < 2 || n > CDSE_MAX_POOL_TYPES)
+        return fail(ctx, setting, NULL, setting, allowed, "%d GPU types", n);
+    if (ctx->job == NULL)
+        return fail(ctx, setting, NULL, setting, "pools in a job's systems list",
+                    "a pool cannot be a profile file");
+    pool_member *member = calloc(1, sizeof *member);
+    if (member == NULL)
+        return CDSE_ENOMEM;
+    cdse_pool parsed = {0};
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        const config_setting_t *elem = config_setting_get_elem(setting, i);
+        memset(member, 0, sizeof *member);
+        rc = parse_group(ctx, elem, &member_table, member, true);
+        if (rc == 0)
+            rc = place_member(ctx, elem, &member->system, &parsed.member[i]);
+        for (int j = 0; j < i && rc == 0; j++)
+            if (parsed.member[j] == parsed.member[i])
+                rc = fail(ctx, setting, NULL, elem, allowed, "GPU type '%s' appears twice",
+                          member->system.name);
+        parsed.gpus[i] = member->gpus;
+        parsed.n_types = i + 1;
+    }
+    free(member);
+    if (rc != 0)
+        return rc;
+    /* The pool's own fields are those of its first member (hardware.h), under its own name. */
+    char name[CDSE_NAME_MAX];
+    memcpy(name, pool->name, sizeof name);
+    *pool = ctx->job->system[parsed.member[0]];
+    memcpy(pool->name, name, sizeof name);
+    pool->pool = parsed;
+    return 0;
+}
+
+static const key_spec pool_keys[] = {
+    {.name = "name",
+     .type = KEY_STRING,
+     .offset = offsetof(cdse_system, name),
+     .size = CDSE_NAME_MAX,
+     .required = true,
+     .def_text = "required",
+     .help = "pool name used in outputs"},
+    {.name = "pool",
+     .type = KEY_CUSTOM,
+     .parse = parse_pool_members,
+     .required = true,
+     .type_text = "list of member groups",
+     .def_text = "required",
+     .help = "a heterogeneous pool: its GPU types with their counts (keys: systems[].pool[])"},
+};
+static const key_table pool_table = {"systems[]", pool_keys,
+                                     (int)(sizeof pool_keys / sizeof pool_keys[0])};
+
 typedef struct job_entry {
     const char *subdir;
     const char *what;
     int max;
     size_t size; /* of one struct */
     profile_parse_fn parse;
+    bool skip_pools; /* leave pool groups for parse_pools */
 } job_entry;
 
 /* `models` or `systems`: a name, or a list of names and inline groups. */
@@ -1483,7 +1629,10 @@ static int parse_entries(parse_ctx *ctx, const config_setting_t *setting, const 
         char *target = first + (size_t)i * kind->size;
         memset(target, 0, kind->size);
         int rc;
-        if (config_setting_type(elem) == CONFIG_TYPE_STRING)
+        if (kind->skip_pools && config_setting_is_group(elem) &&
+            config_setting_get_member(elem, "pool") != NULL)
+            rc = 0; /* a pool: parsed once every listed system is known */
+        else if (config_setting_type(elem) == CONFIG_TYPE_STRING)
             rc = load_profile_named(ctx, elem, kind->subdir, kind->what, kind->parse, target, true);
         else if (config_setting_is_group(elem))
             rc = kind->parse(ctx, elem, target, true);
@@ -1493,7 +1642,7 @@ static int parse_entries(parse_ctx *ctx, const config_setting_t *setting, const 
             return rc;
         /* Names come first in both structs (checked below): duplicates would make outputs
          * ambiguous. */
-        for (int j = 0; j < i; j++)
+        for (int j = 0; j < i && target[0] != '\0'; j++)
             if (strcmp(target, first + (size_t)j * kind->size) == 0)
                 return fail(ctx, setting, NULL, elem, "distinct names", "%s '%s' appears twice",
                             kind->what, target);
@@ -1510,8 +1659,8 @@ static int parse_models(parse_ctx *ctx, const config_setting_t *setting, void *t
 {
     (void)key;
     cdse_job *job = target;
-    static const job_entry kind = {"jobs/models", "model", CDSE_MAX_MODELS, sizeof(cdse_model),
-                                   parse_model_group};
+    static const job_entry kind = {"jobs/models",      "model",           CDSE_MAX_MODELS,
+                                   sizeof(cdse_model), parse_model_group, false};
     return parse_entries(ctx, setting, &kind, (char *)job->model, &job->n_models);
 }
 
@@ -1520,19 +1669,30 @@ static int parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *
 {
     (void)key;
     cdse_job *job = target;
-    static const job_entry kind = {"calibration/systems", "system", CDSE_MAX_SYSTEMS,
-                                   sizeof(cdse_system), parse_system_group};
-    return parse_entries(ctx, setting, &kind, (char *)job->system, &job->n_systems);
+    static const job_entry kind = {"calibration/systems", "system",           CDSE_MAX_SYSTEMS,
+                                   sizeof(cdse_system),   parse_system_group, true};
+    int rc = parse_entries(ctx, setting, &kind, (char *)job->system, &job->n_systems);
+    ctx->axis_systems = job->n_systems;
+    ctx->job = job;
+    if (rc != 0)
+        return rc;
+    bool list = config_setting_is_list(setting) || config_setting_is_array(setting);
+    for (int i = 0; i < ctx->axis_systems && rc == 0; i++) {
+        const config_setting_t *elem = list ? config_setting_get_elem(setting, i) : setting;
+        if (config_setting_is_group(elem) && config_setting_get_member(elem, "pool") != NULL)
+            rc = parse_group(ctx, elem, &pool_table, &job->system[i], true);
+    }
+    for (int i = 0; i < ctx->axis_systems && rc == 0; i++)
+        for (int j = 0; j < i && rc == 0; j++)
+            if (strcmp(job->system[i].name, job->system[j].name) == 0) {
+                const config_setting_t *elem = list ? config_setting_get_elem(setting, i) : setting;
+                rc = fail(ctx, setting, NULL, elem, "distinct names", "system '%s' appears twice",
+                          job->system[i].name);
+            }
+    return rc;
 }
 
 /* --- Space --- */
-
-/* Bounds that keep every product the evaluator forms in `int` (tp * pp * cp, pp * vpp,
- * microbatch * dp) below 2^31: 2^10 per parallel degree and micro-batch, 2^20 GPUs. Both are far
- * beyond published systems (the largest training runs use tens of thousands of GPUs and degrees
- * up to a few hundred). */
-#define MAX_GPUS   1048576.0
-#define MAX_DEGREE 1024.0
 
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const precision_names[] = {"bf16", "fp16", "fp8", NULL};
@@ -1769,8 +1929,8 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
         space->n[CDSE_AXIS_MODEL] = job->n_models;
         for (int m = 0; m < job->n_models; m++)
             space->value[CDSE_AXIS_MODEL][m] = m;
-        space->n[CDSE_AXIS_SYSTEM] = job->n_systems;
-        for (int s = 0; s < job->n_systems; s++)
+        space->n[CDSE_AXIS_SYSTEM] = ctx->axis_systems;
+        for (int s = 0; s < ctx->axis_systems; s++)
             space->value[CDSE_AXIS_SYSTEM][s] = s;
         for (int a = CDSE_AXIS_GPUS; a < CDSE_AXIS_COUNT; a++) {
             space->n[a] = in->n[a];
@@ -1968,7 +2128,7 @@ int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_d
 {
     memset(job, 0, sizeof *job);
     snprintf(job->path, sizeof job->path, "%s", path);
-    parse_ctx ctx = {path, path, diag, 0};
+    parse_ctx ctx = {.file = path, .job_path = path, .diag = diag};
     config_t cfg;
     int rc = read_config(&ctx, text, &cfg);
     if (rc != 0)
@@ -2220,21 +2380,43 @@ static void print_models(FILE *out, const void *target, const key_spec *key, int
     fprintf(out, "%*s);\n", indent, "");
 }
 
+static void print_system_body(FILE *out, const cdse_system *system, int indent)
+{
+    for (int i = 0; i < system_table.n; i++) {
+        const key_spec *k = &system_table.keys[i];
+        if (k->sub == &tier_table && system->tier.attach == CDSE_TIER_NONE)
+            continue; /* no second tier */
+        print_field(out, k, system, indent);
+    }
+}
+
+/* The systems of the axis; a pool lists its members inline (they follow the listed systems in
+ * job->system). */
 static void print_systems(FILE *out, const void *target, const key_spec *key, int indent)
 {
     (void)key;
     const cdse_job *job = target;
+    int n = job->space.n[CDSE_AXIS_SYSTEM];
     fprintf(out, "%*ssystems = (\n", indent, "");
-    for (int s = 0; s < job->n_systems; s++) {
+    for (int s = 0; s < n; s++) {
         const cdse_system *system = &job->system[s];
         fprintf(out, "%*s{\n", indent + 2, "");
-        for (int i = 0; i < system_table.n; i++) {
-            const key_spec *k = &system_table.keys[i];
-            if (k->sub == &tier_table && system->tier.attach == CDSE_TIER_NONE)
-                continue; /* no second tier */
-            print_field(out, k, system, indent + 4);
+        if (system->pool.n_types == 0) {
+            print_system_body(out, system, indent + 4);
+        } else {
+            fprintf(out, "%*sname = ", indent + 4, "");
+            print_string(out, system->name);
+            fprintf(out, ";\n%*spool = (\n", indent + 4, "");
+            for (int t = 0; t < system->pool.n_types; t++) {
+                fprintf(out, "%*s{ gpus = %d;\n%*ssystem = {\n", indent + 6, "",
+                        system->pool.gpus[t], indent + 8, "");
+                print_system_body(out, &job->system[system->pool.member[t]], indent + 10);
+                fprintf(out, "%*s}; }%s\n", indent + 8, "",
+                        t + 1 < system->pool.n_types ? "," : "");
+            }
+            fprintf(out, "%*s);\n", indent + 4, "");
         }
-        fprintf(out, "%*s}%s\n", indent + 2, "", s + 1 < job->n_systems ? "," : "");
+        fprintf(out, "%*s}%s\n", indent + 2, "", s + 1 < n ? "," : "");
     }
     fprintf(out, "%*s);\n", indent, "");
 }
@@ -2283,9 +2465,9 @@ static void print_table(FILE *out, const key_table *table)
 
 void cdse_job_print_keys(FILE *out)
 {
-    static const key_table *const tables[] = {&job_table,   &space_table,  &objective_table,
-                                              &model_table, &system_table, &peak_table,
-                                              &level_table, &coll_table,   &tier_table};
+    static const key_table *const tables[] = {
+        &job_table,   &space_table, &objective_table, &model_table, &system_table, &peak_table,
+        &level_table, &coll_table,  &tier_table,      &pool_table,  &member_table};
     fprintf(out, "# %-42s %-30s %-24s %s\n", "key", "type", "default", "meaning");
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         print_table(out, tables[t]);

@@ -3,6 +3,8 @@
 #include "clusterdse/report.h"
 
 #include <math.h>
+
+#include "clusterdse/pool.h"
 #include <stddef.h>
 #include <string.h>
 
@@ -18,8 +20,17 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
     record->model = (int32_t)job->space.value[CDSE_AXIS_MODEL][digit[CDSE_AXIS_MODEL]];
     record->system = (int32_t)job->space.value[CDSE_AXIS_SYSTEM][digit[CDSE_AXIS_SYSTEM]];
     cdse_space_strategy(&job->space, digit, &record->strategy);
-    cdse_evaluate(&job->model[record->model], &job->system[record->system], &record->strategy,
-                  &record->result);
+    const cdse_model *model = &job->model[record->model];
+    const cdse_system *system = &job->system[record->system];
+    if (system->pool.n_types == 0) {
+        cdse_evaluate(model, system, &record->strategy, &record->result);
+    } else {
+        const cdse_system *types[CDSE_MAX_POOL_TYPES];
+        for (int t = 0; t < system->pool.n_types; t++)
+            types[t] = &job->system[system->pool.member[t]];
+        cdse_evaluate_pool(model, types, system->pool.gpus, system->pool.n_types, &record->strategy,
+                           &record->result);
+    }
     record->strategy.dp = record->result.dp;
     record->strategy.grad_accum = record->result.grad_accum;
     record->time_to_train_days = 0.0;
@@ -124,10 +135,20 @@ const cdse_column cdse_columns[] = {
     F64("t_bubble_s", t_bubble_s, "s", "pipeline bubble"),
     F64("t_optimizer_s", t_optimizer_s, "s", "optimizer step"),
     F64("t_offload_s", t_offload_s, "s", "exposed transfers to and from the second tier"),
+    F64("t_imbalance_s", t_imbalance_s, "s",
+        "waiting for the slowest data-parallel rank (seq_len_histogram)"),
     {"time_to_train_days", CDSE_COL_F64, offsetof(cdse_record, time_to_train_days), "days",
      "objective.tokens / tokens_per_s (0 without a token budget)"},
     {"gpu_hours", CDSE_COL_F64, offsetof(cdse_record, gpu_hours), "GPU-hours",
      "gpus x time to train objective.tokens (0 without a token budget)"},
+    F64("seq_imbalance", seq_imbalance, "ratio",
+        "slowest data-parallel rank over the mean (1 without seq_len_histogram)"),
+    {"pool_split", CDSE_COL_POOL_SPLIT, RESULT(pool_split), "",
+     "how a heterogeneous pool was used: none (not a pool), dp, pp"},
+    F64("pool_share_0", pool_share[0], "fraction", "share of the work done by pool GPU type 0"),
+    F64("pool_share_1", pool_share[1], "fraction", "share of the work done by pool GPU type 1"),
+    F64("pool_share_2", pool_share[2], "fraction", "share of the work done by pool GPU type 2"),
+    F64("pool_share_3", pool_share[3], "fraction", "share of the work done by pool GPU type 3"),
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 
@@ -196,6 +217,9 @@ void cdse_column_format(const cdse_column *column, const cdse_record *record, co
         break;
     case CDSE_COL_OFFLOAD:
         snprintf(buf, size, "%s", cdse_offload_name(*(const int *)field));
+        break;
+    case CDSE_COL_POOL_SPLIT:
+        snprintf(buf, size, "%s", cdse_pool_split_name(*(const int *)field));
         break;
     default:
         snprintf(buf, size, "?");

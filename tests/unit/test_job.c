@@ -211,6 +211,59 @@ static void test_moe_and_histogram_keys(void **state)
                  3, "models[0].first_dense_layers");
 }
 
+#define POOL_JOB                                                                                   \
+    "models = ( \"gpt3-1.3b\" );\n"                                                                \
+    "systems = ( \"a100-80g-dgx\",\n"                                                              \
+    "  { name = \"mix\"; pool = ( { system = \"a100-80g-dgx\"; gpus = 16; },\n"                    \
+    "                              { system = \"h100-sxm-dgx\"; gpus = 16; } ); } );\n"            \
+    "space = { gpus = [ 16, 32 ]; tp = [ 1, 2 ]; global_batch = 256; };\n"
+
+static void test_pool(void **state)
+{
+    (void)state;
+    cdse_diag diag;
+    cdse_job *job = load(POOL_JOB, CDSE_OK, &diag);
+    /* The axis holds the two listed systems; the pool's H100 member is appended after them and
+     * its A100 member is the listed a100-80g-dgx. */
+    assert_int_equal(job->space.n[CDSE_AXIS_SYSTEM], 2);
+    assert_int_equal(job->n_systems, 3);
+    const cdse_system *mix = &job->system[1];
+    assert_string_equal(mix->name, "mix");
+    assert_int_equal(mix->pool.n_types, 2);
+    assert_int_equal(mix->pool.member[0], 0);
+    assert_int_equal(mix->pool.member[1], 2);
+    assert_string_equal(job->system[2].name, "h100-sxm-dgx");
+    assert_int_equal(mix->pool.gpus[1], 16);
+    /* The pool's own fields are its first member's. */
+    assert_float_equal(mix->hbm_gib, job->system[0].hbm_gib, 0.0);
+    assert_int_equal(mix->gpus_per_node, 8);
+    drop(job);
+
+    expect_error("models = ( \"gpt3-1.3b\" );\n"
+                 "systems = ( { name = \"mix\";\n"
+                 "  pool = ( { system = \"a100-80g-dgx\"; gpus = 16; } ); } );\n"
+                 "space = { gpus = 16; global_batch = 256; };\n",
+                 3, "systems[0].pool");
+    expect_error(
+        "models = ( \"gpt3-1.3b\" );\n"
+        "systems = ( { name = \"mix\"; pool = ( { system = \"a100-80g-dgx\"; gpus = 16; },\n"
+        "  { system = \"h100-sxm-dgx\"; } ); } );\n"
+        "space = { gpus = 16; global_batch = 256; };\n",
+        3, "systems[0].pool[1].gpus");
+    expect_error("models = ( \"gpt3-1.3b\" );\n"
+                 "systems = ( { name = \"mix\"; hbm_gib = 80;\n"
+                 "  pool = ( { system = \"a100-80g-dgx\"; gpus = 16; },\n"
+                 "           { system = \"h100-sxm-dgx\"; gpus = 8; } ); } );\n"
+                 "space = { gpus = 16; global_batch = 256; };\n",
+                 2, "systems[0].hbm_gib");
+    expect_error(
+        "models = ( \"gpt3-1.3b\" );\n"
+        "systems = ( { name = \"mix\"; pool = ( { system = \"a100-80g-dgx\"; gpus = 16; },\n"
+        "  { system = \"a100-80g-dgx\"; gpus = 8; } ); } );\n"
+        "space = { gpus = 16; global_batch = 256; };\n",
+        3, "systems[0].pool");
+}
+
 static void test_base_and_override(void **state)
 {
     (void)state;
@@ -425,6 +478,7 @@ static void test_effective_job_round_trip(void **state)
 {
     (void)state;
     round_trip(HEADER "space = { gpus = 8; global_batch = 64; };\n");
+    round_trip(POOL_JOB);
     round_trip("name = \"rt\";\n"
                "models = ( \"llama3-70b\", \"mixtral-8x7b\",\n"
                "  { name = \"t\"; layers = 4; hidden = 1000; heads = 8; head_dim = 128;\n"
@@ -720,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_inline_model_and_system),
         cmocka_unit_test(test_moe_and_histogram_keys),
+        cmocka_unit_test(test_pool),
         cmocka_unit_test(test_base_and_override),
         cmocka_unit_test(test_network_profile),
         cmocka_unit_test(test_l_suffix_tokens),
