@@ -1004,6 +1004,11 @@ static int model_finish(parse_ctx *ctx, const config_setting_t *group, cdse_mode
         return fail(ctx, group, "top_k", config_setting_get_member(group, "top_k"),
                     "an integer from 1 to experts (and experts > 0)",
                     "top_k = %d with experts = %d", model->top_k, model->experts);
+    const config_setting_t *imbalance = config_setting_get_member(group, "moe_imbalance");
+    if (model->moe_imbalance > 0.0 && model->moe_imbalance < 1.0)
+        return fail(ctx, imbalance, NULL, imbalance, "0 (the default) or a ratio >= 1",
+                    "%g: the busiest expert rank cannot have fewer tokens than the average",
+                    model->moe_imbalance);
     const config_setting_t *dense = config_setting_get_member(group, "first_dense_layers");
     if (model->first_dense_layers >= model->layers) {
         snprintf(allowed, sizeof allowed, "0 to layers - 1 = %d", model->layers - 1);

@@ -202,6 +202,12 @@ static void test_moe_and_histogram_keys(void **state)
                  "systems = ( \"a100-80g-dgx\" );\n"
                  "space = { gpus = 8; global_batch = 64; };\n",
                  3, "models[0].seq_len_histogram");
+    expect_error("models = ( { name = \"m\"; layers = 2; hidden = 512; heads = 8; seq_len = 2048;\n"
+                 "  vocab = 1000; experts = 4; top_k = 1;\n"
+                 "  moe_imbalance = 0.5; } );\n"
+                 "systems = ( \"a100-80g-dgx\" );\n"
+                 "space = { gpus = 8; global_batch = 64; };\n",
+                 3, "models[0].moe_imbalance");
     /* first_dense_layers must leave MoE layers. */
     expect_error("models = ( { name = \"m\"; layers = 2; hidden = 512; heads = 8; seq_len = 2048;\n"
                  "  vocab = 1000; experts = 4; top_k = 1;\n"
