@@ -25,7 +25,8 @@ static const char usage_text[] =
     "                    'tp==8 && mem_total_gib<70'\n"
     "                    'model==\"llama3-70b\" && (recompute==\"none\" || pp<=4)'\n"
     "                  operators: || && ! == != < <= > >= + - * / ( ); strings compare with\n"
-    "                  model, system, status, recompute, precision, offload; true/false with\n"
+    "                  model, system, status, recompute, precision, offload, pool_split;\n"
+    "                  true/false with\n"
     "                  sequence_parallel and flash_attention\n"
     "  --csv           CSV with every column (the columns of `eval --csv`)\n"
     "  --from DATASET  results (default when stored), top (best per group), pareto\n"
@@ -163,6 +164,12 @@ static const char *offload_name(const void *ctx, int i)
     return cdse_offload_name(i);
 }
 
+static const char *pool_split_name(const void *ctx, int i)
+{
+    (void)ctx;
+    return cdse_pool_split_name(i);
+}
+
 static const char *bool_name(const void *ctx, int i)
 {
     (void)ctx;
@@ -197,6 +204,9 @@ static int column_string(void *vctx, int var, const char *str, double *value, ch
         break;
     case CDSE_COL_BOOL:
         name = bool_name, n = 2;
+        break;
+    case CDSE_COL_POOL_SPLIT:
+        name = pool_split_name, n = CDSE_POOL_PP + 1;
         break;
     default:
         snprintf(msg, size, "%s is a number: compare it with a number", col->name);

@@ -67,7 +67,7 @@ static size_t kind_size(int kind)
     case CDSE_COL_I32:
         return 4;
     default:
-        return 1; /* bool and enumerations: one byte */
+        return 1; /* bool and enumerations (an int code below 128): one byte */
     }
 }
 
@@ -202,6 +202,8 @@ static hid_t column_type(const cdse_column *col, const cdse_store *s)
     case CDSE_COL_OFFLOAD:
         /* Every mask of the three CDSE_OFFLOAD_* bits. */
         return named_enum(8, offload_code_name);
+    case CDSE_COL_POOL_SPLIT:
+        return named_enum(CDSE_POOL_PP + 1, cdse_pool_split_name);
     default:
         return H5Tcopy(H5T_NATIVE_INT8);
     }

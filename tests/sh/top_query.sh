@@ -72,6 +72,8 @@ assert got == cols, (got, cols)
 print(f"    --csv columns = /results columns ({len(cols)})")
 PY
 # h5dump reads the store: counts by status name.
-run h5dump -d /counts "$dir/s.h5" | grep -q '"evaluated"'
-run h5dump -H "$dir/s.h5" | grep -q 'DATASET "results"'
+run h5dump -d /counts "$dir/s.h5" >"$dir/dump.txt"
+grep -q '"evaluated"' "$dir/dump.txt"
+run h5dump -H "$dir/s.h5" >"$dir/dump.txt"
+grep -q 'DATASET "results"' "$dir/dump.txt"
 echo "top_query: ok"
