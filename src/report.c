@@ -297,6 +297,7 @@ static const table_column table_columns[] = {
     {"tokens_per_s", "tok/s", 10, 5},
     {"mfu", "mfu", 6, 3},
     {"mem_total_gib", "mem_gib", 8, 4},
+    {"time_to_train_days", "days", 8, 4},
 };
 static const int table_column_count = (int)(sizeof table_columns / sizeof table_columns[0]);
 

@@ -207,7 +207,7 @@ static void test_table(void **state)
      * it (as in the OSU micro-benchmarks' "# Size  Latency (us)"). */
     assert_int_equal(strchr(row, '\n') - row, (row - 1) - text);
     assert_int_equal(count_fields(row) + 1, count_fields(text));
-    assert_int_equal(count_fields(row), 22);
+    assert_int_equal(count_fields(row), 23);
     assert_non_null(strstr(row, " selective "));
     assert_non_null(strstr(row, " 12.5 "));
     free(job);
