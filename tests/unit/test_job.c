@@ -485,6 +485,12 @@ static void test_effective_job_round_trip(void **state)
     (void)state;
     round_trip(HEADER "space = { gpus = 8; global_batch = 64; };\n");
     round_trip(POOL_JOB);
+    round_trip(
+        "models = ( { name = \"h\"; layers = 4; hidden = 1024; heads = 16; seq_len = 8192;\n"
+        "  vocab = 32000; seq_len_histogram = ( [512, 3], [1024, 7], [4096, 11], [8192, 1] ); "
+        "} );\n"
+        "systems = ( \"a100-80g-dgx\" );\n"
+        "space = { gpus = 64; global_batch = 512; };\n");
     round_trip("name = \"rt\";\n"
                "models = ( \"llama3-70b\", \"mixtral-8x7b\",\n"
                "  { name = \"t\"; layers = 4; hidden = 1000; heads = 8; head_dim = 128;\n"
