@@ -622,8 +622,14 @@ static int write_space(hid_t file, const cdse_job *job)
     for (int a = 0; a < CDSE_AXIS_COUNT && rc == 0; a++) {
         hsize_t n = (hsize_t)job->space.n[a];
         hid_t space = H5Screate_simple(1, &n, NULL);
-        hid_t d = H5Dcreate2(g, cdse_axis_name(a), H5T_NATIVE_INT64, space, H5P_DEFAULT,
-                             H5P_DEFAULT, H5P_DEFAULT);
+        char name[32];
+        const char *axis = cdse_axis_name(a);
+        if (axis == NULL || axis[0] == '\0' || axis[0] == '?')
+            snprintf(name, sizeof name, "axis_%d", a);
+        else
+            snprintf(name, sizeof name, "%s", axis);
+        hid_t d =
+            H5Dcreate2(g, name, H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         if (d < 0 ||
             H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, job->space.value[a]) < 0)
             rc = -1;

@@ -256,8 +256,10 @@ static group *sorted_groups(const group_set *s)
     group *g = malloc((size_t)(s->n ? s->n : 1) * sizeof *g);
     if (g == NULL)
         return NULL;
-    memcpy(g, s->groups, (size_t)s->n * sizeof *g);
-    qsort(g, (size_t)s->n, sizeof *g, key_compare);
+    if (s->n > 0) {
+        memcpy(g, s->groups, (size_t)s->n * sizeof *g);
+        qsort(g, (size_t)s->n, sizeof *g, key_compare);
+    }
     return g;
 }
 
@@ -351,8 +353,10 @@ size_t sweep__gaps(const cdse_range *done, size_t n_done, uint64_t size, cdse_ra
         *gaps = NULL;
         return 0;
     }
-    memcpy(sorted, done, n_done * sizeof *sorted);
-    qsort(sorted, n_done, sizeof *sorted, range_compare);
+    if (n_done > 0) {
+        memcpy(sorted, done, n_done * sizeof *sorted);
+        qsort(sorted, n_done, sizeof *sorted, range_compare);
+    }
     size_t n = 0;
     uint64_t pos = 0;
     for (size_t i = 0; i < n_done && pos < size; i++) {
