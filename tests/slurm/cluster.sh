@@ -155,6 +155,10 @@ slurm_cluster_start() {
         -e "s|@SLURMD_PORT@|$slurmd_port|g" -e "s|@CPUS@|${SLURM_TEST_CPUS:-4}|g" \
         -e "s|@MEM_MB@|$mem|g" -e "s|@CLUSTER@|cdse$$|g" -e "s|@PARTITION@|debug|g" \
         "$SLURM_TEST_SRC/slurm.conf.in" >"$dir/slurm.conf"
+    # srun --mpi=pmix makes a directory per job step, named by uid, job and step id, under
+    # /tmp by default: two test clusters (both with job 1, 2, ...) would collide there.
+    mkdir -p "$dir/pmix"
+    echo "PMIxCliTmpDirBase=$dir/pmix" >"$dir/mpi.conf"
     export SLURM_CONF=$dir/slurm.conf
     SLURM_TEST_JOBCOMP=$dir/log/jobcomp.txt
     touch "$SLURM_TEST_JOBCOMP"
