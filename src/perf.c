@@ -88,6 +88,8 @@
 typedef struct dims {
     double b, s_local, s_full; /* micro-batch, local and full sequence */
     double s_positions;        /* rows of a learned position table (the model's seq_len) */
+    double stage_layers;       /* layers of the most loaded pipeline stage */
+    double moe_share;          /* MoE layers / layers */
     double tokens;             /* b * s_local: rows of the GEMMs */
     double h, q, kv, dh, ffn, vocab;
     double t, p, c, d, v, m;
@@ -333,6 +335,10 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->s_full = model->seq_len;
     x->s_local = (double)model->seq_len / st->cp;
     x->s_positions = model->seq_len;
+    /* Layers that do not divide evenly over pp x vpp chunks leave some chunks one layer longer
+     * (Megatron-Core's uneven pipeline split); the longest sets the pace and the memory. */
+    int chunks = st->pp * st->vpp;
+    x->stage_layers = (double)((model->layers + chunks - 1) / chunks) * st->vpp;
     x->tokens = x->b * x->s_local;
     x->h = model->hidden;
     x->dh = model->head_dim;
@@ -353,6 +359,7 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->e = st->ep;
     x->moe_layers =
         model->experts > 0 ? (model->layers - model->first_dense_layers) / model->moe_every : 0;
+    x->moe_share = x->moe_layers / model->layers;
     x->top_k = model->top_k;
     x->moe_ffn = model->moe_ffn;
     x->shared = model->shared_experts;
@@ -385,7 +392,7 @@ static void stage_params(const cdse_model *model, const dims *x, stage_param_cou
     double expert =
         mlp_weights * x->h * x->moe_ffn / x->t + (x->gpt ? x->moe_ffn / x->t + x->h : 0.0);
     double moe_dense = x->h * x->experts + x->shared * expert;
-    out->dense = model->layers / x->p * (attn + attn_biases + norms) +
+    out->dense = x->stage_layers * (attn + attn_biases + norms) +
                  dense_layers * (mlp + mlp_biases) + moe_layers * moe_dense;
     out->experts = x->experts > 0.0 ? moe_layers * x->experts / x->e * expert : 0.0;
     double vocab_shard = x->vocab * x->h / x->t;
@@ -469,8 +476,8 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     double in_flight = x->m < x->p ? x->m : x->p;
     if (x->v > 1.0)
         in_flight *= 1.0 + (x->p - 1.0) / (x->p * x->v);
-    double moe_layers = x->moe_layers / x->p;
-    double dense_layers = model->layers / x->p - moe_layers;
+    double moe_layers = x->moe_share * x->stage_layers;
+    double dense_layers = x->stage_layers - moe_layers;
     double per_mb = dense_layers * layer_activation_bytes(e, x, false) +
                     moe_layers * layer_activation_bytes(e, x, true);
     if (x->p == 1.0)
@@ -609,15 +616,14 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
 }
 
 /* The average layer of a stage: MoE layers are spread evenly over the pipeline stages. */
-static void average_layer_step(const cdse_model *model, const env *e, const dims *x,
-                               layer_step *step)
+static void average_layer_step(const env *e, const dims *x, layer_step *step)
 {
     layer_step_of(e, x, false, step);
     if (x->moe_layers <= 0.0)
         return;
     layer_step moe;
     layer_step_of(e, x, true, &moe);
-    double f = x->moe_layers / model->layers;
+    double f = x->moe_share;
 #define MIX(field) step->field = (1.0 - f) * step->field + f * moe.field
     MIX(fwd);
     MIX(bwd);
@@ -643,7 +649,7 @@ int cdse_layer_times(const cdse_model *model, const cdse_system *system,
     dims x;
     setup(model, system, &st, &e, &x);
     layer_step step;
-    average_layer_step(model, &e, &x, &step);
+    average_layer_step(&e, &x, &step);
     *forward_s = step.fwd + step.fwd_comm;
     *backward_s = step.bwd + step.recompute + (step.tp + step.cp + step.ep - step.fwd_comm);
     return status;
@@ -712,7 +718,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     setup(model, system, &st, &e, &x);
     x.s_positions = position_len;
     layer_step step;
-    average_layer_step(model, &e, &x, &step);
+    average_layer_step(&e, &x, &step);
     double peak = e.peak / 1e12; /* TFLOP/s */
 
     /* Output layer and loss on the last stage (GEMM h x V/t, fp32 cross-entropy). */
@@ -729,7 +735,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     double head_bwd = 2.0 * logits + loss;
 
     /* The slowest stage: L/p layers plus the output layer (the last stage). */
-    double n_layers = model->layers / x.p;
+    double n_layers = x.stage_layers;
     double stage_fwd = n_layers * step.fwd + head_fwd;
     double stage_bwd = n_layers * step.bwd + head_bwd;
     double stage_rec = n_layers * step.recompute;

@@ -76,7 +76,8 @@ int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse
     s->dp = s->gpus / model_parallel;
     if (!tp_fits(model, s->tp))
         return CDSE_ST_TP_HEADS;
-    if (model->layers % (s->pp * s->vpp) != 0)
+    /* Every pipeline chunk needs a layer; uneven splits are allowed (Megatron-Core). */
+    if (s->pp * s->vpp > model->layers)
         return CDSE_ST_PP_LAYERS;
     if (s->global_batch % (s->microbatch * s->dp) != 0)
         return CDSE_ST_BATCH_NOT_DIVISIBLE;

@@ -34,7 +34,7 @@ typedef struct cdse_strategy {
     bool flash_attention;
     bool tp_comm_overlap; /* TP collectives pipelined with the GEMMs (Transformer Engine
                              userbuffers, Megatron-Core --tp-comm-overlap) */
-    int offload; /* CDSE_OFFLOAD_* mask */
+    int offload;          /* CDSE_OFFLOAD_* mask */
     /* Derived by cdse_strategy_check. */
     int dp;
     int grad_accum; /* micro-batches per iteration per pipeline */
@@ -43,19 +43,19 @@ typedef struct cdse_strategy {
 /* Reasons a configuration is not feasible; CDSE_ST_OK when it is. Order is the order of checks. */
 typedef enum cdse_status {
     CDSE_ST_OK = 0,
-    CDSE_ST_GPUS_NOT_DIVISIBLE, /* gpus % (tp * pp * cp) != 0 */
-    CDSE_ST_TP_HEADS,           /* tp does not divide heads or kv_heads(when kv_heads >= tp) */
-    CDSE_ST_PP_LAYERS,          /* layers % (pp * vpp) != 0 */
-    CDSE_ST_VPP,                /* interleaving needs pp >= 2 and micro-batches % pp == 0 */
+    CDSE_ST_GPUS_NOT_DIVISIBLE,  /* gpus % (tp * pp * cp) != 0 */
+    CDSE_ST_TP_HEADS,            /* tp does not divide heads or kv_heads(when kv_heads >= tp) */
+    CDSE_ST_PP_LAYERS,           /* pp * vpp > layers: a pipeline chunk without a layer */
+    CDSE_ST_VPP,                 /* interleaving needs pp >= 2 and micro-batches % pp == 0 */
     CDSE_ST_BATCH_NOT_DIVISIBLE, /* global_batch % (microbatch * dp) != 0 */
-    CDSE_ST_CP,                 /* seq_len % (2 * cp) != 0 */
-    CDSE_ST_EP,                 /* ep > 1 without experts, or ep not dividing experts or dp*cp */
-    CDSE_ST_SP_NEEDS_TP,        /* sequence parallelism with tp == 1 (same as without) */
-    CDSE_ST_ZERO_NEEDS_DP,      /* zero > 0 with dp == 1 (same as zero 0) */
-    CDSE_ST_DTYPE_UNSUPPORTED,  /* precision not supported by the GPU */
-    CDSE_ST_OFFLOAD_NO_TIER,    /* offload without a second memory tier */
-    CDSE_ST_POOL_SPLIT,         /* a pool's GPU types cannot form whole replicas or stages */
-    CDSE_ST_OOM,                /* does not fit in HBM (and second tier, if any) */
+    CDSE_ST_CP,                  /* seq_len % (2 * cp) != 0 */
+    CDSE_ST_EP,                  /* ep > 1 without experts, or ep not dividing experts or dp*cp */
+    CDSE_ST_SP_NEEDS_TP,         /* sequence parallelism with tp == 1 (same as without) */
+    CDSE_ST_ZERO_NEEDS_DP,       /* zero > 0 with dp == 1 (same as zero 0) */
+    CDSE_ST_DTYPE_UNSUPPORTED,   /* precision not supported by the GPU */
+    CDSE_ST_OFFLOAD_NO_TIER,     /* offload without a second memory tier */
+    CDSE_ST_POOL_SPLIT,          /* a pool's GPU types cannot form whole replicas or stages */
+    CDSE_ST_OOM,                 /* does not fit in HBM (and second tier, if any) */
     CDSE_ST_COUNT
 } cdse_status;
 

@@ -181,22 +181,28 @@ static void test_tp_heads(void **state)
     assert_int_equal(check(&odd_expert, st), CDSE_ST_TP_HEADS);
 }
 
-/* 8 layers on pp 3; on pp 2 with 3 virtual stages (8 % 6). */
+/* Every pipeline chunk needs a layer: 8 layers on pp 9; on pp 2 with 5 virtual stages (10 chunks).
+ * Uneven splits are allowed (Megatron-Core): 8 layers on pp 3 is valid. */
 static void test_pp_layers(void **state)
 {
     (void)state;
     cdse_model m = small_gpt();
     cdse_strategy st = base();
-    st.gpus = 3;
-    st.pp = 3;
-    st.global_batch = 3;
+    st.gpus = 9;
+    st.pp = 9;
+    st.global_batch = 9;
     assert_int_equal(check(&m, st), CDSE_ST_PP_LAYERS);
     st = base();
     st.gpus = 2;
     st.pp = 2;
-    st.vpp = 3;
+    st.vpp = 5;
     st.global_batch = 4;
     assert_int_equal(check(&m, st), CDSE_ST_PP_LAYERS);
+    st = base();
+    st.gpus = 3;
+    st.pp = 3;
+    st.global_batch = 3;
+    assert_int_equal(check(&m, st), CDSE_ST_OK);
 }
 
 /* Interleaving without a pipeline (pp 1, vpp 2); with pp 4 and 6 micro-batches (6 % 4 != 0).
@@ -378,8 +384,8 @@ static void test_order_of_checks(void **state)
     st.zero = 2;
     assert_int_equal(check(&m, st), CDSE_ST_SP_NEEDS_TP);
     st = base();
-    st.gpus = 6;
-    st.pp = 3;
+    st.gpus = 18;
+    st.pp = 9;
     st.global_batch = 3; /* dp 2: 3 % 2 != 0 too */
     assert_int_equal(check(&m, st), CDSE_ST_PP_LAYERS);
 }
