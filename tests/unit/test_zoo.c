@@ -399,8 +399,8 @@ static void test_moe_param_counts(void **state)
      *   3 dense layers: SwiGLU 3 x 7168 x 18432 = 396361728;
      *   58 MoE layers: (256 + 1) experts x 3 x 7168 x 2048 + router 256 x 7168 = 11320164352;
      *   embedding and output 2 x 129280 x 7168 = 1853358080, final norm 7168;
-     *   61 x (249561088 + 14336) + 3 x 396361728 + 58 x 11320623104 + 1853358080 + 7168
-     *   = 15224078336 + 1189085184 + 656596140032 + 1853365248 = 674862668800 (+0.6%). */
+     *   61 x (249561088 + 14336) + 3 x 396361728 + 58 x 11320164352 + 1853358080 + 7168
+     *   = 15224100864 + 1189085184 + 656569532416 + 1853365248 = 674836083712 (+0.6%). */
     load_model("deepseek-v3", &model);
     assert_int_equal(model.first_dense_layers, 3);
     assert_close("deepseek-v3 by hand", cdse_model_params(&model), 674836083712.0, 1e-12);
