@@ -12,6 +12,7 @@
 #define _XOPEN_SOURCE 700 /* realpath, strdup, strtok_r */
 
 #include "clusterdse/job.h"
+#include "clusterdse/probe.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -2037,6 +2038,123 @@ static const key_table objective_table = {"objective", objective_keys,
 
 /* --- Top level --- */
 
+/* --- Probe section: measure the allocation's network before sweeping --- */
+
+/* Plans are validated here for any world size; the sweep validates again with its own. */
+#define PROBE_PLAN_ANY_WORLD 1048576
+
+static int parse_probe_plan(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                            const key_spec *key)
+{
+    (void)key;
+    cdse_job *job = target;
+    if (config_setting_type(setting) != CONFIG_TYPE_STRING)
+        return fail(ctx, setting, NULL, setting,
+                    "a plan name from calibration/plans/ or a path to a plan file",
+                    "expected a string");
+    const char *name = config_setting_get_string(setting);
+    if (name[0] == '\0' || resolve_file("calibration/plans", name, ctx->job_path, job->probe_plan,
+                                        sizeof job->probe_plan) != 0) {
+        char names[600], allowed[800];
+        list_names("calibration/plans", ctx->job_path, names, sizeof names);
+        snprintf(allowed, sizeof allowed,
+                 "a plan name from calibration/plans/ (%s) or a path to a plan file", names);
+        return fail(ctx, setting, NULL, setting, allowed, "probe plan '%s' not found", name);
+    }
+    cdse_probe_plan *plan = malloc(sizeof *plan);
+    if (plan == NULL)
+        return CDSE_ENOMEM;
+    int rc = cdse_plan_load_file(job->probe_plan, PROBE_PLAN_ANY_WORLD, plan, ctx->diag);
+    free(plan);
+    return rc;
+}
+
+static int parse_probe_systems(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                               const key_spec *key)
+{
+    (void)key;
+    cdse_job *job = target;
+    char allowed[600];
+    size_t len = (size_t)snprintf(allowed, sizeof allowed, "names of the job's systems:");
+    for (int s = 0; s < ctx->axis_systems && len < sizeof allowed; s++)
+        len += (size_t)snprintf(allowed + len, sizeof allowed - len, "%s \"%s\"", s ? "," : "",
+                                job->system[s].name);
+    bool list = config_setting_is_aggregate(setting) && !config_setting_is_group(setting);
+    int n = list ? config_setting_length(setting) : 1;
+    job->probe_systems = 0;
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *elem = list ? config_setting_get_elem(setting, i) : setting;
+        if (config_setting_type(elem) != CONFIG_TYPE_STRING)
+            return fail(ctx, setting, NULL, elem, allowed, "expected a system name");
+        const char *name = config_setting_get_string(elem);
+        int found = -1;
+        for (int s = 0; s < ctx->axis_systems; s++)
+            if (strcmp(job->system[s].name, name) == 0)
+                found = s;
+        if (found < 0)
+            return fail(ctx, setting, NULL, elem, allowed, "'%s' is not a system of the job", name);
+        if (job->system[found].pool.n_types > 0)
+            return fail(ctx, setting, NULL, elem, "systems that are not pools", "'%s' is a pool",
+                        name);
+        if (job->probe_systems & (1u << found))
+            return fail(ctx, setting, NULL, elem, allowed, "'%s' appears twice", name);
+        job->probe_systems |= 1u << found;
+    }
+    return 0;
+}
+
+static const key_spec probe_keys[] = {
+    {.name = "plan",
+     .type = KEY_CUSTOM,
+     .parse = parse_probe_plan,
+     .required = true,
+     .type_text = "string",
+     .def_text = "required",
+     .help = "the probe plan (a name from calibration/plans/ or a path) the sweep runs on its own "
+             "allocation before evaluating"},
+    {.name = "systems",
+     .type = KEY_CUSTOM,
+     .parse = parse_probe_systems,
+     .type_text = "string list",
+     .def_text = "every listed system",
+     .help = "the systems whose network levels take the fitted values"},
+};
+static const key_table probe_table = {"probe", probe_keys,
+                                      (int)(sizeof probe_keys / sizeof probe_keys[0])};
+
+static int parse_probe(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                       const key_spec *key)
+{
+    (void)key;
+    cdse_job *job = target;
+    int rc = parse_group(ctx, setting, &probe_table, job, true);
+    if (rc == 0 && config_setting_get_member(setting, "systems") == NULL)
+        for (int s = 0; s < ctx->axis_systems; s++)
+            if (job->system[s].pool.n_types == 0)
+                job->probe_systems |= 1u << s;
+    return rc;
+}
+
+static void print_string(FILE *out, const char *text);
+
+static void print_probe(FILE *out, const void *target, const key_spec *key, int indent)
+{
+    (void)key;
+    const cdse_job *job = target;
+    if (job->probe_plan[0] == '\0')
+        return;
+    fprintf(out, "%*sprobe = {\n%*splan = ", indent, "", indent + 2, "");
+    print_string(out, job->probe_plan);
+    fprintf(out, ";\n%*ssystems = [", indent + 2, "");
+    int printed = 0;
+    for (int s = 0; s < CDSE_MAX_SYSTEMS; s++)
+        if (job->probe_systems & (1u << s)) {
+            fputs(printed++ ? ", " : " ", out);
+            print_string(out, job->system[s].name);
+        }
+    fprintf(out, " ];\n%*s};\n", indent, "");
+}
+
 static void print_models(FILE *out, const void *target, const key_spec *key, int indent);
 static void print_systems(FILE *out, const void *target, const key_spec *key, int indent);
 static void print_space(FILE *out, const void *target, const key_spec *key, int indent);
@@ -2086,6 +2204,13 @@ static const key_spec job_keys[] = {
      .type_text = "group",
      .def_text = "defaults",
      .help = "ranking and storage (keys: objective)"},
+    {.name = "probe",
+     .type = KEY_CUSTOM,
+     .parse = parse_probe,
+     .print = print_probe,
+     .type_text = "group",
+     .def_text = "none",
+     .help = "measure the allocation's network before sweeping, and use the fit (keys: probe)"},
 };
 static const key_table job_table = {"", job_keys, (int)(sizeof job_keys / sizeof job_keys[0])};
 
@@ -2472,7 +2597,7 @@ void cdse_job_print_keys(FILE *out)
 {
     static const key_table *const tables[] = {
         &job_table,   &space_table, &objective_table, &model_table, &system_table, &peak_table,
-        &level_table, &coll_table,  &tier_table,      &pool_table,  &member_table};
+        &level_table, &coll_table,  &tier_table,      &pool_table,  &member_table, &probe_table};
     fprintf(out, "# %-42s %-30s %-24s %s\n", "key", "type", "default", "meaning");
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         print_table(out, tables[t]);

@@ -61,6 +61,11 @@ typedef struct cdse_job {
     uint64_t fingerprint; /* hash of the validated content, to refuse resuming another job */
     char *text;           /* the job file text as given (malloc'd) */
     size_t text_len;
+    /* Optional `probe` section: the sweep runs this probe plan on its own allocation, fits, and
+     * applies the fitted network (cdse_fit_apply) to the systems in probe_systems (bit i =
+     * job->system[i]) before evaluating. probe_plan[0] == '\0': no probe section. */
+    char probe_plan[CDSE_PATH_MAX]; /* resolved path of the plan file */
+    uint32_t probe_systems;
 } cdse_job;
 
 /* Parses and validates a job file. Model and system names are looked up as

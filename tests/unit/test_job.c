@@ -326,6 +326,38 @@ static void test_network_profile(void **state)
                  4, "systems[0].network_profile");
 }
 
+static void test_probe_section(void **state)
+{
+    (void)state;
+    cdse_diag diag;
+    cdse_job *job = load("models = ( \"gpt3-1.3b\" );\n"
+                         "systems = ( \"a100-80g-dgx\", \"h100-sxm-dgx\" );\n"
+                         "space = { gpus = 8; global_batch = 64; };\n"
+                         "probe = { plan = \"quick\"; systems = [ \"h100-sxm-dgx\" ]; };\n",
+                         CDSE_OK, &diag);
+    assert_non_null(strstr(job->probe_plan, "calibration/plans/quick.cfg"));
+    assert_int_equal(job->probe_systems, 2); /* bit 1: h100-sxm-dgx */
+    drop(job);
+    job = load(HEADER "space = { gpus = 8; global_batch = 64; };\n"
+                      "probe = { plan = \"quick\"; };\n",
+               CDSE_OK, &diag);
+    assert_int_equal(job->probe_systems, 1); /* default: every listed system */
+    drop(job);
+    job = load(HEADER "space = { gpus = 8; global_batch = 64; };\n", CDSE_OK, &diag);
+    assert_string_equal(job->probe_plan, "");
+    drop(job);
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64; };\n"
+                        "probe = { plan = \"quick\";\n"
+                        "  systems = [ \"tpu\" ]; };\n",
+                 5, "probe.systems");
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64; };\n"
+                        "probe = { plan = \"no-such-plan\"; };\n",
+                 4, "probe.plan");
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64; };\n"
+                        "probe = { plan = \"quick\"; sizes = 4; };\n",
+                 4, "probe.sizes");
+}
+
 static void test_l_suffix_tokens(void **state)
 {
     (void)state;
@@ -789,6 +821,7 @@ int main(void)
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_base_and_override),
         cmocka_unit_test(test_network_profile),
+        cmocka_unit_test(test_probe_section),
         cmocka_unit_test(test_l_suffix_tokens),
         cmocka_unit_test(test_fingerprint),
         cmocka_unit_test(test_zoo_files),
