@@ -59,7 +59,21 @@ int cdse_space_finish(cdse_space *space, cdse_diag *diag)
 void cdse_space_decode(const cdse_space *space, uint64_t index, int digit[CDSE_AXIS_COUNT])
 {
     /* The sweep's hot path: most axes have one value, and a 64-bit division costs tens of
-     * cycles, so those are skipped. */
+     * cycles, so those are skipped, and indices below 2^32 use 32-bit divisions (several times
+     * cheaper on x86-64). */
+    if (index <= UINT32_MAX) {
+        uint32_t small = (uint32_t)index;
+        for (int a = CDSE_AXIS_COUNT - 1; a >= 0; a--) {
+            uint32_t n = (uint32_t)space->n[a];
+            if (n == 1) {
+                digit[a] = 0;
+                continue;
+            }
+            digit[a] = (int)(small % n);
+            small /= n;
+        }
+        return;
+    }
     for (int a = CDSE_AXIS_COUNT - 1; a >= 0; a--) {
         uint64_t n = (uint64_t)space->n[a];
         if (n == 1) {
