@@ -94,7 +94,7 @@ slurm_check "cancel: not requeued" bash -c "! grep -q requeued cancel-*.log"
 slurm_expect calibrate COMPLETED 0 1 1
 slurm_check "calibrate: probe ran on 2 ranks" grep -qx 'probe ranks=2' fitted/testfab.probes.h5
 slurm_check "calibrate: profile fitted from the probes" \
-    grep -qx "fitted from $T/fitted/testfab.probes.h5" fitted/testfab.cfg
+    grep -qx "fitted from $T/fitted/testfab.probes.h5 as testfab" fitted/testfab.cfg
 slurm_expect verify COMPLETED 0 1 1
 slurm_check "verify: -n 1 passed on" bash -c "grep -qx 'step 0' verify-*.log"
 slurm_expect verify_bad FAILED 2 1 1

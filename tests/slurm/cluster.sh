@@ -154,6 +154,7 @@ slurm_cluster_start() {
     sed -e "s|@DIR@|$dir|g" -e "s|@HOST@|$host|g" -e "s|@CTLD_PORT@|$ctld_port|g" \
         -e "s|@SLURMD_PORT@|$slurmd_port|g" -e "s|@CPUS@|${SLURM_TEST_CPUS:-4}|g" \
         -e "s|@MEM_MB@|$mem|g" -e "s|@CLUSTER@|cdse$$|g" -e "s|@PARTITION@|debug|g" \
+        -e "s|@FIRST_JOB_ID@|$((ctld_port * 100))|g" \
         "$SLURM_TEST_SRC/slurm.conf.in" >"$dir/slurm.conf"
     # srun --mpi=pmix makes a directory per job step, named by uid, job and step id, under
     # /tmp by default: two test clusters (both with job 1, 2, ...) would collide there.
@@ -168,6 +169,13 @@ slurm_cluster_start() {
     SLURM_TEST_PIDS+=("$!")
     setsid slurmd -D -f "$SLURM_CONF" >"$dir/log/slurmd.out" 2>&1 &
     SLURM_TEST_PIDS+=("$!")
+    # A watchdog in a session of its own stops the cluster if this shell dies without running
+    # its EXIT trap (SIGKILL, a test driver's timeout).
+    env -u SLURM_CONF setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
+        source "$2"; SLURM_TEST_DIR=$3; read -r -a SLURM_TEST_PIDS <<<"$4"
+        slurm__stop_daemons' watchdog "$$" "$SLURM_TEST_SRC/cluster.sh" "$dir" \
+        "${SLURM_TEST_PIDS[*]}" >/dev/null 2>&1 </dev/null &
+    SLURM_TEST_WATCHDOG=$!
 
     local i state
     for i in $(seq 1 60); do
@@ -183,25 +191,13 @@ slurm_cluster_start() {
     slurm__log "cluster up in $dir (SLURM_CONF=$SLURM_CONF, node $host idle)"
 }
 
-# Cancels what is left, then stops slurmd, slurmctld, munged (the PIDs this shell started), and
-# any slurmstepd still running for this cluster. Safe to call twice; keeps the directory when
-# SLURM_TEST_KEEP=1 (or the test failed, so its logs can be read).
-slurm_cluster_stop() {
-    local rc=$?
-    trap - EXIT
-    [ -n "${SLURM_TEST_DIR:-}" ] || return $rc
-    if [ -n "${SLURM_CONF:-}" ] && [ ${#SLURM_TEST_PIDS[@]} -gt 1 ]; then
-        scancel --quiet --user="$(id -un)" 2>/dev/null || true
-    fi
-    # slurmstepd outlives slurmd: find ours by the spool directory they keep open.
-    local steps=() p
-    for p in $(pgrep -x slurmstepd 2>/dev/null); do
-        if ls -l "/proc/$p/cwd" "/proc/$p/fd" 2>/dev/null | grep -q "$SLURM_TEST_DIR/"; then
-            steps+=("$p")
-        fi
-    done
-    local i pid
-    for ((i = ${#SLURM_TEST_PIDS[@]} - 1; i >= 0; i--)); do
+# Stops every process of this cluster: slurmd, slurmctld (TERM, then KILL after 10 s), then
+# whatever they left (slurmstepd, job scripts, launchers, ranks: all carry our SLURM_CONF in
+# their environment, inherited from the daemons or from sbatch), then munged. Needs
+# SLURM_TEST_DIR and SLURM_TEST_PIDS (munged, slurmctld, slurmd).
+slurm__stop_daemons() {
+    local i pid p conf="SLURM_CONF=$SLURM_TEST_DIR/slurm.conf" left=()
+    for ((i = ${#SLURM_TEST_PIDS[@]} - 1; i >= 1; i--)); do
         pid=${SLURM_TEST_PIDS[$i]}
         kill -TERM "$pid" 2>/dev/null || continue
         for _ in $(seq 1 40); do
@@ -210,9 +206,28 @@ slurm_cluster_stop() {
         done
         kill -KILL "$pid" 2>/dev/null || true
     done
-    for p in "${steps[@]}"; do
-        kill -KILL "$p" 2>/dev/null || true
+    for p in /proc/[0-9]*; do
+        p=${p#/proc/}
+        [ "$p" != $$ ] && [ "$p" != "$BASHPID" ] || continue
+        if grep -qzx -- "$conf" "/proc/$p/environ" 2>/dev/null; then
+            left+=("$p")
+        fi
     done
+    [ ${#left[@]} -eq 0 ] || kill -KILL "${left[@]}" 2>/dev/null || true
+    [ ${#SLURM_TEST_PIDS[@]} -eq 0 ] || kill -TERM "${SLURM_TEST_PIDS[0]}" 2>/dev/null || true
+}
+
+# Cancels what is left and stops every daemon this shell started (the EXIT trap). Safe to call
+# twice; keeps the directory when SLURM_TEST_KEEP=1 or the test failed, so its logs can be read.
+slurm_cluster_stop() {
+    local rc=$?
+    trap - EXIT
+    [ -n "${SLURM_TEST_DIR:-}" ] && [ ${#SLURM_TEST_PIDS[@]} -gt 0 ] || return $rc
+    [ -z "${SLURM_TEST_WATCHDOG:-}" ] || kill "$SLURM_TEST_WATCHDOG" 2>/dev/null || true
+    if [ ${#SLURM_TEST_PIDS[@]} -gt 1 ]; then
+        timeout 10 scancel --quiet --user="$(id -un)" 2>/dev/null || true
+    fi
+    slurm__stop_daemons
     SLURM_TEST_PIDS=()
     if [ $rc -ne 0 ]; then
         slurm__log "failed (exit $rc): logs kept in $SLURM_TEST_DIR"

@@ -8,7 +8,7 @@
 #       then "done". SIGUSR1/SIGTERM: finish the step, exit 3 (OUT is resumable); --resume
 #       continues after the last step; an existing OUT without --resume/--force is exit 1.
 #   standin.sh probe PLAN -o OUT     writes "probe ranks=N" to OUT
-#   standin.sh fit IN -o OUT         writes "fitted from IN" to OUT (one process, no MPI)
+#   standin.sh fit IN -o OUT [--name N]  writes "fitted from IN as N" to OUT (no MPI)
 #   standin.sh verify STORE [-n K]   checks STORE ends with "done", prints K lines
 #
 # Every rank logs "standin: rank R of N ..." lines on stderr, so a test sees how many ranks ran.
@@ -22,11 +22,12 @@ cmd=${1:-}
 shift || true
 input=${1:-}
 shift || true
-out="" resume=0 force=0 n=5
+out="" resume=0 force=0 n=5 name=""
 while [ $# -gt 0 ]; do
     case $1 in
     -o) out=$2; shift ;;
     -n) n=$2; shift ;;
+    --name) name=$2; shift ;;
     --resume) resume=1 ;;
     --force) force=1 ;;
     *) say "unknown argument $1"; exit 1 ;;
@@ -92,7 +93,7 @@ probe)
     ;;
 fit)
     [ -n "$out" ] || { say "fit needs -o"; exit 1; }
-    echo "fitted from $input" >"$out"
+    echo "fitted from $input${name:+ as $name}" >"$out"
     say "fit done"
     ;;
 verify)
