@@ -1818,8 +1818,7 @@ static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
             tp_ok |= model->heads % in->value[CDSE_AXIS_TP][i] == 0;
         for (int i = 0; i < in->n[CDSE_AXIS_PP]; i++)
             for (int j = 0; j < in->n[CDSE_AXIS_VPP]; j++)
-                pp_ok |=
-                    model->layers % (in->value[CDSE_AXIS_PP][i] * in->value[CDSE_AXIS_VPP][j]) == 0;
+                pp_ok |= in->value[CDSE_AXIS_PP][i] * in->value[CDSE_AXIS_VPP][j] <= model->layers;
         for (int i = 0; i < in->n[CDSE_AXIS_EP]; i++) {
             int64_t ep = in->value[CDSE_AXIS_EP][i];
             ep_ok |= ep == 1 || (model->experts > 0 && model->experts % ep == 0);
@@ -1837,9 +1836,9 @@ static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
             axis_values_text(in, CDSE_AXIS_VPP, values2, sizeof values2);
             const config_setting_t *at = in->setting[CDSE_AXIS_PP];
             return fail(ctx, at ? at : space, at ? NULL : "pp", at ? at : space,
-                        "at least one pp * vpp that divides the layers of every model",
-                        "no pp in %s times vpp in %s divides the %d layers of model '%s'", values,
-                        values2, model->layers, model->name);
+                        "at least one pp * vpp no larger than the layers of every model",
+                        "every pp in %s times vpp in %s exceeds the %d layers of model '%s'",
+                        values, values2, model->layers, model->name);
         }
         if (!ep_ok) {
             axis_values_text(in, CDSE_AXIS_EP, values, sizeof values);

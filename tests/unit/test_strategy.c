@@ -6,10 +6,10 @@
  *     context-parallel dimension);
  *   - tp divides the heads and the FFN (Shoeybi et al. 2019, Sec. 3); key/value heads are split
  *     when there are at least tp of them, replicated otherwise (Megatron-Core GQA);
- *   - pp * vpp divides the layers; the interleaved schedule needs a pipeline and a number of
- *     micro-batches that is a multiple of pp (Narayanan et al. 2021, Sec. 2.2.2; Megatron-LM
- *     "number of microbatches is not divisible by pipeline-parallel size when using interleaved
- *     schedule");
+ *   - pp * vpp chunks each get a layer (uneven splits allowed); the interleaved schedule needs a
+ * pipeline and a number of micro-batches that is a multiple of pp (Narayanan et al. 2021,
+ * Sec. 2.2.2; Megatron-LM "number of microbatches is not divisible by pipeline-parallel size when
+ * using interleaved schedule");
  *   - global_batch = microbatch * dp * grad_accum (Narayanan et al. 2021, Sec. 2.2: B = b m d);
  *   - load-balanced context parallelism splits the sequence into 2 cp chunks (Megatron-Core). */
 #include <setjmp.h>
