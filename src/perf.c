@@ -608,7 +608,10 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
         step->cp += cp_fwd;
         step->ep += lc.ep_fwd;
         step->recompute_flops = lc.flops_fwd;
-    } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE && !e->st->flash_attention) {
+    } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE) {
+        /* The attention core is checkpointed and run again in the backward pass; with flash
+         * attention that saves no memory (the core keeps no score matrix) but still costs the
+         * forward kernel (Megatron-Core checkpoints core attention whatever its kernel). */
         step->recompute = lc.attn_fwd;
         step->recompute_flops = lc.attn_flops_fwd;
     }

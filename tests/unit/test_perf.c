@@ -579,6 +579,28 @@ static void test_recompute_times(void **state)
     assert_rel(r.t_recompute_s, 2.0 * (linear + attn_fwd + ew), 1e-12);
 }
 
+/* Selective recomputation with flash attention: Megatron-Core checkpoints the attention core
+ * whatever its kernel, so the backward pass runs the causal flash forward again:
+ * 4 b s s h x 1/2 FLOPs (Dao 2023, causal half) at 0.4 of the 100 TFLOP/s peak (the test
+ * system's attention_efficiency), per layer, 2 layers, one micro-batch; memory as without
+ * recomputation (flash keeps no scores either way). */
+static void test_selective_recompute_with_flash(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.flash_attention = true;
+    cdse_result none, selective;
+    eval_ok(&m, &s, &st, &none);
+    st.recompute = CDSE_RECOMPUTE_SELECTIVE;
+    eval_ok(&m, &s, &st, &selective);
+    double flash_fwd = 4.0 * B * S * S * H * 0.5 / (100e12 * 0.4);
+    assert_rel(selective.t_recompute_s, 2.0 * flash_fwd, 1e-12);
+    assert_rel(selective.mem_activations_gib, none.mem_activations_gib, 1e-15);
+    assert_true(selective.time_per_iteration_s > none.time_per_iteration_s);
+}
+
 /* TP = 2 inside a node, without and with sequence parallelism, L = 2, b = 2.
  * Message B = T h 2 bytes = 2097152; NVLink 240e9 B/s, 2 us.
  *   all-reduce 2 (1/2) B / bw + 2 lat = 8.738e-6 + 4e-6 s; all-gather = reduce-scatter =
@@ -1378,6 +1400,7 @@ int main(void)
         cmocka_unit_test(test_single_gpu_holds_whole_model),
         cmocka_unit_test(test_one_layer_times),
         cmocka_unit_test(test_recompute_times),
+        cmocka_unit_test(test_selective_recompute_with_flash),
         cmocka_unit_test(test_tp_comm_times),
         cmocka_unit_test(test_layer_times_tp),
         cmocka_unit_test(test_tp_comm_overlap),
