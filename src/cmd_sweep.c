@@ -249,7 +249,6 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
     output_path(a, job, path, sizeof path);
     if (rank == 0)
         make_parent_dir(path);
-    install_handlers();
     cdse_sweep_options opt = {
         .output = path,
         .resume = a->resume,
@@ -293,6 +292,8 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
 
 int cdse_cmd_sweep(int argc, char **argv)
 {
+    /* Before MPI_Init: a signal during start-up already means "stop and keep what is done". */
+    install_handlers();
     MPI_Init(&argc, &argv);
     cdse_store_quiet_hdf5();
     int rank = 0, ranks = 1;

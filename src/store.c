@@ -378,11 +378,14 @@ static hid_t open_table(hid_t loc, const char *name)
 }
 
 /* File access: no sieve buffer, so raw data (of /counts too) reaches the file during H5Dwrite,
- * before the metadata that makes it visible is flushed. */
+ * before the metadata that makes it visible is flushed. HDF5's file locking is off: the writer
+ * holds its own flock (lock_writer), and a store whose writer was killed keeps the "open for
+ * writing" flag of its superblock, which HDF5 refuses while its locking is on. */
 static hid_t file_access(void)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_sieve_buf_size(fapl, 0);
+    H5Pset_file_locking(fapl, 0, 1);
     return fapl;
 }
 
@@ -771,8 +774,9 @@ int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_me
     }
     s->row_type = row_type(s);
     s->lock_fd = lock_writer(tmp);
-    if (hold_metadata_until_flush(s->file) < 0 || create_layout(s, job, meta) != 0 ||
-        H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0 || rename(tmp, path) != 0) {
+    if (s->lock_fd < 0 || hold_metadata_until_flush(s->file) < 0 ||
+        create_layout(s, job, meta) != 0 || H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0 ||
+        rename(tmp, path) != 0) {
         cdse_diag_set(diag, "cannot write the layout of %s: %s", path,
                       errno ? strerror(errno) : "HDF5 error");
         store_free(s);
@@ -934,11 +938,7 @@ int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag
         store_free(s);
         return CDSE_EIO;
     }
-    /* A store whose writer was killed keeps the "open for writing" flag of its superblock; HDF5
-     * refuses to open it while file locking is on (h5clear -s clears the flag). The store has a
-     * single writer by design, so locking is off for our own opens. */
     hid_t fapl = file_access();
-    H5Pset_file_locking(fapl, 0, 1);
     s->file = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
     H5Pclose(fapl);
     if (s->file < 0) {

@@ -17,10 +17,9 @@ echo "sweep_resume: seed $seed"
 
 run() { echo "+ $*"; "$@"; }
 
-# 2 models x 2 systems x 4 gpus x 4 tp x 4 pp x 3 vpp x 4 microbatch x 4 global_batch
-# x 3 recompute x 2 sequence_parallel x 2 zero x 2 precision = 589,824 configurations
-# (some models reject some values; every configuration is stored: store = "all"): a few
-# seconds on two ranks.
+# 2 models x 2 systems x 4 gpus x 4 tp x 4 pp x 2 cp x 3 vpp x 4 microbatch x 4 global_batch
+# x 3 recompute x 2 sequence_parallel x 2 zero x 2 precision = 1,179,648 configurations,
+# every one stored (store = "all"): 1.5 s on two quiet cores, 5 s on busy ones.
 cat >"$dir/job.cfg" <<CFG
 name = "resume";
 models = ( "llama3-8b", "gpt3-13b" );
@@ -29,6 +28,7 @@ space = {
   gpus = [ 8, 16, 32, 64 ];
   tp = [ 1, 2, 4, 8 ];
   pp = [ 1, 2, 4, 8 ];
+  cp = [ 1, 2 ];
   vpp = [ 1, 2, 4 ];
   microbatch = [ 1, 2, 4, 8 ];
   global_batch = [ 128, 256, 512, 1024 ];
@@ -78,31 +78,45 @@ done
 run "${sweep[@]}" -o "$dir/kill.h5" --resume >/dev/null
 run "$py" "$CDSE_SRC/tests/py/compare_stores.py" "$dir/ref.h5" "$dir/kill.h5"
 
-# SIGTERM to the ranks: they finish their chunks, commit, exit 3.
-t=$(moment 40 60 600)
-echo "+ ${sweep[*]} -o $dir/term.h5 &  # SIGTERM to the ranks after ${t}s"
-"${sweep[@]}" -o "$dir/term.h5" >/dev/null 2>"$dir/term.err" &
-pid=$!
-sleep "$t"
-kill -TERM $(pgrep -P "$pid") 2>/dev/null || true
-rc=0
-wait "$pid" || rc=$?
-head -3 "$dir/term.err"
-[ "$rc" -eq 3 ] || { echo "sweep_resume: SIGTERM: exit $rc, expected 3"; exit 1; }
-grep -q -- "--resume" "$dir/term.err"
+# interrupt OUT SIGNAL ranks|mpirun FLOOR_MS: runs the sweep into OUT, sends SIGNAL to the ranks
+# or to mpirun at a random moment, and expects exit 3. A run that finished before the signal
+# (a busy machine makes runs vary) is tried again, earlier.
+interrupt() {
+    local out=$1 sig=$2 who=$3 floor=$4 lo=40 hi=60 attempt t pid rc
+    for attempt in 1 2 3; do
+        t=$(moment "$lo" "$hi" "$floor")
+        echo "+ ${sweep[*]} -o $out &  # SIG$sig to $who after ${t}s"
+        rm -f "$out"
+        "${sweep[@]}" -o "$out" >/dev/null 2>"$dir/sig.err" &
+        pid=$!
+        sleep "$t"
+        if [ "$who" = ranks ]; then
+            kill "-$sig" $(pgrep -P "$pid") 2>/dev/null || true
+        else
+            kill "-$sig" "$pid" 2>/dev/null || true
+        fi
+        rc=0
+        wait "$pid" || rc=$?
+        head -2 "$dir/sig.err"
+        if [ "$rc" -eq 3 ]; then
+            grep -q -- "--resume" "$dir/sig.err"
+            return 0
+        fi
+        [ "$rc" -eq 0 ] || { echo "sweep_resume: SIG$sig: exit $rc, expected 3"; exit 1; }
+        echo "sweep_resume: finished before the signal; again, earlier"
+        lo=$(( lo / 2 )) hi=$(( hi / 2 ))
+    done
+    echo "sweep_resume: SIG$sig never interrupted the sweep"
+    exit 1
+}
+
+# SIGTERM to the ranks (as Slurm sends it): they finish their chunks, commit, exit 3.
+interrupt "$dir/term.h5" TERM ranks 300
 run "${sweep[@]}" -o "$dir/term.h5" --resume >/dev/null
 run "$py" "$CDSE_SRC/tests/py/compare_stores.py" "$dir/ref.h5" "$dir/term.h5"
 
-# SIGUSR1 to mpirun, which forwards it to the ranks.
-t=$(moment 40 60 600)
-echo "+ ${sweep[*]} -o $dir/usr1.h5 &  # SIGUSR1 to mpirun after ${t}s"
-"${sweep[@]}" -o "$dir/usr1.h5" >/dev/null 2>&1 &
-pid=$!
-sleep "$t"
-kill -USR1 "$pid"
-rc=0
-wait "$pid" || rc=$?
-[ "$rc" -eq 3 ] || { echo "sweep_resume: SIGUSR1: exit $rc, expected 3"; exit 1; }
+# SIGUSR1 to mpirun, which forwards it to the ranks (once they run: 0.6 s at least).
+interrupt "$dir/usr1.h5" USR1 mpirun 600
 # Resuming on another number of ranks is allowed.
 run mpirun -np 3 "$CLUSTERDSE" sweep "$dir/job.cfg" -o "$dir/usr1.h5" --resume --quiet >/dev/null
 run "$py" "$CDSE_SRC/tests/py/compare_stores.py" "$dir/ref.h5" "$dir/usr1.h5"
