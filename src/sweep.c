@@ -41,8 +41,8 @@ static double now_s(void)
 
 typedef struct group {
     int64_t key[GROUP_FIELDS];
-    int n;
-    cdse_record *rec; /* capacity k, sorted by (cost, index) */
+    int n, cap;       /* cap grows up to k: a large objective.top costs only what is used */
+    cdse_record *rec; /* sorted by (cost, index) */
     double *cost;
 } group;
 
@@ -160,8 +160,9 @@ static group *group_get(group_set *s, const int64_t key[GROUP_FIELDS])
     }
     group *g = &s->groups[s->n];
     if (g->rec == NULL) { /* allocated once, reused after a clear */
-        g->rec = malloc((size_t)s->k * sizeof *g->rec);
-        g->cost = malloc((size_t)s->k * sizeof *g->cost);
+        g->cap = s->k < 16 ? s->k : 16;
+        g->rec = malloc((size_t)g->cap * sizeof *g->rec);
+        g->cost = malloc((size_t)g->cap * sizeof *g->cost);
         if (g->rec == NULL || g->cost == NULL)
             return NULL;
     }
@@ -185,18 +186,37 @@ static void group_offer(group_set *s, const cdse_record *r, double cost)
         return;
     if (g->n == s->k && !better(cost, r->index, g->cost[g->n - 1], g->rec[g->n - 1].index))
         return;
-    /* The same configuration offered again (a chunk redone after a resume) is kept once. */
-    for (int i = 0; i < g->n; i++)
-        if (g->rec[i].index == r->index)
-            return;
-    int pos = g->n < s->k ? g->n : s->k - 1;
-    while (pos > 0 && better(cost, r->index, g->cost[pos - 1], g->rec[pos - 1].index)) {
-        g->rec[pos] = g->rec[pos - 1];
-        g->cost[pos] = g->cost[pos - 1];
-        pos--;
+    /* Where it goes: after every row of smaller (cost, index). Binary search: the rows are
+     * sorted, and objective.top may be large. */
+    int lo = 0, hi = g->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (better(g->cost[mid], g->rec[mid].index, cost, r->index))
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    g->rec[pos] = *r;
-    g->cost[pos] = cost;
+    /* The same configuration offered again (a chunk redone after a resume) is kept once: it
+     * would sit right next to itself. */
+    if (lo < g->n && g->rec[lo].index == r->index)
+        return;
+    if (g->n == g->cap && g->cap < s->k) {
+        int cap = g->cap * 2 < s->k ? g->cap * 2 : s->k;
+        cdse_record *rec = realloc(g->rec, (size_t)cap * sizeof *rec);
+        if (rec == NULL)
+            return;
+        g->rec = rec;
+        double *costs = realloc(g->cost, (size_t)cap * sizeof *costs);
+        if (costs == NULL)
+            return;
+        g->cost = costs;
+        g->cap = cap;
+    }
+    int last = g->n < s->k ? g->n : s->k - 1; /* the row that falls off when full */
+    memmove(&g->rec[lo + 1], &g->rec[lo], (size_t)(last - lo) * sizeof *g->rec);
+    memmove(&g->cost[lo + 1], &g->cost[lo], (size_t)(last - lo) * sizeof *g->cost);
+    g->rec[lo] = *r;
+    g->cost[lo] = cost;
     if (g->n < s->k)
         g->n++;
 }

@@ -142,6 +142,42 @@ static void test_higher_is_better(void **state)
     sweep__best_free(b);
 }
 
+static int by_time_then_index(const void *a, const void *b)
+{
+    const cdse_record *x = a, *y = b;
+    if (x->result.time_per_iteration_s != y->result.time_per_iteration_s)
+        return x->result.time_per_iteration_s < y->result.time_per_iteration_s ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* A large top (100 of 5000 records, costs from a linear congruential generator with many ties,
+ * each record offered twice): the same as sorting everything by (cost, index) with qsort. */
+static void test_large_top(void **state)
+{
+    (void)state;
+    enum { N = 5000, K = 100 };
+    cdse_objective obj = {.metric = CDSE_METRIC_TIME_PER_ITERATION, .top = K, .group_by = 0};
+    cdse_record *all = malloc(N * sizeof *all);
+    uint32_t x = 12345;
+    for (int i = 0; i < N; i++) {
+        x = x * 1103515245u + 12345u; /* ANSI C's rand() constants */
+        all[i] = rec((uint64_t)i, 8, 1.0 + (double)((x >> 16) % 500) / 100.0, CDSE_ST_OK);
+    }
+    sweep__best *b = sweep__best_create(&obj);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < N; i++)
+            sweep__best_offer(b, &all[(i * 7919 + pass) % N]);
+    qsort(all, N, sizeof *all, by_time_then_index);
+    cdse_record *out = NULL;
+    size_t n = sweep__best_top(b, &out);
+    assert_int_equal(n, K);
+    for (int i = 0; i < K; i++)
+        assert_int_equal(out[i].index, all[i].index);
+    free(out);
+    free(all);
+    sweep__best_free(b);
+}
+
 /* Done [10, 20), [0, 5), [15, 30) of a space of 40: left to do [5, 10) and [30, 40). */
 static void test_gaps(void **state)
 {
@@ -172,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_top_and_pareto),
         cmocka_unit_test(test_merge_of_candidates),
         cmocka_unit_test(test_higher_is_better),
+        cmocka_unit_test(test_large_top),
         cmocka_unit_test(test_gaps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
