@@ -81,26 +81,32 @@ slurm_wait_running() {
 # Installs Debian's Slurm and munge when a command is missing. Returns 1 (and says why) when
 # that is impossible, so a caller can skip instead of failing on a machine without root.
 slurm_install_if_missing() {
-    local missing=()
-    local cmd
-    for cmd in slurmctld slurmd sbatch munged; do
-        command -v "$cmd" >/dev/null 2>&1 || PATH=$PATH:/usr/sbin:/sbin command -v "$cmd" \
-            >/dev/null 2>&1 || missing+=("$cmd")
+    local missing=() cmd
+    export PATH=$PATH:/usr/sbin:/sbin
+    for cmd in slurmctld slurmd sbatch munged mungekey; do
+        command -v "$cmd" >/dev/null 2>&1 || missing+=("$cmd")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
     if [ "$(id -u)" -ne 0 ]; then
         slurm__log "missing ${missing[*]} and not root: cannot install Slurm"
         return 1
     fi
-    slurm__log "installing Debian's slurmctld slurmd slurm-client munge"
-    export DEBIAN_FRONTEND=noninteractive
-    # "policy-rc.d denied execution of start" is expected: nothing starts by itself.
-    if ! apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge \
-        >/dev/null 2>&1; then
-        apt-get update -qq >/dev/null 2>&1 || true
-        apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge \
-            >/dev/null || return 1
-    fi
+    # Several Slurm tests may start at once on a fresh machine: one installs, the others wait
+    # for it (dpkg takes one apt-get at a time) and then find everything there.
+    (
+        flock 9
+        command -v slurmctld >/dev/null 2>&1 && command -v munged >/dev/null 2>&1 && exit 0
+        slurm__log "installing Debian's slurmctld slurmd slurm-client munge"
+        export DEBIAN_FRONTEND=noninteractive
+        # "policy-rc.d denied execution of start" is expected: nothing starts by itself.
+        apt=(apt-get -y -qq -o DPkg::Lock::Timeout=300)
+        if ! "${apt[@]}" install --no-install-recommends slurmctld slurmd slurm-client munge \
+            >/dev/null 2>&1; then
+            "${apt[@]}" update >/dev/null 2>&1 || true
+            "${apt[@]}" install --no-install-recommends slurmctld slurmd slurm-client munge \
+                >/dev/null || exit 1
+        fi
+    ) 9>/tmp/cdse-slurm-install.lock
 }
 
 # A TCP port nobody listens on, from a range above the usual service ports.
