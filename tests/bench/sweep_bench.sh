@@ -6,6 +6,8 @@
 #      store (rows appended per second of rank 0's time in the store; whole HDF5 chunks are
 #      compressed by the ranks that evaluate them, so this is the rate the single writer can
 #      absorb).
+# Each figure is the best of CDSE_BENCH_REPEAT runs (default 3): on a shared machine the other
+# processes only ever make a run slower.
 # Usage: tests/bench/sweep_bench.sh [CLUSTERDSE] [JOB.cfg]   (CDSE_BENCH_NP=N for step 1's
 # second run instead of 2)
 set -euo pipefail
@@ -13,6 +15,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-${CLUSTERDSE:-$root/build/clusterdse}}
 job=${2:-$root/tests/bench/gpt3-175b-1024.cfg}
 np=${CDSE_BENCH_NP:-2}
+repeat=${CDSE_BENCH_REPEAT:-3}
 export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1}
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
 export OMPI_MCA_rmaps_base_oversubscribe=1
@@ -22,18 +25,22 @@ trap 'rm -rf "$dir"' EXIT
 sed 's/store *= *"[a-z]*"/store = "best"/' "$job" >"$dir/best.cfg"
 sed 's/store *= *"[a-z]*"/store = "feasible"/' "$job" >"$dir/feasible.cfg"
 
-# Runs a sweep and prints "configs seconds rows store_seconds" from its summary lines.
+# Runs a sweep `repeat` times and prints "configs seconds rows store_seconds" of the fastest,
+# from its summary lines.
 sweep() {
-    local np=$1 cfg=$2
-    echo "+ mpirun -np $np $bin sweep $cfg -o $dir/out.h5 --force" >&2
-    mpirun -np "$np" "$bin" sweep "$cfg" -o "$dir/out.h5" --force >/dev/null 2>"$dir/err" ||
-        { cat "$dir/err" >&2; exit 1; }
-    awk '/configurations in/ { c = $2; s = $5 }
-         /rows written to/ { r = $2; w = $(NF-6) }
-         END { print c, s, r, w }' "$dir/err"
+    local np=$1 cfg=$2 i
+    for i in $(seq "$repeat"); do
+        echo "+ mpirun -np $np $bin sweep $cfg -o $dir/out.h5 --force" >&2
+        mpirun -np "$np" "$bin" sweep "$cfg" -o "$dir/out.h5" --force >/dev/null 2>"$dir/err" ||
+            { cat "$dir/err" >&2; exit 1; }
+        awk '/configurations in/ { c = $2; s = $5 }
+             /rows written to/ { r = $2; w = $(NF-6) }
+             END { print c, s, r, w }' "$dir/err"
+    done | sort -g -k2 | head -1
 }
 
-echo "# clusterdse sweep benchmark: $(basename "$job") on $(hostname), $(nproc) cores"
+echo "# clusterdse sweep benchmark: $(basename "$job") on $(hostname), $(nproc) cores," \
+    "best of $repeat runs, load average $(cut -d' ' -f1 /proc/loadavg)"
 echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
 read -r c1 s1 _ _ < <(sweep 1 "$dir/best.cfg")
 read -r c2 s2 _ _ < <(sweep "$np" "$dir/best.cfg")
