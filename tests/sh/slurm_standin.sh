@@ -28,6 +28,7 @@ one_node=(-N 1 --ntasks-per-node=2)
 printf 'steps = %d;\noutput = "%s/srun.out";\n' $steps "$T" >srun.cfg
 printf 'steps = %d;\n' $steps >mpirun.cfg
 printf 'steps = 600;\noutput = "%s/cancel.out";\n' "$T" >cancel.cfg
+printf 'steps = 12;\noutput = "%s/manual.out";\n' "$T" >manual.cfg
 printf 'plan\n' >plan.cfg
 printf 'step 0\ndone\n' >complete.out
 printf 'step 0\n' >incomplete.out
@@ -49,10 +50,16 @@ slurm_submit calibrate "${one_node[@]}" -o calibrate-%j.log \
 slurm_submit verify "${one_node[@]}" -o verify-%j.log "$src/slurm/verify.sbatch" complete.out 1
 slurm_submit verify_bad "${one_node[@]}" -o verify_bad-%j.log "$src/slurm/verify.sbatch" \
     incomplete.out
+slurm_submit manual "${one_node[@]}" -o manual-%j.log "$src/slurm/sweep.sbatch" manual.cfg
 slurm_wait_running cancel || echo "FAIL: the job to cancel never ran"
+slurm_wait_running manual || echo "FAIL: the job to signal never ran"
 sleep 2
 echo "+ scancel $(cat cancel.jid)"
 scancel "$(cat cancel.jid)"
+# What a user does to stop a sweep now and let it continue later (e.g. before maintenance):
+# the same USR1 as Slurm's warning, so the job requeues itself and resumes.
+echo "+ scancel --batch --signal=USR1 $(cat manual.jid)"
+scancel --batch --signal=USR1 "$(cat manual.jid)"
 slurm_wait_submitted
 echo "# jobcomp records:"
 cat "$SLURM_TEST_JOBCOMP"
@@ -92,6 +99,11 @@ slurm_check "badjob: not requeued" bash -c "! grep -q requeued badjob-*.log"
 slurm_expect cancel CANCELLED 0 1 1
 slurm_check "cancel: TERM reached the batch shell" grep -q 'got SIGTERM' cancel-*.log
 slurm_check "cancel: not requeued" bash -c "! grep -q requeued cancel-*.log"
+
+slurm_expect manual COMPLETED 0 2 2
+{ seq 0 11 | sed 's/^/step /'; echo done; } >expected12.out
+slurm_check "manual: USR1 by scancel stopped, requeued and resumed the sweep" \
+    bash -c "grep -q 'requeued: the next run' manual-*.log && cmp -s expected12.out manual.out"
 
 slurm_expect calibrate COMPLETED 0 1 1
 slurm_check "calibrate: probe ran on 2 ranks" grep -qx 'probe ranks=2' fitted/testfab.probes.h5

@@ -4,10 +4,11 @@
 # the final store is identical to an uninterrupted sweep's of the same job (run at the same time
 # as a second job without a time limit), compared with tests/py/compare_stores.py.
 #
-# Timing: with -t 1 and --signal=B:USR1@30, Slurm (which checks limits every 30 s and warns up to
-# 30 s early) signals each run 0-30 s after it starts. The sweep is sized here, on this machine,
-# to last about 45 s on two ranks alone, so the first run is always interrupted (and, sharing
-# the cores with the uninterrupted job, usually two or three are). About 2 minutes in all.
+# Timing: with -t 1 and --signal=B:USR1@30, Slurm (which checks limits every 30 s and may warn
+# up to 60 s early, sbatch(1)) signals each run 0-30 s after it starts. The sweep is sized here,
+# on this machine, to last about 45 s on two ranks alone, so the first run is always
+# interrupted (and, sharing the cores with the uninterrupted job, usually two or three are).
+# About 1.5 to 2.5 minutes in all.
 set -euo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 src=$CDSE_SRC
