@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clusterdse/calibrate.h"
 #include "clusterdse/sweep.h"
 #include "commands.h"
 
@@ -240,6 +241,32 @@ static int exit_code(int rc)
     }
 }
 
+/* The job's probe section: measure this allocation's network and fit it into the systems before
+ * sweeping. Measurements go next to the store (OUT.probes.h5); a resumed sweep fits those again,
+ * so it completes with the network it started with. Skipped when the store exists and neither
+ * --resume nor --force is given (the sweep refuses it right after). */
+static int calibrate(int rank, const sweep_args *a, cdse_job *job, const char *path, MPI_Comm comm)
+{
+    if (job->probe_plan[0] == '\0')
+        return 0;
+    int refuse = rank == 0 && !a->resume && !a->force && access(path, F_OK) == 0;
+    MPI_Bcast(&refuse, 1, MPI_INT, 0, comm);
+    if (refuse)
+        return 0;
+    char probes[CDSE_PATH_MAX + 16];
+    size_t len = strlen(path);
+    if (len > 3 && strcmp(path + len - 3, ".h5") == 0)
+        snprintf(probes, sizeof probes, "%.*s.probes.h5", (int)(len - 3), path);
+    else
+        snprintf(probes, sizeof probes, "%s.probes.h5", path);
+    cdse_diag diag = {""};
+    FILE *log = rank == 0 && !a->quiet ? stderr : NULL;
+    int rc = cdse_sweep_calibrate(job, comm, probes, a->resume, log, &diag);
+    if (rc != 0 && rank == 0)
+        fprintf(stderr, "clusterdse sweep: probe: %s\n", diag.msg);
+    return rc;
+}
+
 static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
 {
     cdse_job *job = calloc(1, sizeof *job);
@@ -253,6 +280,11 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
     output_path(a, job, path, sizeof path);
     if (rank == 0)
         make_parent_dir(path);
+    if (calibrate(rank, a, job, path, comm) != 0) {
+        cdse_job_free(job);
+        free(job);
+        return 2;
+    }
     cdse_sweep_options opt = {
         .output = path,
         .resume = a->resume,
