@@ -12,10 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef CDSE_VERSION
-#define CDSE_VERSION "0"
-#endif
-
 enum { TAG_WORK = 1, TAG_STOP = 2, TAG_RESULT = 3 };
 
 /* Rank 0 evaluates its own chunk in slices this large between polls: ~1 ms at 10^6 /s. */
