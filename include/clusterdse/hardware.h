@@ -4,7 +4,7 @@
 
 #include "clusterdse/common.h"
 
-#define CDSE_MAX_LEVELS 4
+#define CDSE_MAX_LEVELS     4
 #define CDSE_MAX_EFF_POINTS 16
 
 /* Collectives with their own optional fitted parameters per network level. */
@@ -17,7 +17,8 @@ typedef enum cdse_coll {
     CDSE_COLL_COUNT
 } cdse_coll;
 
-const char *cdse_coll_name(int coll); /* "allreduce", "allgather", "reduce_scatter", "alltoall", "sendrecv" */
+const char *
+cdse_coll_name(int coll); /* "allreduce", "allgather", "reduce_scatter", "alltoall", "sendrecv" */
 
 /* Efficiency as a function of operation size in FLOPs; interpolated linearly in log10(flops),
  * clamped at both ends. Points are sorted by flops. */
@@ -40,14 +41,15 @@ typedef struct cdse_net_level {
     double latency_us;
     double efficiency; /* fraction of bandwidth_gbs that collectives achieve, in (0, 1] */
     double coll_latency_us[CDSE_COLL_COUNT];
-    double coll_bandwidth_gbs[CDSE_COLL_COUNT]; /* effective bus bandwidth, already includes efficiency */
+    double coll_bandwidth_gbs[CDSE_COLL_COUNT]; /* effective bus bandwidth, already includes
+                                                   efficiency */
 } cdse_net_level;
 
 typedef enum cdse_tier_attach {
     CDSE_TIER_NONE = 0,
-    CDSE_TIER_PER_GPU, /* each GPU has its own */
+    CDSE_TIER_PER_GPU,  /* each GPU has its own */
     CDSE_TIER_PER_NODE, /* one per node, bandwidth shared by the node's GPUs */
-    CDSE_TIER_POOL,    /* pooled memory shared by `shared_by` GPUs */
+    CDSE_TIER_POOL,     /* pooled memory shared by `shared_by` GPUs */
 } cdse_tier_attach;
 
 typedef struct cdse_mem_tier {
@@ -55,7 +57,7 @@ typedef struct cdse_mem_tier {
     double capacity_gib;  /* per attachment domain */
     double bandwidth_gbs; /* per attachment domain, one direction */
     double latency_us;
-    int shared_by;        /* GPUs sharing one domain (1 per GPU, gpus_per_node per node) */
+    int shared_by; /* GPUs sharing one domain (1 per GPU, gpus_per_node per node) */
 } cdse_mem_tier;
 
 #define CDSE_MAX_POOL_TYPES 4

@@ -7,7 +7,7 @@
 #include "clusterdse/perf.h"
 #include "clusterdse/space.h"
 
-#define CDSE_MAX_MODELS 32
+#define CDSE_MAX_MODELS  32
 #define CDSE_MAX_SYSTEMS 32
 
 typedef enum cdse_metric {
@@ -39,10 +39,10 @@ enum {
 };
 
 typedef struct cdse_objective {
-    int metric; /* cdse_metric */
-    int top;    /* best configurations kept per group */
-    int group_by; /* CDSE_GROUP_* mask */
-    int store;  /* cdse_store_mode */
+    int metric;    /* cdse_metric */
+    int top;       /* best configurations kept per group */
+    int group_by;  /* CDSE_GROUP_* mask */
+    int store;     /* cdse_store_mode */
     double tokens; /* token budget for time_to_train and gpu_hours */
 } cdse_objective;
 

@@ -5,7 +5,7 @@
 #include "clusterdse/strategy.h"
 
 typedef struct cdse_result {
-    int status; /* cdse_status */
+    int status;     /* cdse_status */
     int dp;         /* derived data-parallel degree */
     int grad_accum; /* micro-batches per pipeline per iteration */
     double time_per_iteration_s;
@@ -36,11 +36,11 @@ typedef struct cdse_result {
     double mem_other_gib;     /* reserved + workspace */
     double mem_offloaded_gib; /* placed on the second tier */
     /* Variable sequence lengths (model seq_len_histogram): slowest DP rank over the mean. */
-    double seq_imbalance;    /* 1 without a histogram */
-    double t_imbalance_s;    /* iteration time lost waiting for the slowest DP rank */
+    double seq_imbalance; /* 1 without a histogram */
+    double t_imbalance_s; /* iteration time lost waiting for the slowest DP rank */
     /* Heterogeneous pools: how the pool was used. */
-    int pool_split;          /* cdse_pool_split */
-    double pool_share[4];    /* share of the work (batch or layers) done by each GPU type */
+    int pool_split;       /* cdse_pool_split */
+    double pool_share[4]; /* share of the work (batch or layers) done by each GPU type */
 } cdse_result;
 
 typedef enum cdse_pool_split {

@@ -25,16 +25,16 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record);
 double cdse_record_cost(const cdse_record *record, int metric);
 
 typedef enum cdse_col_kind {
-    CDSE_COL_U64 = 0, /* uint64_t */
-    CDSE_COL_I32,     /* int32_t or int */
-    CDSE_COL_BOOL,    /* bool, written as 0/1 */
-    CDSE_COL_F64,     /* double */
-    CDSE_COL_MODEL,   /* int32 index, written as the model name */
-    CDSE_COL_SYSTEM,  /* int32 index, written as the system name */
-    CDSE_COL_RECOMPUTE, /* int, written as "none" | "selective" | "full" */
-    CDSE_COL_PRECISION, /* int, written as "bf16" | ... */
-    CDSE_COL_STATUS,    /* int, written as the status name */
-    CDSE_COL_OFFLOAD,   /* int CDSE_OFFLOAD_* mask, written as "none" | "weights+optimizer" ... */
+    CDSE_COL_U64 = 0,    /* uint64_t */
+    CDSE_COL_I32,        /* int32_t or int */
+    CDSE_COL_BOOL,       /* bool, written as 0/1 */
+    CDSE_COL_F64,        /* double */
+    CDSE_COL_MODEL,      /* int32 index, written as the model name */
+    CDSE_COL_SYSTEM,     /* int32 index, written as the system name */
+    CDSE_COL_RECOMPUTE,  /* int, written as "none" | "selective" | "full" */
+    CDSE_COL_PRECISION,  /* int, written as "bf16" | ... */
+    CDSE_COL_STATUS,     /* int, written as the status name */
+    CDSE_COL_OFFLOAD,    /* int CDSE_OFFLOAD_* mask, written as "none" | "weights+optimizer" ... */
     CDSE_COL_POOL_SPLIT, /* int cdse_pool_split, written as "none" | "dp" | "pp" */
 } cdse_col_kind;
 

@@ -114,9 +114,10 @@ static bool report(const check *c)
 {
     double mean = c->n ? c->sum / c->n : 0.0;
     bool ok = c->n > 0 && c->worst <= c->limit_each && mean <= c->limit_mean;
-    printf("# %-44s n=%-2d mean |err| %5.2f%%  worst %5.2f%%  limits %.0f%% each, %.0f%% mean: %s\n",
-           c->what, c->n, 100 * mean, 100 * c->worst, 100 * c->limit_each, 100 * c->limit_mean,
-           ok ? "PASS" : "FAIL");
+    printf(
+        "# %-44s n=%-2d mean |err| %5.2f%%  worst %5.2f%%  limits %.0f%% each, %.0f%% mean: %s\n",
+        c->what, c->n, 100 * mean, 100 * c->worst, 100 * c->limit_each, 100 * c->limit_mean,
+        ok ? "PASS" : "FAIL");
     return ok;
 }
 
@@ -150,8 +151,8 @@ static void strategy_from_row(const table *t, int i, cdse_strategy *s)
     s->recompute = strstr(rc, "full")        ? CDSE_RECOMPUTE_FULL
                    : strstr(rc, "selective") ? CDSE_RECOMPUTE_SELECTIVE
                                              : CDSE_RECOMPUTE_NONE;
-    s->sequence_parallel = strcmp(get(t, i, "seq_parallel"), "yes") == 0 ||
-                           strstr(rc, "sequence parallel") != NULL;
+    s->sequence_parallel =
+        strcmp(get(t, i, "seq_parallel"), "yes") == 0 || strstr(rc, "sequence parallel") != NULL;
     s->precision = CDSE_BF16;
     s->flash_attention = false; /* Megatron-LM of 2022: fused softmax, no flash attention */
 }
@@ -251,8 +252,8 @@ int main(int argc, char **argv)
                             cdse_embedding_state_gib(&m, &s);
             record(&f1, id, "weights+grads+optimizer (GiB)",
                    number_after(get(&t, i, "meas_mem_gib"), "params+grads+optimizer "), states);
-            record(&f1, id, "activations (GiB)", number_after(get(&t, i, "meas_mem_gib"), "activations "),
-                   r.mem_activations_gib);
+            record(&f1, id, "activations (GiB)",
+                   number_after(get(&t, i, "meas_mem_gib"), "activations "), r.mem_activations_gib);
         } else if (strcmp(group, "Korthikanti22-T4-per-layer-22B") == 0) {
             double fwd, bwd;
             const char *other = get(&t, i, "meas_other");
