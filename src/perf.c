@@ -821,6 +821,30 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     }
 }
 
+void cdse_result_take_memory(cdse_result *to, const cdse_result *from)
+{
+    to->mem_total_gib = from->mem_total_gib;
+    to->mem_weights_gib = from->mem_weights_gib;
+    to->mem_gradients_gib = from->mem_gradients_gib;
+    to->mem_optimizer_gib = from->mem_optimizer_gib;
+    to->mem_activations_gib = from->mem_activations_gib;
+    to->mem_other_gib = from->mem_other_gib;
+    to->mem_offloaded_gib = from->mem_offloaded_gib;
+}
+
+void cdse_result_set_throughput(cdse_result *r, double tokens, double model_flops, int gpus,
+                                double peak_tflops)
+{
+    double hw_ratio =
+        r->model_tflops_per_gpu > 0.0 ? r->hardware_tflops_per_gpu / r->model_tflops_per_gpu : 1.0;
+    double time = r->time_per_iteration_s;
+    r->tokens_per_s = tokens / time;
+    r->model_tflops_per_gpu = model_flops / time / gpus / 1e12;
+    r->hardware_tflops_per_gpu = r->model_tflops_per_gpu * hw_ratio;
+    r->mfu = peak_tflops > 0.0 ? r->model_tflops_per_gpu / peak_tflops : 0.0;
+    r->hfu = peak_tflops > 0.0 ? r->hardware_tflops_per_gpu / peak_tflops : 0.0;
+}
+
 /* With a sequence-length histogram, memory is that of the longest sample (seq_len) and time is
  * costed at the cost-equivalent length s_eff, whose per-sample cost s (1 + s / (6h)) equals the
  * histogram's mean cost (per-token work grows with the attention span, Narayanan et al. 2021
@@ -870,23 +894,10 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
     double f1 = cdse_model_flops_per_token(&probe) - f0;
     double samples = strategy->global_batch;
     double model_flops = samples * (mean_len * f0 + mean_square * f1);
-    double hw_ratio = timed.model_tflops_per_gpu > 0.0
-                          ? timed.hardware_tflops_per_gpu / timed.model_tflops_per_gpu
-                          : 1.0;
     double peak = timed.mfu > 0.0 ? timed.model_tflops_per_gpu / timed.mfu : 0.0;
-    timed.tokens_per_s = samples * mean_len / time;
-    timed.model_tflops_per_gpu = model_flops / time / strategy->gpus / 1e12;
-    timed.hardware_tflops_per_gpu = timed.model_tflops_per_gpu * hw_ratio;
-    timed.mfu = peak > 0.0 ? timed.model_tflops_per_gpu / peak : 0.0;
-    timed.hfu = peak > 0.0 ? timed.hardware_tflops_per_gpu / peak : 0.0;
+    cdse_result_set_throughput(&timed, samples * mean_len, model_flops, strategy->gpus, peak);
     /* Memory of the longest sample, from the first evaluation. */
     timed.status = r->status;
-    timed.mem_total_gib = r->mem_total_gib;
-    timed.mem_weights_gib = r->mem_weights_gib;
-    timed.mem_gradients_gib = r->mem_gradients_gib;
-    timed.mem_optimizer_gib = r->mem_optimizer_gib;
-    timed.mem_activations_gib = r->mem_activations_gib;
-    timed.mem_other_gib = r->mem_other_gib;
-    timed.mem_offloaded_gib = r->mem_offloaded_gib;
+    cdse_result_take_memory(&timed, r);
     *r = timed;
 }

@@ -45,33 +45,17 @@ static void combine(const cdse_model *model, const cdse_system *const types[], c
     double share[4];
     memcpy(share, r->pool_share, sizeof share);
     *r = per_type[slowest];
-    const cdse_result *mem = &per_type[fullest];
-    r->mem_total_gib = mem->mem_total_gib;
-    r->mem_weights_gib = mem->mem_weights_gib;
-    r->mem_gradients_gib = mem->mem_gradients_gib;
-    r->mem_optimizer_gib = mem->mem_optimizer_gib;
-    r->mem_activations_gib = mem->mem_activations_gib;
-    r->mem_other_gib = mem->mem_other_gib;
-    r->mem_offloaded_gib = mem->mem_offloaded_gib;
+    cdse_result_take_memory(r, &per_type[fullest]);
     r->status = status;
     r->pool_split = split;
     memcpy(r->pool_share, share, sizeof share);
 
     double tokens = (double)st->global_batch * model->seq_len;
-    double time = r->time_per_iteration_s;
     double model_flops = cdse_model_flops_per_token(model) * tokens;
     double peak = 0.0; /* the pool's average peak per GPU of the chosen precision */
     for (int i = 0; i < n; i++)
         peak += types[i]->peak_tflops[st->precision] * gpu_share[i];
-    double hw_ratio =
-        per_type[slowest].model_tflops_per_gpu > 0.0
-            ? per_type[slowest].hardware_tflops_per_gpu / per_type[slowest].model_tflops_per_gpu
-            : 1.0;
-    r->tokens_per_s = tokens / time;
-    r->model_tflops_per_gpu = model_flops / time / st->gpus / 1e12;
-    r->hardware_tflops_per_gpu = r->model_tflops_per_gpu * hw_ratio;
-    r->mfu = peak > 0.0 ? r->model_tflops_per_gpu / peak : 0.0;
-    r->hfu = peak > 0.0 ? r->hardware_tflops_per_gpu / peak : 0.0;
+    cdse_result_set_throughput(r, tokens, model_flops, st->gpus, peak);
 }
 
 /* Micro-batches per replica of each type, m[i], with sum r[i] m[i] = total and the largest

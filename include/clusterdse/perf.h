@@ -58,6 +58,16 @@ const char *cdse_pool_split_name(int split); /* "none", "dp", "pp" */
 void cdse_evaluate(const cdse_model *model, const cdse_system *system,
                    const cdse_strategy *strategy, cdse_result *result);
 
+/* Copies the memory figures (mem_*_gib) of `from` into `to`. */
+void cdse_result_take_memory(cdse_result *to, const cdse_result *from);
+
+/* Sets the throughput figures of `r` (tokens_per_s, model and hardware TFLOP/s per GPU, MFU,
+ * HFU) for an iteration of r->time_per_iteration_s that processes `tokens` tokens and
+ * `model_flops` model FLOPs on `gpus` GPUs of `peak_tflops` (average) peak, keeping the ratio of
+ * hardware to model FLOPs that `r` had. */
+void cdse_result_set_throughput(cdse_result *r, double tokens, double model_flops, int gpus,
+                                double peak_tflops);
+
 /* Forward and backward time (seconds) of one transformer layer for one micro-batch on one GPU,
  * as a per-layer measurement sees them: forward with its exposed TP/CP communication; backward
  * with recomputation and exposed communication. For validation against per-layer timings
