@@ -50,7 +50,8 @@ slurm_submit sweep_srun -N 1 --ntasks-per-node=4 -o sweep_srun-%j.log \
     "$src/slurm/sweep.sbatch" small.cfg "$T/srun.h5"
 slurm_submit sweep_mpirun -N 1 --ntasks-per-node=2 -o sweep_mpirun-%j.log \
     --export=ALL,CLUSTERDSE_LAUNCHER=mpirun,CLUSTERDSE_JOB=small.cfg "$src/slurm/sweep.sbatch"
-slurm_submit calibrate -N 1 --ntasks-per-node=2 -o calibrate-%j.log \
+# --oversubscribe undoes the scripts' --exclusive, so that the jobs share the one node.
+slurm_submit calibrate --oversubscribe -N 1 --ntasks-per-node=2 -o calibrate-%j.log \
     --export=ALL,CLUSTERDSE_FITTED_DIR="$T/fitted" \
     "$src/slurm/calibrate.sbatch" "$src/calibration/plans/quick.cfg" e2efab
 slurm_submit badjob -N 1 --ntasks-per-node=2 -o badjob-%j.log \
@@ -59,7 +60,7 @@ for _ in $(seq 1 40); do
     [ -s sweep_srun.jid ] && break
     sleep 0.25
 done
-slurm_submit verify -N 1 --ntasks-per-node=2 -o verify-%j.log \
+slurm_submit verify --oversubscribe -N 1 --ntasks-per-node=2 -o verify-%j.log \
     --dependency=afterok:"$(cat sweep_srun.jid)" \
     --export=ALL,CLUSTERDSE_VERIFY_ARGS="--max-bytes 65536 --time-budget 5" \
     "$src/slurm/verify.sbatch" "$T/srun.h5" 2
@@ -95,11 +96,14 @@ slurm_check "calibrate: the profile is named e2efab" grep -q '^name = "e2efab";'
 cat >withprofile.cfg <<CFG
 name = "with-profile";
 models = ( "llama3-8b" );
-systems = ( { base = "h100-sxm-dgx"; network_profile = "$T/fitted/e2efab.cfg"; } );
+systems = ( { base = "h100-sxm-dgx";
+              network_profile = "$T/fitted/e2efab.cfg"; } );
 space = { gpus = [ 16 ]; tp = [ 1, 2 ]; pp = [ 1 ]; global_batch = [ 128 ]; };
 CFG
+echo "+ $CLUSTERDSE eval withprofile.cfg"
 slurm_check "calibrate: a job evaluates with the fitted profile" \
-    bash -c "'$CLUSTERDSE' eval withprofile.cfg >withprofile.out 2>&1 || { cat withprofile.out; false; }"
+    bash -c "'$CLUSTERDSE' eval withprofile.cfg >withprofile.out 2>&1 ||
+             { cat withprofile.out; false; }"
 
 slurm_expect verify COMPLETED 0 1 1
 slurm_check "verify: /verify written to the sweep's store" "$py" -c "

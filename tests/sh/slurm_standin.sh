@@ -13,7 +13,7 @@ source "$src/tests/slurm/cluster.sh"
 slurm_test_preflight
 
 # Slots for every job at once (the stand-in sleeps, it does not compute).
-SLURM_TEST_CPUS=12
+SLURM_TEST_CPUS=16
 slurm_cluster_start
 T=$SLURM_TEST_DIR
 cd "$T"
@@ -28,7 +28,8 @@ one_node=(-N 1 --ntasks-per-node=2)
 printf 'steps = %d;\noutput = "%s/srun.out";\n' $steps "$T" >srun.cfg
 printf 'steps = %d;\n' $steps >mpirun.cfg
 printf 'steps = 600;\noutput = "%s/cancel.out";\n' "$T" >cancel.cfg
-printf 'steps = 12;\noutput = "%s/manual.out";\n' "$T" >manual.cfg
+# Long enough (30 s) not to finish before the test signals it, even on a busy machine.
+printf 'steps = 30;\noutput = "%s/manual.out";\n' "$T" >manual.cfg
 printf 'plan\n' >plan.cfg
 printf 'step 0\ndone\n' >complete.out
 printf 'step 0\n' >incomplete.out
@@ -45,14 +46,17 @@ slurm_submit mpirun "${one_node[@]}" "${limit[@]}" -o mpirun-%j.log \
 slurm_submit badjob "${one_node[@]}" -o badjob-%j.log \
     --export=ALL,CLUSTERDSE_BIN= proj/slurm/sweep.sbatch missing.cfg "$T/badjob.out"
 slurm_submit cancel "${one_node[@]}" -o cancel-%j.log "$src/slurm/sweep.sbatch" cancel.cfg
-slurm_submit calibrate "${one_node[@]}" -o calibrate-%j.log \
+# calibrate.sbatch and verify.sbatch ask for whole nodes (--exclusive); --oversubscribe undoes
+# that here, or they would hold the one node and the other jobs would wait for them.
+slurm_submit calibrate --oversubscribe "${one_node[@]}" -o calibrate-%j.log \
     --export=ALL,CLUSTERDSE_FITTED_DIR="$T/fitted" "$src/slurm/calibrate.sbatch" plan.cfg testfab
-slurm_submit verify "${one_node[@]}" -o verify-%j.log "$src/slurm/verify.sbatch" complete.out 1
-slurm_submit verify_bad "${one_node[@]}" -o verify_bad-%j.log "$src/slurm/verify.sbatch" \
-    incomplete.out
+slurm_submit verify --oversubscribe "${one_node[@]}" -o verify-%j.log \
+    "$src/slurm/verify.sbatch" complete.out 1
+slurm_submit verify_bad --oversubscribe "${one_node[@]}" -o verify_bad-%j.log \
+    "$src/slurm/verify.sbatch" incomplete.out
 slurm_submit manual "${one_node[@]}" -o manual-%j.log "$src/slurm/sweep.sbatch" manual.cfg
-slurm_wait_running cancel || echo "FAIL: the job to cancel never ran"
-slurm_wait_running manual || echo "FAIL: the job to signal never ran"
+slurm_check "cancel: the job runs" slurm_wait_running cancel
+slurm_check "manual: the job runs" slurm_wait_running manual
 sleep 2
 echo "+ scancel $(cat cancel.jid)"
 scancel "$(cat cancel.jid)"
@@ -101,9 +105,9 @@ slurm_check "cancel: TERM reached the batch shell" grep -q 'got SIGTERM' cancel-
 slurm_check "cancel: not requeued" bash -c "! grep -q requeued cancel-*.log"
 
 slurm_expect manual COMPLETED 0 2 2
-{ seq 0 11 | sed 's/^/step /'; echo done; } >expected12.out
+{ seq 0 29 | sed 's/^/step /'; echo done; } >expected30.out
 slurm_check "manual: USR1 by scancel stopped, requeued and resumed the sweep" \
-    bash -c "grep -q 'requeued: the next run' manual-*.log && cmp -s expected12.out manual.out"
+    bash -c "grep -q 'requeued: the next run' manual-*.log && cmp -s expected30.out manual.out"
 
 slurm_expect calibrate COMPLETED 0 1 1
 slurm_check "calibrate: probe ran on 2 ranks" grep -qx 'probe ranks=2' fitted/testfab.probes.h5

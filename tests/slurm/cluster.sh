@@ -65,10 +65,10 @@ slurm_wait_submitted() {
     SLURM_TEST_SUBMITS=()
 }
 
-# Waits until job NAME (from slurm_submit) is RUNNING; returns 1 after 60 s.
+# Waits until job NAME (from slurm_submit) is RUNNING; returns 1 after 120 s.
 slurm_wait_running() {
     local i jid
-    for i in $(seq 1 120); do
+    for i in $(seq 1 240); do
         jid=$(cat "$SLURM_TEST_DIR/$1.jid" 2>/dev/null || true)
         if [ -n "$jid" ] && [ "$(squeue -h -j "$jid" -o %T 2>/dev/null)" = RUNNING ]; then
             return 0
