@@ -118,6 +118,6 @@ run "$py" "$CDSE_SRC/tests/py/compare_stores.py" "$dir/ref.h5" "$dir/term.h5"
 # SIGUSR1 to mpirun, which forwards it to the ranks (once they run: 0.6 s at least).
 interrupt "$dir/usr1.h5" USR1 mpirun 600
 # Resuming on another number of ranks is allowed.
-run mpirun -np 3 "$CLUSTERDSE" sweep "$dir/job.cfg" -o "$dir/usr1.h5" --resume --quiet >/dev/null
+run mpirun -np 1 "$CLUSTERDSE" sweep "$dir/job.cfg" -o "$dir/usr1.h5" --resume --quiet >/dev/null
 run "$py" "$CDSE_SRC/tests/py/compare_stores.py" "$dir/ref.h5" "$dir/usr1.h5"
 echo "sweep_resume: ok"
