@@ -40,7 +40,9 @@ mkdir -p proj/slurm proj/build
 cp "$src/slurm/sweep.sbatch" proj/slurm/
 ln -s "$standin" proj/build/clusterdse
 
-slurm_submit srun "${one_node[@]}" "${limit[@]}" -o srun-%j.log "$src/slurm/sweep.sbatch" srun.cfg
+# --force is for the first run only: the requeued runs must resume, not start over.
+slurm_submit srun "${one_node[@]}" "${limit[@]}" -o srun-%j.log \
+    --export=ALL,CLUSTERDSE_SWEEP_ARGS=--force "$src/slurm/sweep.sbatch" srun.cfg
 slurm_submit mpirun "${one_node[@]}" "${limit[@]}" -o mpirun-%j.log \
     --export=ALL,CLUSTERDSE_LAUNCHER=mpirun "$src/slurm/sweep.sbatch" mpirun.cfg "$T/mpirun.out"
 slurm_submit badjob "${one_node[@]}" -o badjob-%j.log \
@@ -83,12 +85,14 @@ for launcher in srun mpirun; do
     slurm_check "$launcher: the warning reached the batch shell" grep -q 'got SIGUSR1' "$log"
     slurm_check "$launcher: the sweep exited 3" grep -q 'sweep exited 3' "$log"
     slurm_check "$launcher: the job requeued itself" grep -q 'requeued: the next run' "$log"
-    slurm_check "$launcher: run 2 resumed" grep -q "sweep ${launcher}.cfg.*--resume" "$log"
+    slurm_check "$launcher: run 2 resumed" grep -q "sweep ${launcher}.cfg.*--resume\$" "$log"
     slurm_check "$launcher: the log kept run 1 (append)" grep -q 'run 1 on' "$log"
     slurm_check "$launcher: the last run exited 0" \
         bash -c "tail -n 1 '$log' | grep -q 'sweep exited 0'"
 done
 slurm_check "mpirun: the launcher was mpirun" grep -q 'mpirun -np 2 ' mpirun-*.log
+slurm_check "srun: --force in the first run only" bash -c "grep -q 'srun.cfg --force\$' srun-*.log &&
+    ! grep -q 'force.*resume' srun-*.log"
 # srun delivers USR1 to every rank. mpirun forwards it too, but aborts the other ranks as soon as
 # one exits non-zero, so there only its own message is certain.
 slurm_check "srun: both ranks got the signal" grep -q 'rank 1 of 2: got a signal' srun-*.log

@@ -35,6 +35,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 [ -r "$input" ] || { say "cannot read '$input'"; exit 1; }
+[ $resume -eq 0 ] || [ $force -eq 0 ] || { say "--resume and --force exclude each other"; exit 1; }
 
 stop=0
 trap 'stop=1; say "got a signal"' USR1 TERM
