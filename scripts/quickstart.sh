@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds, and runs the main job: a sweep of the default job compiled into the binary
-# (jobs/quickstart.cfg) on all local cores, then prints the ten best configurations.
+# (jobs/quickstart.cfg) on all local cores; the sweep prints the ten best configurations. Ask
+# the store more with: build/clusterdse top results/quickstart.h5 --help
 # Usage: scripts/quickstart.sh [OUT.h5]   (default results/quickstart.h5, overwritten)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,5 +16,3 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 echo "+ mpirun -np $ranks build/clusterdse sweep -o $out --force" >&2
 mpirun --oversubscribe -np "$ranks" build/clusterdse sweep -o "$out" --force
-echo "+ build/clusterdse top $out -n 10" >&2
-build/clusterdse top "$out" -n 10
