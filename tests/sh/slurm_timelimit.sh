@@ -8,7 +8,7 @@
 # up to 60 s early, sbatch(1)) signals each run 0-30 s after it starts. The sweep is sized here,
 # on this machine, to last about 45 s on two ranks alone, so the first run is always
 # interrupted (and, sharing the cores with the uninterrupted job, usually two or three are).
-# About 1.5 to 2.5 minutes in all.
+# About 2 to 3 minutes in all.
 set -euo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 src=$CDSE_SRC
@@ -24,15 +24,24 @@ run() { echo "+ $*"; "$@"; }
 
 # Big models on A100 nodes of 8-64 GPUs: most configurations do not fit in memory (or are
 # invalid: tp 3, 5, 6, 7), so the store keeps about 1 row in 9000 (store = "feasible"), while
-# the space is large enough to take tens of seconds. global_batch = [128, 256, ..., 128 K] sets
-# the size: each value is one slice of 5,898,240 configurations.
+# the space is large enough to take tens of seconds. The size is set in slices of 5,898,240
+# configurations: one value of global_batch (128, 256, ...) for one copy of the two systems
+# (a copy is the same system under another name). job K writes a job of at least K slices:
+# S copies x G batch sizes, each axis within the 64 values a job file allows.
 job() {
-    local k=$1 gbs
-    gbs=$(seq -s ', ' 128 128 $((128 * k)))
+    local k=$1 copies per gbs systems c
+    copies=$(((k + 63) / 64))
+    per=$(((k + copies - 1) / copies))
+    gbs=$(seq -s ', ' 128 128 $((128 * per)))
+    systems=""
+    for c in $(seq 1 "$copies"); do
+        systems+="${systems:+, }{ base = \"a100-40g-dgx\"; name = \"a100-40g-c$c\"; }"
+        systems+=", { base = \"a100-80g-dgx\"; name = \"a100-80g-c$c\"; }"
+    done
     cat <<CFG
 name = "slurm-timelimit";
 models = ( "gpt3-175b", "llama3-405b", "gpt-530b", "gpt-1t" );
-systems = ( "a100-40g-dgx", "a100-80g-dgx" );
+systems = ( $systems );
 space = {
   gpus = [ 8, 16, 24, 32, 64 ];
   tp = [ 1, 2, 3, 4, 5, 6, 7, 8 ];
@@ -53,11 +62,8 @@ objective = { metric = "time_to_train"; tokens = 100000000000L; top = 5;
 CFG
 }
 
-# Size the sweep: time 2 slices on two ranks, then scale to about 45 s (an axis takes at most
-# 64 values: on a machine more than 1.4 times as fast as the 2-core VM this was written on the
-# sweep is shorter, still above the 30 s that make sure the first run is interrupted up to
-# twice as fast).
-job 2 >probe.cfg
+# Size the sweep: time 4 slices on two ranks, then scale to about 45 s.
+job 4 >probe.cfg
 t0=$(date +%s%N)
 run mpirun -np 2 "$CLUSTERDSE" sweep probe.cfg -o probe.h5 >/dev/null 2>probe.err
 ms=$((($(date +%s%N) - t0) / 1000000))
@@ -65,12 +71,11 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 # if it reports one.
 sweep_s=$(sed -n 's/.* configurations in \([0-9.]*\) s on .*/\1/p' probe.err | tail -n 1)
 [ -z "$sweep_s" ] || ms=$(awk -v s="$sweep_s" 'BEGIN { printf "%d", s * 1000 }')
-k=$((45000 * 2 / (ms > 1 ? ms : 1)))
-[ "$k" -ge 2 ] || k=2
-[ "$k" -le 64 ] || k=64
+k=$((45000 * 4 / (ms > 1 ? ms : 1)))
+[ "$k" -ge 4 ] || k=4
 job "$k" >job.cfg
-echo "slurm_timelimit: 2 slices took $ms ms; the test sweep has $k slices" \
-    "($((k * 5898240)) configurations), about 45 s on two ranks"
+echo "slurm_timelimit: 4 slices took $ms ms; the test sweep has $k or a few more slices" \
+    "(about $((k * 5898240)) configurations), about 45 s on two ranks"
 
 one_node=(-N 1 --ntasks-per-node=2)
 slurm_submit limited "${one_node[@]}" -t 1 --signal=B:USR1@30 -o limited-%j.log \
