@@ -1,17 +1,19 @@
 # shellcheck shell=bash
-# A throw-away one-node Slurm cluster for tests: source this file, then
+# A throw-away one-node Slurm cluster for tests. Source this file, then:
 #
-#   slurm_install_if_missing            # apt-get slurmctld slurmd slurm-client munge (root)
-#   slurm_cluster_start                 # munged + slurmctld + slurmd under $SLURM_TEST_DIR
-#   trap slurm_cluster_stop EXIT        # (slurm_cluster_start sets this trap itself)
-#   jobid=$(sbatch --parsable --wait ...)
-#   slurm_job_runs "$jobid"             # the jobcomp lines of every run of the job
+#   slurm_test_preflight              # SKIP (exit 0) unless root; installs Slurm if missing
+#   slurm_cluster_start               # munged + slurmctld + slurmd under $SLURM_TEST_DIR, an
+#                                     # EXIT trap and a watchdog that stop them all
+#   slurm_submit NAME SBATCH-ARGS...  # sbatch --wait in the background
+#   slurm_wait_submitted              # until every submitted job has ended
+#   slurm_expect NAME STATE EXIT [MIN_RUNS [MAX_RUNS]]   # from the jobcomp records
+#   slurm_check "what" COMMAND...     # ok/FAIL line; failures counted in SLURM_TEST_FAILURES
 #
-# Everything lives in a fresh temp directory (state, spool, logs, the munge socket), with ports
-# of its own, so it neither touches nor needs a site's Slurm, and two tests can each run one.
-# After slurm_cluster_start, SLURM_CONF points at the generated slurm.conf, so sbatch, squeue,
-# scontrol (also those run inside jobs) talk to this cluster.
-# Findings behind the settings: /work/shared/notes/slurm-on-one-machine.md, slurm.conf(5).
+# Everything lives in a fresh temp directory (state, spool, logs, the munge socket, PMIx
+# directories), with ports and job ids of its own, so it neither touches nor needs a site's
+# Slurm, and several tests can each run one at the same time. After slurm_cluster_start,
+# SLURM_CONF points at the generated slurm.conf, so sbatch, squeue, scontrol (also those run
+# inside jobs) talk to this cluster. Why each setting: tests/slurm/slurm.conf.in, docs/slurm.md.
 
 SLURM_TEST_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SLURM_TEST_PIDS=()
