@@ -387,8 +387,8 @@ static void stage_params(const cdse_model *model, const dims *x, stage_param_cou
     double mlp = mlp_weights * x->h * x->ffn / x->t;
     double attn_biases = x->gpt ? (x->q / x->t + 2.0 * x->kv_local * x->dh + x->h) : 0.0;
     double mlp_biases = x->gpt ? x->ffn / x->t + x->h : 0.0;
-    double moe_layers = x->moe_layers / x->p;
-    double dense_layers = model->layers / x->p - moe_layers;
+    double moe_layers = x->moe_share * x->stage_layers;
+    double dense_layers = x->stage_layers - moe_layers;
     double expert =
         mlp_weights * x->h * x->moe_ffn / x->t + (x->gpt ? x->moe_ffn / x->t + x->h : 0.0);
     double moe_dense = x->h * x->experts + x->shared * expert;
@@ -456,9 +456,11 @@ static void state_bytes(int zero, double shard, double *w, double *g, double *o)
 }
 
 /* Memory of the first stage. `params` receives the parameter counts, `updated` the parameters
- * this GPU updates in the optimizer step, `act_per_mb` the activation bytes of one micro-batch. */
+ * this GPU updates in the optimizer step, `act_per_mb` the activation bytes of one micro-batch and
+ * `in_flight_out` the micro-batches whose activations are held at once. */
 static void memory_model(const cdse_model *model, const env *e, const dims *x, cdse_result *r,
-                         stage_param_count *params, double *updated, double *act_per_mb)
+                         stage_param_count *params, double *updated, double *act_per_mb,
+                         double *in_flight_out)
 {
     const cdse_strategy *st = e->st;
     stage_params(model, x, params);
@@ -483,6 +485,7 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     if (x->p == 1.0)
         per_mb += x->tokens * x->vocab / x->t * 4.0; /* fp32 logits of the single stage */
     *act_per_mb = per_mb;
+    *in_flight_out = in_flight;
     double act = per_mb * in_flight;
     if (st->recompute == CDSE_RECOMPUTE_FULL) {
         /* One layer's activations are live while it is recomputed. */
@@ -512,7 +515,7 @@ static double tier_bandwidth(const cdse_system *sys)
 }
 
 static void offload_model(const env *e, double compute_time, double m, double act_per_mb,
-                          cdse_result *r)
+                          double in_flight, double layers_per_stage, cdse_result *r)
 {
     const cdse_strategy *st = e->st;
     double bw = tier_bandwidth(e->sys);
@@ -528,11 +531,19 @@ static void offload_model(const env *e, double compute_time, double m, double ac
         r->mem_optimizer_gib = 0.0;
     }
     if (st->offload & CDSE_OFFLOAD_ACTIVATIONS) {
-        /* Every micro-batch writes its activations during its forward pass and reads them back
-         * for its backward pass, overlapped with compute; one micro-batch stays resident. */
-        moved += r->mem_activations_gib;
+        /* Layer-wise activation offload (Megatron-Core's CPU offloading): every micro-batch
+         * writes each layer's activations out during its forward pass and reads them back for
+         * its backward pass, overlapped with compute. Two layers' worth stays in HBM (the layer
+         * computed and the one in transit), with whatever is not per micro-batch (the
+         * recomputation buffer). */
+        double total = r->mem_activations_gib * CDSE_GIB;
+        double stacked = act_per_mb * in_flight;
+        double resident = total - stacked + act_per_mb * fmin(1.0, 2.0 / layers_per_stage);
+        if (resident > total)
+            resident = total;
+        moved += (total - resident) / CDSE_GIB;
         overlapped += 2.0 * m * act_per_mb / bw;
-        r->mem_activations_gib = act_per_mb / CDSE_GIB;
+        r->mem_activations_gib = resident / CDSE_GIB;
     }
     if (st->offload & CDSE_OFFLOAD_WEIGHTS) {
         /* Weights streamed in for forward and backward of every micro-batch (ZeRO-Infinity
@@ -770,8 +781,8 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
 
     stage_param_count params;
     double updated = 0.0;
-    double act_per_mb = 0.0;
-    memory_model(model, &e, &x, r, &params, &updated, &act_per_mb);
+    double act_per_mb = 0.0, in_flight = 0.0;
+    memory_model(model, &e, &x, r, &params, &updated, &act_per_mb, &in_flight);
 
     /* Data-parallel gradient reduction: dense parameters over the dp x cp ranks holding the same
      * weights (stride tp), expert parameters over the dp x cp / ep ranks holding the same experts
@@ -785,7 +796,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
 
     double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
     double compute_iter = x.m * per_mb;
-    offload_model(&e, compute_iter, x.m, act_per_mb, r);
+    offload_model(&e, compute_iter, x.m, act_per_mb, in_flight, x.stage_layers, r);
 
     double time = compute_iter + bubble + pp_comm + dp_comm + optimizer + r->t_offload_s;
     r->time_per_iteration_s = time;
