@@ -832,6 +832,33 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     }
 }
 
+void cdse_iteration_work(const cdse_model *model, int global_batch, double *tokens,
+                         double *model_flops)
+{
+    if (model->n_seq_bins < 1) {
+        *tokens = (double)global_batch * model->seq_len;
+        *model_flops = cdse_model_flops_per_token(model) * *tokens;
+        return;
+    }
+    double total = 0.0, mean_len = 0.0, mean_square = 0.0;
+    for (int i = 0; i < model->n_seq_bins; i++) {
+        double w = model->seq_bin_weight[i], len = model->seq_bin_len[i];
+        total += w;
+        mean_len += w * len;
+        mean_square += w * len * len;
+    }
+    mean_len /= total;
+    mean_square /= total;
+    /* f(s) = f0 + f1 s per token, so a sample of length s costs s f0 + f1 s^2. */
+    cdse_model probe = *model;
+    probe.seq_len = 0;
+    double f0 = cdse_model_flops_per_token(&probe);
+    probe.seq_len = 1;
+    double f1 = cdse_model_flops_per_token(&probe) - f0;
+    *tokens = global_batch * mean_len;
+    *model_flops = global_batch * (mean_len * f0 + mean_square * f1);
+}
+
 void cdse_result_take_memory(cdse_result *to, const cdse_result *from)
 {
     to->mem_total_gib = from->mem_total_gib;
@@ -868,16 +895,12 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
     r->seq_imbalance = 1.0;
     if (model->n_seq_bins < 1 || (r->status != CDSE_ST_OK && r->status != CDSE_ST_OOM))
         return;
-    double h = model->hidden, total = 0.0, mean_len = 0.0, mean_square = 0.0, mean_cost = 0.0;
+    double h = model->hidden, total = 0.0, mean_cost = 0.0;
     for (int i = 0; i < model->n_seq_bins; i++) {
         double w = model->seq_bin_weight[i], len = model->seq_bin_len[i];
         total += w;
-        mean_len += w * len;
-        mean_square += w * len * len;
         mean_cost += w * len * (1.0 + len / (6.0 * h));
     }
-    mean_len /= total;
-    mean_square /= total;
     mean_cost /= total;
     double s_eff = 3.0 * h * (sqrt(1.0 + 2.0 * mean_cost / (3.0 * h)) - 1.0);
     cdse_model timed_model = *model;
@@ -896,17 +919,10 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
     double time = timed.time_per_iteration_s + timed.t_imbalance_s;
     timed.time_per_iteration_s = time;
 
-    /* Model FLOPs per token are linear in the sequence length, f(s) = f0 + f1 s, so a sample of
-     * length s costs s f0 + f1 s^2. */
-    cdse_model probe = *model;
-    probe.seq_len = 0;
-    double f0 = cdse_model_flops_per_token(&probe);
-    probe.seq_len = 1;
-    double f1 = cdse_model_flops_per_token(&probe) - f0;
-    double samples = strategy->global_batch;
-    double model_flops = samples * (mean_len * f0 + mean_square * f1);
+    double tokens, model_flops;
+    cdse_iteration_work(model, strategy->global_batch, &tokens, &model_flops);
     double peak = timed.mfu > 0.0 ? timed.model_tflops_per_gpu / timed.mfu : 0.0;
-    cdse_result_set_throughput(&timed, samples * mean_len, model_flops, strategy->gpus, peak);
+    cdse_result_set_throughput(&timed, tokens, model_flops, strategy->gpus, peak);
     /* Memory of the longest sample, from the first evaluation. */
     timed.status = r->status;
     cdse_result_take_memory(&timed, r);

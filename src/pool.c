@@ -50,25 +50,26 @@ static void combine(const cdse_model *model, const cdse_system *const types[], c
     r->pool_split = split;
     memcpy(r->pool_share, share, sizeof share);
 
-    double tokens = (double)st->global_batch * model->seq_len;
-    double model_flops = cdse_model_flops_per_token(model) * tokens;
+    double tokens, model_flops;
+    cdse_iteration_work(model, st->global_batch, &tokens, &model_flops);
     double peak = 0.0; /* the pool's average peak per GPU of the chosen precision */
     for (int i = 0; i < n; i++)
         peak += types[i]->peak_tflops[st->precision] * gpu_share[i];
     cdse_result_set_throughput(r, tokens, model_flops, st->gpus, peak);
 }
 
-/* Micro-batches per replica of each type, m[i], with sum r[i] m[i] = total and the largest
- * finish time m[i] t[i] as small as possible. Two types: every m[0] is tried (exact). More
- * types: slots go, r[i] at a time, to the type whose replicas would finish earliest. Returns
- * false when no assignment fills the batch exactly. */
-static bool assign_microbatches(const int r[], const double t[], int n, int total, int m[])
+/* Micro-batches per replica of each type, m[i] (multiples of `step`), with sum r[i] m[i] = total
+ * and the largest finish time m[i] t[i] as small as possible. Two types: every m[0] is tried
+ * (exact). More types: slots go, r[i] at a time, to the type whose replicas would finish earliest.
+ * Returns false when no assignment fills the batch exactly. */
+static bool assign_microbatches(const int r[], const double t[], int n, int total, int step,
+                                int m[])
 {
     if (n == 2) {
         double best = -1.0;
-        for (int m0 = 0; m0 * r[0] <= total; m0++) {
+        for (int m0 = 0; m0 * r[0] <= total; m0 += step) {
             int rest = total - m0 * r[0];
-            if (rest % r[1] != 0)
+            if (rest % (r[1] * step) != 0)
                 continue;
             int m1 = rest / r[1];
             double finish = m0 * t[0] > m1 * t[1] ? m0 * t[0] : m1 * t[1];
@@ -87,9 +88,9 @@ static bool assign_microbatches(const int r[], const double t[], int n, int tota
         int pick = -1;
         double pick_finish = 0.0;
         for (int i = 0; i < n; i++) {
-            if (given + r[i] > total)
+            if (given + r[i] * step > total)
                 continue;
-            double finish = (m[i] + 1) * t[i];
+            double finish = (m[i] + step) * t[i];
             if (pick < 0 || finish < pick_finish) {
                 pick = i;
                 pick_finish = finish;
@@ -97,8 +98,8 @@ static bool assign_microbatches(const int r[], const double t[], int n, int tota
         }
         if (pick < 0)
             return false;
-        m[pick]++;
-        given += r[pick];
+        m[pick] += step;
+        given += r[pick] * step;
     }
     return true;
 }
@@ -130,7 +131,9 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
             return false;
         per_mb[i] = (b.time_per_iteration_s - a.time_per_iteration_s) / 2.0;
     }
-    if (!assign_microbatches(replicas, per_mb, n, total_mb, m))
+    /* The interleaved schedule needs a multiple of pp micro-batches per replica. */
+    int step = st->vpp > 1 ? st->pp : 1;
+    if (!assign_microbatches(replicas, per_mb, n, total_mb, step, m))
         return false;
     cdse_result per_type[CDSE_MAX_POOL_TYPES];
     bool used[CDSE_MAX_POOL_TYPES];
@@ -229,8 +232,13 @@ void cdse_evaluate_pool(const cdse_model *model, const cdse_system *const types[
     if (result->status != CDSE_ST_OK && result->status != CDSE_ST_OOM)
         return;
     int total = 0, g[CDSE_MAX_POOL_TYPES];
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         total += counts[i];
+        if (!(types[i]->peak_tflops[strategy->precision] > 0.0)) {
+            result->status = CDSE_ST_DTYPE_UNSUPPORTED; /* every GPU type must run it */
+            return;
+        }
+    }
     for (int i = 0; i < n; i++) {
         if ((long long)strategy->gpus * counts[i] % total != 0) {
             result->status = CDSE_ST_POOL_SPLIT;

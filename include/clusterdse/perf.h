@@ -58,6 +58,12 @@ const char *cdse_pool_split_name(int split); /* "none", "dp", "pp" */
 void cdse_evaluate(const cdse_model *model, const cdse_system *system,
                    const cdse_strategy *strategy, cdse_result *result);
 
+/* Tokens and model FLOPs of one iteration of `global_batch` samples: seq_len tokens each, or the
+ * samples of the model's sequence-length histogram (model FLOPs per token grow linearly with the
+ * sample's length, Megatron-LM's counting). */
+void cdse_iteration_work(const cdse_model *model, int global_batch, double *tokens,
+                         double *model_flops);
+
 /* Copies the memory figures (mem_*_gib) of `from` into `to`. */
 void cdse_result_take_memory(cdse_result *to, const cdse_result *from);
 

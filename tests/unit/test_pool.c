@@ -321,6 +321,46 @@ static void test_dp_shares_add_up(void **state)
     assert_rel(r.pool_share[0] + r.pool_share[1], 1.0, 1e-15);
 }
 
+/* Every GPU type must support the precision: type A has fp8 (200 TFLOP/s), type B does not, so
+ * an fp8 strategy on the pool is dtype_unsupported (not a pool_split). */
+static void test_precision_on_every_type(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(12);
+    cdse_system a = gpu_type(1.0), b = gpu_type(2.0);
+    a.peak_tflops[CDSE_FP8] = 200.0;
+    const cdse_system *types[] = {&a, &b};
+    int counts[] = {8, 8};
+    cdse_strategy st = strat(16, 1, 1, 48);
+    st.precision = CDSE_FP8;
+    cdse_result r;
+    cdse_evaluate_pool(&m, types, counts, 2, &st, &r);
+    assert_status(r.status, CDSE_ST_DTYPE_UNSUPPORTED);
+}
+
+/* With interleaving (vpp 2) every replica needs a multiple of pp micro-batches (Megatron-LM's
+ * interleaved schedule). pp = 2 on 6 GPUs of A + 10 of B (B half as fast): stages of dp = 8 GPUs
+ * cannot be of one type (no pp split); replicas of 2 GPUs, 3 of A and 5 of B, 48 micro-batches:
+ * 3 m_A + 5 m_B = 48 with m_A, m_B even has (16, 0) and (6, 6); finish times 16a and
+ * max(6a, 12a) = 12a, so (6, 6): shares 18/48 and 30/48. (Without the multiple-of-pp rule,
+ * (11, 3) would finish at max(11a, 6a) = 11a, and both types would fail the vpp check.) */
+static void test_dp_split_interleaved(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(12);
+    cdse_system a = gpu_type(1.0), b = gpu_type(2.0);
+    const cdse_system *types[] = {&a, &b};
+    int counts[] = {6, 10};
+    cdse_strategy st = strat(16, 1, 2, 48);
+    st.vpp = 2;
+    cdse_result r;
+    cdse_evaluate_pool(&m, types, counts, 2, &st, &r);
+    assert_status(r.status, CDSE_ST_OK);
+    assert_int_equal(r.pool_split, CDSE_POOL_DP);
+    assert_rel(r.pool_share[0], 18.0 / 48.0, 1e-15);
+    assert_rel(r.pool_share[1], 30.0 / 48.0, 1e-15);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +371,8 @@ int main(void)
         cmocka_unit_test(test_no_whole_replica),
         cmocka_unit_test(test_dp_split_exact_fill),
         cmocka_unit_test(test_dp_shares_add_up),
+        cmocka_unit_test(test_precision_on_every_type),
+        cmocka_unit_test(test_dp_split_interleaved),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
