@@ -880,18 +880,33 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
  * counts /results holds is a consistent earlier state (a kill during a commit's flush can leave
  * one dataset's extent newer than another's); later progress rows and rows of /results past
  * that count are dropped, and those ranges are evaluated again. */
-static int truncate_uncommitted(cdse_store *s, const char *path, cdse_diag *diag)
+/* The last complete commit: the longest prefix of /progress whose row counts /results holds;
+ * `keep` receives the length of that prefix, `committed` its /results row count. */
+static int last_commit(cdse_store *s, size_t *keep, size_t *total, uint64_t *committed,
+                       cdse_diag *diag)
 {
     cdse_done *done = NULL;
     size_t n = 0;
     int rc = cdse_store_read_progress(s, &done, &n, diag);
     if (rc != 0)
         return rc;
-    uint64_t limit = s->results >= 0 ? s->rows : 0, committed = 0;
-    size_t keep = 0;
-    while (keep < n && done[keep].rows <= limit && done[keep].rows >= committed)
-        committed = done[keep++].rows;
+    uint64_t limit = s->results >= 0 ? s->rows : 0;
+    *committed = 0;
+    *keep = 0;
+    while (*keep < n && done[*keep].rows <= limit && done[*keep].rows >= *committed)
+        *committed = done[(*keep)++].rows;
+    *total = n;
     free(done);
+    return CDSE_OK;
+}
+
+static int truncate_uncommitted(cdse_store *s, const char *path, cdse_diag *diag)
+{
+    size_t keep = 0, n = 0;
+    uint64_t committed = 0;
+    int rc = last_commit(s, &keep, &n, &committed, diag);
+    if (rc != 0)
+        return rc;
     s->progress_rows = keep;
     if (keep < n) {
         hid_t d = open_table(s->file, "progress");
@@ -959,6 +974,14 @@ int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag
         }
         if (rc == 0)
             rc = truncate_uncommitted(s, path, diag);
+    } else if (rc == 0 && s->results >= 0) {
+        /* Readers see the committed rows only: rows past the last commit (a write that failed
+         * or was killed after /results grew) are not results. */
+        size_t keep = 0, n = 0;
+        uint64_t committed = 0;
+        rc = last_commit(s, &keep, &n, &committed, diag);
+        if (rc == 0 && committed < s->rows)
+            s->rows = committed;
     }
     if (rc != 0) {
         store_free(s);

@@ -24,10 +24,15 @@ def decode_enums(df, dtype):
 
 
 def read_table(path, dataset="results"):
-    """A DataFrame of /results, /top or /pareto with enumerations decoded."""
+    """A DataFrame of /results, /top or /pareto with enumerations decoded. Of /results only the
+    committed rows (attribute rows_committed): rows past it were written by a commit that did not
+    complete (a failed write or a kill) and are not results."""
     with h5py.File(path, "r") as f:
         data = f[dataset]
-        return decode_enums(pd.DataFrame(data[:]), data.dtype)
+        n = len(data)
+        if dataset == "results" and "rows_committed" in data.attrs:
+            n = min(n, int(data.attrs["rows_committed"]))
+        return decode_enums(pd.DataFrame(data[:n]), data.dtype)
 
 
 def read_counts(path):
