@@ -170,6 +170,12 @@ static const char *pool_split_name(const void *ctx, int i)
     return cdse_pool_split_name(i);
 }
 
+static const char *placement_name(const void *ctx, int i)
+{
+    (void)ctx;
+    return cdse_placement_names[i];
+}
+
 static const char *bool_name(const void *ctx, int i)
 {
     (void)ctx;
@@ -207,6 +213,9 @@ static int column_string(void *vctx, int var, const char *str, double *value, ch
         break;
     case CDSE_COL_POOL_SPLIT:
         name = pool_split_name, n = CDSE_POOL_PP + 1;
+        break;
+    case CDSE_COL_PLACEMENT:
+        name = placement_name, n = CDSE_PLACEMENT_COUNT;
         break;
     default:
         snprintf(msg, size, "%s is a number: compare it with a number", col->name);

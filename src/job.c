@@ -1792,6 +1792,17 @@ static const key_spec space_keys[] = {
      .def_text = "[false]",
      .help = "tensor-parallel collectives pipelined with the GEMMs (Megatron-Core "
              "--tp-comm-overlap, Transformer Engine userbuffers)"},
+    {.name = "placement",
+     .type = KEY_ENUM,
+     .is_axis = true,
+     .axis = CDSE_AXIS_PLACEMENT,
+     .choices = cdse_placement_names,
+     .has_default = true,
+     .def = 0,
+     .def_text = "[\"tp-cp-dp-pp\"]",
+     .help = "order in which the groups are laid out over the ranks, innermost first (EP is "
+             "the inner part of dp); the groups' strides decide which network levels each "
+             "collective crosses"},
 };
 static const key_table space_table = {"space", space_keys,
                                       (int)(sizeof space_keys / sizeof space_keys[0])};

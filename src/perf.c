@@ -86,11 +86,12 @@
 #define ROUTER_BYTES          8.0
 
 typedef struct dims {
-    double b, s_local, s_full; /* micro-batch, local and full sequence */
-    double s_positions;        /* rows of a learned position table (the model's seq_len) */
-    double stage_layers;       /* layers of the most loaded pipeline stage */
-    double moe_share;          /* MoE layers / layers */
-    double tokens;             /* b * s_local: rows of the GEMMs */
+    double b, s_local, s_full;   /* micro-batch, local and full sequence */
+    double s_positions;          /* rows of a learned position table (the model's seq_len) */
+    double stage_layers;         /* layers of the most loaded pipeline stage */
+    double moe_share;            /* MoE layers / layers */
+    int stride[CDSE_PLACE_DIMS]; /* rank stride of the TP, CP, DP and PP groups (placement) */
+    double tokens;               /* b * s_local: rows of the GEMMs */
     double h, q, kv, dh, ffn, vocab;
     double t, p, c, d, v, m;
     double heads_local, kv_local; /* attention heads and key/value heads on one TP rank */
@@ -205,7 +206,7 @@ static void ep_costs(const env *e, const dims *x, layer_cost *c)
     if (x->e <= 1.0)
         return;
     cdse_span span;
-    cdse_group_span(e->sys, (int)x->e, (int)(x->t * x->c), &span);
+    cdse_group_span(e->sys, (int)x->e, x->stride[CDSE_PLACE_DP], &span);
     double tokens = e->st->sequence_parallel ? x->tokens / x->t : x->tokens;
     double bytes = tokens * x->top_k * x->route_factor * x->h * ACT_BYTES;
     double one = cdse_alltoall_time(e->sys, &span, bytes);
@@ -268,7 +269,7 @@ static void tp_costs(const env *e, const dims *x, bool sp, layer_cost *c)
     if (x->t <= 1.0)
         return;
     cdse_span span;
-    cdse_group_span(e->sys, (int)x->t, 1, &span);
+    cdse_group_span(e->sys, (int)x->t, x->stride[CDSE_PLACE_TP], &span);
     double bytes = x->tokens * x->h * ACT_BYTES;
     if (!sp) {
         /* Two all-reduces forward (g after the row-parallel layers) and two backward (f before
@@ -303,7 +304,7 @@ static void cp_costs(const env *e, const dims *x, layer_cost *c)
      * Attention"; Megatron-Core context parallelism). */
     double chunk = x->b * x->s_local * 2.0 * x->kv_local * x->dh * ACT_BYTES;
     cdse_span span;
-    cdse_group_span(e->sys, (int)x->c, (int)x->t, &span);
+    cdse_group_span(e->sys, (int)x->c, x->stride[CDSE_PLACE_CP], &span);
     double step = cdse_group_p2p_time(e->sys, &span, chunk);
     c->cp_fwd = (x->c - 1.0) * step;
     c->cp_bwd = 2.0 * c->cp_fwd;
@@ -335,6 +336,7 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->s_full = model->seq_len;
     x->s_local = (double)model->seq_len / st->cp;
     x->s_positions = model->seq_len;
+    cdse_placement_strides(st->placement, st->tp, st->cp, st->dp, st->pp, x->stride);
     /* Layers that do not divide evenly over pp x vpp chunks leave some chunks one layer longer
      * (Megatron-Core's uneven pipeline split); the longest sets the pace and the memory. */
     int chunks = st->pp * st->vpp;
@@ -767,7 +769,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
          * (Narayanan et al. 2021 Sec. 4.1); each chunk step sends forward and backward. */
         double bytes = x.tokens * x.h * ACT_BYTES / x.t;
         cdse_span span;
-        cdse_group_span(system, (int)x.p, (int)(x.t * x.c * x.d), &span);
+        cdse_group_span(system, (int)x.p, x.stride[CDSE_PLACE_PP], &span);
         double one = cdse_group_p2p_time(system, &span, bytes);
         double steps = x.m * x.v + x.p - 1.0;
         if (x.v > 1.0) {
@@ -785,14 +787,20 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     memory_model(model, &e, &x, r, &params, &updated, &act_per_mb, &in_flight);
 
     /* Data-parallel gradient reduction: dense parameters over the dp x cp ranks holding the same
-     * weights (stride tp), expert parameters over the dp x cp / ep ranks holding the same experts
-     * (stride tp cp ep). */
+     * weights, expert parameters over the dp x cp / ep ranks holding the same experts (EP is the
+     * inner part of dp). The group starts at the smaller of its parts' strides (exact when cp
+     * and dp are adjacent in the placement, as by default: stride tp). */
+    int dp_stride = x.stride[CDSE_PLACE_DP], cp_stride = x.stride[CDSE_PLACE_CP];
+    int dense_stride = x.c > 1.0 && cp_stride < dp_stride ? cp_stride : dp_stride;
+    int expert_stride = (int)(dp_stride * x.e);
+    if (x.c > 1.0 && cp_stride < expert_stride)
+        expert_stride = cp_stride;
     dp_windows windows = {stage_fwd, stage_bwd + stage_rec, x.m};
     double dp_comm = dp_comm_time(system, st.zero, params.dense + params.embed, (int)(x.d * x.c),
-                                  (int)x.t, &windows);
+                                  dense_stride, &windows);
     if (params.experts > 0.0)
         dp_comm += dp_comm_time(system, st.zero, params.experts, (int)(x.d * x.c / x.e),
-                                (int)(x.t * x.c * x.e), &windows);
+                                expert_stride, &windows);
 
     double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
     double compute_iter = x.m * per_mb;

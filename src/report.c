@@ -149,6 +149,8 @@ const cdse_column cdse_columns[] = {
     F64("pool_share_1", pool_share[1], "fraction", "share of the work done by pool GPU type 1"),
     F64("pool_share_2", pool_share[2], "fraction", "share of the work done by pool GPU type 2"),
     F64("pool_share_3", pool_share[3], "fraction", "share of the work done by pool GPU type 3"),
+    {"placement", CDSE_COL_PLACEMENT, STRATEGY(placement), "",
+     "rank placement order, innermost first (tp-cp-dp-pp by default)"},
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 
@@ -221,6 +223,12 @@ void cdse_column_format(const cdse_column *column, const cdse_record *record, co
     case CDSE_COL_POOL_SPLIT:
         snprintf(buf, size, "%s", cdse_pool_split_name(*(const int *)field));
         break;
+    case CDSE_COL_PLACEMENT: {
+        int code = *(const int *)field;
+        snprintf(buf, size, "%s",
+                 code >= 0 && code < CDSE_PLACEMENT_COUNT ? cdse_placement_names[code] : "?");
+        break;
+    }
     default:
         snprintf(buf, size, "?");
         break;

@@ -20,6 +20,7 @@ static const char *const axis_names[CDSE_AXIS_COUNT] = {
     [CDSE_AXIS_FLASH_ATTENTION] = "flash_attention",
     [CDSE_AXIS_OFFLOAD] = "offload",
     [CDSE_AXIS_TP_COMM_OVERLAP] = "tp_comm_overlap",
+    [CDSE_AXIS_PLACEMENT] = "placement",
 };
 
 const char *cdse_axis_name(int axis)
@@ -113,6 +114,7 @@ void cdse_space_strategy(const cdse_space *space, const int digit[CDSE_AXIS_COUN
     strategy->flash_attention = AXIS_VALUE(CDSE_AXIS_FLASH_ATTENTION) != 0;
     strategy->offload = (int)AXIS_VALUE(CDSE_AXIS_OFFLOAD);
     strategy->tp_comm_overlap = AXIS_VALUE(CDSE_AXIS_TP_COMM_OVERLAP) != 0;
+    strategy->placement = (int)AXIS_VALUE(CDSE_AXIS_PLACEMENT);
 #undef AXIS_VALUE
     strategy->dp = 0;
     strategy->grad_accum = 0;

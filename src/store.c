@@ -160,6 +160,11 @@ static hid_t bool_type(void)
     return enum_type(names, 2);
 }
 
+static const char *placement_code_name(int code)
+{
+    return cdse_placement_names[code];
+}
+
 static hid_t named_enum(int count, const char *(*name)(int))
 {
     const char *names[64];
@@ -204,6 +209,8 @@ static hid_t column_type(const cdse_column *col, const cdse_store *s)
         return named_enum(8, offload_code_name);
     case CDSE_COL_POOL_SPLIT:
         return named_enum(CDSE_POOL_PP + 1, cdse_pool_split_name);
+    case CDSE_COL_PLACEMENT:
+        return named_enum(CDSE_PLACEMENT_COUNT, placement_code_name);
     default:
         return H5Tcopy(H5T_NATIVE_INT8);
     }

@@ -102,3 +102,32 @@ int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse
         return CDSE_ST_OFFLOAD_NO_TIER;
     return CDSE_ST_OK;
 }
+
+/* Rank placement orders, innermost first: every permutation of tp, cp, dp and pp, the default
+ * (Megatron-LM's tp, cp, dp, pp) first. Expert parallelism is carved out of dp (its inner part). */
+const char *const cdse_placement_names[CDSE_PLACEMENT_COUNT + 1] = {
+    "tp-cp-dp-pp", "tp-cp-pp-dp", "tp-dp-cp-pp", "tp-dp-pp-cp", "tp-pp-cp-dp",
+    "tp-pp-dp-cp", "cp-tp-dp-pp", "cp-tp-pp-dp", "cp-dp-tp-pp", "cp-dp-pp-tp",
+    "cp-pp-tp-dp", "cp-pp-dp-tp", "dp-tp-cp-pp", "dp-tp-pp-cp", "dp-cp-tp-pp",
+    "dp-cp-pp-tp", "dp-pp-tp-cp", "dp-pp-cp-tp", "pp-tp-cp-dp", "pp-tp-dp-cp",
+    "pp-cp-tp-dp", "pp-cp-dp-tp", "pp-dp-tp-cp", "pp-dp-cp-tp", NULL,
+};
+
+void cdse_placement_strides(int placement, int tp, int cp, int dp, int pp,
+                            int strides[CDSE_PLACE_DIMS])
+{
+    static const char *const dim_names[CDSE_PLACE_DIMS] = {"tp", "cp", "dp", "pp"};
+    int size[CDSE_PLACE_DIMS] = {tp, cp, dp, pp};
+    const char *name =
+        cdse_placement_names[placement >= 0 && placement < CDSE_PLACEMENT_COUNT ? placement : 0];
+    int stride = 1;
+    for (int k = 0; k < CDSE_PLACE_DIMS; k++) {
+        const char *token = name + 3 * k; /* "tp-cp-dp-pp": two letters and a dash each */
+        for (int d = 0; d < CDSE_PLACE_DIMS; d++) {
+            if (strncmp(token, dim_names[d], 2) == 0) {
+                strides[d] = stride;
+                stride *= size[d];
+            }
+        }
+    }
+}

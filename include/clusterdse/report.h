@@ -36,6 +36,7 @@ typedef enum cdse_col_kind {
     CDSE_COL_STATUS,     /* int, written as the status name */
     CDSE_COL_OFFLOAD,    /* int CDSE_OFFLOAD_* mask, written as "none" | "weights+optimizer" ... */
     CDSE_COL_POOL_SPLIT, /* int cdse_pool_split, written as "none" | "dp" | "pp" */
+    CDSE_COL_PLACEMENT,  /* int index into cdse_placement_names, written as "tp-cp-dp-pp" ... */
 } cdse_col_kind;
 
 /* One output column: its name in CSV, tables and the HDF5 store (the contract), how to read it

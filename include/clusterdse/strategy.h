@@ -22,6 +22,17 @@ enum {
     CDSE_OFFLOAD_OPTIMIZER = 4,
 };
 
+/* Rank placement: the order in which the parallel groups are laid out over the ranks, innermost
+ * first (DESIGN.md "Rank placement"); the default tp, cp, dp, pp puts TP groups on consecutive
+ * ranks, within a node. */
+#define CDSE_PLACEMENT_COUNT 24
+enum { CDSE_PLACE_TP = 0, CDSE_PLACE_CP, CDSE_PLACE_DP, CDSE_PLACE_PP, CDSE_PLACE_DIMS };
+extern const char *const cdse_placement_names[CDSE_PLACEMENT_COUNT + 1]; /* "tp-cp-dp-pp", ... */
+
+/* Stride between consecutive members of each group (indexed by CDSE_PLACE_*) for a placement. */
+void cdse_placement_strides(int placement, int tp, int cp, int dp, int pp,
+                            int strides[CDSE_PLACE_DIMS]);
+
 typedef struct cdse_strategy {
     int gpus;
     int tp, pp, cp, ep, vpp;
@@ -35,6 +46,7 @@ typedef struct cdse_strategy {
     bool tp_comm_overlap; /* TP collectives pipelined with the GEMMs (Transformer Engine
                              userbuffers, Megatron-Core --tp-comm-overlap) */
     int offload;          /* CDSE_OFFLOAD_* mask */
+    int placement;        /* index into cdse_placement_names; 0 = tp-cp-dp-pp */
     /* Derived by cdse_strategy_check. */
     int dp;
     int grad_accum; /* micro-batches per iteration per pipeline */

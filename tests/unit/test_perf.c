@@ -596,6 +596,35 @@ static void test_uneven_pipeline_split(void **state)
     assert_rel(a.t_forward_s, b.t_forward_s, 1e-15);
 }
 
+/* Placement decides which levels a group crosses. t = 8, p = 2 on 16 GPUs (8 per node), dp 1:
+ * by default the TP group is ranks 0-7, one node (NVLink); with pp innermost (pp-tp-cp-dp) the
+ * TP group is ranks 0, 2, ..., 14 (stride 2): 4 per node on 2 nodes, and its all-reduces run
+ * hierarchically, the inter-node step on InfiniBand. The forward pass's two all-reduces of
+ * B = T h 2 bytes per layer (the exposed part; T = s b = 1024) then cost, per all-reduce,
+ * 2 (3/4) B / (300e9 x 0.8) + 2 x 3 x 2e-6 + 2 (1/2) (B / 4) / (25e9 x 0.9) + 2 x 1 x 5e-6
+ * (collective.c's hierarchical ring). cdse_layer_times gives the forward time of one layer, so
+ * the difference between the two placements is 2 x (that - the NVLink-only all-reduce). */
+static void test_placement_moves_tp_across_nodes(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    cdse_system s = sys();
+    cdse_strategy st = strat(16, 8, 2, 2, 4);
+    int pp_first = -1;
+    for (int i = 0; cdse_placement_names[i] != NULL; i++)
+        if (strcmp(cdse_placement_names[i], "pp-tp-cp-dp") == 0)
+            pp_first = i;
+    double fwd_default, bwd_default, fwd_moved, bwd_moved;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd_default, &bwd_default), CDSE_ST_OK);
+    st.placement = pp_first;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd_moved, &bwd_moved), CDSE_ST_OK);
+    double bytes = S * B * H * 2.0;
+    double nvlink = 2.0 * 7.0 / 8.0 * bytes / (300e9 * 0.8) + 2.0 * 7.0 * 2e-6;
+    double split = 2.0 * 0.75 * bytes / (300e9 * 0.8) + 2.0 * 3.0 * 2e-6 +
+                   2.0 * 0.5 * (bytes / 4.0) / (25e9 * 0.9) + 2.0 * 1.0 * 5e-6;
+    assert_rel(fwd_moved - fwd_default, 2.0 * (split - nvlink), 1e-9);
+}
+
 /* Selective recomputation with flash attention: Megatron-Core checkpoints the attention core
  * whatever its kernel, so the backward pass runs the causal flash forward again:
  * 4 b s s h x 1/2 FLOPs (Dao 2023, causal half) at 0.4 of the 100 TFLOP/s peak (the test
@@ -1420,6 +1449,7 @@ int main(void)
         cmocka_unit_test(test_recompute_times),
         cmocka_unit_test(test_selective_recompute_with_flash),
         cmocka_unit_test(test_uneven_pipeline_split),
+        cmocka_unit_test(test_placement_moves_tp_across_nodes),
         cmocka_unit_test(test_tp_comm_times),
         cmocka_unit_test(test_layer_times_tp),
         cmocka_unit_test(test_tp_comm_overlap),

@@ -390,6 +390,41 @@ static void test_order_of_checks(void **state)
     assert_int_equal(check(&m, st), CDSE_ST_PP_LAYERS);
 }
 
+/* Rank placement (DESIGN.md "Rank placement": groups laid out innermost first): the stride of a
+ * group is the product of the sizes of the groups inside it. tp 8, cp 1, dp 2, pp 2:
+ *   default tp-cp-dp-pp: tp 1, cp 8, dp 8 x 1 = 8, pp 8 x 1 x 2 = 16;
+ *   dp-tp-cp-pp: dp 1, tp 2, cp 2 x 8 = 16, pp 16;
+ *   pp-dp-cp-tp: pp 1, dp 2, cp 2 x 2 = 4, tp 4. */
+static void test_placement_strides(void **state)
+{
+    (void)state;
+    assert_string_equal(cdse_placement_names[0], "tp-cp-dp-pp");
+    int code_dp_first = -1, code_pp_first = -1, n = 0;
+    for (; cdse_placement_names[n] != NULL; n++) {
+        if (strcmp(cdse_placement_names[n], "dp-tp-cp-pp") == 0)
+            code_dp_first = n;
+        if (strcmp(cdse_placement_names[n], "pp-dp-cp-tp") == 0)
+            code_pp_first = n;
+    }
+    assert_int_equal(n, 24);
+    int s[CDSE_PLACE_DIMS];
+    cdse_placement_strides(0, 8, 1, 2, 2, s);
+    assert_int_equal(s[CDSE_PLACE_TP], 1);
+    assert_int_equal(s[CDSE_PLACE_CP], 8);
+    assert_int_equal(s[CDSE_PLACE_DP], 8);
+    assert_int_equal(s[CDSE_PLACE_PP], 16);
+    cdse_placement_strides(code_dp_first, 8, 1, 2, 2, s);
+    assert_int_equal(s[CDSE_PLACE_DP], 1);
+    assert_int_equal(s[CDSE_PLACE_TP], 2);
+    assert_int_equal(s[CDSE_PLACE_CP], 16);
+    assert_int_equal(s[CDSE_PLACE_PP], 16);
+    cdse_placement_strides(code_pp_first, 8, 1, 2, 2, s);
+    assert_int_equal(s[CDSE_PLACE_PP], 1);
+    assert_int_equal(s[CDSE_PLACE_DP], 2);
+    assert_int_equal(s[CDSE_PLACE_CP], 4);
+    assert_int_equal(s[CDSE_PLACE_TP], 4);
+}
+
 /* Names as the CSV prints them, and back. */
 static void test_status_names(void **state)
 {
@@ -424,6 +459,7 @@ int main(void)
         cmocka_unit_test(test_oom_reports_figures),
         cmocka_unit_test(test_order_of_checks),
         cmocka_unit_test(test_status_names),
+        cmocka_unit_test(test_placement_strides),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
