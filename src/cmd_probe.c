@@ -82,6 +82,22 @@ static char *read_text(const char *path)
     return text;
 }
 
+/* Whether the directory of `path` exists and is writable: checked before measuring, so that a
+ * typo in -o does not cost the whole probe run. */
+static bool output_dir_writable(const char *path)
+{
+    char dir[CDSE_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+        return access(".", W_OK) == 0;
+    if (slash == dir)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+    return access(dir, W_OK) == 0;
+}
+
 /* Rank 0 reads and validates the plan; every rank learns the verdict, then the plan. */
 static int load_plan(const probe_args *a, int rank, int size, cdse_probe_plan *plan, char **text)
 {
@@ -91,6 +107,12 @@ static int load_plan(const probe_args *a, int rank, int size, cdse_probe_plan *p
         cdse_diag diag = {""};
         if (!a->force && access(a->output, F_OK) == 0) {
             fprintf(stderr, "clusterdse probe: %s exists; use --force to overwrite it\n",
+                    a->output);
+            status = 1;
+        } else if (!output_dir_writable(a->output)) {
+            fprintf(stderr,
+                    "clusterdse probe: cannot write %s: its directory does not exist or is not "
+                    "writable\n",
                     a->output);
             status = 1;
         } else if ((*text = read_text(a->plan)) == NULL) {

@@ -941,7 +941,7 @@ static int parse_seq_histogram(parse_ctx *ctx, const config_setting_t *setting, 
     char allowed[200];
     snprintf(allowed, sizeof allowed,
              "a list of 1 to %d pairs [length >= 1, weight >= 0] with distinct lengths, e.g. "
-             "( [512, 0.3], [2048, 0.5], [8192, 0.2] )",
+             "( [512.0, 0.3], [2048.0, 0.5], [8192.0, 0.2] )",
              CDSE_MAX_SEQ_BINS);
     if (!config_setting_is_list(setting) && !config_setting_is_array(setting))
         return fail(ctx, setting, NULL, setting, allowed, "expected a list");
