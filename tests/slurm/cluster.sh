@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # A throw-away one-node Slurm cluster for tests. Source this file, then:
 #
-#   slurm_test_preflight              # SKIP (exit 0) unless root; installs Slurm if missing
+#   slurm_test_preflight              # SKIP (exit 77) unless root; installs Slurm if missing
 #   slurm_cluster_start               # munged + slurmctld + slurmd under $SLURM_TEST_DIR, an
 #                                     # EXIT trap and a watchdog that stop them all
 #   slurm_submit NAME SBATCH-ARGS...  # sbatch --wait in the background
@@ -20,23 +20,24 @@ SLURM_TEST_PIDS=()
 
 slurm__log() { echo "slurm-test: $*" >&2; }
 
-# Exits 0 with a SKIP line when this machine cannot run the Slurm tests: not root (slurmd runs
+# Exits 77 (CTest's SKIP_RETURN_CODE: reported as skipped) with a SKIP line when this machine
+# cannot run the Slurm tests: not root (slurmd runs
 # jobs as root here and the packages may need installing), or a sanitizer build (these tests
 # exercise the batch scripts, not the C code, and the release build already ran them; they
 # would only double the CI time). CDSE_SLURM_TESTS=0 skips too, =1 forces a sanitizer build.
 slurm_test_preflight() {
     if [ "${CDSE_SLURM_TESTS:-}" = 0 ]; then
         echo "SKIP: CDSE_SLURM_TESTS=0"
-        exit 0
+        exit 77
     fi
     if [ "$(id -u)" -ne 0 ]; then
         echo "SKIP: the Slurm tests start slurmd and need root"
-        exit 0
+        exit 77
     fi
     if [ "${CDSE_SLURM_TESTS:-}" != 1 ] && [ -n "${CDSE_BUILD:-}" ] &&
         grep -q '^CDSE_SANITIZE:BOOL=ON' "$CDSE_BUILD/CMakeCache.txt" 2>/dev/null; then
         echo "SKIP: sanitizer build (the release build runs the Slurm tests)"
-        exit 0
+        exit 77
     fi
     slurm_install_if_missing || { echo "FAIL: could not install Slurm"; exit 1; }
 }
