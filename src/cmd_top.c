@@ -334,6 +334,13 @@ static int scan(cdse_store *store, const char *dataset, const cdse_expr *where, 
                 ranking *k, uint64_t *matched, cdse_diag *diag)
 {
     uint64_t rows = 0;
+    if (!cdse_store_has(store, dataset)) {
+        cdse_diag_set(diag,
+                      "the store has no /%s (a sweep with objective.store = \"best\" keeps only "
+                      "/top and /pareto); allowed: --from top or --from pareto",
+                      dataset);
+        return CDSE_EINVAL;
+    }
     int rc = cdse_store_rows(store, dataset, &rows, diag);
     size_t row_size = cdse_store_row_size();
     unsigned char *buf = malloc(TOP_BLOCK_ROWS * row_size);
@@ -410,9 +417,10 @@ static int run(const top_args *a)
                     a->path);
     }
     uint64_t matched = 0;
-    if (code == 0 && scan(store, dataset, where, a->all, &k, &matched, &diag) != 0) {
+    int scanned = code == 0 ? scan(store, dataset, where, a->all, &k, &matched, &diag) : 0;
+    if (scanned != 0) {
         fprintf(stderr, "clusterdse top: %s: %s\n", a->path, diag.msg);
-        code = 2;
+        code = scanned == CDSE_EINVAL ? 1 : 2;
     }
     if (code == 0) {
         const char *by = a->by ? a->by : cdse_metric_name(cdse_store_metric(store));

@@ -1325,6 +1325,13 @@ int cdse_store_read_counts(cdse_store *store, cdse_counts *counts, cdse_diag *di
     return CDSE_OK;
 }
 
+bool cdse_store_has(cdse_store *store, const char *dataset)
+{
+    if (strcmp(dataset, "results") == 0)
+        return store->results >= 0;
+    return H5Lexists(store->file, dataset, H5P_DEFAULT) > 0;
+}
+
 int cdse_store_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_diag *diag)
 {
     *n = 0;

@@ -128,6 +128,9 @@ int cdse_store_read_progress(cdse_store *store, cdse_done **done, size_t *n, cds
 /* The counts of the committed ranges (the sum over /progress). */
 void cdse_store_sum_counts(const cdse_done *done, size_t n, cdse_counts *counts);
 int cdse_store_read_counts(cdse_store *store, cdse_counts *counts, cdse_diag *diag);
+/* Whether the store holds the dataset ("results" is absent with objective.store = "best"). */
+bool cdse_store_has(cdse_store *store, const char *dataset);
+
 /* Number of rows of "results", "top" or "pareto" (0 if the dataset does not exist). */
 int cdse_store_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_diag *diag);
 /* Reads rows [start, start + n) of a dataset as packed rows. */
