@@ -903,13 +903,8 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
     r->seq_imbalance = 1.0;
     if (model->n_seq_bins < 1 || (r->status != CDSE_ST_OK && r->status != CDSE_ST_OOM))
         return;
-    double h = model->hidden, total = 0.0, mean_cost = 0.0;
-    for (int i = 0; i < model->n_seq_bins; i++) {
-        double w = model->seq_bin_weight[i], len = model->seq_bin_len[i];
-        total += w;
-        mean_cost += w * len * (1.0 + len / (6.0 * h));
-    }
-    mean_cost /= total;
+    double h = model->hidden;
+    double mean_cost = cdse_seq_mean_cost(model, NULL);
     double s_eff = 3.0 * h * (sqrt(1.0 + 2.0 * mean_cost / (3.0 * h)) - 1.0);
     cdse_model timed_model = *model;
     int granule = strategy->cp > 1 ? 2 * strategy->cp : 1;

@@ -227,7 +227,7 @@ static double draw_cost(const cdse_model *model, const double cumulative[], uint
     return sample_cost(model, model->seq_bin_len[bin]);
 }
 
-static double mean_cost(const cdse_model *model, double *variance)
+double cdse_seq_mean_cost(const cdse_model *model, double *variance)
 {
     double mean = 0.0, square = 0.0, total = 0.0;
     for (int i = 0; i < model->n_seq_bins; i++) {
@@ -238,7 +238,8 @@ static double mean_cost(const cdse_model *model, double *variance)
     }
     mean /= total;
     square /= total;
-    *variance = square - mean * mean;
+    if (variance != NULL)
+        *variance = square - mean * mean;
     return mean;
 }
 
@@ -269,7 +270,7 @@ double cdse_seq_imbalance_mc(const cdse_model *model, int ranks, int seqs, int t
         max_sum += slowest;
     }
     double variance;
-    return max_sum / trials / (seqs * mean_cost(model, &variance));
+    return max_sum / trials / (seqs * cdse_seq_mean_cost(model, &variance));
 }
 
 /* Expected maximum of `ranks` standard normal variables: the integral of
@@ -310,7 +311,7 @@ void cdse_model_prepare(cdse_model *model)
     }
     model->seq_mean = mean;
     double variance;
-    double mu = mean_cost(model, &variance);
+    double mu = cdse_seq_mean_cost(model, &variance);
     double sigma = sqrt(variance > 0.0 ? variance : 0.0);
     for (int j = 0; j < CDSE_SEQ_GRID_RANKS; j++) {
         int ranks = 1 << j;

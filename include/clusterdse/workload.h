@@ -56,6 +56,10 @@ void cdse_model_prepare(cdse_model *model);
 double cdse_seq_imbalance_mc(const cdse_model *model, int ranks, int seqs, int trials,
                              uint64_t seed);
 
+/* Mean cost s (1 + s / (6 h)) of a sample drawn from the histogram, and its variance (may be
+ * NULL); the weights need not be normalized. */
+double cdse_seq_mean_cost(const cdse_model *model, double *variance);
+
 /* The precomputed imbalance, interpolated in log2(seqs) and log2(ranks); 1 without a
  * histogram. */
 double cdse_seq_imbalance(const cdse_model *model, double ranks, double seqs);
