@@ -113,21 +113,44 @@ const char *const cdse_placement_names[CDSE_PLACEMENT_COUNT + 1] = {
     "pp-cp-tp-dp", "pp-cp-dp-tp", "pp-dp-tp-cp", "pp-dp-cp-tp", NULL,
 };
 
+/* The orders of cdse_placement_names as group indices, innermost first (the evaluator's hot
+ * path reads this table rather than the names). */
+static const int placement_order[CDSE_PLACEMENT_COUNT][CDSE_PLACE_DIMS] = {
+    {CDSE_PLACE_TP, CDSE_PLACE_CP, CDSE_PLACE_DP, CDSE_PLACE_PP}, /* tp-cp-dp-pp */
+    {CDSE_PLACE_TP, CDSE_PLACE_CP, CDSE_PLACE_PP, CDSE_PLACE_DP}, /* tp-cp-pp-dp */
+    {CDSE_PLACE_TP, CDSE_PLACE_DP, CDSE_PLACE_CP, CDSE_PLACE_PP}, /* tp-dp-cp-pp */
+    {CDSE_PLACE_TP, CDSE_PLACE_DP, CDSE_PLACE_PP, CDSE_PLACE_CP}, /* tp-dp-pp-cp */
+    {CDSE_PLACE_TP, CDSE_PLACE_PP, CDSE_PLACE_CP, CDSE_PLACE_DP}, /* tp-pp-cp-dp */
+    {CDSE_PLACE_TP, CDSE_PLACE_PP, CDSE_PLACE_DP, CDSE_PLACE_CP}, /* tp-pp-dp-cp */
+    {CDSE_PLACE_CP, CDSE_PLACE_TP, CDSE_PLACE_DP, CDSE_PLACE_PP}, /* cp-tp-dp-pp */
+    {CDSE_PLACE_CP, CDSE_PLACE_TP, CDSE_PLACE_PP, CDSE_PLACE_DP}, /* cp-tp-pp-dp */
+    {CDSE_PLACE_CP, CDSE_PLACE_DP, CDSE_PLACE_TP, CDSE_PLACE_PP}, /* cp-dp-tp-pp */
+    {CDSE_PLACE_CP, CDSE_PLACE_DP, CDSE_PLACE_PP, CDSE_PLACE_TP}, /* cp-dp-pp-tp */
+    {CDSE_PLACE_CP, CDSE_PLACE_PP, CDSE_PLACE_TP, CDSE_PLACE_DP}, /* cp-pp-tp-dp */
+    {CDSE_PLACE_CP, CDSE_PLACE_PP, CDSE_PLACE_DP, CDSE_PLACE_TP}, /* cp-pp-dp-tp */
+    {CDSE_PLACE_DP, CDSE_PLACE_TP, CDSE_PLACE_CP, CDSE_PLACE_PP}, /* dp-tp-cp-pp */
+    {CDSE_PLACE_DP, CDSE_PLACE_TP, CDSE_PLACE_PP, CDSE_PLACE_CP}, /* dp-tp-pp-cp */
+    {CDSE_PLACE_DP, CDSE_PLACE_CP, CDSE_PLACE_TP, CDSE_PLACE_PP}, /* dp-cp-tp-pp */
+    {CDSE_PLACE_DP, CDSE_PLACE_CP, CDSE_PLACE_PP, CDSE_PLACE_TP}, /* dp-cp-pp-tp */
+    {CDSE_PLACE_DP, CDSE_PLACE_PP, CDSE_PLACE_TP, CDSE_PLACE_CP}, /* dp-pp-tp-cp */
+    {CDSE_PLACE_DP, CDSE_PLACE_PP, CDSE_PLACE_CP, CDSE_PLACE_TP}, /* dp-pp-cp-tp */
+    {CDSE_PLACE_PP, CDSE_PLACE_TP, CDSE_PLACE_CP, CDSE_PLACE_DP}, /* pp-tp-cp-dp */
+    {CDSE_PLACE_PP, CDSE_PLACE_TP, CDSE_PLACE_DP, CDSE_PLACE_CP}, /* pp-tp-dp-cp */
+    {CDSE_PLACE_PP, CDSE_PLACE_CP, CDSE_PLACE_TP, CDSE_PLACE_DP}, /* pp-cp-tp-dp */
+    {CDSE_PLACE_PP, CDSE_PLACE_CP, CDSE_PLACE_DP, CDSE_PLACE_TP}, /* pp-cp-dp-tp */
+    {CDSE_PLACE_PP, CDSE_PLACE_DP, CDSE_PLACE_TP, CDSE_PLACE_CP}, /* pp-dp-tp-cp */
+    {CDSE_PLACE_PP, CDSE_PLACE_DP, CDSE_PLACE_CP, CDSE_PLACE_TP}, /* pp-dp-cp-tp */
+};
+
 void cdse_placement_strides(int placement, int tp, int cp, int dp, int pp,
                             int strides[CDSE_PLACE_DIMS])
 {
-    static const char *const dim_names[CDSE_PLACE_DIMS] = {"tp", "cp", "dp", "pp"};
     int size[CDSE_PLACE_DIMS] = {tp, cp, dp, pp};
-    const char *name =
-        cdse_placement_names[placement >= 0 && placement < CDSE_PLACEMENT_COUNT ? placement : 0];
+    const int *order =
+        placement_order[placement >= 0 && placement < CDSE_PLACEMENT_COUNT ? placement : 0];
     int stride = 1;
     for (int k = 0; k < CDSE_PLACE_DIMS; k++) {
-        const char *token = name + 3 * k; /* "tp-cp-dp-pp": two letters and a dash each */
-        for (int d = 0; d < CDSE_PLACE_DIMS; d++) {
-            if (strncmp(token, dim_names[d], 2) == 0) {
-                strides[d] = stride;
-                stride *= size[d];
-            }
-        }
+        strides[order[k]] = stride;
+        stride *= size[order[k]];
     }
 }
