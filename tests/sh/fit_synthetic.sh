@@ -10,7 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 echo "+ /usr/bin/python3 (write $tmp/synthetic.h5)"
 /usr/bin/python3 - "$tmp/synthetic.h5" <<'PY'
 import sys, h5py, numpy as np
-# Hand values. Model (src/collective.c, one level): allreduce 2(n-1)/n B/bw + 2(n-1) lat;
+# Hand values. Model (src/model/collective.c, one level): allreduce 2(n-1)/n B/bw + 2(n-1) lat;
 # allgather (n-1)/n B/bw + (n-1) lat; sendrecv B/bw + lat; bw in GB/s = 1e3 bytes/us.
 truth = {(0, "allreduce"): (2.0, 20.0), (0, "allgather"): (1.5, 30.0),
          (0, "sendrecv"): (1.0, 10.0), (1, "allreduce"): (5.0, 5.0), (1, "sendrecv"): (4.0, 12.0)}

@@ -1,4 +1,4 @@
-/* Collective costs of src/collective.c against hand calculations.
+/* Collective costs of src/model/collective.c against hand calculations.
  *
  * The systems are filled by hand here. The formulas (alpha-beta model per network level):
  *   - ring all-reduce on n ranks: 2 (n-1)/n B / bw + 2 (n-1) latency; all-gather and
@@ -23,7 +23,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "clusterdse/collective.h"
+#include "clusterdse/model/collective.h"
 
 /* Relative comparison that prints both values and the caller's line on failure. */
 static void assert_rel_at(double actual, double expected, double rel, const char *file, int line)

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "clusterdse/expr.h"
+#include "clusterdse/sweep/expr.h"
 
 /* A row of three variables: tp, mem_total_gib, model (0 = "llama3-70b", 1 = "gpt3-175b"). */
 enum { V_TP = 0, V_MEM, V_MODEL, V_COUNT };

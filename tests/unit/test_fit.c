@@ -1,6 +1,6 @@
 /* Fit of latency and bandwidth: recovery of hand-chosen parameters from synthetic times, the
  * non-negativity constraint, the breakpoint search, the hold-out check and the reduction
- * removal. Model terms: src/collective.c (ring allreduce 2(n-1)/n B/bw + 2(n-1) lat, ...). */
+ * removal. Model terms: src/model/collective.c (ring allreduce 2(n-1)/n B/bw + 2(n-1) lat, ...). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "clusterdse/fit.h"
+#include "clusterdse/calibrate/fit.h"
 
 /* Exact times of allreduce on n = 4 with lat = 5 us, bw = 10 GB/s:
  * t = 2*3*5 + 2*3/4 * B / (10 GB/s) = 30 us + 1.5 B / 1e4 us.

@@ -1,4 +1,4 @@
-/* Job-file parsing and validation (src/job.c): values, defaults, inline groups, and one test per
+/* Job-file parsing and validation (src/config/job.c): values, defaults, inline groups, and one test per
  * class of error, each checking the file:line and the key of the message. */
 #define _XOPEN_SOURCE 700 /* opendir */
 #include <dirent.h>
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "clusterdse/job.h"
+#include "clusterdse/config/job.h"
 
 /* Jobs are parsed from text with this path: relative names resolve from tests/jobs/ and its
  * parents (the source tree's jobs/models and calibration/systems). */

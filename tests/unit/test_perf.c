@@ -1,4 +1,4 @@
-/* The evaluator (src/perf.c, cdse_eff_lookup of src/hardware.c) against hand calculations.
+/* The evaluator (src/model/perf.c, cdse_eff_lookup of src/model/hardware.c) against hand calculations.
  *
  * Models, systems and strategies are filled by hand here (no files are loaded). Each expected
  * value is written from the published formula it comes from, never produced by the code under
@@ -28,8 +28,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "clusterdse/collective.h"
-#include "clusterdse/perf.h"
+#include "clusterdse/model/collective.h"
+#include "clusterdse/model/perf.h"
 
 /* Relative comparison that prints both values and the caller's line on failure. */
 static void assert_rel_at(double actual, double expected, double rel, const char *file, int line)

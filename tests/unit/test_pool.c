@@ -1,4 +1,4 @@
-/* Heterogeneous pools (src/pool.c, cdse_evaluate_pool) against hand calculations.
+/* Heterogeneous pools (src/model/pool.c, cdse_evaluate_pool) against hand calculations.
  *
  * Two GPU types are filled by hand, identical except that type B has half of type A's GEMM peak
  * (50 vs 100 TFLOP/s) and half its HBM bandwidth (500 vs 1000 GB/s); links are made negligible
@@ -26,7 +26,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "clusterdse/pool.h"
+#include "clusterdse/model/pool.h"
 
 static void assert_rel_at(double actual, double expected, double rel, const char *file, int line)
 {

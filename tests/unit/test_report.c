@@ -1,4 +1,4 @@
-/* Output columns, CSV and the human table (src/report.c). */
+/* Output columns, CSV and the human table (src/sweep/report.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "clusterdse/report.h"
+#include "clusterdse/sweep/report.h"
 
 /* The column contract of issue 2 and DESIGN.md, in order. */
 static const char *const contract_header =

@@ -1,5 +1,5 @@
-/* Variable sequence lengths (src/workload.c: cdse_seq_imbalance_mc, cdse_model_prepare,
- * cdse_seq_imbalance; src/perf.c: cdse_evaluate with a histogram) against closed forms.
+/* Variable sequence lengths (src/model/workload.c: cdse_seq_imbalance_mc, cdse_model_prepare,
+ * cdse_seq_imbalance; src/model/perf.c: cdse_evaluate with a histogram) against closed forms.
  *
  * The cost of a sample of length s is c(s) = s (1 + s / (6 h)) (workload.h). With h = 1024
  * (6 h = 6144) the two lengths used throughout cost
@@ -32,8 +32,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "clusterdse/perf.h"
-#include "clusterdse/workload.h"
+#include "clusterdse/model/perf.h"
+#include "clusterdse/model/workload.h"
 
 static void assert_near_at(double actual, double expected, double tol, const char *file, int line)
 {

@@ -1,4 +1,4 @@
-/* Mixed-radix encoding of the design space (src/space.c). */
+/* Mixed-radix encoding of the design space (src/model/space.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "clusterdse/space.h"
+#include "clusterdse/model/space.h"
 
 /* A space where every axis has one value except models (2), tp (3), pp (4) and zero (2). */
 static void small_space(cdse_space *space)

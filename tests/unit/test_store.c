@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <hdf5.h>
 
-#include "clusterdse/store.h"
+#include "clusterdse/sweep/store.h"
 
 static char dir[256];
 

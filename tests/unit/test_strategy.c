@@ -1,4 +1,4 @@
-/* Validity rules of src/strategy.c: one minimal example per cdse_status reason, the derived dp
+/* Validity rules of src/model/strategy.c: one minimal example per cdse_status reason, the derived dp
  * and grad_accum, and the order of the checks.
  *
  * Rules and their sources:
@@ -21,8 +21,8 @@
 
 #include <string.h>
 
-#include "clusterdse/perf.h"
-#include "clusterdse/strategy.h"
+#include "clusterdse/model/perf.h"
+#include "clusterdse/model/strategy.h"
 
 /* A small GPT: 8 layers, hidden 512, 8 heads, ffn 2048, sequence 1024. */
 static cdse_model small_gpt(void)

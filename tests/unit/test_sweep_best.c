@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "clusterdse/sweep.h"
+#include "clusterdse/sweep/sweep.h"
 
 static cdse_record rec(uint64_t index, int gpus, double time_s, int status)
 {

@@ -1,4 +1,4 @@
-/* Parameter and FLOP counts of src/workload.c against hand calculations.
+/* Parameter and FLOP counts of src/model/workload.c against hand calculations.
  *
  * Every model is filled by hand here (no files are loaded). Each expected value is written from the
  * published formula beside it, never produced by the code under test:
@@ -23,7 +23,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "clusterdse/workload.h"
+#include "clusterdse/model/workload.h"
 
 /* Relative tolerance: the counts are sums of exact integers below 2^53 or products of a few
  * doubles. */

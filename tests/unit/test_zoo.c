@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clusterdse/hardware.h"
-#include "clusterdse/job.h"
-#include "clusterdse/workload.h"
+#include "clusterdse/model/hardware.h"
+#include "clusterdse/config/job.h"
+#include "clusterdse/model/workload.h"
 
 #define SYSTEMS_DIR CDSE_SOURCE_DIR "/calibration/systems"
 #define MODELS_DIR  CDSE_SOURCE_DIR "/jobs/models"

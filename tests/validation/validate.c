@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clusterdse/job.h"
-#include "clusterdse/perf.h"
+#include "clusterdse/config/job.h"
+#include "clusterdse/model/perf.h"
 
 #define MAX_COLS 64
 #define MAX_LINE 8192

@@ -1,0 +1,52 @@
+/* Verification: the communication of stored configurations, predicted by the collective model
+ * and measured on the allocation, stored as /verify next to the sweep's results. */
+#ifndef CLUSTERDSE_VERIFY_H
+#define CLUSTERDSE_VERIFY_H
+
+#include <stdio.h>
+
+#include "clusterdse/sweep/report.h"
+
+/* Collectives one configuration issues (TP, sequence-parallel TP, DP, EP, PP). */
+#define CDSE_VERIFY_MAX_OPS 8
+
+/* One replayed collective: a row of /verify. Sizes and times for the configuration as the
+ * model sees it, and for the group and message actually run on this allocation (smaller when
+ * the allocation or --max-bytes is; `scaled` says so). */
+typedef struct cdse_verify_op {
+    int32_t top_rank; /* 1 = best stored configuration */
+    uint64_t index;   /* position in the space */
+    char model[CDSE_NAME_MAX];
+    char system[CDSE_NAME_MAX];
+    char comm[8];        /* "tp", "dp", "ep", "pp" */
+    char collective[16]; /* allreduce, allgather, reduce_scatter, alltoall, sendrecv */
+    int32_t group_size;  /* of the configuration */
+    int32_t stride;      /* ranks between consecutive members (placement tp, cp, ep, dp, pp) */
+    double bytes;        /* message of the configuration, as collective.h counts it */
+    double predicted_us; /* model: configuration group and message */
+    int32_t run_group_size;
+    int32_t run_stride;
+    int64_t run_bytes;
+    int8_t scaled;           /* 1 if run_* differ from the configuration's */
+    double predicted_run_us; /* model: the group and message that ran */
+    double measured_us;      /* median over iterations of the slowest rank */
+    double measured_avg_us;  /* mean over ranks of the per-rank mean */
+    double measured_best_us; /* fastest iteration of the slowest rank */
+    double ratio;            /* measured_us / predicted_run_us */
+} cdse_verify_op;
+
+/* The collectives of one feasible configuration, with their predictions, and the group and
+ * message to run on `world` ranks with at most `max_bytes` per message. Message sizes follow
+ * src/model/perf.c: TP b s/cp h x 2 B (activations in bf16); PP the same divided by tp; DP the stage's
+ * gradients (mem_weights / 2 B per parameter, 4 B per gradient); EP b s/cp h x 2 B x top_k.
+ * Returns the number of ops written (0 .. CDSE_VERIFY_MAX_OPS). Pure. */
+int cdse_verify_ops(const cdse_record *record, const cdse_model *model, const cdse_system *system,
+                    int world, int64_t max_bytes, cdse_verify_op *ops);
+
+/* Writes (replacing) /verify in the HDF5 file at `path` (serial HDF5). */
+int cdse_verify_write(const char *path, const cdse_verify_op *ops, int n, cdse_diag *diag);
+
+void cdse_verify_table_header(FILE *out);
+void cdse_verify_table_row(FILE *out, const cdse_verify_op *op);
+
+#endif

@@ -1,0 +1,97 @@
+/* libconfig job file -> validated, immutable job. Every error names file:line. No MPI. */
+#ifndef CLUSTERDSE_JOB_H
+#define CLUSTERDSE_JOB_H
+
+#include <stdio.h>
+
+#include "clusterdse/model/perf.h"
+#include "clusterdse/model/space.h"
+
+#define CDSE_MAX_MODELS  32
+#define CDSE_MAX_SYSTEMS 32
+
+typedef enum cdse_metric {
+    CDSE_METRIC_TIME_PER_ITERATION = 0, /* lower is better */
+    CDSE_METRIC_TOKENS_PER_S,           /* higher is better */
+    CDSE_METRIC_TIME_TO_TRAIN,          /* days for objective.tokens; lower is better */
+    CDSE_METRIC_GPU_HOURS,              /* for objective.tokens; lower is better */
+    CDSE_METRIC_MFU,                    /* higher is better */
+    CDSE_METRIC_COUNT
+} cdse_metric;
+
+const char *cdse_metric_name(int metric); /* "time_per_iteration", "tokens_per_s", ... */
+int cdse_metric_parse(const char *name);
+bool cdse_metric_higher_is_better(int metric);
+
+typedef enum cdse_store_mode {
+    CDSE_STORE_ALL = 0, /* every configuration with its status */
+    CDSE_STORE_FEASIBLE,
+    CDSE_STORE_BEST, /* only /top and /pareto */
+} cdse_store_mode;
+
+/* Bits of objective.group_by. */
+enum {
+    CDSE_GROUP_MODEL = 1,
+    CDSE_GROUP_SYSTEM = 2,
+    CDSE_GROUP_GPUS = 4,
+    CDSE_GROUP_GLOBAL_BATCH = 8,
+    CDSE_GROUP_PRECISION = 16,
+};
+
+typedef struct cdse_objective {
+    int metric;    /* cdse_metric */
+    int top;       /* best configurations kept per group */
+    int group_by;  /* CDSE_GROUP_* mask */
+    int store;     /* cdse_store_mode */
+    double tokens; /* token budget for time_to_train and gpu_hours */
+} cdse_objective;
+
+/* A validated job. Plain data apart from `text`, so it can be broadcast as bytes; the same on
+ * every rank. */
+typedef struct cdse_job {
+    char name[CDSE_NAME_MAX * 2];
+    char path[CDSE_PATH_MAX];   /* the job file as given ("<embedded>" for the default job) */
+    char output[CDSE_PATH_MAX]; /* default output store */
+    int n_models;
+    cdse_model model[CDSE_MAX_MODELS];
+    int n_systems;
+    cdse_system system[CDSE_MAX_SYSTEMS];
+    cdse_space space;
+    cdse_objective objective;
+    uint64_t fingerprint; /* hash of the validated content, to refuse resuming another job */
+    char *text;           /* the job file text as given (malloc'd) */
+    size_t text_len;
+    /* Optional `probe` section: the sweep runs this probe plan on its own allocation, fits, and
+     * applies the fitted network (cdse_fit_apply) to the systems in probe_systems (bit i =
+     * job->system[i]) before evaluating. probe_plan[0] == '\0': no probe section. */
+    char probe_plan[CDSE_PATH_MAX]; /* resolved path of the plan file */
+    uint32_t probe_systems;
+} cdse_job;
+
+/* Parses and validates a job file. Model and system names are looked up as
+ * jobs/models/NAME.cfg and calibration/systems/NAME.cfg under the data directories
+ * (cdse_job_data_dirs). On error returns CDSE_EINVAL or CDSE_EIO with diag = "file:line: ...". */
+int cdse_job_load_file(const char *path, cdse_job *job, cdse_diag *diag);
+/* The same from text in memory; `path` is used in messages and to resolve relative names. */
+int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_diag *diag);
+void cdse_job_free(cdse_job *job);
+
+/* Loads one model or system profile file (the same keys as inline groups in a job). */
+int cdse_model_load_file(const char *path, cdse_model *model, cdse_diag *diag);
+int cdse_system_load_file(const char *path, cdse_system *system, cdse_diag *diag);
+
+/* Finds NAME.cfg in SUBDIR ("jobs/models" or "calibration/systems") of: $CLUSTERDSE_DATA,
+ * the directory of the job file and its parents, the source tree, the install prefix. */
+int cdse_job_find_data(const char *subdir, const char *name, const char *job_path, char *out,
+                       size_t out_size);
+
+/* Prints the job-file key reference (every key: type, default, allowed values, meaning) from
+ * the parser's key tables. */
+void cdse_job_print_keys(FILE *out);
+/* Prints the effective job (every default resolved, models and systems inline) in job-file
+ * syntax; loading that text gives a job with the same fingerprint. */
+void cdse_job_print(FILE *out, const cdse_job *job);
+
+extern const char cdse_embedded_quickstart_job[];
+
+#endif

@@ -1,0 +1,95 @@
+/* Accelerator, memory tiers and network levels of a system. Knows no strategies. */
+#ifndef CLUSTERDSE_HARDWARE_H
+#define CLUSTERDSE_HARDWARE_H
+
+#include "clusterdse/model/common.h"
+
+#define CDSE_MAX_LEVELS     4
+#define CDSE_MAX_EFF_POINTS 16
+
+/* Collectives with their own optional fitted parameters per network level. */
+typedef enum cdse_coll {
+    CDSE_COLL_ALLREDUCE = 0,
+    CDSE_COLL_ALLGATHER,
+    CDSE_COLL_REDUCE_SCATTER,
+    CDSE_COLL_ALLTOALL,
+    CDSE_COLL_SENDRECV,
+    CDSE_COLL_COUNT
+} cdse_coll;
+
+const char *
+cdse_coll_name(int coll); /* "allreduce", "allgather", "reduce_scatter", "alltoall", "sendrecv" */
+
+/* Efficiency as a function of operation size in FLOPs; interpolated linearly in log10(flops),
+ * clamped at both ends. Points are sorted by flops. */
+typedef struct cdse_eff_table {
+    int n;
+    double flops[CDSE_MAX_EFF_POINTS];
+    double eff[CDSE_MAX_EFF_POINTS];
+} cdse_eff_table;
+
+double cdse_eff_lookup(const cdse_eff_table *table, double flops);
+
+/* One network level. Level 0 is the innermost (e.g. NVLink within a node); a GPU belongs to one
+ * domain of each level; `size` is the number of GPUs in one domain (0 for the last level: the
+ * whole system). Bandwidth is per GPU, one direction, as the datasheet gives it; the achievable
+ * share is `efficiency`. A fitted profile may give per-collective latency/bandwidth (0 = unset). */
+typedef struct cdse_net_level {
+    char name[CDSE_NAME_MAX];
+    int size;
+    double bandwidth_gbs; /* GB/s per GPU, one direction (1 GB = 1e9 bytes) */
+    double latency_us;
+    double efficiency; /* fraction of bandwidth_gbs that collectives achieve, in (0, 1] */
+    double coll_latency_us[CDSE_COLL_COUNT];
+    double coll_bandwidth_gbs[CDSE_COLL_COUNT]; /* effective bus bandwidth, already includes
+                                                   efficiency */
+} cdse_net_level;
+
+typedef enum cdse_tier_attach {
+    CDSE_TIER_NONE = 0,
+    CDSE_TIER_PER_GPU,  /* each GPU has its own */
+    CDSE_TIER_PER_NODE, /* one per node, bandwidth shared by the node's GPUs */
+    CDSE_TIER_POOL,     /* pooled memory shared by `shared_by` GPUs */
+} cdse_tier_attach;
+
+typedef struct cdse_mem_tier {
+    int attach;           /* cdse_tier_attach */
+    double capacity_gib;  /* per attachment domain */
+    double bandwidth_gbs; /* per attachment domain, one direction */
+    double latency_us;
+    int shared_by; /* GPUs sharing one domain (1 per GPU, gpus_per_node per node) */
+} cdse_mem_tier;
+
+#define CDSE_MAX_POOL_TYPES 4
+
+/* A heterogeneous pool: GPUs of several types, each with its own profile (another entry of the
+ * job's system table) and count. n_types == 0 for an ordinary system. */
+typedef struct cdse_pool {
+    int n_types;
+    int member[CDSE_MAX_POOL_TYPES]; /* index of the member's profile in the job's systems */
+    int gpus[CDSE_MAX_POOL_TYPES];   /* GPUs of that type in the pool */
+} cdse_pool;
+
+typedef struct cdse_system {
+    char name[CDSE_NAME_MAX];
+    char gpu[CDSE_NAME_MAX];
+    double peak_tflops[CDSE_DTYPE_COUNT]; /* dense; 0 = dtype unsupported */
+    cdse_eff_table gemm_eff;              /* GEMM efficiency vs GEMM FLOPs (bf16/fp16) */
+    cdse_eff_table gemm_eff_fp8;          /* n == 0: same as gemm_eff */
+    double attention_efficiency;          /* fused (flash) attention, fraction of bf16 peak */
+    double hbm_gib;
+    double hbm_bandwidth_gbs;
+    double hbm_efficiency; /* achievable share of HBM bandwidth for streaming kernels */
+    double reserved_gib;   /* CUDA/ROCm context, allocator fragmentation, workspaces */
+    int gpus_per_node;
+    int n_levels;
+    cdse_net_level level[CDSE_MAX_LEVELS];
+    cdse_mem_tier tier;
+    cdse_pool pool; /* a pool: the fields above are those of its first member */
+} cdse_system;
+
+/* Checks values that are wrong in themselves (non-positive sizes, efficiencies outside (0, 1],
+ * unsorted efficiency tables, level sizes that do not nest). */
+int cdse_system_check(const cdse_system *system, cdse_diag *diag);
+
+#endif

@@ -1,0 +1,88 @@
+/* The evaluator: (model, system, strategy) -> result. Pure: no I/O, no allocation, no MPI. */
+#ifndef CLUSTERDSE_PERF_H
+#define CLUSTERDSE_PERF_H
+
+#include "clusterdse/model/strategy.h"
+
+typedef struct cdse_result {
+    int status;     /* cdse_status */
+    int dp;         /* derived data-parallel degree */
+    int grad_accum; /* micro-batches per pipeline per iteration */
+    double time_per_iteration_s;
+    /* Breakdown of the iteration time (seconds, per iteration, as seen by the critical path). */
+    double t_forward_s;
+    double t_backward_s;
+    double t_recompute_s;
+    double t_tp_comm_s; /* exposed tensor-parallel communication */
+    double t_pp_comm_s;
+    double t_dp_comm_s;
+    double t_ep_comm_s;
+    double t_cp_comm_s;
+    double t_bubble_s;
+    double t_optimizer_s;
+    double t_offload_s;
+    /* Throughput. */
+    double tokens_per_s;
+    double model_tflops_per_gpu;
+    double hardware_tflops_per_gpu;
+    double mfu;
+    double hfu;
+    /* Memory per GPU (GiB) of the most loaded (first) pipeline stage. */
+    double mem_total_gib; /* in HBM */
+    double mem_weights_gib;
+    double mem_gradients_gib;
+    double mem_optimizer_gib;
+    double mem_activations_gib;
+    double mem_other_gib;     /* reserved + workspace */
+    double mem_offloaded_gib; /* placed on the second tier */
+    /* Variable sequence lengths (model seq_len_histogram): slowest DP rank over the mean. */
+    double seq_imbalance; /* 1 without a histogram */
+    double t_imbalance_s; /* iteration time lost waiting for the slowest DP rank */
+    /* Heterogeneous pools: how the pool was used. */
+    int pool_split;       /* cdse_pool_split */
+    double pool_share[4]; /* share of the work (batch or layers) done by each GPU type */
+} cdse_result;
+
+typedef enum cdse_pool_split {
+    CDSE_POOL_NONE = 0, /* not a pool */
+    CDSE_POOL_DP,       /* data-parallel replicas of one type each, batch shares by speed */
+    CDSE_POOL_PP,       /* pipeline stages of one type each, layers per stage by speed */
+} cdse_pool_split;
+
+const char *cdse_pool_split_name(int split); /* "none", "dp", "pp" */
+
+/* Evaluates one configuration: runs cdse_strategy_check (dp, grad_accum are derived into the
+ * result), then the time and memory model. A configuration that is structurally impossible
+ * (not divisible, ...) gets only its status and zero figures; one that runs out of memory gets
+ * its full figures and status CDSE_ST_OOM, so that users see by how much it misses. */
+void cdse_evaluate(const cdse_model *model, const cdse_system *system,
+                   const cdse_strategy *strategy, cdse_result *result);
+
+/* Tokens and model FLOPs of one iteration of `global_batch` samples: seq_len tokens each, or the
+ * samples of the model's sequence-length histogram (model FLOPs per token grow linearly with the
+ * sample's length, Megatron-LM's counting). */
+void cdse_iteration_work(const cdse_model *model, int global_batch, double *tokens,
+                         double *model_flops);
+
+/* Copies the memory figures (mem_*_gib) of `from` into `to`. */
+void cdse_result_take_memory(cdse_result *to, const cdse_result *from);
+
+/* Sets the throughput figures of `r` (tokens_per_s, model and hardware TFLOP/s per GPU, MFU,
+ * HFU) for an iteration of r->time_per_iteration_s that processes `tokens` tokens and
+ * `model_flops` model FLOPs on `gpus` GPUs of `peak_tflops` (average) peak, keeping the ratio of
+ * hardware to model FLOPs that `r` had. */
+void cdse_result_set_throughput(cdse_result *r, double tokens, double model_flops, int gpus,
+                                double peak_tflops);
+
+/* Forward and backward time (seconds) of one transformer layer for one micro-batch on one GPU,
+ * as a per-layer measurement sees them: forward with its exposed TP/CP communication; backward
+ * with recomputation and exposed communication. For validation against per-layer timings
+ * (Korthikanti et al. 2022 Table 4). Returns the status of the configuration. */
+int cdse_layer_times(const cdse_model *model, const cdse_system *system,
+                     const cdse_strategy *strategy, double *forward_s, double *backward_s);
+
+/* Part of weights + gradients + optimizer state (GiB per GPU) that belongs to the embedding and
+ * output layer on the first stage (papers often count transformer layers only). */
+double cdse_embedding_state_gib(const cdse_model *model, const cdse_strategy *strategy);
+
+#endif

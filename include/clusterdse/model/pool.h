@@ -1,0 +1,22 @@
+/* Heterogeneous GPU pools: a configuration evaluated on a pool of several GPU types, built on the
+ * homogeneous evaluator. Pure: no I/O, no allocation, no MPI. */
+#ifndef CLUSTERDSE_POOL_H
+#define CLUSTERDSE_POOL_H
+
+#include "clusterdse/model/perf.h"
+
+/* Evaluates `strategy` on a pool of n GPU types: types[i] is the profile of type i and counts[i]
+ * its GPUs in the pool. The strategy's GPUs are taken from the types in proportion to their
+ * counts. Two ways of using the pool are costed and the faster kept:
+ *   - dp: every data-parallel replica (tp x cp x pp GPUs) is of one type; replicas get shares of
+ *     the global batch in proportion to their speed;
+ *   - pp: every pipeline stage (tp x cp x dp GPUs) is of one type; stages get layer counts in
+ *     proportion to their speed, within each type's memory.
+ * A replica or stage is as slow as its slowest GPU and a collective as slow as the slowest link
+ * it crosses: each type is costed as if the whole job ran on it with its share of the work, and
+ * the pool takes the slowest. result->pool_split and pool_share say how the pool was used. */
+void cdse_evaluate_pool(const cdse_model *model, const cdse_system *const types[],
+                        const int counts[], int n, const cdse_strategy *strategy,
+                        cdse_result *result);
+
+#endif

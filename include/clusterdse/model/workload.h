@@ -1,0 +1,83 @@
+/* Transformer description and derived counts (parameters, FLOPs, bytes). Knows no hardware. */
+#ifndef CLUSTERDSE_WORKLOAD_H
+#define CLUSTERDSE_WORKLOAD_H
+
+#include "clusterdse/model/common.h"
+
+#define CDSE_MAX_SEQ_BINS 32
+/* Grid of the precomputed sequence-length imbalance: 2^0..2^12 sequences per data-parallel rank
+ * and iteration, 2^0..2^14 data-parallel ranks. */
+#define CDSE_SEQ_GRID_SEQS  13
+#define CDSE_SEQ_GRID_RANKS 15
+
+typedef struct cdse_model {
+    char name[CDSE_NAME_MAX];
+    int layers;
+    int hidden;
+    int heads;
+    int kv_heads; /* == heads for multi-head attention; < heads for GQA; 1 for MQA */
+    int head_dim; /* hidden / heads unless given */
+    int ffn;      /* MLP inner size (4 * hidden for GPT) */
+    int seq_len;
+    int vocab;
+    bool gated_mlp;       /* SwiGLU: three ffn-wide matrices instead of two */
+    bool tied_embeddings; /* output layer shares the input embedding matrix */
+    /* Mixture of experts; experts == 0 means dense. */
+    int experts;
+    int top_k;
+    int moe_ffn;   /* expert FFN size */
+    int moe_every; /* every n-th layer is an MoE layer (1 = all) */
+    int shared_experts;
+    double capacity_factor; /* 0 = dropless */
+    double moe_imbalance;   /* tokens on the busiest expert rank / the average (>= 1;
+                               0 = the evaluator's default for trained routers) */
+    int first_dense_layers; /* leading dense layers before the MoE layers (DeepSeek-V3: 3) */
+    /* Variable sequence lengths: a histogram of sample lengths (seq_len is then the longest
+     * sample, used for memory; time is costed at the mean length and the slowest DP rank). */
+    int n_seq_bins;
+    double seq_bin_len[CDSE_MAX_SEQ_BINS];
+    double seq_bin_weight[CDSE_MAX_SEQ_BINS]; /* normalized to sum 1 by cdse_model_prepare */
+    double seq_mean;                          /* mean sample length */
+    double seq_imbalance[CDSE_SEQ_GRID_SEQS][CDSE_SEQ_GRID_RANKS];
+} cdse_model;
+
+/* Fills defaults (head_dim, moe_ffn, moe_every) derived from the other fields. */
+void cdse_model_fill_defaults(cdse_model *model);
+
+/* Precomputes what the evaluator needs from a sequence-length histogram (normalized weights,
+ * mean, the imbalance grid by seeded Monte Carlo). Call after filling the histogram; a model
+ * without one is left as it is. */
+void cdse_model_prepare(cdse_model *model);
+
+/* Expected cost of the slowest of `ranks` data-parallel ranks over the mean rank cost when each
+ * rank processes `seqs` samples drawn from the histogram, a sample of length s costing
+ * s (1 + s / (6 h)) (per-token work grows with the attention span, Narayanan et al. 2021 eq. 3).
+ * Seeded Monte Carlo over `trials` iterations: the same arguments give the same result. */
+double cdse_seq_imbalance_mc(const cdse_model *model, int ranks, int seqs, int trials,
+                             uint64_t seed);
+
+/* Mean cost s (1 + s / (6 h)) of a sample drawn from the histogram, and its variance (may be
+ * NULL); the weights need not be normalized. */
+double cdse_seq_mean_cost(const cdse_model *model, double *variance);
+
+/* The precomputed imbalance, interpolated in log2(seqs) and log2(ranks); 1 without a
+ * histogram. */
+double cdse_seq_imbalance(const cdse_model *model, double ranks, double seqs);
+
+/* Checks values that are wrong in themselves. Returns 0 or CDSE_EINVAL with a message naming
+ * the field and what is allowed. */
+int cdse_model_check(const cdse_model *model, cdse_diag *diag);
+
+/* Parameter counts (Narayanan et al. 2021, Sec. 5.1 for the GPT case). */
+double cdse_model_params_per_layer(const cdse_model *model); /* dense layer, incl. norms */
+double cdse_model_attention_params(const cdse_model *model); /* QKV + output projection */
+double cdse_model_mlp_params(const cdse_model *model);       /* one dense MLP */
+double cdse_model_embedding_params(const cdse_model *model); /* vocab * hidden */
+double cdse_model_params(const cdse_model *model);           /* whole model */
+
+/* Model FLOPs of one iteration of `tokens` tokens (forward + backward, no recomputation), counted
+ * as Megatron-LM does (Narayanan et al. 2021 eq. 3, extended to GQA and gated MLPs as in
+ * Megatron-LM's num_floating_point_operations): the numerator of MFU. */
+double cdse_model_flops_per_token(const cdse_model *model);
+
+#endif

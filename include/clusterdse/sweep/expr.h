@@ -1,0 +1,43 @@
+/* A small filter language over named numeric variables, for `clusterdse top --where`.
+ *
+ *   expr := or
+ *   or   := and ('||' and)*          and  := not ('&&' not)*
+ *   not  := '!' not | cmp            cmp  := sum (('=='|'!='|'<'|'<='|'>'|'>=') sum)?
+ *   sum  := term (('+'|'-') term)*   term := unary (('*'|'/') unary)*
+ *   unary := '-' unary | NUMBER | NAME | "STRING" | '(' expr ')'
+ *
+ * A string literal may only be compared (== or !=) with a NAME, whose environment turns it into
+ * the variable's numeric code (model == "llama3-70b"). `true` and `false` are 1 and 0 unless the
+ * environment defines them. A comparison is 1 or 0; a row passes when the whole expression is
+ * not 0. Errors name the offending character and show it under the expression. Knows nothing of
+ * records or stores: variables are resolved through the environment. */
+#ifndef CLUSTERDSE_EXPR_H
+#define CLUSTERDSE_EXPR_H
+
+#include "clusterdse/model/common.h"
+
+typedef struct cdse_expr cdse_expr;
+
+typedef struct cdse_expr_env {
+    /* Returns a variable id >= 0 for `name`, or -1 if there is no such variable. */
+    int (*lookup)(void *ctx, const char *name);
+    /* Turns the string `str` compared with variable `var` into its code. Returns 0, or -1 with
+     * a message in `msg` (what the allowed values are). May be NULL: no string comparisons. */
+    int (*string_value)(void *ctx, int var, const char *str, double *value, char *msg,
+                        size_t msg_size);
+    /* Names of the variables, for the "unknown name" message (may be NULL). */
+    const char *known_names;
+    void *ctx;
+} cdse_expr_env;
+
+/* Compiles `text`. Returns 0, or CDSE_EINVAL with diag = "position P: what\n  TEXT\n  ^". */
+int cdse_expr_compile(const char *text, const cdse_expr_env *env, cdse_expr **expr,
+                      cdse_diag *diag);
+
+/* Evaluates on one row; value(row, var) gives the variables. */
+double cdse_expr_eval(const cdse_expr *expr, double (*value)(const void *row, int var),
+                      const void *row);
+
+void cdse_expr_free(cdse_expr *expr);
+
+#endif

@@ -1,0 +1,74 @@
+/* Records (one evaluated configuration), the column table shared by CSV, tables and the HDF5
+ * store, and text output. */
+#ifndef CLUSTERDSE_REPORT_H
+#define CLUSTERDSE_REPORT_H
+
+#include <stdio.h>
+
+#include "clusterdse/config/job.h"
+
+/* One evaluated configuration. */
+typedef struct cdse_record {
+    uint64_t index; /* position in the space */
+    int32_t model;  /* index into job->model[] */
+    int32_t system; /* index into job->system[] */
+    cdse_strategy strategy;
+    cdse_result result;
+    double time_to_train_days; /* objective.tokens / tokens_per_s; 0 without a budget */
+    double gpu_hours;
+} cdse_record;
+
+/* Decodes `index` and evaluates it into `record`. Pure: safe in the sweep's hot loop. */
+void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record);
+
+/* The value `metric` (cdse_metric) of a record, oriented so that smaller is better. */
+double cdse_record_cost(const cdse_record *record, int metric);
+
+typedef enum cdse_col_kind {
+    CDSE_COL_U64 = 0,    /* uint64_t */
+    CDSE_COL_I32,        /* int32_t or int */
+    CDSE_COL_BOOL,       /* bool, written as 0/1 */
+    CDSE_COL_F64,        /* double */
+    CDSE_COL_MODEL,      /* int32 index, written as the model name */
+    CDSE_COL_SYSTEM,     /* int32 index, written as the system name */
+    CDSE_COL_RECOMPUTE,  /* int, written as "none" | "selective" | "full" */
+    CDSE_COL_PRECISION,  /* int, written as "bf16" | ... */
+    CDSE_COL_STATUS,     /* int, written as the status name */
+    CDSE_COL_OFFLOAD,    /* int CDSE_OFFLOAD_* mask, written as "none" | "weights+optimizer" ... */
+    CDSE_COL_POOL_SPLIT, /* int cdse_pool_split, written as "none" | "dp" | "pp" */
+    CDSE_COL_PLACEMENT,  /* int index into cdse_placement_names, written as "tp-cp-dp-pp" ... */
+} cdse_col_kind;
+
+/* One output column: its name in CSV, tables and the HDF5 store (the contract), how to read it
+ * from a record, and its meaning. */
+typedef struct cdse_column {
+    const char *name;
+    int kind;      /* cdse_col_kind */
+    size_t offset; /* offsetof(cdse_record, ...) */
+    const char *unit;
+    const char *help;
+} cdse_column;
+
+extern const cdse_column cdse_columns[];
+extern const int cdse_column_count;
+
+const cdse_column *cdse_column_find(const char *name);
+/* Numeric value of a column (enums as their integer code). */
+double cdse_column_value(const cdse_column *column, const cdse_record *record);
+/* Writes the value as text ("gpt3-175b", "selective", "0.4123", ...). */
+void cdse_column_format(const cdse_column *column, const cdse_record *record, const cdse_job *job,
+                        char *buf, size_t size);
+
+void cdse_csv_header(FILE *out);
+void cdse_csv_row(FILE *out, const cdse_record *record, const cdse_job *job);
+
+/* Human table: '#' header line and fixed-width columns (a selection of the columns). */
+void cdse_table_header(FILE *out);
+void cdse_table_row(FILE *out, const cdse_record *record, const cdse_job *job);
+
+/* Offload mask as text: "none", "weights", "activations+optimizer", ... */
+const char *cdse_offload_name(int offload);
+/* Prints the column reference (name, unit, meaning), one column a line. */
+void cdse_columns_print(FILE *out);
+
+#endif

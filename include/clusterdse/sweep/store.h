@@ -1,0 +1,140 @@
+/* The HDF5 store of a sweep (one writer, serial HDF5 API). Knows no MPI.
+ *
+ * Layout (docs/store.md):
+ *   /            attributes: format, tool_version, git_revision, created, job_name, job_path,
+ *                space_size, ranks, mpi_library, hostnames, slurm_job_id, fingerprint,
+ *                metric, store_mode, top, group_by, tokens, complete
+ *   /job         the job text as given (a scalar string)
+ *   /space/AXIS  the values of each axis (int64), attribute `position` = axis order
+ *   /models, /systems  compound tables of what was evaluated
+ *   /results     1-D extendible compound dataset, chunked, shuffle + deflate; columns are
+ *                cdse_columns[] (the names of `eval --csv`); attribute rows_committed
+ *   /top, /pareto  the same compound type: best per group, Pareto front
+ *   /counts      compound (name, count): evaluated, feasible, then every status
+ *   /progress    compound (begin, end, rows, status[]): completed index ranges (cdse_done)
+ *
+ * Crash safety: records and the ranges they complete reach the file in the same
+ * cdse_store_commit (H5Fflush). The metadata cache does not evict between commits and file
+ * space is never reused, so a process killed between commits leaves the last commit readable;
+ * when a store is reopened for resume, /results rows past the last committed count are dropped
+ * and the counts are summed from /progress. */
+#ifndef CLUSTERDSE_STORE_H
+#define CLUSTERDSE_STORE_H
+
+#include "clusterdse/sweep/report.h"
+
+#define CDSE_STORE_FORMAT "clusterdse-store-1"
+
+typedef struct cdse_store cdse_store;
+
+/* Provenance known to the caller (the sweep). */
+typedef struct cdse_store_meta {
+    int ranks;
+    char mpi_library[512];
+    char hostnames[2048]; /* comma-separated, distinct */
+    char slurm_job_id[64];
+} cdse_store_meta;
+
+typedef struct cdse_range {
+    uint64_t begin, end; /* [begin, end) */
+} cdse_range;
+
+/* One row of /progress: a completed index range, the configurations in it by status, and the
+ * number of /results rows when it was committed. At every commit the rows [0, rows) of /results
+ * are exactly those of the ranges committed so far, which is what resume relies on. */
+typedef struct cdse_done {
+    uint64_t begin, end;
+    uint64_t rows; /* filled by cdse_store_commit */
+    uint64_t status[CDSE_ST_COUNT];
+} cdse_done;
+
+/* Counts by status, plus totals. */
+typedef struct cdse_counts {
+    uint64_t evaluated;
+    uint64_t feasible;
+    uint64_t status[CDSE_ST_COUNT];
+} cdse_counts;
+
+/* Turns off HDF5's automatic error printing (errors are reported through cdse_diag). */
+void cdse_store_quiet_hdf5(void);
+
+/* Creates a new store at `path`. Refuses (CDSE_EEXIST) to overwrite an existing file unless
+ * `force`. */
+int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_meta *meta,
+                      bool force, cdse_store **store, cdse_diag *diag);
+
+/* Opens an existing store. `writable` for resume (then /results is truncated to the committed
+ * rows). Returns CDSE_EIO for a file that is not HDF5 and CDSE_EINVAL for an HDF5 file that is
+ * not a clusterdse store, with a message. */
+int cdse_store_open(const char *path, bool writable, cdse_store **store, cdse_diag *diag);
+
+int cdse_store_close(cdse_store *store, cdse_diag *diag);
+
+/* Root attributes. */
+uint64_t cdse_store_fingerprint(const cdse_store *store);
+int cdse_store_metric(const cdse_store *store);   /* cdse_metric of the job */
+int cdse_store_get_mode(const cdse_store *store); /* cdse_store_mode of the job */
+uint64_t cdse_store_space_size(const cdse_store *store);
+bool cdse_store_complete(const cdse_store *store);
+
+/* Model and system names (index = the code used in the model / system columns). */
+int cdse_store_n_models(const cdse_store *store);
+const char *cdse_store_model_name(const cdse_store *store, int i);
+int cdse_store_n_systems(const cdse_store *store);
+const char *cdse_store_system_name(const cdse_store *store, int i);
+
+/* The job text (malloc'd, NUL-terminated). */
+int cdse_store_job_text(cdse_store *store, char **text, cdse_diag *diag);
+
+/* Packed rows: the in-memory layout of the compound type (column order of cdse_columns). */
+size_t cdse_store_row_size(void);
+void cdse_store_pack(const cdse_record *record, void *row);
+void cdse_store_unpack(const void *row, cdse_record *record);
+
+/* Appends packed rows to /results (not yet committed). */
+int cdse_store_append(cdse_store *store, const void *rows, size_t n, cdse_diag *diag);
+
+/* Rows per HDF5 chunk of /results. */
+size_t cdse_store_chunk_rows(void);
+/* Bytes a compressed chunk may take at most. */
+size_t cdse_store_chunk_bound(void);
+/* Compresses exactly cdse_store_chunk_rows() packed rows the way the filter pipeline of
+ * /results does (shuffle, then deflate), so that any rank can prepare chunks and the writer only
+ * copies bytes. `scratch` holds chunk_rows x row_size bytes, `out` cdse_store_chunk_bound().
+ * Returns the compressed size, 0 on failure. No HDF5 call: safe on any rank. */
+size_t cdse_store_compress_chunk(const void *rows, void *scratch, void *out);
+/* The inverse: `rows` receives cdse_store_chunk_rows() packed rows. Returns 0 or -1. */
+int cdse_store_decompress_chunk(const void *data, size_t size, void *scratch, void *rows);
+/* Writes packed rows at [start, start + n) of /results, extending it as needed. Writing again
+ * over rows already committed is allowed only with the same rows (a partial chunk filled up). */
+int cdse_store_write_rows(cdse_store *store, uint64_t start, const void *rows, size_t n,
+                          cdse_diag *diag);
+/* Writes one compressed chunk (cdse_store_compress_chunk) at row `start`, a multiple of
+ * cdse_store_chunk_rows(), extending /results. */
+int cdse_store_write_chunk(cdse_store *store, uint64_t start, const void *data, size_t size,
+                           cdse_diag *diag);
+
+/* Makes everything appended so far durable together with the completed ranges `done`
+ * (appended to /progress), the counts and the current /top and /pareto, in one flush. */
+int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const cdse_counts *counts,
+                      const cdse_record *top, size_t n_top, const cdse_record *pareto,
+                      size_t n_pareto, cdse_diag *diag);
+
+/* Marks the store complete (all of the space evaluated) and flushes. */
+int cdse_store_set_complete(cdse_store *store, cdse_diag *diag);
+
+/* Reading back (resume, top). Arrays are malloc'd; the caller frees them. */
+int cdse_store_read_progress(cdse_store *store, cdse_done **done, size_t *n, cdse_diag *diag);
+/* The counts of the committed ranges (the sum over /progress). */
+void cdse_store_sum_counts(const cdse_done *done, size_t n, cdse_counts *counts);
+int cdse_store_read_counts(cdse_store *store, cdse_counts *counts, cdse_diag *diag);
+/* Whether the store holds the dataset ("results" is absent with objective.store = "best"). */
+bool cdse_store_has(cdse_store *store, const char *dataset);
+
+/* Number of rows of "results", "top" or "pareto" (0 if the dataset does not exist). */
+int cdse_store_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_diag *diag);
+/* Reads rows [start, start + n) of a dataset as packed rows. */
+int cdse_store_read_rows(cdse_store *store, const char *dataset, uint64_t start, size_t n,
+                         void *rows, cdse_diag *diag);
+
+#endif

@@ -1,0 +1,72 @@
+/* The distributed sweep: dynamic chunks of the space over MPI ranks, merged by rank 0 into the
+ * store. Knows no libconfig: it takes a validated job. */
+#ifndef CLUSTERDSE_SWEEP_H
+#define CLUSTERDSE_SWEEP_H
+
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+
+#include "clusterdse/sweep/store.h"
+
+/* Chunk sizes (configurations): guided, remaining / (2 x ranks), between these bounds. The
+ * floor keeps messages large; the ceiling bounds the memory of one chunk's rows
+ * (65536 x ~300 bytes = ~20 MB). */
+#define CDSE_SWEEP_CHUNK_MIN 4096
+#define CDSE_SWEEP_CHUNK_MAX 65536
+
+typedef struct cdse_sweep_options {
+    const char *output; /* the store */
+    bool resume;        /* continue an existing store (a missing one is created) */
+    bool force;         /* overwrite an existing store */
+    FILE *progress;     /* progress lines (rank 0); NULL for none */
+    bool progress_tty;  /* one updating line (\r) instead of a line every progress_interval_s */
+    double progress_interval_s;    /* 0: 5 s */
+    double flush_interval_s;       /* commit at least this often; 0: 2 s */
+    uint64_t chunk_min, chunk_max; /* 0: the defaults above */
+    /* Set (by a signal handler) to stop handing out work: finish, commit, return CDSE_EINTR.
+     * May be NULL. */
+    volatile sig_atomic_t *stop;
+} cdse_sweep_options;
+
+typedef struct cdse_sweep_stats {
+    uint64_t total;         /* configurations in the space */
+    uint64_t done;          /* completed, including earlier runs of a resumed store */
+    uint64_t evaluated_now; /* evaluated and committed in this run */
+    uint64_t rows_written;  /* rows appended to /results in this run */
+    double seconds;         /* wall time of the sweep loop */
+    double store_seconds;   /* of which rank 0 spent in the store (append + commit) */
+    cdse_counts counts;     /* of the whole store */
+    bool already_complete;  /* --resume of a complete store: nothing to do */
+} cdse_sweep_stats;
+
+/* Runs the sweep of `job` (identical on every rank of `comm`) into opt->output. Collective: every
+ * rank returns the same code: 0, CDSE_EINTR (interrupted, resumable), CDSE_EEXIST,
+ * CDSE_EMISMATCH, CDSE_EINVAL/CDSE_EIO (bad or damaged store), ... with diag (and stats) filled
+ * on rank 0. */
+int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm comm,
+                   cdse_sweep_stats *stats, cdse_diag *diag);
+
+/* ---- internal, exposed for unit tests -------------------------------------------------------
+ * The best-so-far: top-K per group (objective.group_by) and the best per (model, gpus) from
+ * which the Pareto front is drawn. Only feasible records count; order is (cost, index), cost
+ * being cdse_record_cost(objective.metric), so results do not depend on arrival order. */
+typedef struct sweep__best sweep__best;
+
+sweep__best *sweep__best_create(const cdse_objective *objective);
+void sweep__best_free(sweep__best *best);
+void sweep__best_clear(sweep__best *best);
+void sweep__best_offer(sweep__best *best, const cdse_record *record);
+/* /top: groups in ascending order of (model, system, gpus, global_batch, precision) over the
+ * grouped fields, each group's rows by (cost, index). Returns the count; *out is malloc'd. */
+size_t sweep__best_top(const sweep__best *best, cdse_record **out);
+/* /pareto: per model (ascending), by gpus ascending: the best configuration at each GPU count
+ * whose cost is strictly below that of every smaller GPU count. */
+size_t sweep__best_pareto(const sweep__best *best, cdse_record **out);
+/* Every record held (top and per-(model, gpus) best), by index, without repeats. */
+size_t sweep__best_candidates(const sweep__best *best, cdse_record **out);
+
+/* Index ranges still to do: the complement of `done` (any order, may overlap) in [0, size). */
+size_t sweep__gaps(const cdse_range *done, size_t n_done, uint64_t size, cdse_range **gaps);
+
+#endif

@@ -1,0 +1,337 @@
+/* clusterdse eval JOB.cfg: evaluates every configuration of a job's space in one process and
+ * prints a table or CSV. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clusterdse/sweep/report.h"
+#include "commands.h"
+
+/* Beyond this many configurations a single process takes minutes and prints gigabytes: the
+ * distributed `clusterdse sweep` is the tool. */
+#define EVAL_MAX_CONFIGS 10000000ULL
+
+typedef struct eval_options {
+    const char *job_path;
+    bool csv;
+    bool feasible_only;
+    long best;     /* > 0: print only the N best feasible configurations */
+    int metric;    /* -1: the job's objective.metric */
+    bool show_job; /* print the effective job instead of evaluating */
+} eval_options;
+
+/* Option handlers return -1 to continue, or an exit code (0 after --help). */
+typedef int (*option_fn)(eval_options *opt, const char *value);
+
+static int opt_help(eval_options *opt, const char *value);
+static int opt_help_keys(eval_options *opt, const char *value)
+{
+    (void)opt, (void)value;
+    cdse_job_print_keys(stdout);
+    return 0;
+}
+static int opt_help_columns(eval_options *opt, const char *value)
+{
+    (void)opt, (void)value;
+    cdse_columns_print(stdout);
+    return 0;
+}
+static int opt_csv(eval_options *opt, const char *value)
+{
+    (void)value;
+    opt->csv = true;
+    return -1;
+}
+static int opt_all(eval_options *opt, const char *value)
+{
+    (void)value;
+    opt->feasible_only = false;
+    return -1;
+}
+static int opt_feasible(eval_options *opt, const char *value)
+{
+    (void)value;
+    opt->feasible_only = true;
+    return -1;
+}
+static int opt_show_job(eval_options *opt, const char *value)
+{
+    (void)value;
+    opt->show_job = true;
+    return -1;
+}
+static int opt_best(eval_options *opt, const char *value)
+{
+    char *end;
+    opt->best = strtol(value, &end, 10);
+    if (*end != '\0' || opt->best < 1 || opt->best > 1000000) {
+        fprintf(stderr, "clusterdse eval: -n %s: allowed: an integer from 1 to 1000000\n", value);
+        return 1;
+    }
+    return -1;
+}
+static int opt_by(eval_options *opt, const char *value)
+{
+    opt->metric = cdse_metric_parse(value);
+    if (opt->metric < 0) {
+        fprintf(stderr,
+                "clusterdse eval: --by %s: allowed: time_per_iteration, tokens_per_s, "
+                "time_to_train, gpu_hours, mfu\n",
+                value);
+        return 1;
+    }
+    return -1;
+}
+
+/* One table drives parsing and the option list of --help. */
+typedef struct eval_option {
+    const char *name;
+    const char *alias;
+    const char *value; /* name of the option's argument, or NULL */
+    option_fn apply;
+    const char *help;
+} eval_option;
+
+static const eval_option options[] = {
+    {"--csv", NULL, NULL, opt_csv,
+     "CSV with every column (header line first) instead of the table"},
+    {"--all", NULL, NULL, opt_all, "print every configuration (the default)"},
+    {"--feasible", NULL, NULL, opt_feasible, "print only configurations with status ok"},
+    {"-n", NULL, "N", opt_best,
+     "print only the N best feasible configurations, best first\n"
+     "                  (ranked by objective.metric; ties by index)"},
+    {"--by", NULL, "METRIC", opt_by,
+     "rank by METRIC instead: time_per_iteration, tokens_per_s,\n"
+     "                  time_to_train, gpu_hours, mfu"},
+    {"--show-job", NULL, NULL, opt_show_job,
+     "print the effective job (defaults resolved, models and\n"
+     "                  systems inline) instead of evaluating it"},
+    {"--help-keys", NULL, NULL, opt_help_keys, "print the job-file key reference"},
+    {"--help-columns", NULL, NULL, opt_help_columns, "print the output column reference"},
+    {"--help", "-h", NULL, opt_help, "this text"},
+};
+static const int n_options = (int)(sizeof options / sizeof options[0]);
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: clusterdse eval JOB.cfg [--csv] [--all | --feasible] [-n N] [--by METRIC]\n"
+            "       clusterdse eval JOB.cfg --show-job\n"
+            "       clusterdse eval --help-keys | --help-columns\n"
+            "\n"
+            "Evaluates every configuration of the job's design space in this process (up to %llu\n"
+            "configurations; use `clusterdse sweep` beyond) and prints one row per configuration\n"
+            "in index order, infeasible ones included with their status.\n"
+            "\n",
+            (unsigned long long)EVAL_MAX_CONFIGS);
+    for (int i = 0; i < n_options; i++) {
+        char flag[40];
+        snprintf(flag, sizeof flag, "%s%s%s%s%s", options[i].alias ? options[i].alias : "",
+                 options[i].alias ? ", " : "", options[i].name, options[i].value ? " " : "",
+                 options[i].value ? options[i].value : "");
+        fprintf(out, "  %-15s %s\n", flag, options[i].help);
+    }
+    fprintf(out, "\nexit codes: 0 done, 1 bad input (the message names file:line and key), 2 "
+                 "runtime failure\n");
+}
+
+static int opt_help(eval_options *opt, const char *value)
+{
+    (void)opt, (void)value;
+    usage(stdout);
+    return 0;
+}
+
+static const eval_option *find_option(const char *arg)
+{
+    for (int i = 0; i < n_options; i++)
+        if (strcmp(arg, options[i].name) == 0 ||
+            (options[i].alias != NULL && strcmp(arg, options[i].alias) == 0))
+            return &options[i];
+    return NULL;
+}
+
+/* Returns -1 to continue, or an exit code. */
+static int parse_args(int argc, char **argv, eval_options *opt)
+{
+    for (int i = 1; i < argc; i++) {
+        const eval_option *option = find_option(argv[i]);
+        if (option != NULL) {
+            if (option->value != NULL && i + 1 >= argc) {
+                fprintf(stderr, "clusterdse eval: %s needs a value (%s)\n", argv[i], option->value);
+                return 1;
+            }
+            int rc = option->apply(opt, option->value != NULL ? argv[++i] : NULL);
+            if (rc >= 0)
+                return rc;
+        } else if (argv[i][0] == '-' || opt->job_path != NULL) {
+            fprintf(stderr, "clusterdse eval: unexpected argument '%s'\n", argv[i]);
+            usage(stderr);
+            return 1;
+        } else {
+            opt->job_path = argv[i];
+        }
+    }
+    if (opt->job_path == NULL) {
+        usage(stderr);
+        return 1;
+    }
+    return -1;
+}
+
+static void print_record(const eval_options *opt, const cdse_record *record, const cdse_job *job)
+{
+    if (opt->csv)
+        cdse_csv_row(stdout, record, job);
+    else
+        cdse_table_row(stdout, record, job);
+}
+
+/* A bounded max-heap on (cost, index): the root is the worst of the best N kept so far. */
+typedef struct best_heap {
+    cdse_record *record;
+    double *cost;
+    long n, cap;
+} best_heap;
+
+static bool worse(const best_heap *h, long a, long b)
+{
+    if (h->cost[a] != h->cost[b])
+        return h->cost[a] > h->cost[b];
+    return h->record[a].index > h->record[b].index;
+}
+
+static void heap_swap(best_heap *h, long a, long b)
+{
+    cdse_record r = h->record[a];
+    h->record[a] = h->record[b];
+    h->record[b] = r;
+    double c = h->cost[a];
+    h->cost[a] = h->cost[b];
+    h->cost[b] = c;
+}
+
+static void heap_sift_down(best_heap *h, long i)
+{
+    for (;;) {
+        long l = 2 * i + 1, r = l + 1, top = i;
+        if (l < h->n && worse(h, l, top))
+            top = l;
+        if (r < h->n && worse(h, r, top))
+            top = r;
+        if (top == i)
+            return;
+        heap_swap(h, i, top);
+        i = top;
+    }
+}
+
+static void heap_offer(best_heap *h, const cdse_record *record, double cost)
+{
+    if (h->n < h->cap) {
+        long i = h->n++;
+        h->record[i] = *record;
+        h->cost[i] = cost;
+        while (i > 0 && worse(h, i, (i - 1) / 2)) {
+            heap_swap(h, i, (i - 1) / 2);
+            i = (i - 1) / 2;
+        }
+        return;
+    }
+    if (cost > h->cost[0] || (cost == h->cost[0] && record->index > h->record[0].index))
+        return;
+    h->record[0] = *record;
+    h->cost[0] = cost;
+    heap_sift_down(h, 0);
+}
+
+static int print_best(const eval_options *opt, const cdse_job *job)
+{
+    int metric = opt->metric >= 0 ? opt->metric : job->objective.metric;
+    best_heap heap = {malloc(sizeof(cdse_record) * (size_t)opt->best),
+                      malloc(sizeof(double) * (size_t)opt->best), 0, opt->best};
+    if (heap.record == NULL || heap.cost == NULL) {
+        free(heap.record);
+        free(heap.cost);
+        fprintf(stderr, "clusterdse eval: out of memory for -n %ld\n", opt->best);
+        return 2;
+    }
+    cdse_record record;
+    for (uint64_t i = 0; i < job->space.size; i++) {
+        cdse_record_eval(job, i, &record);
+        double cost = cdse_record_cost(&record, metric);
+        if (record.result.status == CDSE_ST_OK && isfinite(cost))
+            heap_offer(&heap, &record, cost);
+    }
+    /* Pop worst-first into the tail: the array ends sorted best-first. */
+    long count = heap.n;
+    for (long end = heap.n - 1; end > 0; end--) {
+        heap_swap(&heap, 0, end);
+        heap.n = end;
+        heap_sift_down(&heap, 0);
+    }
+    for (long i = 0; i < count; i++)
+        print_record(opt, &heap.record[i], job);
+    free(heap.record);
+    free(heap.cost);
+    return 0;
+}
+
+int cdse_cmd_eval(int argc, char **argv)
+{
+    eval_options opt = {NULL, false, false, 0, -1, false};
+    int rc = parse_args(argc, argv, &opt);
+    if (rc >= 0)
+        return rc;
+    cdse_job *job = calloc(1, sizeof *job);
+    if (job == NULL) {
+        fprintf(stderr, "clusterdse eval: out of memory\n");
+        return 2;
+    }
+    cdse_diag diag = {{0}};
+    rc = cdse_job_load_file(opt.job_path, job, &diag);
+    if (rc != 0) {
+        fprintf(stderr, "%s\n", diag.msg);
+        free(job);
+        return rc == CDSE_ENOMEM ? 2 : 1;
+    }
+    if (opt.show_job) {
+        cdse_job_print(stdout, job);
+        cdse_job_free(job);
+        free(job);
+        return 0;
+    }
+    if (job->space.size > EVAL_MAX_CONFIGS) {
+        fprintf(stderr,
+                "%s: the space has %llu configurations; allowed for eval: at most %llu (run "
+                "`clusterdse sweep %s` for larger spaces)\n",
+                opt.job_path, (unsigned long long)job->space.size,
+                (unsigned long long)EVAL_MAX_CONFIGS, opt.job_path);
+        cdse_job_free(job);
+        free(job);
+        return 1;
+    }
+    if (opt.csv)
+        cdse_csv_header(stdout);
+    else
+        cdse_table_header(stdout);
+    rc = 0;
+    if (opt.best > 0) {
+        rc = print_best(&opt, job);
+    } else {
+        cdse_record record;
+        for (uint64_t i = 0; i < job->space.size; i++) {
+            cdse_record_eval(job, i, &record);
+            if (!opt.feasible_only || record.result.status == CDSE_ST_OK)
+                print_record(&opt, &record, job);
+        }
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "clusterdse eval: writing the output failed\n");
+        rc = 2;
+    }
+    cdse_job_free(job);
+    free(job);
+    return rc;
+}

@@ -1,0 +1,356 @@
+/* clusterdse sweep: the distributed sweep of a job's space into an HDF5 store. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clusterdse/calibrate/calibrate.h"
+#include "clusterdse/sweep/sweep.h"
+#include "commands.h"
+
+#define SWEEP_TOP_ROWS 10 /* rows of the table printed at the end */
+
+static const char usage_text[] =
+    "usage: mpirun -np N clusterdse sweep [JOB.cfg] [-o OUT.h5] [--resume] [--force] [--quiet]\n"
+    "\n"
+    "Evaluates every configuration of the job's space over the MPI ranks and stores the results\n"
+    "in an HDF5 file (layout: docs/store.md). Without JOB.cfg, runs the built-in quickstart job\n"
+    "(jobs/quickstart.cfg). Prints progress on stderr and the ten best configurations on stdout.\n"
+    "\n"
+    "  -o, --output OUT.h5  the store (default: the job's `output`, else NAME.h5)\n"
+    "  --resume             continue an interrupted store (starts one if OUT does not exist)\n"
+    "  --force              overwrite an existing store\n"
+    "  --quiet              no progress lines\n"
+    "  --tty                progress as one updating line even when stderr is not a terminal\n"
+    "                       (under mpirun the ranks' stderr is a pipe: default, a line every 5 s)\n"
+    "  --chunk N            fixed chunk size (default: guided, %d to %d configurations)\n"
+    "  --flush S            commit to the store at least every S seconds (default 2)\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "SIGTERM or SIGUSR1 (what Slurm sends before the time limit) stop handing out work; the\n"
+    "sweep finishes the chunks in flight, commits them and exits with 3: run again with\n"
+    "--resume to complete the store.\n"
+    "\n"
+    "exit codes: 0 done, 1 bad input (job file, arguments, existing or foreign store),\n"
+    "            2 runtime failure, 3 interrupted (resume with --resume)\n";
+
+typedef struct sweep_args {
+    const char *job_path; /* NULL: the embedded quickstart job */
+    const char *output;
+    bool resume, force, quiet, help, tty;
+    uint64_t chunk;
+    double flush_s;
+} sweep_args;
+
+/* The flag the signal handlers set; read by the sweep between chunks. */
+static volatile sig_atomic_t stop_requested = 0;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void install_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+static int parse_args(int argc, char **argv, sweep_args *a, char *err, size_t err_size)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0)
+            a->help = true;
+        else if (strcmp(s, "--resume") == 0)
+            a->resume = true;
+        else if (strcmp(s, "--force") == 0)
+            a->force = true;
+        else if (strcmp(s, "--quiet") == 0)
+            a->quiet = true;
+        else if (strcmp(s, "--tty") == 0)
+            a->tty = true;
+        else if (strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0) {
+            if (i + 1 >= argc) {
+                snprintf(err, err_size, "%s needs a file name", s);
+                return -1;
+            }
+            a->output = argv[++i];
+        } else if (strcmp(s, "--chunk") == 0 || strcmp(s, "--flush") == 0) {
+            char *end = NULL;
+            double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
+            if (i + 1 >= argc || *end != '\0' || !(v > 0) || v > 1e12) {
+                snprintf(err, err_size, "%s needs a positive number", s);
+                return -1;
+            }
+            i++;
+            if (s[2] == 'c')
+                a->chunk = (uint64_t)v;
+            else
+                a->flush_s = v;
+        } else if (s[0] == '-' && s[1] != '\0') {
+            snprintf(err, err_size, "unknown option %s", s);
+            return -1;
+        } else if (a->job_path == NULL)
+            a->job_path = s;
+        else {
+            snprintf(err, err_size, "more than one job file (%s and %s)", a->job_path, s);
+            return -1;
+        }
+    }
+    if (a->resume && a->force) {
+        snprintf(err, err_size, "--resume and --force exclude each other");
+        return -1;
+    }
+    return 0;
+}
+
+/* Rank 0 loads the job; the others receive it as bytes (no file access needed on them). */
+static int share_job(int rank, const sweep_args *a, cdse_job *job, MPI_Comm comm)
+{
+    int rc = 0;
+    if (rank == 0) {
+        cdse_diag diag = {""};
+        rc = a->job_path
+                 ? cdse_job_load_file(a->job_path, job, &diag)
+                 : cdse_job_load_text(cdse_embedded_quickstart_job, "<embedded>", job, &diag);
+        if (rc != 0)
+            fprintf(stderr, "clusterdse sweep: %s\n", diag.msg);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+    if (rc != 0)
+        return rc;
+    char *text = rank == 0 ? job->text : NULL;
+    MPI_Bcast(job, (int)sizeof *job, MPI_BYTE, 0, comm);
+    if (rank != 0) {
+        job->text = malloc(job->text_len + 1);
+        if (job->text == NULL)
+            MPI_Abort(comm, 2);
+    } else {
+        job->text = text;
+    }
+    MPI_Bcast(job->text, (int)job->text_len + 1, MPI_CHAR, 0, comm);
+    return 0;
+}
+
+static void output_path(const sweep_args *a, const cdse_job *job, char *out, size_t size)
+{
+    if (a->output)
+        snprintf(out, size, "%s", a->output);
+    else if (job->output[0])
+        snprintf(out, size, "%s", job->output);
+    else
+        snprintf(out, size, "%s.h5", job->name);
+}
+
+/* Creates the parent directory of `path` if it is missing (one level, like results/). */
+static void make_parent_dir(const char *path)
+{
+    char dir[CDSE_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL || slash == dir)
+        return;
+    *slash = '\0';
+    mkdir(dir, 0777);
+}
+
+/* Prints the best rows of /top by the job's metric (ties by index). */
+static void print_top(const char *path, const cdse_job *job, int max)
+{
+    cdse_store *store = NULL;
+    cdse_diag diag = {""};
+    if (cdse_store_open(path, false, &store, &diag) != 0) {
+        fprintf(stderr, "clusterdse sweep: %s\n", diag.msg);
+        return;
+    }
+    uint64_t n = 0;
+    size_t row_size = cdse_store_row_size();
+    cdse_store_rows(store, "top", &n, &diag);
+    unsigned char *rows = malloc(n ? n * row_size : 1);
+    cdse_record *rec = malloc((n ? n : 1) * sizeof *rec);
+    if (rows && rec && cdse_store_read_rows(store, "top", 0, (size_t)n, rows, &diag) == 0) {
+        for (uint64_t i = 0; i < n; i++)
+            cdse_store_unpack(rows + i * row_size, &rec[i]);
+        /* Selection sort of the first `max`: /top holds a few hundred rows at most. */
+        int metric = job->objective.metric;
+        size_t shown = n < (uint64_t)max ? (size_t)n : (size_t)max;
+        for (size_t i = 0; i < shown; i++) {
+            size_t best = i;
+            for (size_t j = i + 1; j < n; j++) {
+                double cj = cdse_record_cost(&rec[j], metric),
+                       cb = cdse_record_cost(&rec[best], metric);
+                if (cj < cb || (cj == cb && rec[j].index < rec[best].index))
+                    best = j;
+            }
+            cdse_record t = rec[i];
+            rec[i] = rec[best];
+            rec[best] = t;
+        }
+        printf("# best %zu of %s by %s\n", shown, path, cdse_metric_name(metric));
+        cdse_table_header(stdout);
+        for (size_t i = 0; i < shown; i++)
+            cdse_table_row(stdout, &rec[i], job);
+        if (n == 0)
+            printf("# no feasible configuration\n");
+    }
+    free(rows);
+    free(rec);
+    cdse_store_close(store, &diag);
+}
+
+static void print_summary(const char *path, int ranks, const cdse_sweep_stats *st)
+{
+    double rate = st->seconds > 0 ? (double)st->evaluated_now / st->seconds : 0;
+    double write_rate = st->store_seconds > 0 ? (double)st->rows_written / st->store_seconds : 0;
+    fprintf(stderr,
+            "sweep: %llu configurations in %.2f s on %d rank%s (%.0f configs/s); %llu of %llu "
+            "done, %llu feasible\n",
+            (unsigned long long)st->evaluated_now, st->seconds, ranks, ranks > 1 ? "s" : "", rate,
+            (unsigned long long)st->done, (unsigned long long)st->total,
+            (unsigned long long)st->counts.feasible);
+    fprintf(stderr, "sweep: %llu rows written to %s, %.2f s in the store (%.0f rows/s)\n",
+            (unsigned long long)st->rows_written, path, st->store_seconds, write_rate);
+}
+
+static int exit_code(int rc)
+{
+    switch (rc) {
+    case CDSE_OK:
+        return 0;
+    case CDSE_EINTR:
+        return 3;
+    case CDSE_EINVAL:
+    case CDSE_EEXIST:
+    case CDSE_EMISMATCH:
+        return 1;
+    default:
+        return 2;
+    }
+}
+
+/* The job's probe section: measure this allocation's network and fit it into the systems before
+ * sweeping. Measurements go next to the store (OUT.probes.h5); a resumed sweep fits those again,
+ * so it completes with the network it started with. Skipped when the store exists and neither
+ * --resume nor --force is given (the sweep refuses it right after). */
+static int calibrate(int rank, const sweep_args *a, cdse_job *job, const char *path, MPI_Comm comm)
+{
+    if (job->probe_plan[0] == '\0')
+        return 0;
+    int refuse = rank == 0 && !a->resume && !a->force && access(path, F_OK) == 0;
+    MPI_Bcast(&refuse, 1, MPI_INT, 0, comm);
+    if (refuse)
+        return 0;
+    char probes[CDSE_PATH_MAX + 16];
+    size_t len = strlen(path);
+    if (len > 3 && strcmp(path + len - 3, ".h5") == 0)
+        snprintf(probes, sizeof probes, "%.*s.probes.h5", (int)(len - 3), path);
+    else
+        snprintf(probes, sizeof probes, "%s.probes.h5", path);
+    cdse_diag diag = {""};
+    FILE *log = rank == 0 && !a->quiet ? stderr : NULL;
+    int rc = cdse_sweep_calibrate(job, comm, probes, a->resume, log, &diag);
+    if (rc != 0 && rank == 0)
+        fprintf(stderr, "clusterdse sweep: probe: %s\n", diag.msg);
+    return rc;
+}
+
+static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
+{
+    cdse_job *job = calloc(1, sizeof *job);
+    if (job == NULL)
+        MPI_Abort(comm, 2);
+    if (share_job(rank, a, job, comm) != 0) {
+        free(job);
+        return 1;
+    }
+    char path[CDSE_PATH_MAX];
+    output_path(a, job, path, sizeof path);
+    if (rank == 0)
+        make_parent_dir(path);
+    if (calibrate(rank, a, job, path, comm) != 0) {
+        cdse_job_free(job);
+        free(job);
+        return 2;
+    }
+    cdse_sweep_options opt = {
+        .output = path,
+        .resume = a->resume,
+        .force = a->force,
+        .progress = (rank == 0 && !a->quiet) ? stderr : NULL,
+        .progress_tty = a->tty || isatty(STDERR_FILENO) != 0,
+        .stop = &stop_requested,
+        .chunk_min = a->chunk,
+        .chunk_max = a->chunk,
+        .flush_interval_s = a->flush_s,
+    };
+    if (rank == 0 && !a->quiet)
+        fprintf(stderr, "sweep: job %s, %llu configurations, %d rank%s, store %s%s\n", job->name,
+                (unsigned long long)job->space.size, ranks, ranks > 1 ? "s" : "", path,
+                a->resume ? " (resume)" : "");
+    cdse_sweep_stats stats;
+    cdse_diag diag = {""};
+    int rc = cdse_sweep_run(job, &opt, comm, &stats, &diag);
+    if (rank == 0) {
+        if (rc == 0 || rc == CDSE_EINTR) {
+            if (!a->quiet)
+                print_summary(path, ranks, &stats);
+            if (stats.already_complete)
+                fprintf(stderr, "sweep: %s was already complete\n", path);
+        }
+        if (rc == 0)
+            print_top(path, job, SWEEP_TOP_ROWS);
+        else if (rc == CDSE_EINTR)
+            fprintf(stderr,
+                    "sweep: interrupted with %llu of %llu configurations done; the store is "
+                    "consistent: continue with\n  clusterdse sweep %s -o %s --resume\n",
+                    (unsigned long long)stats.done, (unsigned long long)stats.total,
+                    a->job_path ? a->job_path : "", path);
+        else
+            fprintf(stderr, "clusterdse sweep: %s\n", diag.msg);
+    }
+    cdse_job_free(job);
+    free(job);
+    return exit_code(rc);
+}
+
+int cdse_cmd_sweep(int argc, char **argv)
+{
+    /* Before MPI_Init: a signal during start-up already means "stop and keep what is done". */
+    install_handlers();
+    MPI_Init(&argc, &argv);
+    cdse_store_quiet_hdf5();
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    sweep_args a;
+    char err[256] = "";
+    int code;
+    if (parse_args(argc, argv, &a, err, sizeof err) != 0) {
+        if (rank == 0) {
+            fprintf(stderr, "clusterdse sweep: %s\n", err);
+            fprintf(stderr, usage_text, CDSE_SWEEP_CHUNK_MIN, CDSE_SWEEP_CHUNK_MAX);
+        }
+        code = 1;
+    } else if (a.help) {
+        if (rank == 0)
+            printf(usage_text, CDSE_SWEEP_CHUNK_MIN, CDSE_SWEEP_CHUNK_MAX);
+        code = 0;
+    } else {
+        code = run(rank, ranks, &a, MPI_COMM_WORLD);
+    }
+    MPI_Finalize();
+    return code;
+}

@@ -1,0 +1,461 @@
+/* clusterdse top: the best rows of a store by a metric or column, with a filter. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clusterdse/sweep/expr.h"
+#include "clusterdse/sweep/store.h"
+#include "commands.h"
+
+#define TOP_DEFAULT_ROWS 10
+#define TOP_BLOCK_ROWS   65536 /* rows read from the store at a time */
+
+static const char usage_text[] =
+    "usage: clusterdse top OUT.h5 [-n N] [--by METRIC|COLUMN] [--where EXPR] [--csv]\n"
+    "                     [--from results|top|pareto] [--all] [--asc|--desc]\n"
+    "\n"
+    "Prints the best rows of a sweep's store.\n"
+    "\n"
+    "  -n N            rows to print (default 10)\n"
+    "  --by NAME       rank by a metric (time_per_iteration, tokens_per_s, time_to_train,\n"
+    "                  gpu_hours, mfu: best first) or by any column (ascending; see --desc).\n"
+    "                  Default: the job's objective.metric\n"
+    "  --where EXPR    keep rows where EXPR holds, e.g.\n"
+    "                    'tp==8 && mem_total_gib<70'\n"
+    "                    'model==\"llama3-70b\" && (recompute==\"none\" || pp<=4)'\n"
+    "                  operators: || && ! == != < <= > >= + - * / ( ); strings compare with\n"
+    "                  model, system, status, recompute, precision, offload, pool_split;\n"
+    "                  true/false with\n"
+    "                  sequence_parallel and flash_attention\n"
+    "  --csv           CSV with every column (the columns of `eval --csv`)\n"
+    "  --from DATASET  results (default when stored), top (best per group), pareto\n"
+    "  --all           include infeasible rows (default: status == \"ok\" only)\n"
+    "  --asc, --desc   direction when ranking by a column\n"
+    "  -h, --help      this text\n"
+    "\n"
+    "exit codes: 0 done, 1 bad input (arguments, expression, not a store), 2 read failure\n";
+
+typedef struct top_args {
+    const char *path;
+    long n;
+    const char *by;
+    const char *where;
+    const char *from;
+    bool csv, all, desc, asc, help;
+} top_args;
+
+static int parse_args(int argc, char **argv, top_args *a, char *err, size_t size)
+{
+    memset(a, 0, sizeof *a);
+    a->n = TOP_DEFAULT_ROWS;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        bool has_value = i + 1 < argc;
+        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0)
+            a->help = true;
+        else if (strcmp(s, "--csv") == 0)
+            a->csv = true;
+        else if (strcmp(s, "--all") == 0)
+            a->all = true;
+        else if (strcmp(s, "--desc") == 0)
+            a->desc = true;
+        else if (strcmp(s, "--asc") == 0)
+            a->asc = true;
+        else if ((strcmp(s, "-n") == 0 || strcmp(s, "--by") == 0 || strcmp(s, "--where") == 0 ||
+                  strcmp(s, "--from") == 0) &&
+                 !has_value) {
+            snprintf(err, size, "%s needs a value", s);
+            return -1;
+        } else if (strcmp(s, "-n") == 0) {
+            char *end;
+            a->n = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || a->n < 1) {
+                snprintf(err, size, "-n takes a positive integer, not '%s'", argv[i]);
+                return -1;
+            }
+        } else if (strcmp(s, "--by") == 0)
+            a->by = argv[++i];
+        else if (strcmp(s, "--where") == 0)
+            a->where = argv[++i];
+        else if (strcmp(s, "--from") == 0)
+            a->from = argv[++i];
+        else if (s[0] == '-' && s[1] != '\0') {
+            snprintf(err, size, "unknown option %s", s);
+            return -1;
+        } else if (a->path == NULL)
+            a->path = s;
+        else {
+            snprintf(err, size, "one store at a time (%s and %s)", a->path, s);
+            return -1;
+        }
+    }
+    if (a->help)
+        return 0;
+    if (a->path == NULL) {
+        snprintf(err, size, "no store given");
+        return -1;
+    }
+    if (a->from && strcmp(a->from, "results") != 0 && strcmp(a->from, "top") != 0 &&
+        strcmp(a->from, "pareto") != 0) {
+        snprintf(err, size, "--from takes results, top or pareto, not '%s'", a->from);
+        return -1;
+    }
+    if (a->asc && a->desc) {
+        snprintf(err, size, "--asc and --desc exclude each other");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the filter's environment: the columns of a record ------------------------------------- */
+
+typedef struct names_ctx {
+    const cdse_job *names; /* model and system names of the store */
+} names_ctx;
+
+static int column_lookup(void *ctx, const char *name)
+{
+    (void)ctx;
+    const cdse_column *c = cdse_column_find(name);
+    return c ? (int)(c - cdse_columns) : -1;
+}
+
+static int find_name(const char *str, int n, const char *(*name)(const void *, int),
+                     const void *ctx)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(str, name(ctx, i)) == 0)
+            return i;
+    return -1;
+}
+
+static const char *model_name(const void *ctx, int i)
+{
+    return ((const cdse_job *)ctx)->model[i].name;
+}
+
+static const char *system_name(const void *ctx, int i)
+{
+    return ((const cdse_job *)ctx)->system[i].name;
+}
+
+static const char *recompute_name(const void *ctx, int i)
+{
+    (void)ctx;
+    return cdse_recompute_name(i);
+}
+
+static const char *dtype_name(const void *ctx, int i)
+{
+    (void)ctx;
+    return cdse_dtype_name(i);
+}
+
+static const char *status_name(const void *ctx, int i)
+{
+    (void)ctx;
+    return cdse_status_name(i);
+}
+
+static const char *offload_name(const void *ctx, int i)
+{
+    (void)ctx;
+    return cdse_offload_name(i);
+}
+
+static const char *pool_split_name(const void *ctx, int i)
+{
+    (void)ctx;
+    return cdse_pool_split_name(i);
+}
+
+static const char *placement_name(const void *ctx, int i)
+{
+    (void)ctx;
+    return cdse_placement_names[i];
+}
+
+static const char *bool_name(const void *ctx, int i)
+{
+    (void)ctx;
+    return i ? "true" : "false";
+}
+
+static int column_string(void *vctx, int var, const char *str, double *value, char *msg,
+                         size_t size)
+{
+    const names_ctx *ctx = vctx;
+    const cdse_column *col = &cdse_columns[var];
+    const char *(*name)(const void *, int) = NULL;
+    int n = 0;
+    switch (col->kind) {
+    case CDSE_COL_MODEL:
+        name = model_name, n = ctx->names->n_models;
+        break;
+    case CDSE_COL_SYSTEM:
+        name = system_name, n = ctx->names->n_systems;
+        break;
+    case CDSE_COL_RECOMPUTE:
+        name = recompute_name, n = CDSE_RECOMPUTE_COUNT;
+        break;
+    case CDSE_COL_PRECISION:
+        name = dtype_name, n = CDSE_DTYPE_COUNT;
+        break;
+    case CDSE_COL_STATUS:
+        name = status_name, n = CDSE_ST_COUNT;
+        break;
+    case CDSE_COL_OFFLOAD:
+        name = offload_name, n = 8;
+        break;
+    case CDSE_COL_BOOL:
+        name = bool_name, n = 2;
+        break;
+    case CDSE_COL_POOL_SPLIT:
+        name = pool_split_name, n = CDSE_POOL_PP + 1;
+        break;
+    case CDSE_COL_PLACEMENT:
+        name = placement_name, n = CDSE_PLACEMENT_COUNT;
+        break;
+    default:
+        snprintf(msg, size, "%s is a number: compare it with a number", col->name);
+        return -1;
+    }
+    int i = find_name(str, n, name, ctx->names);
+    if (i >= 0) {
+        *value = i;
+        return 0;
+    }
+    size_t used = (size_t)snprintf(msg, size, "%s has no value \"%s\"; values:", col->name, str);
+    for (int k = 0; k < n && used < size; k++)
+        used +=
+            (size_t)snprintf(msg + used, size - used, "%s %s", k ? "," : "", name(ctx->names, k));
+    return -1;
+}
+
+static double column_get(const void *row, int var)
+{
+    return cdse_column_value(&cdse_columns[var], row);
+}
+
+/* ---- ranking -------------------------------------------------------------------------------- */
+
+typedef struct ranked {
+    double key;
+    cdse_record rec;
+} ranked;
+
+typedef struct ranking {
+    int metric;                /* >= 0: rank by cdse_record_cost of this metric */
+    const cdse_column *column; /* otherwise by this column */
+    double sign;               /* +1 ascending, -1 descending (columns) */
+    ranked *best;              /* sorted by (key, index) */
+    size_t n, max;
+} ranking;
+
+static bool ranked_before(double key, uint64_t index, const ranked *r)
+{
+    return key < r->key || (key == r->key && index < r->rec.index);
+}
+
+static void ranking_offer(ranking *k, const cdse_record *rec)
+{
+    double key = k->metric >= 0 ? cdse_record_cost(rec, k->metric)
+                                : k->sign * cdse_column_value(k->column, rec);
+    if (isnan(key))
+        key = HUGE_VAL;
+    if (k->n == k->max && !ranked_before(key, rec->index, &k->best[k->n - 1]))
+        return;
+    size_t lo = 0, hi = k->n; /* first position the new row goes before */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ranked_before(key, rec->index, &k->best[mid]))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    size_t keep = k->n < k->max ? k->n : k->max - 1;
+    memmove(&k->best[lo + 1], &k->best[lo], (keep - lo) * sizeof *k->best);
+    k->best[lo].key = key;
+    k->best[lo].rec = *rec;
+    if (k->n < k->max)
+        k->n++;
+}
+
+static int setup_ranking(const top_args *a, const cdse_store *store, ranking *k, char *err,
+                         size_t size)
+{
+    memset(k, 0, sizeof *k);
+    k->metric = -1;
+    k->sign = a->desc ? -1.0 : 1.0;
+    const char *by = a->by ? a->by : cdse_metric_name(cdse_store_metric(store));
+    int metric = cdse_metric_parse(by);
+    if (metric >= 0) {
+        k->metric = metric;
+    } else {
+        k->column = cdse_column_find(by);
+        if (k->column == NULL) {
+            snprintf(err, size,
+                     "--by %s: neither a metric (time_per_iteration, tokens_per_s, "
+                     "time_to_train, gpu_hours, mfu) nor a column (clusterdse eval --help-columns)",
+                     by);
+            return -1;
+        }
+    }
+    k->max = (size_t)a->n;
+    k->best = malloc(k->max * sizeof *k->best);
+    if (k->best == NULL) {
+        snprintf(err, size, "out of memory for -n %ld rows", a->n);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- main ----------------------------------------------------------------------------------- */
+
+/* A job holding only the names the output needs. */
+static cdse_job *names_job(const cdse_store *store)
+{
+    cdse_job *job = calloc(1, sizeof *job);
+    if (job == NULL)
+        return NULL;
+    job->n_models = cdse_store_n_models(store);
+    for (int i = 0; i < job->n_models; i++)
+        snprintf(job->model[i].name, CDSE_NAME_MAX, "%s", cdse_store_model_name(store, i));
+    job->n_systems = cdse_store_n_systems(store);
+    for (int i = 0; i < job->n_systems; i++)
+        snprintf(job->system[i].name, CDSE_NAME_MAX, "%s", cdse_store_system_name(store, i));
+    job->objective.metric = cdse_store_metric(store);
+    return job;
+}
+
+/* Streams the dataset through the filter into the ranking; counts rows that pass. */
+static int scan(cdse_store *store, const char *dataset, const cdse_expr *where, bool all,
+                ranking *k, uint64_t *matched, cdse_diag *diag)
+{
+    uint64_t rows = 0;
+    if (!cdse_store_has(store, dataset)) {
+        cdse_diag_set(diag,
+                      "the store has no /%s (a sweep with objective.store = \"best\" keeps only "
+                      "/top and /pareto); allowed: --from top or --from pareto",
+                      dataset);
+        return CDSE_EINVAL;
+    }
+    int rc = cdse_store_rows(store, dataset, &rows, diag);
+    size_t row_size = cdse_store_row_size();
+    unsigned char *buf = malloc(TOP_BLOCK_ROWS * row_size);
+    if (rc == 0 && buf == NULL) {
+        cdse_diag_set(diag, "out of memory");
+        rc = CDSE_ENOMEM;
+    }
+    *matched = 0;
+    for (uint64_t start = 0; rc == 0 && start < rows; start += TOP_BLOCK_ROWS) {
+        size_t n = rows - start < TOP_BLOCK_ROWS ? (size_t)(rows - start) : TOP_BLOCK_ROWS;
+        rc = cdse_store_read_rows(store, dataset, start, n, buf, diag);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            cdse_record rec;
+            cdse_store_unpack(buf + i * row_size, &rec);
+            if (!all && rec.result.status != CDSE_ST_OK)
+                continue;
+            if (where && cdse_expr_eval(where, column_get, &rec) == 0.0)
+                continue;
+            (*matched)++;
+            ranking_offer(k, &rec);
+        }
+    }
+    free(buf);
+    return rc;
+}
+
+static void column_names(char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int c = 0; c < cdse_column_count && used < size; c++)
+        used +=
+            (size_t)snprintf(out + used, size - used, "%s%s", c ? ", " : "", cdse_columns[c].name);
+}
+
+static int run(const top_args *a)
+{
+    cdse_store_quiet_hdf5();
+    cdse_store *store = NULL;
+    cdse_diag diag = {""};
+    int rc = cdse_store_open(a->path, false, &store, &diag);
+    if (rc != 0) {
+        fprintf(stderr, "clusterdse top: %s\n", diag.msg);
+        return 1;
+    }
+    char err[1024] = "";
+    cdse_job *names = names_job(store);
+    ranking k;
+    cdse_expr *where = NULL;
+    int code = 0;
+    if (names == NULL || setup_ranking(a, store, &k, err, sizeof err) != 0) {
+        fprintf(stderr, "clusterdse top: %s\n", names ? err : "out of memory");
+        free(names);
+        cdse_store_close(store, &diag);
+        return 1;
+    }
+    if (a->where) {
+        char known[2048];
+        column_names(known, sizeof known);
+        names_ctx ctx = {names};
+        cdse_expr_env env = {column_lookup, column_string, known, &ctx};
+        if (cdse_expr_compile(a->where, &env, &where, &diag) != 0) {
+            fprintf(stderr, "clusterdse top: --where %s\n", diag.msg);
+            code = 1;
+        }
+    }
+    const char *dataset = a->from;
+    if (code == 0 && dataset == NULL) {
+        dataset = cdse_store_get_mode(store) == CDSE_STORE_BEST ? "top" : "results";
+        if (strcmp(dataset, "top") == 0)
+            fprintf(stderr,
+                    "clusterdse top: %s keeps only the best (store = \"best\"): "
+                    "reading /top\n",
+                    a->path);
+    }
+    uint64_t matched = 0;
+    int scanned = code == 0 ? scan(store, dataset, where, a->all, &k, &matched, &diag) : 0;
+    if (scanned != 0) {
+        fprintf(stderr, "clusterdse top: %s: %s\n", a->path, diag.msg);
+        code = scanned == CDSE_EINVAL ? 1 : 2;
+    }
+    if (code == 0) {
+        const char *by = a->by ? a->by : cdse_metric_name(cdse_store_metric(store));
+        if (a->csv) {
+            cdse_csv_header(stdout);
+            for (size_t i = 0; i < k.n; i++)
+                cdse_csv_row(stdout, &k.best[i].rec, names);
+        } else {
+            printf("# %zu of %llu matching rows of %s/%s by %s%s%s\n", k.n,
+                   (unsigned long long)matched, a->path, dataset, by,
+                   k.metric < 0 ? (k.sign < 0 ? " (descending)" : " (ascending)") : "",
+                   cdse_store_complete(store) ? "" : " [store incomplete]");
+            cdse_table_header(stdout);
+            for (size_t i = 0; i < k.n; i++)
+                cdse_table_row(stdout, &k.best[i].rec, names);
+        }
+    }
+    cdse_expr_free(where);
+    free(k.best);
+    free(names);
+    cdse_store_close(store, &diag);
+    return code;
+}
+
+int cdse_cmd_top(int argc, char **argv)
+{
+    top_args a;
+    char err[256] = "";
+    if (parse_args(argc, argv, &a, err, sizeof err) != 0) {
+        fprintf(stderr, "clusterdse top: %s\n%s", err, usage_text);
+        return 1;
+    }
+    if (a.help) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    return run(&a);
+}

@@ -1,0 +1,323 @@
+/* clusterdse verify OUT.h5 [-n K]: replay the communication of the best stored configurations
+ * on the allocation and store predicted vs measured times under /verify. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hdf5.h>
+
+#include "clusterdse/calibrate/probe.h"
+#include "clusterdse/sweep/store.h"
+#include "clusterdse/calibrate/verify.h"
+#include "commands.h"
+
+#define VERIFY_DEFAULT_TOP       5
+#define VERIFY_DEFAULT_MAX_BYTES (64LL << 20)
+#define VERIFY_MAX_TOP           100
+
+static void verify_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: mpirun -np N clusterdse verify OUT.h5 [-n K] [--max-bytes B]\n"
+            "                                    [--time-budget MS]\n"
+            "\n"
+            "Replays the collectives of the best K configurations stored in OUT.h5 (by the\n"
+            "job's objective): TP allreduce, or all-gather + reduce-scatter with sequence\n"
+            "parallelism; DP gradient allreduce, or reduce-scatter + all-gather with the\n"
+            "distributed optimizer; EP alltoall; PP send/recv between stages. Each runs on\n"
+            "groups of the configuration's size and stride where the N ranks allow it, else on\n"
+            "the largest that fits (marked scaled), with messages of at most B bytes. The model's\n"
+            "prediction for the configuration's system and the measured time (median over\n"
+            "iterations of the slowest rank) are printed and stored as /verify in OUT.h5.\n"
+            "\n"
+            "  -n K              configurations to replay (default %d, at most %d)\n"
+            "  --max-bytes B     largest message to run (default %lld = 64 MiB)\n"
+            "  --time-budget MS  target time per measurement (default 200)\n"
+            "  -h, --help        this text\n"
+            "Exit codes: 0 done, 1 bad input, 2 runtime failure.\n",
+            VERIFY_DEFAULT_TOP, VERIFY_MAX_TOP, VERIFY_DEFAULT_MAX_BYTES);
+}
+
+typedef struct verify_args {
+    const char *store;
+    int top;
+    long long max_bytes;
+    double budget_ms;
+} verify_args;
+
+static int parse_verify_args(int argc, char **argv, verify_args *a)
+{
+    a->store = NULL;
+    a->top = VERIFY_DEFAULT_TOP;
+    a->max_bytes = VERIFY_DEFAULT_MAX_BYTES;
+    a->budget_ms = 200;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        bool more = i + 1 < argc;
+        char *end = NULL;
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            verify_usage(stdout);
+            return 0;
+        } else if (strcmp(arg, "-n") == 0 && more) {
+            a->top = (int)strtol(argv[++i], &end, 10);
+            if (*end || a->top < 1 || a->top > VERIFY_MAX_TOP) {
+                fprintf(stderr, "clusterdse verify: -n %s; allowed: 1 to %d\n", argv[i],
+                        VERIFY_MAX_TOP);
+                return 1;
+            }
+        } else if (strcmp(arg, "--max-bytes") == 0 && more) {
+            a->max_bytes = strtoll(argv[++i], &end, 10);
+            if (*end || a->max_bytes < 64 || a->max_bytes > CDSE_PLAN_MAX_BYTES) {
+                fprintf(stderr, "clusterdse verify: --max-bytes %s; allowed: 64 to %lld\n", argv[i],
+                        (long long)CDSE_PLAN_MAX_BYTES);
+                return 1;
+            }
+        } else if (strcmp(arg, "--time-budget") == 0 && more) {
+            a->budget_ms = strtod(argv[++i], &end);
+            if (*end || !(a->budget_ms > 0 && a->budget_ms <= 3.6e6)) {
+                fprintf(stderr, "clusterdse verify: --time-budget %s; allowed: 0 < MS <= 3.6e6\n",
+                        argv[i]);
+                return 1;
+            }
+        } else if (arg[0] != '-' && a->store == NULL) {
+            a->store = arg;
+        } else {
+            fprintf(stderr, "clusterdse verify: unexpected argument '%s'\n", arg);
+            verify_usage(stderr);
+            return 1;
+        }
+    }
+    if (a->store == NULL) {
+        fprintf(stderr, "clusterdse verify: need OUT.h5\n");
+        verify_usage(stderr);
+        return 1;
+    }
+    return -1;
+}
+
+/* The job file path stored with the job (relative profile names resolve against it). */
+static void read_job_path(const char *store, char *out, size_t size)
+{
+    out[0] = '\0';
+    hid_t file = H5Fopen(store, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file < 0)
+        return;
+    if (H5Aexists(file, "job_path") > 0) {
+        hid_t a = H5Aopen(file, "job_path", H5P_DEFAULT);
+        hid_t ft = H5Aget_type(a);
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        if (H5Tis_variable_str(ft) > 0) {
+            char *v = NULL;
+            H5Tset_size(mt, H5T_VARIABLE);
+            if (H5Aread(a, mt, &v) >= 0 && v) {
+                snprintf(out, size, "%s", v);
+                H5free_memory(v);
+            }
+        } else {
+            size_t n = H5Tget_size(ft);
+            char *v = calloc(n + 1, 1);
+            H5Tset_size(mt, n + 1);
+            if (v && H5Aread(a, mt, v) >= 0)
+                snprintf(out, size, "%s", v);
+            free(v);
+        }
+        H5Tclose(mt);
+        H5Tclose(ft);
+        H5Aclose(a);
+    }
+    H5Fclose(file);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct ranked {
+    cdse_record record;
+    double cost;
+} ranked;
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->cost != y->cost)
+        return (x->cost > y->cost) - (x->cost < y->cost);
+    return (x->record.index > y->record.index) - (x->record.index < y->record.index);
+}
+
+/* Rank 0: the ops of the best K configurations. Returns an exit code (0 = go on). */
+static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out, int *n_out)
+{
+    *ops_out = NULL;
+    *n_out = 0;
+    cdse_diag diag = {""};
+    char job_path[CDSE_PATH_MAX];
+    cdse_store_quiet_hdf5();
+    read_job_path(a->store, job_path, sizeof job_path);
+    cdse_store *store = NULL;
+    if (cdse_store_open(a->store, false, &store, &diag) != 0) {
+        fprintf(stderr, "clusterdse verify: %s\n", diag.msg);
+        return 1;
+    }
+    char *text = NULL;
+    cdse_job *job = calloc(1, sizeof *job);
+    uint64_t rows = 0;
+    int status = 0;
+    if (job == NULL || cdse_store_job_text(store, &text, &diag) != 0 ||
+        cdse_job_load_text(text, job_path[0] ? job_path : a->store, job, &diag) != 0 ||
+        cdse_store_rows(store, "top", &rows, &diag) != 0) {
+        fprintf(stderr, "clusterdse verify: %s: %s\n", a->store, diag.msg);
+        status = 1;
+    }
+    size_t row_size = cdse_store_row_size();
+    char *packed = status == 0 && rows > 0 ? malloc(row_size * rows) : NULL;
+    ranked *best = status == 0 && rows > 0 ? malloc(sizeof *best * rows) : NULL;
+    if (status == 0 && rows == 0) {
+        fprintf(stderr, "clusterdse verify: %s: no configurations in /top\n", a->store);
+        status = 1;
+    } else if (status == 0 && (!packed || !best)) {
+        status = 2;
+    } else if (status == 0 &&
+               cdse_store_read_rows(store, "top", 0, (size_t)rows, packed, &diag) != 0) {
+        fprintf(stderr, "clusterdse verify: %s\n", diag.msg);
+        status = 2;
+    }
+    int metric = status == 0 ? cdse_store_metric(store) : 0;
+    size_t feasible = 0;
+    for (uint64_t i = 0; status == 0 && i < rows; i++) {
+        cdse_store_unpack(packed + i * row_size, &best[feasible].record);
+        best[feasible].cost = cdse_record_cost(&best[feasible].record, metric);
+        if (best[feasible].record.result.status == CDSE_ST_OK)
+            feasible++;
+    }
+    if (status == 0) {
+        qsort(best, feasible, sizeof *best, cmp_ranked);
+        size_t k = feasible < (size_t)a->top ? feasible : (size_t)a->top;
+        cdse_verify_op *ops = calloc(k * CDSE_VERIFY_MAX_OPS + 1, sizeof *ops);
+        for (size_t i = 0; ops && i < k; i++) {
+            const cdse_record *r = &best[i].record;
+            int n = cdse_verify_ops(r, &job->model[r->model], &job->system[r->system], world,
+                                    a->max_bytes, ops + *n_out);
+            for (int j = 0; j < n; j++)
+                ops[*n_out + j].top_rank = (int32_t)(i + 1);
+            *n_out += n;
+        }
+        *ops_out = ops;
+        printf("# clusterdse verify: %s: best %zu of %zu feasible stored configurations (by %s), "
+               "%d collectives, on %d ranks\n",
+               a->store, k, feasible, cdse_metric_name(metric), *n_out, world);
+    }
+    free(packed);
+    free(best);
+    free(text);
+    if (job)
+        cdse_job_free(job);
+    free(job);
+    cdse_store_close(store, &diag);
+    return status;
+}
+
+/* Every rank: time each op; rank 0 fills the measured fields. */
+static int measure_ops(const verify_args *a, int rank, cdse_verify_op *ops, int n)
+{
+    cdse_probe_plan timing;
+    memset(&timing, 0, sizeof timing);
+    timing.warmup = 3;
+    timing.iterations_min = 5;
+    timing.iterations_max = 1000;
+    timing.time_budget_ms = a->budget_ms;
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        cdse_verify_op *op = &ops[i];
+        if (op->run_group_size < 2)
+            continue;
+        cdse_probe_shape shape = {op->run_stride > 1 ? CDSE_SHAPE_STRIDED : CDSE_SHAPE_CONTIGUOUS,
+                                  op->run_group_size, op->run_stride, 0};
+        cdse_probe_row row;
+        cdse_diag diag = {""};
+        int rc = cdse_probe_measure(&timing, MPI_COMM_WORLD, cdse_probe_coll_parse(op->collective),
+                                    CDSE_PDT_FLOAT, &shape, op->run_bytes, &row, &diag);
+        if (rc != 0) {
+            if (rank == 0)
+                fprintf(stderr, "clusterdse verify: %s %s: %s\n", op->comm, op->collective,
+                        diag.msg);
+            failed = 1;
+            continue;
+        }
+        if (rank == 0) {
+            op->measured_us = row.t_median_us;
+            op->measured_avg_us = row.t_avg_us;
+            op->measured_best_us = row.t_best_us;
+            op->ratio = op->predicted_run_us > 0 ? op->measured_us / op->predicted_run_us : 0;
+            cdse_verify_table_row(stdout, op);
+            fflush(stdout);
+        }
+    }
+    return failed;
+}
+
+int cdse_cmd_verify(int argc, char **argv)
+{
+    verify_args a;
+    int rc = parse_verify_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized)
+        MPI_Init(NULL, NULL);
+    int rank, world;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    cdse_verify_op *ops = NULL;
+    int n = 0, status = 0;
+    if (rank == 0)
+        status = collect_ops(&a, world, &ops, &n);
+    if (rank == 0 && status == 0 && world < 2) {
+        fprintf(stderr, "clusterdse verify: needs at least 2 ranks (mpirun -np N)\n");
+        status = 1;
+    }
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (status == 0) {
+        MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (rank != 0)
+            ops = calloc((size_t)n + 1, sizeof *ops);
+        MPI_Bcast(ops, n * (int)sizeof *ops, MPI_BYTE, 0, MPI_COMM_WORLD);
+        if (rank == 0) {
+            printf("# times in microseconds per call; pred = model for the configuration, run_pred "
+                   "= model for the group and message run here; ratio = measured / run_pred\n");
+            cdse_verify_table_header(stdout);
+        }
+        int failed = measure_ops(&a, rank, ops, n);
+        if (rank == 0) {
+            cdse_diag diag = {""};
+            if (failed) {
+                status = 2;
+            } else if (cdse_verify_write(a.store, ops, n, &diag) != 0) {
+                fprintf(stderr, "clusterdse verify: %s\n", diag.msg);
+                status = 2;
+            } else {
+                double *ratios = malloc(sizeof(double) * (size_t)(n + 1));
+                int m = 0;
+                for (int i = 0; ratios && i < n; i++)
+                    if (ops[i].ratio > 0)
+                        ratios[m++] = ops[i].ratio;
+                qsort(ratios, (size_t)m, sizeof *ratios, cmp_double);
+                printf("# median measured / predicted: %.3f over %d collectives; wrote /verify "
+                       "to %s\n",
+                       m ? (m % 2 ? ratios[m / 2] : 0.5 * (ratios[m / 2 - 1] + ratios[m / 2]))
+                         : 0.0,
+                       m, a.store);
+                free(ratios);
+            }
+        }
+        MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
+    free(ops);
+    if (!initialized)
+        MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,148 @@
+/* Hardware profiles: efficiency tables and validity of a system description. */
+#include "clusterdse/model/hardware.h"
+
+#include <math.h>
+
+static const char *const coll_names[CDSE_COLL_COUNT] = {"allreduce", "allgather", "reduce_scatter",
+                                                        "alltoall", "sendrecv"};
+
+const char *cdse_coll_name(int coll)
+{
+    if (coll < 0 || coll >= CDSE_COLL_COUNT)
+        return "?";
+    return coll_names[coll];
+}
+
+double cdse_eff_lookup(const cdse_eff_table *table, double flops)
+{
+    if (table->n == 0)
+        return 1.0;
+    if (flops <= table->flops[0])
+        return table->eff[0];
+    int last = table->n - 1;
+    if (flops >= table->flops[last])
+        return table->eff[last];
+    int i = 1;
+    while (table->flops[i] < flops)
+        i++;
+    double x0 = log10(table->flops[i - 1]);
+    double x1 = log10(table->flops[i]);
+    double w = (log10(flops) - x0) / (x1 - x0);
+    return table->eff[i - 1] + w * (table->eff[i] - table->eff[i - 1]);
+}
+
+static int check_fraction(const char *system, const char *what, double value, cdse_diag *diag)
+{
+    if (!(value > 0.0 && value <= 1.0)) {
+        cdse_diag_set(diag, "system '%s': %s = %g; allowed: a fraction in (0, 1]", system, what,
+                      value);
+        return CDSE_EINVAL;
+    }
+    return CDSE_OK;
+}
+
+static int check_table(const char *system, const char *what, const cdse_eff_table *table,
+                       cdse_diag *diag)
+{
+    for (int i = 0; i < table->n; i++) {
+        if (!(table->flops[i] > 0.0) || (i > 0 && table->flops[i] <= table->flops[i - 1])) {
+            cdse_diag_set(diag,
+                          "system '%s': %s point %d: FLOPs %g; allowed: positive and strictly "
+                          "increasing",
+                          system, what, i + 1, table->flops[i]);
+            return CDSE_EINVAL;
+        }
+        if (check_fraction(system, what, table->eff[i], diag) != CDSE_OK)
+            return CDSE_EINVAL;
+    }
+    return CDSE_OK;
+}
+
+static int check_levels(const cdse_system *system, cdse_diag *diag)
+{
+    if (system->n_levels < 1 || system->n_levels > CDSE_MAX_LEVELS) {
+        cdse_diag_set(diag, "system '%s': %d network levels; allowed: 1 to %d", system->name,
+                      system->n_levels, CDSE_MAX_LEVELS);
+        return CDSE_EINVAL;
+    }
+    int inner = 1;
+    for (int l = 0; l < system->n_levels; l++) {
+        const cdse_net_level *level = &system->level[l];
+        bool last = l == system->n_levels - 1;
+        if (level->size < 0 || (!last && level->size == 0) ||
+            (level->size > 0 && (level->size <= inner || level->size % inner != 0))) {
+            cdse_diag_set(diag,
+                          "system '%s': network level '%s' size = %d; allowed: a multiple of the "
+                          "inner level's size %d (0 only for the last level)",
+                          system->name, level->name, level->size, inner);
+            return CDSE_EINVAL;
+        }
+        if (!(level->bandwidth_gbs > 0.0) || level->latency_us < 0.0) {
+            cdse_diag_set(diag,
+                          "system '%s': network level '%s': bandwidth %g GB/s, latency %g us; "
+                          "allowed: bandwidth > 0, latency >= 0",
+                          system->name, level->name, level->bandwidth_gbs, level->latency_us);
+            return CDSE_EINVAL;
+        }
+        if (check_fraction(system->name, "network efficiency", level->efficiency, diag))
+            return CDSE_EINVAL;
+        if (level->size > 0)
+            inner = level->size;
+    }
+    return CDSE_OK;
+}
+
+int cdse_system_check(const cdse_system *system, cdse_diag *diag)
+{
+    if (system->gpus_per_node < 1) {
+        cdse_diag_set(diag, "system '%s': gpus_per_node = %d; allowed: a positive integer",
+                      system->name, system->gpus_per_node);
+        return CDSE_EINVAL;
+    }
+    bool any_peak = false;
+    for (int d = 0; d < CDSE_DTYPE_COUNT; d++) {
+        if (system->peak_tflops[d] < 0.0) {
+            cdse_diag_set(diag, "system '%s': peak_tflops.%s = %g; allowed: >= 0 (0 = unsupported)",
+                          system->name, cdse_dtype_name(d), system->peak_tflops[d]);
+            return CDSE_EINVAL;
+        }
+        any_peak |= system->peak_tflops[d] > 0.0;
+    }
+    if (!any_peak ||
+        !(system->peak_tflops[CDSE_BF16] > 0.0 || system->peak_tflops[CDSE_FP16] > 0.0)) {
+        cdse_diag_set(diag, "system '%s': no bf16 or fp16 peak; allowed: peak_tflops.bf16 > 0",
+                      system->name);
+        return CDSE_EINVAL;
+    }
+    if (system->gemm_eff.n < 1) {
+        cdse_diag_set(diag, "system '%s': gemm_efficiency is empty; allowed: 1 to %d points",
+                      system->name, CDSE_MAX_EFF_POINTS);
+        return CDSE_EINVAL;
+    }
+    if (check_table(system->name, "gemm_efficiency", &system->gemm_eff, diag) ||
+        check_table(system->name, "gemm_efficiency_fp8", &system->gemm_eff_fp8, diag) ||
+        check_fraction(system->name, "attention_efficiency", system->attention_efficiency, diag) ||
+        check_fraction(system->name, "hbm_efficiency", system->hbm_efficiency, diag))
+        return CDSE_EINVAL;
+    if (!(system->hbm_gib > 0.0) || !(system->hbm_bandwidth_gbs > 0.0) ||
+        system->reserved_gib < 0.0 || system->reserved_gib >= system->hbm_gib) {
+        cdse_diag_set(diag,
+                      "system '%s': hbm_gib %g, hbm_bandwidth %g, reserved_gib %g; allowed: "
+                      "positive capacity and bandwidth, 0 <= reserved_gib < hbm_gib",
+                      system->name, system->hbm_gib, system->hbm_bandwidth_gbs,
+                      system->reserved_gib);
+        return CDSE_EINVAL;
+    }
+    const cdse_mem_tier *tier = &system->tier;
+    if (tier->attach != CDSE_TIER_NONE &&
+        (!(tier->capacity_gib > 0.0) || !(tier->bandwidth_gbs > 0.0) || tier->latency_us < 0.0 ||
+         tier->shared_by < 1)) {
+        cdse_diag_set(diag,
+                      "system '%s': memory_tier capacity %g GiB, bandwidth %g GB/s, latency %g "
+                      "us, shared_by %d; allowed: positive capacity, bandwidth and sharing",
+                      system->name, tier->capacity_gib, tier->bandwidth_gbs, tier->latency_us,
+                      tier->shared_by);
+        return CDSE_EINVAL;
+    }
+    return check_levels(system, diag);
+}

@@ -1,0 +1,933 @@
+/* The evaluator: time and memory of one training iteration of a transformer on a cluster.
+ *
+ * Pure function: no I/O, no allocation, no MPI. The structure follows Narayanan et al. 2021
+ * ("Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC'21) and
+ * Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",
+ * arXiv 2205.05198): per layer and micro-batch, GEMMs on the tensor cores at a size-dependent
+ * efficiency, memory-bound element-wise kernels on HBM bandwidth, tensor-parallel collectives
+ * on the network levels the group spans; stages of a 1F1B (optionally interleaved) pipeline;
+ * data-parallel gradient reduction overlapped with the backward pass; the optimizer step. */
+#include "clusterdse/model/perf.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "clusterdse/model/collective.h"
+
+/* Bytes of an activation element in bf16/fp16 mixed precision. FP8 training (Transformer Engine)
+ * keeps activations and the attention core in bf16 and casts GEMM inputs to fp8 (Micikevicius et
+ * al. 2022, "FP8 Formats for Deep Learning"). */
+#define ACT_BYTES              2.0
+#define FP8_GEMM_OPERAND_BYTES 1.0
+
+/* Mixed-precision Adam state per parameter (Korthikanti et al. 2022 Sec. 5 / DESIGN.md):
+ * bf16 weights 2 B, fp32 main gradients 4 B, fp32 master weights + Adam m and v 12 B. */
+#define WEIGHT_BYTES          2.0
+#define GRAD_BYTES            4.0
+#define OPTIMIZER_STATE_BYTES 12.0
+
+/* HBM traffic of the optimizer step per locally updated parameter, as Megatron-LM's mixed-
+ * precision optimizer runs it with Apex multi-tensor kernels, each streaming its arrays once:
+ * unscale + inf/nan check of the fp32 gradients (read 4, write 4), gradient norm (read 4),
+ * clipping (read 4, write 4), Adam (read master, m, v, gradient 16; write master, m, v 12),
+ * copy of the master weights to the bf16 model weights (read 4, write 2), zeroing the gradient
+ * buffer (write 4): 58 B. */
+#define OPTIMIZER_HBM_BYTES_PER_PARAM 58.0
+
+/* Element-wise kernels, bytes per element of the tensor they run on (read + write):
+ * LayerNorm reads and writes 2 B each (4 B); GPT's fused bias-dropout-add reads input and
+ * residual, writes the output and a 1-byte mask (7 B); Llama's residual add has no dropout
+ * (6 B). Two of each per layer (Korthikanti et al. 2022 Fig. 2 layer structure). */
+#define LAYERNORM_FWD_BYTES    4.0
+#define DROPOUT_ADD_FWD_BYTES  7.0
+#define RESIDUAL_ADD_FWD_BYTES 6.0
+/* Backward element-wise kernels read the incoming gradient and the saved input and write the
+ * input gradient (LayerNorm also reduces its weight gradient): about 1.5x the forward traffic
+ * (6 B vs 4 B per element for LayerNorm). */
+#define ELEMENTWISE_BWD_FACTOR 1.5
+/* Fused bias-GeLU: read 2 B, write 2 B; SwiGLU reads gate and up (4 B), writes 2 B. */
+#define GELU_FWD_BYTES   4.0
+#define SWIGLU_FWD_BYTES 6.0
+/* Unfused attention core (Megatron-LM's fused scale-mask-softmax, then dropout): softmax reads
+ * and writes 2 B per score; dropout reads 2 B, writes 2 B and a 1-byte mask; backward reads the
+ * output and its gradient and writes the input gradient for each. */
+#define SOFTMAX_FWD_BYTES      4.0
+#define ATTN_DROPOUT_FWD_BYTES 5.0
+#define SOFTMAX_BWD_BYTES      6.0
+#define ATTN_DROPOUT_BWD_BYTES 5.0
+/* Cross-entropy over fp32 logits: the vocabulary-parallel kernel reads the logits for the max,
+ * the sum of exponentials and the loss, and writes the softmax gradient: ~4 passes of 4 B. */
+#define CROSS_ENTROPY_BYTES 16.0
+/* Causal flash attention computes half of the score matrix; its backward pass runs 5 of the
+ * forward's 2 GEMMs-worth of work (Dao 2023, "FlashAttention-2", Sec. 3: 2.5x forward). */
+#define FLASH_CAUSAL_FRACTION 0.5
+#define FLASH_BWD_FACTOR      2.5
+/* Megatron-Core's DDP buckets gradients (40M parameters per bucket by default,
+ * megatron/core/distributed/distributed_data_parallel_config.py): the last bucket's reduction
+ * cannot overlap the backward pass. */
+#define DP_BUCKET_PARAMS 40e6
+/* A collective that overlaps computation still occupies streaming multiprocessors: NCCL runs one
+ * thread block per channel, 16-32 channels on an 8-GPU NVSwitch node (NCCL_MAX_NCHANNELS
+ * defaults; nccl src/graph/tuning.cc), i.e. 15-30% of an A100's 108 SMs. The overlapped GEMMs
+ * slow down by that share for as long as the collective runs: a hidden collective second costs
+ * OVERLAP_INTERFERENCE seconds of computation. */
+#define OVERLAP_INTERFERENCE 0.25
+
+/* MoE layers (Megatron-Core alltoall token dispatcher, Shazeer et al. 2017 / Fedus et al. 2021
+ * routing): the router is a GEMM h x E followed by softmax/top-k; routed tokens are permuted into
+ * expert order before dispatch and back after combine (read 2 B + write 2 B per element each
+ * way), and the router keeps fp32 logits and probabilities (8 B per token and expert). */
+#define MOE_PERMUTE_BYTES 8.0
+/* Tokens on the busiest expert rank over the balanced share, for a router trained with an
+ * auxiliary balancing loss when the model gives no moe_imbalance: Switch Transformer trains
+ * with capacity factors 1.0-1.25 that drop few tokens (Fedus et al. 2021, Sec. 2.2 and Table 1),
+ * i.e. expert loads rarely exceed ~1.2x the mean. */
+#define MOE_DEFAULT_IMBALANCE 1.2
+#define ROUTER_BYTES          8.0
+
+typedef struct dims {
+    double b, s_local, s_full;   /* micro-batch, local and full sequence */
+    double s_positions;          /* rows of a learned position table (the model's seq_len) */
+    double stage_layers;         /* layers of the most loaded pipeline stage */
+    double moe_share;            /* MoE layers / layers */
+    int stride[CDSE_PLACE_DIMS]; /* rank stride of the TP, CP, DP and PP groups (placement) */
+    double tokens;               /* b * s_local: rows of the GEMMs */
+    double h, q, kv, dh, ffn, vocab;
+    double t, p, c, d, v, m;
+    double heads_local, kv_local; /* attention heads and key/value heads on one TP rank */
+    bool gpt;                     /* plain MLP, biases and dropout (GPT) vs gated (Llama) */
+    /* Mixture of experts. */
+    double experts, top_k, moe_ffn, shared, e;
+    double moe_layers;   /* MoE layers of the model */
+    double route_factor; /* busiest expert rank's tokens over the balanced share */
+} dims;
+
+typedef struct env {
+    double peak; /* FLOP/s of the chosen precision (MFU denominator) */
+    const cdse_system *sys;
+    const cdse_strategy *st;
+    const cdse_eff_table *gemm_table;
+    double gemm_peak;     /* FLOP/s of GEMMs in the chosen precision */
+    double attn_peak;     /* FLOP/s of the bf16 attention core */
+    double hbm;           /* achievable HBM bytes/s */
+    double operand_bytes; /* GEMM operand element size */
+} env;
+
+/* Per layer, per micro-batch, on one GPU. */
+typedef struct layer_cost {
+    double linear_fwd; /* QKV, projection, MLP GEMMs */
+    double col_gemm;   /* forward GEMMs of the column-parallel layers (QKV, FC1) */
+    double attn_fwd, attn_bwd;
+    double ew_fwd, ew_bwd;                   /* memory-bound element-wise kernels */
+    double tp_fwd;                           /* TP collectives of the forward pass (exposed) */
+    double tp_bwd_exposed;                   /* backward TP collectives that cannot overlap */
+    double tp_bwd_overlapped, tp_bwd_window; /* the others and the GEMMs they overlap */
+    double cp_fwd, cp_bwd;                   /* CP ring exchange (before overlap) */
+    double ep_fwd, ep_bwd;                   /* EP dispatch + combine all-to-alls (exposed) */
+    double flops_fwd;                        /* hardware FLOPs of the forward pass */
+    double attn_flops_fwd;                   /* of which attention core */
+} layer_cost;
+
+static double gemm_time(const env *e, double m, double n, double k, double *flops)
+{
+    double f = 2.0 * m * n * k;
+    double bytes = (m * k + k * n + m * n) * e->operand_bytes;
+    double eff = cdse_eff_lookup(e->gemm_table, f);
+    double compute = f / (e->gemm_peak * eff);
+    double memory = bytes / e->hbm;
+    *flops += f;
+    return compute > memory ? compute : memory;
+}
+
+static double batched_gemm_time(const env *e, double batch, double m, double n, double k,
+                                double *flops)
+{
+    double f = 2.0 * batch * m * n * k;
+    double bytes = batch * (m * k + k * n + m * n) * ACT_BYTES;
+    double eff = cdse_eff_lookup(&e->sys->gemm_eff, f);
+    double compute = f / (e->attn_peak * eff);
+    double memory = bytes / e->hbm;
+    *flops += f;
+    return compute > memory ? compute : memory;
+}
+
+/* The MLP of a MoE layer on one GPU: router, the local experts' grouped GEMMs on the tokens
+ * routed to them (balanced share T k / ep per expert rank... times the capacity factor or the
+ * imbalance of the busiest rank), shared experts on all tokens. Experts are split over TP like
+ * the dense MLP (Megatron-Core expert tensor parallelism = tp). */
+static double moe_mlp_time(const env *e, const dims *x, double *flops, double *col)
+{
+    double gated = x->gpt ? 1.0 : 2.0;
+    double router = gemm_time(e, x->tokens, x->experts, x->h, flops);
+    double local_experts = x->experts / x->e;
+    double rows = x->tokens * x->top_k * x->e / x->experts * x->route_factor; /* per expert */
+    double fc1 = local_experts * gemm_time(e, rows, gated * x->moe_ffn / x->t, x->h, flops);
+    double fc2 = local_experts * gemm_time(e, rows, x->h, x->moe_ffn / x->t, flops);
+    double shared_fc1 = 0.0, shared_fc2 = 0.0;
+    if (x->shared > 0.0) {
+        double width = x->shared * x->moe_ffn / x->t;
+        shared_fc1 = gemm_time(e, x->tokens, gated * width, x->h, flops);
+        shared_fc2 = gemm_time(e, x->tokens, x->h, width, flops);
+    }
+    double elementwise =
+        x->tokens *
+        (x->experts * ROUTER_BYTES + x->top_k * x->route_factor * x->h * MOE_PERMUTE_BYTES) /
+        e->hbm;
+    *col = fc1 + shared_fc1;
+    return router + fc1 + fc2 + shared_fc1 + shared_fc2 + elementwise;
+}
+
+static void linear_costs(const env *e, const dims *x, bool moe, layer_cost *c)
+{
+    double f = 0.0;
+    double gated = x->gpt ? 1.0 : 2.0;
+    double qkv = gemm_time(e, x->tokens, x->q / x->t + 2.0 * x->kv_local * x->dh, x->h, &f);
+    double proj = gemm_time(e, x->tokens, x->h, x->q / x->t, &f);
+    double mlp, mlp_col;
+    if (moe) {
+        mlp = moe_mlp_time(e, x, &f, &mlp_col);
+    } else {
+        double fc1 = gemm_time(e, x->tokens, gated * x->ffn / x->t, x->h, &f);
+        double fc2 = gemm_time(e, x->tokens, x->h, x->ffn / x->t, &f);
+        mlp = fc1 + fc2;
+        mlp_col = fc1;
+    }
+    c->linear_fwd = qkv + proj + mlp;
+    c->col_gemm = qkv + mlp_col;
+    c->flops_fwd += f;
+}
+
+/* Dispatch and combine all-to-alls over the EP group (stride tp * cp: expert parallelism is
+ * carved out of the data-parallel ranks, Megatron-Core), each moving the routed copies of the
+ * local tokens (T k h 2 B, split over TP ranks with sequence parallelism), forward and backward,
+ * not overlapped by the alltoall dispatcher. */
+static void ep_costs(const env *e, const dims *x, layer_cost *c)
+{
+    if (x->e <= 1.0)
+        return;
+    cdse_span span;
+    cdse_group_span(e->sys, (int)x->e, x->stride[CDSE_PLACE_DP], &span);
+    double tokens = e->st->sequence_parallel ? x->tokens / x->t : x->tokens;
+    double bytes = tokens * x->top_k * x->route_factor * x->h * ACT_BYTES;
+    double one = cdse_alltoall_time(e->sys, &span, bytes);
+    c->ep_fwd = 2.0 * one;
+    c->ep_bwd = 2.0 * one;
+}
+
+static void attention_costs(const env *e, const dims *x, bool flash, layer_cost *c)
+{
+    double scores = x->b * x->heads_local * x->s_local * x->s_full; /* score elements */
+    if (flash) {
+        double f = 4.0 * scores * x->dh * FLASH_CAUSAL_FRACTION;
+        double eff = e->sys->attention_efficiency;
+        c->attn_fwd = f / (e->attn_peak * eff);
+        c->attn_bwd = FLASH_BWD_FACTOR * c->attn_fwd;
+        c->attn_flops_fwd = f;
+        c->flops_fwd += f;
+        return;
+    }
+    double f = 0.0;
+    double batch = x->b * x->heads_local;
+    double qk = batched_gemm_time(e, batch, x->s_local, x->s_full, x->dh, &f);
+    double av = batched_gemm_time(e, batch, x->s_local, x->dh, x->s_full, &f);
+    double fwd_bytes = SOFTMAX_FWD_BYTES + (x->gpt ? ATTN_DROPOUT_FWD_BYTES : 0.0);
+    double bwd_bytes = SOFTMAX_BWD_BYTES + (x->gpt ? ATTN_DROPOUT_BWD_BYTES : 0.0);
+    c->attn_fwd = qk + av + scores * fwd_bytes / e->hbm;
+    c->attn_bwd = 2.0 * (qk + av) + scores * bwd_bytes / e->hbm;
+    c->attn_flops_fwd = f;
+    c->flops_fwd += f;
+}
+
+static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, layer_cost *c)
+{
+    /* Norms and residual adds run on the full sequence on every TP rank unless sequence
+     * parallelism splits them (Korthikanti et al. 2022 Sec. 4.2.2). */
+    double h_share = sp ? x->h / x->t : x->h;
+    double per_h =
+        2.0 * LAYERNORM_FWD_BYTES + 2.0 * (x->gpt ? DROPOUT_ADD_FWD_BYTES : RESIDUAL_ADD_FWD_BYTES);
+    double act = x->gpt ? GELU_FWD_BYTES : SWIGLU_FWD_BYTES;
+    /* Rows entering the MLP per token (the routed copies and the shared experts in MoE layers)
+     * and the MLP width each of them has on this GPU. */
+    double mlp_rows = 1.0, mlp_width = x->ffn / x->t;
+    if (moe) {
+        mlp_rows = x->top_k * x->route_factor + (x->shared > 0.0 ? 1.0 : 0.0);
+        mlp_width = (x->top_k * x->route_factor + x->shared) * x->moe_ffn / x->t / mlp_rows;
+    }
+    double fwd = x->tokens * (h_share * per_h + mlp_rows * mlp_width * act);
+    if (e->st->precision == CDSE_FP8) {
+        /* Transformer Engine casts each GEMM input to fp8 and writes a transposed copy for the
+         * weight gradient: read 2 B, write 1 + 1 B per element. */
+        double inputs = x->h + x->q / x->t + mlp_rows * (x->h + mlp_width);
+        fwd += x->tokens * inputs * 4.0;
+    }
+    c->ew_fwd = fwd / e->hbm;
+    c->ew_bwd = ELEMENTWISE_BWD_FACTOR * c->ew_fwd;
+}
+
+static void tp_costs(const env *e, const dims *x, bool sp, layer_cost *c)
+{
+    if (x->t <= 1.0)
+        return;
+    cdse_span span;
+    cdse_group_span(e->sys, (int)x->t, x->stride[CDSE_PLACE_TP], &span);
+    double bytes = x->tokens * x->h * ACT_BYTES;
+    if (!sp) {
+        /* Two all-reduces forward (g after the row-parallel layers) and two backward (f before
+         * the column-parallel layers, overlapping their weight-gradient GEMMs) (Shoeybi et al.
+         * 2019, Fig. 3). */
+        double ar = cdse_allreduce_time(e->sys, &span, bytes);
+        c->tp_fwd = 2.0 * ar;
+        c->tp_bwd_exposed = 0.0;
+        c->tp_bwd_overlapped = 2.0 * ar;
+        c->tp_bwd_window = c->col_gemm;
+        return;
+    }
+    /* Sequence parallelism (Korthikanti et al. 2022 Sec. 4.2.2): forward, an all-gather before
+     * each column-parallel layer and a reduce-scatter after each row-parallel layer. Backward, the
+     * row-parallel layers must all-gather their output gradient before their GEMMs (exposed); the
+     * column-parallel layers re-gather their input during the data-gradient GEMM and
+     * reduce-scatter the input gradient during the weight-gradient GEMM (overlapped). */
+    double ag = cdse_allgather_time(e->sys, &span, bytes);
+    double rs = cdse_reduce_scatter_time(e->sys, &span, bytes);
+    c->tp_fwd = 2.0 * (ag + rs);
+    c->tp_bwd_exposed = 2.0 * ag;
+    c->tp_bwd_overlapped = 2.0 * (ag + rs);
+    c->tp_bwd_window = 2.0 * c->col_gemm;
+}
+
+static void cp_costs(const env *e, const dims *x, layer_cost *c)
+{
+    if (x->c <= 1.0)
+        return;
+    /* Ring attention: each rank passes its key/value chunk around the CP ring, c - 1 steps
+     * forward; backward passes keys/values and their gradients (Liu et al. 2023, "Ring
+     * Attention"; Megatron-Core context parallelism). */
+    double chunk = x->b * x->s_local * 2.0 * x->kv_local * x->dh * ACT_BYTES;
+    cdse_span span;
+    cdse_group_span(e->sys, (int)x->c, x->stride[CDSE_PLACE_CP], &span);
+    double step = cdse_group_p2p_time(e->sys, &span, chunk);
+    c->cp_fwd = (x->c - 1.0) * step;
+    c->cp_bwd = 2.0 * c->cp_fwd;
+}
+
+static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c)
+{
+    memset(c, 0, sizeof *c);
+    linear_costs(e, x, moe, c);
+    attention_costs(e, x, e->st->flash_attention, c);
+    elementwise_costs(e, x, e->st->sequence_parallel, moe, c);
+    tp_costs(e, x, e->st->sequence_parallel, c);
+    cp_costs(e, x, c);
+    if (moe)
+        ep_costs(e, x, c);
+}
+
+/* The part of a collective that the computation window cannot hide, plus the slowdown the hidden
+ * part inflicts on that computation. */
+static double exposed(double comm, double window)
+{
+    double hidden = comm < window ? comm : window;
+    return comm - hidden + OVERLAP_INTERFERENCE * hidden;
+}
+
+static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
+{
+    x->b = st->microbatch;
+    x->s_full = model->seq_len;
+    x->s_local = (double)model->seq_len / st->cp;
+    x->s_positions = model->seq_len;
+    cdse_placement_strides(st->placement, st->tp, st->cp, st->dp, st->pp, x->stride);
+    /* Layers that do not divide evenly over pp x vpp chunks leave some chunks one layer longer
+     * (Megatron-Core's uneven pipeline split); the longest sets the pace and the memory. */
+    int chunks = st->pp * st->vpp;
+    x->stage_layers = (double)((model->layers + chunks - 1) / chunks) * st->vpp;
+    x->tokens = x->b * x->s_local;
+    x->h = model->hidden;
+    x->dh = model->head_dim;
+    x->q = (double)model->heads * model->head_dim;
+    x->kv = (double)model->kv_heads * model->head_dim;
+    x->ffn = model->ffn;
+    x->vocab = model->vocab;
+    x->t = st->tp;
+    x->p = st->pp;
+    x->c = st->cp;
+    x->d = st->dp;
+    x->v = st->vpp;
+    x->m = st->grad_accum;
+    x->heads_local = (double)model->heads / st->tp;
+    x->kv_local = model->kv_heads >= st->tp ? (double)model->kv_heads / st->tp : 1.0;
+    x->gpt = !model->gated_mlp;
+    x->experts = model->experts;
+    x->e = st->ep;
+    x->moe_layers =
+        model->experts > 0 ? (model->layers - model->first_dense_layers) / model->moe_every : 0;
+    x->moe_share = x->moe_layers / model->layers;
+    x->top_k = model->top_k;
+    x->moe_ffn = model->moe_ffn;
+    x->shared = model->shared_experts;
+    /* The busiest expert rank sets the pace; a capacity factor caps its tokens (dropping the
+     * rest, Fedus et al. 2021 Sec. 2.2). */
+    x->route_factor = model->moe_imbalance >= 1.0 ? model->moe_imbalance : MOE_DEFAULT_IMBALANCE;
+    if (model->capacity_factor > 0.0 && model->capacity_factor < x->route_factor)
+        x->route_factor = model->capacity_factor;
+}
+
+/* Parameters held by one GPU of the first pipeline stage (which holds the embedding): the
+ * transformer layers' dense parameters, their expert parameters (sharded over EP as well as TP,
+ * replicated over dp cp / ep ranks) and the embedding/output layer. */
+typedef struct stage_param_count {
+    double dense;   /* layers, excluding expert MLPs */
+    double experts; /* routed experts held by this GPU */
+    double embed;   /* embedding, positions, final norm and untied output layer */
+} stage_param_count;
+
+static void stage_params(const cdse_model *model, const dims *x, stage_param_count *out)
+{
+    double norms = (x->gpt ? 4.0 : 2.0) * x->h;
+    double attn = x->h * x->q / x->t + 2.0 * x->h * x->kv_local * x->dh + x->q / x->t * x->h;
+    double mlp_weights = x->gpt ? 2.0 : 3.0;
+    double mlp = mlp_weights * x->h * x->ffn / x->t;
+    double attn_biases = x->gpt ? (x->q / x->t + 2.0 * x->kv_local * x->dh + x->h) : 0.0;
+    double mlp_biases = x->gpt ? x->ffn / x->t + x->h : 0.0;
+    double moe_layers = x->moe_share * x->stage_layers;
+    double dense_layers = x->stage_layers - moe_layers;
+    double expert =
+        mlp_weights * x->h * x->moe_ffn / x->t + (x->gpt ? x->moe_ffn / x->t + x->h : 0.0);
+    double moe_dense = x->h * x->experts + x->shared * expert;
+    out->dense = x->stage_layers * (attn + attn_biases + norms) +
+                 dense_layers * (mlp + mlp_biases) + moe_layers * moe_dense;
+    out->experts = x->experts > 0.0 ? moe_layers * x->experts / x->e * expert : 0.0;
+    double vocab_shard = x->vocab * x->h / x->t;
+    double positions = x->gpt ? x->s_positions * x->h : 0.0;
+    out->embed = vocab_shard + positions;
+    if (x->p == 1.0) {
+        /* The single stage is also the last: final norm, and the output layer when untied. */
+        out->embed += norms / 2.0;
+        if (!model->tied_embeddings)
+            out->embed += vocab_shard;
+    }
+}
+
+/* Activation bytes of one layer for one micro-batch (Korthikanti et al. 2022 Table 2,
+ * generalized to GQA, gated MLPs, no dropout for Llama-style models, flash attention, and MoE
+ * MLPs whose activations grow with the routed copies of each token). */
+static double layer_activation_bytes(const env *e, const dims *x, bool moe)
+{
+    const cdse_strategy *st = e->st;
+    double sb = x->tokens;
+    double repl_share = st->sequence_parallel ? 1.0 / x->t : 1.0;
+    if (st->recompute == CDSE_RECOMPUTE_FULL)
+        return ACT_BYTES * sb * x->h * repl_share; /* the layer input only */
+    /* Kept on every TP rank unless SP: both norm inputs, QKV and FC1 inputs, dropout masks. */
+    double repl = sb * x->h * (4.0 * ACT_BYTES + (x->gpt ? 2.0 : 0.0));
+    /* Split by TP: Q, K, V, projection input, MLP inputs/activations. */
+    double qkv = ACT_BYTES * sb * (x->q / x->t + 2.0 * x->kv_local * x->dh);
+    double proj = ACT_BYTES * sb * x->q / x->t;
+    double mlp_acts = x->gpt ? 2.0 : 3.0; /* GeLU in + out; SwiGLU gate, up, out */
+    double mlp = mlp_acts * ACT_BYTES * sb * x->ffn / x->t;
+    if (moe) {
+        /* Router logits and probabilities (fp32), the permuted routed tokens, the experts'
+         * activations on them, and the shared experts on every token. */
+        double routed = sb * x->top_k * x->route_factor;
+        mlp = sb * x->experts * ROUTER_BYTES + routed * ACT_BYTES * x->h +
+              routed * mlp_acts * ACT_BYTES * x->moe_ffn / x->t +
+              x->shared * mlp_acts * ACT_BYTES * sb * x->moe_ffn / x->t;
+    }
+    double core = 0.0;
+    double scores = x->b * x->heads_local * x->s_local * x->s_full;
+    if (st->flash_attention)
+        core = 4.0 * x->b * x->heads_local * x->s_local; /* fp32 log-sum-exp per row */
+    else if (st->recompute != CDSE_RECOMPUTE_SELECTIVE)
+        core = scores * (x->gpt ? 5.0 : 2.0); /* softmax out 2 B, dropout mask 1 B + out 2 B */
+    return repl * repl_share + qkv + proj + mlp + core;
+}
+
+/* Bytes per parameter of weights, gradients and optimizer state when ZeRO shards them over
+ * `shard` ranks (Rajbhandari et al. 2020: stage 1 optimizer, 2 + gradients, 3 + weights). */
+static void state_bytes(int zero, double shard, double *w, double *g, double *o)
+{
+    *w = WEIGHT_BYTES;
+    *g = GRAD_BYTES;
+    *o = OPTIMIZER_STATE_BYTES;
+    if (zero >= 1)
+        *o /= shard;
+    if (zero >= 2)
+        *g /= shard;
+    if (zero >= 3)
+        *w /= shard;
+}
+
+/* Memory of the first stage. `params` receives the parameter counts, `updated` the parameters
+ * this GPU updates in the optimizer step, `act_per_mb` the activation bytes of one micro-batch and
+ * `in_flight_out` the micro-batches whose activations are held at once. */
+static void memory_model(const cdse_model *model, const env *e, const dims *x, cdse_result *r,
+                         stage_param_count *params, double *updated, double *act_per_mb,
+                         double *in_flight_out)
+{
+    const cdse_strategy *st = e->st;
+    stage_params(model, x, params);
+    double dense = params->dense + params->embed;
+    double dense_shard = x->d * x->c;
+    double expert_shard = x->d * x->c / x->e;
+    double w, g, o, we, ge, oe;
+    state_bytes(st->zero, dense_shard, &w, &g, &o);
+    state_bytes(st->zero, expert_shard, &we, &ge, &oe);
+    *updated = st->zero >= 1 ? dense / dense_shard + params->experts / expert_shard
+                             : dense + params->experts;
+
+    /* First stage: activations of min(p, m) micro-batches in flight; interleaving adds
+     * (p - 1) / (p v) (Korthikanti et al. 2022 Sec. 4.2.3). */
+    double in_flight = x->m < x->p ? x->m : x->p;
+    if (x->v > 1.0)
+        in_flight *= 1.0 + (x->p - 1.0) / (x->p * x->v);
+    double moe_layers = x->moe_share * x->stage_layers;
+    double dense_layers = x->stage_layers - moe_layers;
+    double per_mb = dense_layers * layer_activation_bytes(e, x, false) +
+                    moe_layers * layer_activation_bytes(e, x, true);
+    if (x->p == 1.0)
+        per_mb += x->tokens * x->vocab / x->t * 4.0; /* fp32 logits of the single stage */
+    *act_per_mb = per_mb;
+    *in_flight_out = in_flight;
+    double act = per_mb * in_flight;
+    if (st->recompute == CDSE_RECOMPUTE_FULL) {
+        /* One layer's activations are live while it is recomputed. */
+        cdse_strategy none = *st;
+        none.recompute = CDSE_RECOMPUTE_NONE;
+        env e2 = *e;
+        e2.st = &none;
+        act += layer_activation_bytes(&e2, x, x->moe_layers > 0.0);
+    }
+
+    double gib = CDSE_GIB;
+    r->mem_weights_gib = (dense * w + params->experts * we) / gib;
+    r->mem_gradients_gib = (dense * g + params->experts * ge) / gib;
+    r->mem_optimizer_gib = (dense * o + params->experts * oe) / gib;
+    r->mem_activations_gib = act / gib;
+    r->mem_other_gib = e->sys->reserved_gib;
+    r->mem_offloaded_gib = 0.0;
+}
+
+/* Moves the state selected by the offload mask to the second tier; returns the HBM bytes/s
+ * share of the tier for one GPU, or 0 without a tier. */
+static double tier_bandwidth(const cdse_system *sys)
+{
+    if (sys->tier.attach == CDSE_TIER_NONE)
+        return 0.0;
+    return sys->tier.bandwidth_gbs * 1e9 / sys->tier.shared_by;
+}
+
+static void offload_model(const env *e, double compute_time, double m, double act_per_mb,
+                          double in_flight, double layers_per_stage, cdse_result *r)
+{
+    const cdse_strategy *st = e->st;
+    double bw = tier_bandwidth(e->sys);
+    if (st->offload == 0 || bw <= 0.0)
+        return;
+    double lat = e->sys->tier.latency_us * 1e-6;
+    double moved = 0.0, serial = 0.0, overlapped = 0.0;
+    if (st->offload & CDSE_OFFLOAD_OPTIMIZER) {
+        /* The optimizer step streams the state in and out (ZeRO-Offload style, Ren et al. 2021):
+         * not overlapped with compute. */
+        moved += r->mem_optimizer_gib;
+        serial += 2.0 * r->mem_optimizer_gib * CDSE_GIB / bw + lat;
+        r->mem_optimizer_gib = 0.0;
+    }
+    if (st->offload & CDSE_OFFLOAD_ACTIVATIONS) {
+        /* Layer-wise activation offload (Megatron-Core's CPU offloading): every micro-batch
+         * writes each layer's activations out during its forward pass and reads them back for
+         * its backward pass, overlapped with compute. Two layers' worth stays in HBM (the layer
+         * computed and the one in transit), with whatever is not per micro-batch (the
+         * recomputation buffer). */
+        double total = r->mem_activations_gib * CDSE_GIB;
+        double stacked = act_per_mb * in_flight;
+        double resident = total - stacked + act_per_mb * fmin(1.0, 2.0 / layers_per_stage);
+        if (resident > total)
+            resident = total;
+        moved += (total - resident) / CDSE_GIB;
+        overlapped += 2.0 * m * act_per_mb / bw;
+        r->mem_activations_gib = resident / CDSE_GIB;
+    }
+    if (st->offload & CDSE_OFFLOAD_WEIGHTS) {
+        /* Weights streamed in for forward and backward of every micro-batch (ZeRO-Infinity
+         * style, Rajbhandari et al. 2021), overlapped with compute. */
+        moved += r->mem_weights_gib;
+        overlapped += 2.0 * m * r->mem_weights_gib * CDSE_GIB / bw;
+        r->mem_weights_gib = 0.0;
+    }
+    r->mem_offloaded_gib = moved;
+    r->t_offload_s = serial + exposed(overlapped, compute_time);
+}
+
+static double tier_capacity_per_gpu(const cdse_system *sys)
+{
+    return sys->tier.capacity_gib / sys->tier.shared_by;
+}
+
+/* One layer and one micro-batch on the critical path. */
+typedef struct layer_step {
+    double fwd, bwd, recompute; /* computation */
+    double tp, cp, ep;          /* exposed communication, both directions */
+    double recompute_flops;
+    double fwd_comm; /* exposed communication of the forward pass alone */
+} layer_step;
+
+static void setup(const cdse_model *model, const cdse_system *system, const cdse_strategy *st,
+                  env *e, dims *x)
+{
+    bool fp8 = st->precision == CDSE_FP8;
+    double peak_bf16 = system->peak_tflops[CDSE_BF16] > 0.0 ? system->peak_tflops[CDSE_BF16]
+                                                            : system->peak_tflops[CDSE_FP16];
+    double peak =
+        system->peak_tflops[st->precision] > 0.0 ? system->peak_tflops[st->precision] : peak_bf16;
+    e->sys = system;
+    e->st = st;
+    e->peak = peak * 1e12;
+    e->gemm_peak = peak * 1e12;
+    e->attn_peak = (fp8 ? peak_bf16 : peak) * 1e12;
+    e->gemm_table = fp8 && system->gemm_eff_fp8.n > 0 ? &system->gemm_eff_fp8 : &system->gemm_eff;
+    e->hbm = system->hbm_bandwidth_gbs * 1e9 * system->hbm_efficiency;
+    e->operand_bytes = fp8 ? FP8_GEMM_OPERAND_BYTES : ACT_BYTES;
+    fill_dims(model, st, x);
+}
+
+/* Forward collectives are on the critical path; backward TP collectives overlap the
+ * weight-gradient GEMMs (Megatron-LM's asynchronous TP all-reduce), CP exchanges overlap the
+ * attention core; full recomputation repeats the forward pass with its collectives. */
+static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *step)
+{
+    layer_cost lc;
+    layer_costs(e, x, moe, &lc);
+    double tp_fwd = lc.tp_fwd;
+    double cp_fwd = exposed(lc.cp_fwd, lc.attn_fwd);
+    step->fwd = lc.linear_fwd + lc.attn_fwd + lc.ew_fwd;
+    step->bwd = 2.0 * lc.linear_fwd + lc.attn_bwd + lc.ew_bwd;
+    if (e->st->tp_comm_overlap) {
+        /* Every TP collective is split into chunks pipelined with the GEMM it feeds or drains
+         * (Transformer Engine userbuffers; Wang et al. 2022, "Overlap Communication with Dependent
+         * Computation via Decomposition"): hidden behind all linear GEMMs of the layer. */
+        double all = tp_fwd + lc.tp_bwd_exposed + lc.tp_bwd_overlapped;
+        tp_fwd = exposed(tp_fwd, lc.linear_fwd);
+        step->tp = exposed(all, 3.0 * lc.linear_fwd);
+    } else {
+        step->tp = tp_fwd + lc.tp_bwd_exposed + exposed(lc.tp_bwd_overlapped, lc.tp_bwd_window);
+    }
+    step->cp = cp_fwd + exposed(lc.cp_bwd, lc.attn_bwd);
+    step->ep = lc.ep_fwd + lc.ep_bwd;
+    step->recompute = 0.0;
+    step->recompute_flops = 0.0;
+    if (e->st->recompute == CDSE_RECOMPUTE_FULL) {
+        step->recompute = step->fwd;
+        step->tp += tp_fwd;
+        step->cp += cp_fwd;
+        step->ep += lc.ep_fwd;
+        step->recompute_flops = lc.flops_fwd;
+    } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE) {
+        /* The attention core is checkpointed and run again in the backward pass; with flash
+         * attention that saves no memory (the core keeps no score matrix) but still costs the
+         * forward kernel (Megatron-Core checkpoints core attention whatever its kernel). */
+        step->recompute = lc.attn_fwd;
+        step->recompute_flops = lc.attn_flops_fwd;
+    }
+    step->fwd_comm = tp_fwd + cp_fwd + lc.ep_fwd;
+}
+
+/* The average layer of a stage: MoE layers are spread evenly over the pipeline stages. */
+static void average_layer_step(const env *e, const dims *x, layer_step *step)
+{
+    layer_step_of(e, x, false, step);
+    if (x->moe_layers <= 0.0)
+        return;
+    layer_step moe;
+    layer_step_of(e, x, true, &moe);
+    double f = x->moe_share;
+#define MIX(field) step->field = (1.0 - f) * step->field + f * moe.field
+    MIX(fwd);
+    MIX(bwd);
+    MIX(recompute);
+    MIX(tp);
+    MIX(cp);
+    MIX(ep);
+    MIX(recompute_flops);
+    MIX(fwd_comm);
+#undef MIX
+}
+
+int cdse_layer_times(const cdse_model *model, const cdse_system *system,
+                     const cdse_strategy *strategy, double *forward_s, double *backward_s)
+{
+    cdse_strategy st = *strategy;
+    int status = cdse_strategy_check(model, system, &st);
+    *forward_s = 0.0;
+    *backward_s = 0.0;
+    if (status != CDSE_ST_OK)
+        return status;
+    env e;
+    dims x;
+    setup(model, system, &st, &e, &x);
+    layer_step step;
+    average_layer_step(&e, &x, &step);
+    *forward_s = step.fwd + step.fwd_comm;
+    *backward_s = step.bwd + step.recompute + (step.tp + step.cp + step.ep - step.fwd_comm);
+    return status;
+}
+
+double cdse_embedding_state_gib(const cdse_model *model, const cdse_strategy *strategy)
+{
+    cdse_strategy st = *strategy;
+    if (st.dp == 0)
+        st.dp = st.gpus / (st.tp * st.pp * st.cp);
+    dims x;
+    fill_dims(model, &st, &x);
+    stage_param_count params;
+    stage_params(model, &x, &params);
+    double w, g, o;
+    state_bytes(st.zero, x.d * x.c, &w, &g, &o);
+    return params.embed * (w + g + o) / CDSE_GIB;
+}
+
+typedef struct dp_windows {
+    double fwd, bwd; /* one micro-batch of the stage */
+    double m;        /* micro-batches per iteration */
+} dp_windows;
+
+/* Gradient reduction for `params` parameters per GPU replicated over `group` ranks `stride`
+ * apart, bucketed and overlapped with the last micro-batch's backward pass; the distributed
+ * optimizer's parameter all-gather overlaps the next forward pass; ZeRO-3 gathers parameters for
+ * the forward and backward of every micro-batch (Megatron-Core DDP; Rajbhandari et al. 2020). */
+static double dp_comm_time(const cdse_system *system, int zero, double params, int group,
+                           int stride, const dp_windows *w)
+{
+    if (group <= 1 || params <= 0.0)
+        return 0.0;
+    cdse_span span;
+    cdse_group_span(system, group, stride, &span);
+    double grad_bytes = params * GRAD_BYTES;
+    double weight_bytes = params * WEIGHT_BYTES;
+    double bucket = fmin(1.0, DP_BUCKET_PARAMS / params);
+    if (zero == 0) {
+        double t = cdse_allreduce_time(system, &span, grad_bytes);
+        return fmax(bucket * t, exposed(t, w->bwd));
+    }
+    double rs = cdse_reduce_scatter_time(system, &span, grad_bytes);
+    double ag = cdse_allgather_time(system, &span, weight_bytes);
+    if (zero >= 3)
+        return w->m * exposed(2.0 * ag + rs, w->fwd + w->bwd);
+    return fmax(bucket * rs, exposed(rs, w->bwd)) + fmax(bucket * ag, exposed(ag, w->fwd));
+}
+
+/* `position_len`: rows of the learned position table, which a histogram's mean-length
+ * evaluation keeps at the model's seq_len. */
+static void evaluate_one(const cdse_model *model, const cdse_system *system,
+                         const cdse_strategy *strategy, int position_len, cdse_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->seq_imbalance = 1.0;
+    cdse_strategy st = *strategy;
+    r->status = cdse_strategy_check(model, system, &st);
+    r->dp = st.dp;
+    r->grad_accum = st.grad_accum;
+    if (r->status != CDSE_ST_OK && r->status != CDSE_ST_DTYPE_UNSUPPORTED)
+        return;
+
+    env e;
+    dims x;
+    setup(model, system, &st, &e, &x);
+    x.s_positions = position_len;
+    layer_step step;
+    average_layer_step(&e, &x, &step);
+    double peak = e.peak / 1e12; /* TFLOP/s */
+
+    /* Output layer and loss on the last stage (GEMM h x V/t, fp32 cross-entropy). */
+    double logits_flops = 0.0;
+    /* The output layer runs in bf16 even in FP8 training (Megatron-Core's output layer is not a
+     * Transformer Engine FP8 module). */
+    env head = e;
+    head.gemm_table = &system->gemm_eff;
+    head.gemm_peak = e.attn_peak;
+    head.operand_bytes = ACT_BYTES;
+    double logits = gemm_time(&head, x.tokens, x.vocab / x.t, x.h, &logits_flops);
+    double loss = x.tokens * x.vocab / x.t * CROSS_ENTROPY_BYTES / e.hbm;
+    double head_fwd = logits + loss;
+    double head_bwd = 2.0 * logits + loss;
+
+    /* The slowest stage: L/p layers plus the output layer (the last stage). */
+    double n_layers = x.stage_layers;
+    double stage_fwd = n_layers * step.fwd + head_fwd;
+    double stage_bwd = n_layers * step.bwd + head_bwd;
+    double stage_rec = n_layers * step.recompute;
+    double stage_tp = n_layers * step.tp;
+    double stage_cp = n_layers * step.cp;
+    double stage_ep = n_layers * step.ep;
+    double per_mb = stage_fwd + stage_bwd + stage_rec + stage_tp + stage_cp + stage_ep;
+
+    /* 1F1B pipeline: m micro-batches plus a bubble of (p - 1) stage times, divided by v with
+     * interleaving (Narayanan et al. 2021, Sec. 2.2). */
+    double bubble = (x.p - 1.0) / x.v * per_mb;
+    double pp_comm = 0.0;
+    if (x.p > 1.0) {
+        /* Megatron scatters the boundary activation over the TP ranks before sending
+         * (Narayanan et al. 2021 Sec. 4.1); each chunk step sends forward and backward. */
+        double bytes = x.tokens * x.h * ACT_BYTES / x.t;
+        cdse_span span;
+        cdse_group_span(system, (int)x.p, x.stride[CDSE_PLACE_PP], &span);
+        double one = cdse_group_p2p_time(system, &span, bytes);
+        double steps = x.m * x.v + x.p - 1.0;
+        if (x.v > 1.0) {
+            /* The interleaved schedule overlaps each transfer with the next chunk's computation
+             * (Megatron-Core overlap_p2p_comm, available with interleaving only). */
+            pp_comm = steps * exposed(2.0 * one, per_mb / x.v);
+        } else {
+            pp_comm = steps * 2.0 * one;
+        }
+    }
+
+    stage_param_count params;
+    double updated = 0.0;
+    double act_per_mb = 0.0, in_flight = 0.0;
+    memory_model(model, &e, &x, r, &params, &updated, &act_per_mb, &in_flight);
+
+    /* Data-parallel gradient reduction: dense parameters over the dp x cp ranks holding the same
+     * weights, expert parameters over the dp x cp / ep ranks holding the same experts (EP is the
+     * inner part of dp). The group starts at the smaller of its parts' strides (exact when cp
+     * and dp are adjacent in the placement, as by default: stride tp). */
+    int dp_stride = x.stride[CDSE_PLACE_DP], cp_stride = x.stride[CDSE_PLACE_CP];
+    int dense_stride = x.c > 1.0 && cp_stride < dp_stride ? cp_stride : dp_stride;
+    int expert_stride = (int)(dp_stride * x.e);
+    if (x.c > 1.0 && cp_stride < expert_stride)
+        expert_stride = cp_stride;
+    dp_windows windows = {stage_fwd, stage_bwd + stage_rec, x.m};
+    double dp_comm = dp_comm_time(system, st.zero, params.dense + params.embed, (int)(x.d * x.c),
+                                  dense_stride, &windows);
+    if (params.experts > 0.0)
+        dp_comm += dp_comm_time(system, st.zero, params.experts, (int)(x.d * x.c / x.e),
+                                expert_stride, &windows);
+
+    double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
+    double compute_iter = x.m * per_mb;
+    offload_model(&e, compute_iter, x.m, act_per_mb, in_flight, x.stage_layers, r);
+
+    double time = compute_iter + bubble + pp_comm + dp_comm + optimizer + r->t_offload_s;
+    r->time_per_iteration_s = time;
+    r->t_forward_s = x.m * stage_fwd;
+    r->t_backward_s = x.m * stage_bwd;
+    r->t_recompute_s = x.m * stage_rec;
+    r->t_tp_comm_s = x.m * stage_tp;
+    r->t_cp_comm_s = x.m * stage_cp;
+    r->t_ep_comm_s = x.m * stage_ep;
+    r->t_pp_comm_s = pp_comm;
+    r->t_dp_comm_s = dp_comm;
+    r->t_bubble_s = bubble;
+    r->t_optimizer_s = optimizer;
+
+    double tokens = (double)st.global_batch * model->seq_len;
+    double model_flops = cdse_model_flops_per_token(model) * tokens;
+    /* Hardware FLOPs add what recomputation repeats: per layer and micro-batch on one GPU. */
+    double extra = step.recompute_flops * model->layers * x.t * x.c * x.m * x.d;
+    r->tokens_per_s = tokens / time;
+    r->model_tflops_per_gpu = model_flops / time / st.gpus / 1e12;
+    r->hardware_tflops_per_gpu = (model_flops + extra) / time / st.gpus / 1e12;
+    r->mfu = r->model_tflops_per_gpu / peak;
+    r->hfu = r->hardware_tflops_per_gpu / peak;
+
+    r->mem_total_gib = r->mem_weights_gib + r->mem_gradients_gib + r->mem_optimizer_gib +
+                       r->mem_activations_gib + r->mem_other_gib;
+    if (r->status == CDSE_ST_OK) {
+        bool hbm_full = r->mem_total_gib > system->hbm_gib;
+        bool tier_full =
+            r->mem_offloaded_gib > 0.0 && r->mem_offloaded_gib > tier_capacity_per_gpu(system);
+        if (hbm_full || tier_full)
+            r->status = CDSE_ST_OOM;
+    }
+}
+
+void cdse_iteration_work(const cdse_model *model, int global_batch, double *tokens,
+                         double *model_flops)
+{
+    if (model->n_seq_bins < 1) {
+        *tokens = (double)global_batch * model->seq_len;
+        *model_flops = cdse_model_flops_per_token(model) * *tokens;
+        return;
+    }
+    double total = 0.0, mean_len = 0.0, mean_square = 0.0;
+    for (int i = 0; i < model->n_seq_bins; i++) {
+        double w = model->seq_bin_weight[i], len = model->seq_bin_len[i];
+        total += w;
+        mean_len += w * len;
+        mean_square += w * len * len;
+    }
+    mean_len /= total;
+    mean_square /= total;
+    /* f(s) = f0 + f1 s per token, so a sample of length s costs s f0 + f1 s^2. */
+    cdse_model probe = *model;
+    probe.seq_len = 0;
+    double f0 = cdse_model_flops_per_token(&probe);
+    probe.seq_len = 1;
+    double f1 = cdse_model_flops_per_token(&probe) - f0;
+    *tokens = global_batch * mean_len;
+    *model_flops = global_batch * (mean_len * f0 + mean_square * f1);
+}
+
+void cdse_result_take_memory(cdse_result *to, const cdse_result *from)
+{
+    to->mem_total_gib = from->mem_total_gib;
+    to->mem_weights_gib = from->mem_weights_gib;
+    to->mem_gradients_gib = from->mem_gradients_gib;
+    to->mem_optimizer_gib = from->mem_optimizer_gib;
+    to->mem_activations_gib = from->mem_activations_gib;
+    to->mem_other_gib = from->mem_other_gib;
+    to->mem_offloaded_gib = from->mem_offloaded_gib;
+}
+
+void cdse_result_set_throughput(cdse_result *r, double tokens, double model_flops, int gpus,
+                                double peak_tflops)
+{
+    double hw_ratio =
+        r->model_tflops_per_gpu > 0.0 ? r->hardware_tflops_per_gpu / r->model_tflops_per_gpu : 1.0;
+    double time = r->time_per_iteration_s;
+    r->tokens_per_s = tokens / time;
+    r->model_tflops_per_gpu = model_flops / time / gpus / 1e12;
+    r->hardware_tflops_per_gpu = r->model_tflops_per_gpu * hw_ratio;
+    r->mfu = peak_tflops > 0.0 ? r->model_tflops_per_gpu / peak_tflops : 0.0;
+    r->hfu = peak_tflops > 0.0 ? r->hardware_tflops_per_gpu / peak_tflops : 0.0;
+}
+
+/* With a sequence-length histogram, memory is that of the longest sample (seq_len) and time is
+ * costed at the cost-equivalent length s_eff, whose per-sample cost s (1 + s / (6h)) equals the
+ * histogram's mean cost (per-token work grows with the attention span, Narayanan et al. 2021
+ * eq. 3); the data-parallel ranks wait for the slowest, whose samples cost seq_imbalance times the
+ * mean (cdse_seq_imbalance). Tokens and model FLOPs are those of the histogram's samples. */
+void cdse_evaluate(const cdse_model *model, const cdse_system *system,
+                   const cdse_strategy *strategy, cdse_result *r)
+{
+    evaluate_one(model, system, strategy, model->seq_len, r);
+    r->seq_imbalance = 1.0;
+    if (model->n_seq_bins < 1 || (r->status != CDSE_ST_OK && r->status != CDSE_ST_OOM))
+        return;
+    double h = model->hidden;
+    double mean_cost = cdse_seq_mean_cost(model, NULL);
+    double s_eff = 3.0 * h * (sqrt(1.0 + 2.0 * mean_cost / (3.0 * h)) - 1.0);
+    cdse_model timed_model = *model;
+    int granule = strategy->cp > 1 ? 2 * strategy->cp : 1;
+    timed_model.seq_len = (int)((s_eff + granule / 2.0) / granule) * granule;
+    if (timed_model.seq_len < granule)
+        timed_model.seq_len = granule;
+    cdse_result timed;
+    evaluate_one(&timed_model, system, strategy, model->seq_len, &timed);
+    double compute = timed.t_forward_s + timed.t_backward_s + timed.t_recompute_s +
+                     timed.t_tp_comm_s + timed.t_cp_comm_s + timed.t_ep_comm_s + timed.t_bubble_s;
+    double seqs = (double)strategy->global_batch / r->dp;
+    double imbalance = cdse_seq_imbalance(model, r->dp, seqs);
+    timed.seq_imbalance = imbalance;
+    timed.t_imbalance_s = (imbalance - 1.0) * compute;
+    double time = timed.time_per_iteration_s + timed.t_imbalance_s;
+    timed.time_per_iteration_s = time;
+
+    double tokens, model_flops;
+    cdse_iteration_work(model, strategy->global_batch, &tokens, &model_flops);
+    double peak = timed.mfu > 0.0 ? timed.model_tflops_per_gpu / timed.mfu : 0.0;
+    cdse_result_set_throughput(&timed, tokens, model_flops, strategy->gpus, peak);
+    /* Memory of the longest sample, from the first evaluation. */
+    timed.status = r->status;
+    cdse_result_take_memory(&timed, r);
+    *r = timed;
+}

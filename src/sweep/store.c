@@ -1,0 +1,1372 @@
+/* The HDF5 store: schema, append, commit (flush), and reading back for resume and `top`. */
+#define _POSIX_C_SOURCE 200809L
+#include "clusterdse/sweep/store.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <time.h>
+#include <zlib.h>
+
+#ifndef CDSE_VERSION
+#define CDSE_VERSION "0"
+#endif
+#ifndef CDSE_GIT_REV
+#define CDSE_GIT_REV "unknown"
+#endif
+
+/* Rows per HDF5 chunk of /results: 1024 rows of ~270 bytes is ~280 KB before compression,
+ * within the chunk sizes the HDF5 guide suggests (10 KiB to a few MiB); small enough that the
+ * rows a chunk of work leaves over (less than one HDF5 chunk) stay few. */
+#define STORE_RESULTS_CHUNK_ROWS 1024
+#define STORE_SMALL_CHUNK_ROWS   256
+/* zlib level 1: the fastest; shuffled records compress several-fold already. */
+#define STORE_DEFLATE_LEVEL  1
+#define STORE_COUNT_NAME_LEN 32
+
+struct cdse_store {
+    int lock_fd; /* the writer's exclusive flock on the file, -1 for readers */
+    hid_t file;
+    hid_t row_type; /* packed compound of cdse_columns[], memory and file */
+    hid_t results;  /* -1 when the job stores only the best */
+    bool writable;
+    uint64_t rows;          /* current extent of /results */
+    uint64_t progress_rows; /* current extent of /progress */
+    uint64_t fingerprint;
+    uint64_t space_size;
+    int metric;
+    int mode;
+    bool complete;
+    int n_models, n_systems;
+    char model_name[CDSE_MAX_MODELS][CDSE_NAME_MAX];
+    char system_name[CDSE_MAX_SYSTEMS][CDSE_NAME_MAX];
+};
+
+static const char *const store_mode_names[] = {"all", "feasible", "best"};
+
+void cdse_store_quiet_hdf5(void)
+{
+    /* CDSE_HDF5_ERRORS=1 keeps HDF5's own error stacks, for debugging. */
+    if (getenv("CDSE_HDF5_ERRORS") == NULL)
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+/* ---- row layout ---------------------------------------------------------------------------- */
+
+static size_t kind_size(int kind)
+{
+    switch (kind) {
+    case CDSE_COL_U64:
+    case CDSE_COL_F64:
+        return 8;
+    case CDSE_COL_I32:
+        return 4;
+    default:
+        return 1; /* bool and enumerations (an int code below 128): one byte */
+    }
+}
+
+size_t cdse_store_row_size(void)
+{
+    size_t size = 0;
+    for (int c = 0; c < cdse_column_count; c++)
+        size += kind_size(cdse_columns[c].kind);
+    return size;
+}
+
+void cdse_store_pack(const cdse_record *record, void *row)
+{
+    const unsigned char *rec = (const unsigned char *)record;
+    unsigned char *p = row;
+    for (int c = 0; c < cdse_column_count; c++) {
+        const cdse_column *col = &cdse_columns[c];
+        const unsigned char *field = rec + col->offset;
+        switch (col->kind) {
+        case CDSE_COL_U64:
+        case CDSE_COL_F64:
+        case CDSE_COL_I32:
+            memcpy(p, field, kind_size(col->kind));
+            break;
+        case CDSE_COL_BOOL: {
+            bool b;
+            memcpy(&b, field, sizeof b);
+            *p = b ? 1 : 0;
+            break;
+        }
+        default: { /* an int (or int32_t) enumeration code, small by construction */
+            int32_t v;
+            memcpy(&v, field, sizeof v);
+            *p = (unsigned char)(int8_t)v;
+            break;
+        }
+        }
+        p += kind_size(col->kind);
+    }
+}
+
+void cdse_store_unpack(const void *row, cdse_record *record)
+{
+    memset(record, 0, sizeof *record);
+    unsigned char *rec = (unsigned char *)record;
+    const unsigned char *p = row;
+    for (int c = 0; c < cdse_column_count; c++) {
+        const cdse_column *col = &cdse_columns[c];
+        unsigned char *field = rec + col->offset;
+        switch (col->kind) {
+        case CDSE_COL_U64:
+        case CDSE_COL_F64:
+        case CDSE_COL_I32:
+            memcpy(field, p, kind_size(col->kind));
+            break;
+        case CDSE_COL_BOOL: {
+            bool b = *p != 0;
+            memcpy(field, &b, sizeof b);
+            break;
+        }
+        default: {
+            int32_t v = (int8_t)*p;
+            memcpy(field, &v, sizeof v);
+            break;
+        }
+        }
+        p += kind_size(col->kind);
+    }
+}
+
+/* An int8-based enumeration; names that repeat get a "#code" suffix so the type stays valid. */
+static hid_t enum_type(const char *const *names, int n)
+{
+    hid_t t = H5Tenum_create(H5T_NATIVE_INT8);
+    for (int i = 0; i < n; i++) {
+        int8_t v = (int8_t)i;
+        if (H5Tenum_insert(t, names[i], &v) < 0) {
+            char alt[CDSE_NAME_MAX + 8];
+            snprintf(alt, sizeof alt, "%s#%d", names[i], i);
+            H5Tenum_insert(t, alt, &v);
+        }
+    }
+    return t;
+}
+
+/* h5py reads an int8 enumeration of FALSE = 0, TRUE = 1 as numpy bool. */
+static hid_t bool_type(void)
+{
+    static const char *const names[] = {"FALSE", "TRUE"};
+    return enum_type(names, 2);
+}
+
+static const char *placement_code_name(int code)
+{
+    return cdse_placement_names[code];
+}
+
+static hid_t named_enum(int count, const char *(*name)(int))
+{
+    const char *names[64];
+    for (int i = 0; i < count && i < 64; i++)
+        names[i] = name(i);
+    return enum_type(names, count);
+}
+
+static const char *offload_code_name(int mask)
+{
+    return cdse_offload_name(mask);
+}
+
+static hid_t column_type(const cdse_column *col, const cdse_store *s)
+{
+    const char *names[CDSE_MAX_MODELS > CDSE_MAX_SYSTEMS ? CDSE_MAX_MODELS : CDSE_MAX_SYSTEMS];
+    switch (col->kind) {
+    case CDSE_COL_U64:
+        return H5Tcopy(H5T_NATIVE_UINT64);
+    case CDSE_COL_I32:
+        return H5Tcopy(H5T_NATIVE_INT32);
+    case CDSE_COL_F64:
+        return H5Tcopy(H5T_NATIVE_DOUBLE);
+    case CDSE_COL_BOOL:
+        return bool_type();
+    case CDSE_COL_MODEL:
+        for (int i = 0; i < s->n_models; i++)
+            names[i] = s->model_name[i];
+        return enum_type(names, s->n_models);
+    case CDSE_COL_SYSTEM:
+        for (int i = 0; i < s->n_systems; i++)
+            names[i] = s->system_name[i];
+        return enum_type(names, s->n_systems);
+    case CDSE_COL_RECOMPUTE:
+        return named_enum(CDSE_RECOMPUTE_COUNT, cdse_recompute_name);
+    case CDSE_COL_PRECISION:
+        return named_enum(CDSE_DTYPE_COUNT, cdse_dtype_name);
+    case CDSE_COL_STATUS:
+        return named_enum(CDSE_ST_COUNT, cdse_status_name);
+    case CDSE_COL_OFFLOAD:
+        /* Every mask of the three CDSE_OFFLOAD_* bits. */
+        return named_enum(8, offload_code_name);
+    case CDSE_COL_POOL_SPLIT:
+        return named_enum(CDSE_POOL_PP + 1, cdse_pool_split_name);
+    case CDSE_COL_PLACEMENT:
+        return named_enum(CDSE_PLACEMENT_COUNT, placement_code_name);
+    default:
+        return H5Tcopy(H5T_NATIVE_INT8);
+    }
+}
+
+/* The packed compound type of a row, with the model and system names of this store. */
+static hid_t row_type(const cdse_store *s)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, cdse_store_row_size());
+    size_t offset = 0;
+    for (int c = 0; c < cdse_column_count; c++) {
+        hid_t mt = column_type(&cdse_columns[c], s);
+        H5Tinsert(t, cdse_columns[c].name, offset, mt);
+        H5Tclose(mt);
+        offset += kind_size(cdse_columns[c].kind);
+    }
+    return t;
+}
+
+/* ---- small helpers ------------------------------------------------------------------------- */
+
+static int attr_write(hid_t obj, const char *name, hid_t type, const void *value)
+{
+    hid_t space = H5Screate(H5S_SCALAR);
+    hid_t a = H5Aexists(obj, name) > 0
+                  ? H5Aopen(obj, name, H5P_DEFAULT)
+                  : H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t rc = a < 0 ? -1 : H5Awrite(a, type, value);
+    if (a >= 0)
+        H5Aclose(a);
+    H5Sclose(space);
+    return rc < 0 ? -1 : 0;
+}
+
+static hid_t vlen_string_type(void)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    return t;
+}
+
+static int attr_string(hid_t obj, const char *name, const char *value)
+{
+    hid_t t = vlen_string_type();
+    int rc = attr_write(obj, name, t, &value);
+    H5Tclose(t);
+    return rc;
+}
+
+static int attr_read(hid_t obj, const char *name, hid_t type, void *value)
+{
+    if (H5Aexists(obj, name) <= 0)
+        return -1;
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    if (a < 0)
+        return -1;
+    herr_t rc = H5Aread(a, type, value);
+    H5Aclose(a);
+    return rc < 0 ? -1 : 0;
+}
+
+static int attr_read_string(hid_t obj, const char *name, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (H5Aexists(obj, name) <= 0)
+        return -1;
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    if (a < 0)
+        return -1;
+    hid_t ftype = H5Aget_type(a);
+    int rc = -1;
+    if (H5Tget_class(ftype) == H5T_STRING && H5Tis_variable_str(ftype) > 0) {
+        hid_t t = vlen_string_type();
+        char *value = NULL;
+        if (H5Aread(a, t, &value) >= 0 && value != NULL) {
+            snprintf(out, size, "%s", value);
+            H5free_memory(value);
+            rc = 0;
+        }
+        H5Tclose(t);
+    }
+    H5Tclose(ftype);
+    H5Aclose(a);
+    return rc;
+}
+
+static void iso_time_now(char *buf, size_t size)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* A 1-D chunked, extendible dataset of `type`, optionally compressed. */
+static hid_t create_table(hid_t loc, const char *name, hid_t type, hsize_t chunk_rows,
+                          bool compress)
+{
+    hsize_t dims = 0, maxdims = H5S_UNLIMITED;
+    hid_t space = H5Screate_simple(1, &dims, &maxdims);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, &chunk_rows);
+    H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+    if (compress) {
+        H5Pset_shuffle(dcpl);
+        H5Pset_deflate(dcpl, STORE_DEFLATE_LEVEL);
+    }
+    /* No raw-data chunk cache: a chunk is compressed and written during H5Dwrite, so that the
+     * flush of a commit writes only metadata and lasts a few milliseconds. */
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    H5Pset_chunk_cache(dapl, 0, 0, 1.0);
+    hid_t d = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, dcpl, dapl);
+    H5Pclose(dapl);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    return d;
+}
+
+/* Writes rows [start, start + n) of a 1-D dataset, extending it to start + n. */
+static int table_write(hid_t d, hid_t type, uint64_t start, size_t n, const void *data)
+{
+    hsize_t end = start + n, offset = start, count = n;
+    if (H5Dset_extent(d, &end) < 0)
+        return -1;
+    if (n == 0)
+        return 0;
+    hid_t fspace = H5Dget_space(d);
+    hid_t mspace = H5Screate_simple(1, &count, NULL);
+    herr_t rc = H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &offset, NULL, &count, NULL);
+    if (rc >= 0)
+        rc = H5Dwrite(d, type, mspace, fspace, H5P_DEFAULT, data);
+    H5Sclose(mspace);
+    H5Sclose(fspace);
+    return rc < 0 ? -1 : 0;
+}
+
+static int table_read(hid_t d, hid_t type, uint64_t start, size_t n, void *data)
+{
+    if (n == 0)
+        return 0;
+    hsize_t offset = start, count = n;
+    hid_t fspace = H5Dget_space(d);
+    hid_t mspace = H5Screate_simple(1, &count, NULL);
+    herr_t rc = H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &offset, NULL, &count, NULL);
+    if (rc >= 0)
+        rc = H5Dread(d, type, mspace, fspace, H5P_DEFAULT, data);
+    H5Sclose(mspace);
+    H5Sclose(fspace);
+    return rc < 0 ? -1 : 0;
+}
+
+static uint64_t table_rows(hid_t d)
+{
+    hsize_t dims = 0;
+    hid_t space = H5Dget_space(d);
+    if (space >= 0 && H5Sget_simple_extent_ndims(space) == 1)
+        H5Sget_simple_extent_dims(space, &dims, NULL);
+    if (space >= 0)
+        H5Sclose(space);
+    return dims;
+}
+
+/* Opens a table without a raw-data chunk cache (see create_table). */
+static hid_t open_table(hid_t loc, const char *name)
+{
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    H5Pset_chunk_cache(dapl, 0, 0, 1.0);
+    hid_t d = H5Dopen2(loc, name, dapl);
+    H5Pclose(dapl);
+    return d;
+}
+
+/* File access: no sieve buffer, so raw data (of /counts too) reaches the file during H5Dwrite,
+ * before the metadata that makes it visible is flushed. HDF5's file locking is off: the writer
+ * holds its own flock (lock_writer), and a store whose writer was killed keeps the "open for
+ * writing" flag of its superblock, which HDF5 refuses while its locking is on. */
+static hid_t file_access(void)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_sieve_buf_size(fapl, 0);
+    H5Pset_file_locking(fapl, 0, 1);
+    return fapl;
+}
+
+/* Dirty metadata stays in memory until H5Fflush, so that the file on disk always holds the last
+ * commit (HDF5 User's Guide, "Metadata Caching in HDF5": evictions_enabled). */
+static int hold_metadata_until_flush(hid_t file)
+{
+    H5AC_cache_config_t config;
+    memset(&config, 0, sizeof config);
+    config.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+    if (H5Fget_mdc_config(file, &config) < 0)
+        return -1;
+    config.evictions_enabled = 0;
+    config.incr_mode = H5C_incr__off;
+    config.flash_incr_mode = H5C_flash_incr__off;
+    config.decr_mode = H5C_decr__off;
+    return H5Fset_mdc_config(file, &config) < 0 ? -1 : 0;
+}
+
+/* ---- the tables of models, systems, counts and progress ------------------------------------ */
+
+static hid_t string_type(size_t size)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, size);
+    H5Tset_strpad(t, H5T_STR_NULLTERM);
+    return t;
+}
+
+static hid_t array_type(hid_t base, hsize_t n)
+{
+    return H5Tarray_create2(base, 1, &n);
+}
+
+#define INSERT(t, s, field, type) H5Tinsert(t, #field, HOFFSET(s, field), type)
+
+static hid_t model_type(void)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_model));
+    hid_t name = string_type(CDSE_NAME_MAX), b = bool_type();
+    INSERT(t, cdse_model, name, name);
+    INSERT(t, cdse_model, layers, H5T_NATIVE_INT);
+    INSERT(t, cdse_model, hidden, H5T_NATIVE_INT);
+    INSERT(t, cdse_model, heads, H5T_NATIVE_INT);
+    INSERT(t, cdse_model, kv_heads, H5T_NATIVE_INT);
+    INSERT(t, cdse_model, head_dim, H5T_NATIVE_INT);
+    INSERT(t, cdse_model, ffn, H5T_NATIVE_INT);
+    INSERT(t, cdse_model, seq_len, H5T_NATIVE_INT);
+    INSERT(t, cdse_model, vocab, H5T_NATIVE_INT);
+    INSERT(t, cdse_model, gated_mlp, b);
+    INSERT(t, cdse_model, tied_embeddings, b);
+    INSERT(t, cdse_model, experts, H5T_NATIVE_INT);
+    INSERT(t, cdse_model, top_k, H5T_NATIVE_INT);
+    INSERT(t, cdse_model, moe_ffn, H5T_NATIVE_INT);
+    INSERT(t, cdse_model, moe_every, H5T_NATIVE_INT);
+    INSERT(t, cdse_model, shared_experts, H5T_NATIVE_INT);
+    INSERT(t, cdse_model, capacity_factor, H5T_NATIVE_DOUBLE);
+    H5Tclose(name);
+    H5Tclose(b);
+    return t;
+}
+
+static hid_t eff_table_type(void)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_eff_table));
+    hid_t arr = array_type(H5T_NATIVE_DOUBLE, CDSE_MAX_EFF_POINTS);
+    INSERT(t, cdse_eff_table, n, H5T_NATIVE_INT);
+    INSERT(t, cdse_eff_table, flops, arr);
+    INSERT(t, cdse_eff_table, eff, arr);
+    H5Tclose(arr);
+    return t;
+}
+
+static hid_t level_type(void)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_net_level));
+    hid_t name = string_type(CDSE_NAME_MAX), arr = array_type(H5T_NATIVE_DOUBLE, CDSE_COLL_COUNT);
+    INSERT(t, cdse_net_level, name, name);
+    INSERT(t, cdse_net_level, size, H5T_NATIVE_INT);
+    INSERT(t, cdse_net_level, bandwidth_gbs, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_net_level, latency_us, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_net_level, efficiency, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_net_level, coll_latency_us, arr);
+    INSERT(t, cdse_net_level, coll_bandwidth_gbs, arr);
+    H5Tclose(name);
+    H5Tclose(arr);
+    return t;
+}
+
+static hid_t tier_type(void)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_mem_tier));
+    INSERT(t, cdse_mem_tier, attach, H5T_NATIVE_INT);
+    INSERT(t, cdse_mem_tier, capacity_gib, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_mem_tier, bandwidth_gbs, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_mem_tier, latency_us, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_mem_tier, shared_by, H5T_NATIVE_INT);
+    return t;
+}
+
+static hid_t system_type(void)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_system));
+    hid_t name = string_type(CDSE_NAME_MAX), peak = array_type(H5T_NATIVE_DOUBLE, CDSE_DTYPE_COUNT);
+    hid_t eff = eff_table_type(), lvl = level_type(), tier = tier_type();
+    hid_t levels = array_type(lvl, CDSE_MAX_LEVELS);
+    INSERT(t, cdse_system, name, name);
+    INSERT(t, cdse_system, gpu, name);
+    INSERT(t, cdse_system, peak_tflops, peak);
+    INSERT(t, cdse_system, gemm_eff, eff);
+    INSERT(t, cdse_system, gemm_eff_fp8, eff);
+    INSERT(t, cdse_system, attention_efficiency, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_system, hbm_gib, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_system, hbm_bandwidth_gbs, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_system, hbm_efficiency, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_system, reserved_gib, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_system, gpus_per_node, H5T_NATIVE_INT);
+    INSERT(t, cdse_system, n_levels, H5T_NATIVE_INT);
+    INSERT(t, cdse_system, level, levels);
+    INSERT(t, cdse_system, tier, tier);
+    H5Tclose(name);
+    H5Tclose(peak);
+    H5Tclose(eff);
+    H5Tclose(lvl);
+    H5Tclose(levels);
+    H5Tclose(tier);
+    return t;
+}
+
+typedef struct count_row {
+    char name[STORE_COUNT_NAME_LEN];
+    uint64_t count;
+} count_row;
+
+static hid_t count_type(void)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(count_row));
+    hid_t name = string_type(STORE_COUNT_NAME_LEN);
+    INSERT(t, count_row, name, name);
+    INSERT(t, count_row, count, H5T_NATIVE_UINT64);
+    H5Tclose(name);
+    return t;
+}
+
+static hid_t range_type(void)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_done));
+    hid_t st = array_type(H5T_NATIVE_UINT64, CDSE_ST_COUNT);
+    INSERT(t, cdse_done, begin, H5T_NATIVE_UINT64);
+    INSERT(t, cdse_done, end, H5T_NATIVE_UINT64);
+    INSERT(t, cdse_done, rows, H5T_NATIVE_UINT64);
+    INSERT(t, cdse_done, status, st);
+    H5Tclose(st);
+    return t;
+}
+
+static int write_fixed_table(hid_t loc, const char *name, hid_t type, size_t n, const void *data)
+{
+    hsize_t dims = n;
+    hid_t space = H5Screate_simple(1, &dims, NULL);
+    hid_t d = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t rc = d < 0 ? -1 : H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+    if (d >= 0)
+        H5Dclose(d);
+    H5Sclose(space);
+    return rc < 0 ? -1 : 0;
+}
+
+static void counts_rows(const cdse_counts *counts, count_row *rows)
+{
+    memset(rows, 0, (2 + CDSE_ST_COUNT) * sizeof *rows);
+    snprintf(rows[0].name, sizeof rows[0].name, "evaluated");
+    rows[0].count = counts->evaluated;
+    snprintf(rows[1].name, sizeof rows[1].name, "feasible");
+    rows[1].count = counts->feasible;
+    for (int st = 0; st < CDSE_ST_COUNT; st++) {
+        snprintf(rows[2 + st].name, sizeof rows[2 + st].name, "%s", cdse_status_name(st));
+        rows[2 + st].count = counts->status[st];
+    }
+}
+
+/* ---- create -------------------------------------------------------------------------------- */
+
+static int write_root_attrs(hid_t file, const cdse_job *job, const cdse_store_meta *meta)
+{
+    char created[32];
+    iso_time_now(created, sizeof created);
+    uint64_t size = job->space.size, fp = job->fingerprint;
+    int ranks = meta->ranks, top = job->objective.top, group_by = job->objective.group_by;
+    double tokens = job->objective.tokens;
+    int complete = 0;
+    int mode = job->objective.store;
+    int rc = 0;
+    rc |= attr_string(file, "format", CDSE_STORE_FORMAT);
+    rc |= attr_string(file, "tool_version", CDSE_VERSION);
+    rc |= attr_string(file, "git_revision", CDSE_GIT_REV);
+    rc |= attr_string(file, "created", created);
+    rc |= attr_string(file, "job_name", job->name);
+    rc |= attr_string(file, "job_path", job->path);
+    rc |= attr_write(file, "space_size", H5T_NATIVE_UINT64, &size);
+    rc |= attr_write(file, "ranks", H5T_NATIVE_INT, &ranks);
+    rc |= attr_string(file, "mpi_library", meta->mpi_library);
+    rc |= attr_string(file, "hostnames", meta->hostnames);
+    rc |= attr_string(file, "slurm_job_id", meta->slurm_job_id);
+    rc |= attr_write(file, "fingerprint", H5T_NATIVE_UINT64, &fp);
+    rc |= attr_string(file, "metric", cdse_metric_name(job->objective.metric));
+    rc |= attr_string(file, "store_mode", store_mode_names[mode >= 0 && mode <= 2 ? mode : 0]);
+    rc |= attr_write(file, "top", H5T_NATIVE_INT, &top);
+    rc |= attr_write(file, "group_by", H5T_NATIVE_INT, &group_by);
+    rc |= attr_write(file, "tokens", H5T_NATIVE_DOUBLE, &tokens);
+    rc |= attr_write(file, "complete", H5T_NATIVE_INT, &complete);
+    return rc;
+}
+
+static int write_job_text(hid_t file, const cdse_job *job)
+{
+    hid_t t = vlen_string_type();
+    hid_t space = H5Screate(H5S_SCALAR);
+    hid_t d = H5Dcreate2(file, "job", t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    const char *text = job->text ? job->text : "";
+    herr_t rc = d < 0 ? -1 : H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text);
+    if (d >= 0)
+        H5Dclose(d);
+    H5Sclose(space);
+    H5Tclose(t);
+    return rc < 0 ? -1 : 0;
+}
+
+static int write_space(hid_t file, const cdse_job *job)
+{
+    hid_t g = H5Gcreate2(file, "space", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0)
+        return -1;
+    int rc = 0;
+    uint64_t size = job->space.size;
+    rc |= attr_write(g, "size", H5T_NATIVE_UINT64, &size);
+    for (int a = 0; a < CDSE_AXIS_COUNT && rc == 0; a++) {
+        hsize_t n = (hsize_t)job->space.n[a];
+        hid_t space = H5Screate_simple(1, &n, NULL);
+        char name[32];
+        const char *axis = cdse_axis_name(a);
+        if (axis == NULL || axis[0] == '\0' || axis[0] == '?')
+            snprintf(name, sizeof name, "axis_%d", a);
+        else
+            snprintf(name, sizeof name, "%s", axis);
+        hid_t d =
+            H5Dcreate2(g, name, H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (d < 0 ||
+            H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, job->space.value[a]) < 0)
+            rc = -1;
+        if (d >= 0) {
+            rc |= attr_write(d, "position", H5T_NATIVE_INT, &a);
+            H5Dclose(d);
+        }
+        H5Sclose(space);
+    }
+    H5Gclose(g);
+    return rc;
+}
+
+static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_meta *meta)
+{
+    int rc = write_root_attrs(s->file, job, meta);
+    rc |= write_job_text(s->file, job);
+    rc |= write_space(s->file, job);
+    hid_t mt = model_type(), st = system_type(), ct = count_type(), rt = range_type();
+    rc |= write_fixed_table(s->file, "models", mt, (size_t)job->n_models, job->model);
+    rc |= write_fixed_table(s->file, "systems", st, (size_t)job->n_systems, job->system);
+    count_row rows[2 + CDSE_ST_COUNT];
+    cdse_counts zero;
+    memset(&zero, 0, sizeof zero);
+    counts_rows(&zero, rows);
+    rc |= write_fixed_table(s->file, "counts", ct, 2 + CDSE_ST_COUNT, rows);
+    hid_t progress = create_table(s->file, "progress", rt, 1024, false);
+    hid_t top = create_table(s->file, "top", s->row_type, STORE_SMALL_CHUNK_ROWS, true);
+    hid_t pareto = create_table(s->file, "pareto", s->row_type, STORE_SMALL_CHUNK_ROWS, true);
+    if (progress < 0 || top < 0 || pareto < 0)
+        rc = -1;
+    H5Dclose(progress);
+    H5Dclose(top);
+    H5Dclose(pareto);
+    if (job->objective.store != CDSE_STORE_BEST) {
+        s->results = create_table(s->file, "results", s->row_type, STORE_RESULTS_CHUNK_ROWS, true);
+        uint64_t zero_rows = 0;
+        if (s->results < 0 ||
+            attr_write(s->results, "rows_committed", H5T_NATIVE_UINT64, &zero_rows) < 0)
+            rc = -1;
+    }
+    H5Tclose(mt);
+    H5Tclose(st);
+    H5Tclose(ct);
+    H5Tclose(rt);
+    return rc;
+}
+
+static cdse_store *store_alloc(void)
+{
+    cdse_store *s = calloc(1, sizeof *s);
+    if (s) {
+        s->lock_fd = -1;
+        s->file = -1;
+        s->row_type = -1;
+        s->results = -1;
+    }
+    return s;
+}
+
+/* One writer per store: an exclusive flock(2), released when the writer closes or dies (HDF5's
+ * own locking is off, see cdse_store_open). Returns the descriptor or -1. */
+static int lock_writer(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void store_free(cdse_store *s)
+{
+    if (s == NULL)
+        return;
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);
+    if (s->results >= 0)
+        H5Dclose(s->results);
+    if (s->row_type >= 0)
+        H5Tclose(s->row_type);
+    if (s->file >= 0)
+        H5Fclose(s->file);
+    free(s);
+}
+
+int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_meta *meta,
+                      bool force, cdse_store **out, cdse_diag *diag)
+{
+    *out = NULL;
+    struct stat st;
+    if (!force && stat(path, &st) == 0) {
+        cdse_diag_set(diag, "%s exists: add --resume to continue it or --force to overwrite it",
+                      path);
+        return CDSE_EEXIST;
+    }
+    if (stat(path, &st) == 0) {
+        int fd = lock_writer(path);
+        if (fd < 0) {
+            cdse_diag_set(diag, "%s is being written by another sweep", path);
+            return CDSE_EIO;
+        }
+        close(fd);
+    }
+    cdse_store *s = store_alloc();
+    if (s == NULL) {
+        cdse_diag_set(diag, "out of memory");
+        return CDSE_ENOMEM;
+    }
+    s->writable = true;
+    s->fingerprint = job->fingerprint;
+    s->space_size = job->space.size;
+    s->metric = job->objective.metric;
+    s->mode = job->objective.store;
+    s->n_models = job->n_models;
+    s->n_systems = job->n_systems;
+    for (int i = 0; i < job->n_models; i++)
+        snprintf(s->model_name[i], CDSE_NAME_MAX, "%s", job->model[i].name);
+    for (int i = 0; i < job->n_systems; i++)
+        snprintf(s->system_name[i], CDSE_NAME_MAX, "%s", job->system[i].name);
+
+    /* File space is never reused, so bytes the last commit points to are never overwritten. */
+    /* The layout is written under a temporary name and renamed into place once flushed, so a
+     * kill at any moment leaves either no store or a valid empty one. */
+    char tmp[CDSE_PATH_MAX + 16];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    errno = 0;
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1);
+    hid_t fapl = file_access();
+    s->file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl);
+    H5Pclose(fapl);
+    H5Pclose(fcpl);
+    if (s->file < 0) {
+        cdse_diag_set(diag, "cannot create %s: %s", tmp, errno ? strerror(errno) : "HDF5 error");
+        store_free(s);
+        return CDSE_EIO;
+    }
+    s->row_type = row_type(s);
+    s->lock_fd = lock_writer(tmp);
+    if (s->lock_fd < 0 || hold_metadata_until_flush(s->file) < 0 ||
+        create_layout(s, job, meta) != 0 || H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0 ||
+        rename(tmp, path) != 0) {
+        cdse_diag_set(diag, "cannot write the layout of %s: %s", path,
+                      errno ? strerror(errno) : "HDF5 error");
+        store_free(s);
+        remove(tmp);
+        return CDSE_EIO;
+    }
+    *out = s;
+    return CDSE_OK;
+}
+
+/* ---- open ---------------------------------------------------------------------------------- */
+
+static int read_names(hid_t file, const char *table, char names[][CDSE_NAME_MAX], int max, int *n)
+{
+    *n = 0;
+    if (H5Lexists(file, table, H5P_DEFAULT) <= 0)
+        return -1;
+    hid_t d = H5Dopen2(file, table, H5P_DEFAULT);
+    if (d < 0)
+        return -1;
+    uint64_t rows = table_rows(d);
+    if (rows > (uint64_t)max) {
+        H5Dclose(d);
+        return -1;
+    }
+    typedef struct name_row {
+        char name[CDSE_NAME_MAX];
+    } name_row;
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(name_row));
+    hid_t st = string_type(CDSE_NAME_MAX);
+    H5Tinsert(t, "name", 0, st);
+    name_row buf[CDSE_MAX_MODELS > CDSE_MAX_SYSTEMS ? CDSE_MAX_MODELS : CDSE_MAX_SYSTEMS];
+    int rc = table_read(d, t, 0, (size_t)rows, buf);
+    for (uint64_t i = 0; rc == 0 && i < rows; i++) {
+        buf[i].name[CDSE_NAME_MAX - 1] = '\0';
+        memcpy(names[i], buf[i].name, CDSE_NAME_MAX);
+    }
+    H5Tclose(st);
+    H5Tclose(t);
+    H5Dclose(d);
+    *n = (int)rows;
+    return rc;
+}
+
+static int parse_store_mode(const char *name)
+{
+    for (int i = 0; i < 3; i++)
+        if (strcmp(name, store_mode_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
+{
+    char format[64], metric[64], mode[32];
+    if (attr_read_string(s->file, "format", format, sizeof format) < 0 ||
+        strcmp(format, CDSE_STORE_FORMAT) != 0) {
+        cdse_diag_set(diag, "%s is an HDF5 file but not a clusterdse store (no format = \"%s\")",
+                      path, CDSE_STORE_FORMAT);
+        return CDSE_EINVAL;
+    }
+    int complete = 0;
+    if (attr_read(s->file, "fingerprint", H5T_NATIVE_UINT64, &s->fingerprint) < 0 ||
+        attr_read(s->file, "space_size", H5T_NATIVE_UINT64, &s->space_size) < 0 ||
+        attr_read(s->file, "complete", H5T_NATIVE_INT, &complete) < 0 ||
+        attr_read_string(s->file, "metric", metric, sizeof metric) < 0 ||
+        attr_read_string(s->file, "store_mode", mode, sizeof mode) < 0 ||
+        (s->metric = cdse_metric_parse(metric)) < 0 || (s->mode = parse_store_mode(mode)) < 0 ||
+        read_names(s->file, "models", s->model_name, CDSE_MAX_MODELS, &s->n_models) < 0 ||
+        read_names(s->file, "systems", s->system_name, CDSE_MAX_SYSTEMS, &s->n_systems) < 0) {
+        cdse_diag_set(diag,
+                      "%s: a damaged clusterdse store (root attributes or /models, "
+                      "/systems unreadable)",
+                      path);
+        return CDSE_EINVAL;
+    }
+    s->complete = complete != 0;
+    s->row_type = row_type(s);
+    static const char *const required[] = {"counts", "progress", "top", "pareto", "job"};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (H5Lexists(s->file, required[i], H5P_DEFAULT) <= 0) {
+            cdse_diag_set(diag, "%s: a damaged clusterdse store (no /%s)", path, required[i]);
+            return CDSE_EINVAL;
+        }
+    if (H5Lexists(s->file, "results", H5P_DEFAULT) > 0) {
+        hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+        H5Pset_chunk_cache(dapl, 0, 0, 1.0);
+        s->results = H5Dopen2(s->file, "results", dapl);
+        H5Pclose(dapl);
+        if (s->results < 0) {
+            cdse_diag_set(diag, "%s: /results cannot be opened", path);
+            return CDSE_EINVAL;
+        }
+        s->rows = table_rows(s->results);
+    }
+    return CDSE_OK;
+}
+
+/* Brings a store back to its last complete commit. Rows of /progress are appended commit after
+ * commit with a non-decreasing /results row count, so the longest prefix of /progress whose row
+ * counts /results holds is a consistent earlier state (a kill during a commit's flush can leave
+ * one dataset's extent newer than another's); later progress rows and rows of /results past
+ * that count are dropped, and those ranges are evaluated again. */
+/* The last complete commit: the longest prefix of /progress whose row counts /results holds;
+ * `keep` receives the length of that prefix, `committed` its /results row count. */
+static int last_commit(cdse_store *s, size_t *keep, size_t *total, uint64_t *committed,
+                       cdse_diag *diag)
+{
+    cdse_done *done = NULL;
+    size_t n = 0;
+    int rc = cdse_store_read_progress(s, &done, &n, diag);
+    if (rc != 0)
+        return rc;
+    uint64_t limit = s->results >= 0 ? s->rows : 0;
+    *committed = 0;
+    *keep = 0;
+    while (*keep < n && done[*keep].rows <= limit && done[*keep].rows >= *committed)
+        *committed = done[(*keep)++].rows;
+    *total = n;
+    free(done);
+    return CDSE_OK;
+}
+
+static int truncate_uncommitted(cdse_store *s, const char *path, cdse_diag *diag)
+{
+    size_t keep = 0, n = 0;
+    uint64_t committed = 0;
+    int rc = last_commit(s, &keep, &n, &committed, diag);
+    if (rc != 0)
+        return rc;
+    s->progress_rows = keep;
+    if (keep < n) {
+        hid_t d = open_table(s->file, "progress");
+        hsize_t rows = keep;
+        int bad = d < 0 || H5Dset_extent(d, &rows) < 0;
+        if (d >= 0)
+            H5Dclose(d);
+        if (bad) {
+            cdse_diag_set(diag, "%s: cannot drop incomplete /progress rows", path);
+            return CDSE_EIO;
+        }
+    }
+    if (s->results >= 0 && committed < s->rows) {
+        hsize_t rows = committed;
+        if (H5Dset_extent(s->results, &rows) < 0) {
+            cdse_diag_set(diag, "%s: cannot drop uncommitted rows", path);
+            return CDSE_EIO;
+        }
+        s->rows = committed;
+    }
+    return CDSE_OK;
+}
+
+int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        cdse_diag_set(diag, "cannot open %s: %s", path, strerror(errno));
+        return CDSE_EIO;
+    }
+    if (H5Fis_hdf5(path) <= 0) {
+        cdse_diag_set(diag, "%s is not an HDF5 file (or is damaged beyond reading)", path);
+        return CDSE_EIO;
+    }
+    cdse_store *s = store_alloc();
+    if (s == NULL) {
+        cdse_diag_set(diag, "out of memory");
+        return CDSE_ENOMEM;
+    }
+    s->writable = writable;
+    if (writable && (s->lock_fd = lock_writer(path)) < 0) {
+        cdse_diag_set(diag, "%s is being written by another sweep (or cannot be opened)", path);
+        store_free(s);
+        return CDSE_EIO;
+    }
+    hid_t fapl = file_access();
+    s->file = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
+    if (s->file < 0) {
+        cdse_diag_set(
+            diag, "cannot open %s as HDF5: the file is damaged (cut short or overwritten)", path);
+        store_free(s);
+        return CDSE_EIO;
+    }
+    /* After a kill the superblock may hold an end-of-allocation older than data the metadata
+     * points to (what `h5clear --increment=0` repairs). */
+    if (writable)
+        H5Fincrement_filesize(s->file, 0);
+    int rc = open_layout(s, path, diag);
+    if (rc == 0 && writable) {
+        if (hold_metadata_until_flush(s->file) < 0) {
+            cdse_diag_set(diag, "%s: cannot configure the metadata cache", path);
+            rc = CDSE_EIO;
+        }
+        if (rc == 0)
+            rc = truncate_uncommitted(s, path, diag);
+    } else if (rc == 0 && s->results >= 0) {
+        /* Readers see the committed rows only: rows past the last commit (a write that failed
+         * or was killed after /results grew) are not results. */
+        size_t keep = 0, n = 0;
+        uint64_t committed = 0;
+        rc = last_commit(s, &keep, &n, &committed, diag);
+        if (rc == 0 && committed < s->rows)
+            s->rows = committed;
+    }
+    if (rc != 0) {
+        store_free(s);
+        return rc;
+    }
+    *out = s;
+    return CDSE_OK;
+}
+
+int cdse_store_close(cdse_store *store, cdse_diag *diag)
+{
+    if (store == NULL)
+        return CDSE_OK;
+    int rc = CDSE_OK;
+    if (store->results >= 0 && H5Dclose(store->results) < 0)
+        rc = CDSE_EIO;
+    store->results = -1;
+    if (store->row_type >= 0)
+        H5Tclose(store->row_type);
+    store->row_type = -1;
+    if (store->file >= 0 && H5Fclose(store->file) < 0)
+        rc = CDSE_EIO;
+    store->file = -1;
+    if (store->lock_fd >= 0)
+        close(store->lock_fd);
+    if (rc != 0)
+        cdse_diag_set(diag, "closing the store failed");
+    free(store);
+    return rc;
+}
+
+uint64_t cdse_store_fingerprint(const cdse_store *store)
+{
+    return store->fingerprint;
+}
+
+int cdse_store_metric(const cdse_store *store)
+{
+    return store->metric;
+}
+
+int cdse_store_get_mode(const cdse_store *store)
+{
+    return store->mode;
+}
+
+uint64_t cdse_store_space_size(const cdse_store *store)
+{
+    return store->space_size;
+}
+
+bool cdse_store_complete(const cdse_store *store)
+{
+    return store->complete;
+}
+
+int cdse_store_n_models(const cdse_store *store)
+{
+    return store->n_models;
+}
+
+const char *cdse_store_model_name(const cdse_store *store, int i)
+{
+    return i >= 0 && i < store->n_models ? store->model_name[i] : "?";
+}
+
+int cdse_store_n_systems(const cdse_store *store)
+{
+    return store->n_systems;
+}
+
+const char *cdse_store_system_name(const cdse_store *store, int i)
+{
+    return i >= 0 && i < store->n_systems ? store->system_name[i] : "?";
+}
+
+int cdse_store_job_text(cdse_store *store, char **text, cdse_diag *diag)
+{
+    *text = NULL;
+    hid_t d = H5Dopen2(store->file, "job", H5P_DEFAULT);
+    hid_t t = vlen_string_type();
+    char *value = NULL;
+    int rc = d < 0 ? -1 : (int)H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value);
+    if (rc >= 0 && value != NULL) {
+        *text = strdup(value);
+        H5free_memory(value);
+    }
+    H5Tclose(t);
+    if (d >= 0)
+        H5Dclose(d);
+    if (*text == NULL) {
+        cdse_diag_set(diag, "cannot read /job");
+        return CDSE_EIO;
+    }
+    return CDSE_OK;
+}
+
+/* ---- write --------------------------------------------------------------------------------- */
+
+int cdse_store_write_rows(cdse_store *store, uint64_t start, const void *rows, size_t n,
+                          cdse_diag *diag)
+{
+    if (n == 0)
+        return CDSE_OK;
+    if (store->results < 0) {
+        cdse_diag_set(diag, "this store keeps no /results (store = \"best\")");
+        return CDSE_EINVAL;
+    }
+    uint64_t end = start + n > store->rows ? start + n : store->rows;
+    hsize_t extent = end, offset = start, count = n;
+    int rc = H5Dset_extent(store->results, &extent) < 0 ? -1 : 0;
+    if (rc == 0) {
+        hid_t fspace = H5Dget_space(store->results);
+        hid_t mspace = H5Screate_simple(1, &count, NULL);
+        rc =
+            H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &offset, NULL, &count, NULL) < 0 ||
+                    H5Dwrite(store->results, store->row_type, mspace, fspace, H5P_DEFAULT, rows) < 0
+                ? -1
+                : 0;
+        H5Sclose(mspace);
+        H5Sclose(fspace);
+    }
+    if (rc != 0) {
+        cdse_diag_set(diag, "writing %zu rows to /results failed", n);
+        return CDSE_EIO;
+    }
+    store->rows = end;
+    return CDSE_OK;
+}
+
+int cdse_store_append(cdse_store *store, const void *rows, size_t n, cdse_diag *diag)
+{
+    return cdse_store_write_rows(store, store->rows, rows, n, diag);
+}
+
+size_t cdse_store_chunk_rows(void)
+{
+    return STORE_RESULTS_CHUNK_ROWS;
+}
+
+size_t cdse_store_chunk_bound(void)
+{
+    return (size_t)compressBound((uLong)(STORE_RESULTS_CHUNK_ROWS * cdse_store_row_size()));
+}
+
+/* HDF5's shuffle filter (H5Zshuffle.c): byte j of element i goes to j x elements + i, the element
+ * being the whole compound row. Its deflate filter (H5Zdeflate.c) is zlib's compress2 at the
+ * dataset's level. */
+size_t cdse_store_compress_chunk(const void *rows, void *scratch, void *out)
+{
+    size_t size = cdse_store_row_size(), n = STORE_RESULTS_CHUNK_ROWS;
+    const unsigned char *src = rows;
+    unsigned char *dst = scratch;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < size; j++)
+            dst[j * n + i] = src[i * size + j];
+    uLongf out_size = (uLongf)cdse_store_chunk_bound();
+    if (compress2(out, &out_size, scratch, (uLong)(n * size), STORE_DEFLATE_LEVEL) != Z_OK)
+        return 0;
+    return (size_t)out_size;
+}
+
+int cdse_store_decompress_chunk(const void *data, size_t size, void *scratch, void *rows)
+{
+    size_t row_size = cdse_store_row_size(), n = STORE_RESULTS_CHUNK_ROWS;
+    uLongf out_size = (uLongf)(n * row_size);
+    if (uncompress(scratch, &out_size, data, (uLong)size) != Z_OK || out_size != n * row_size)
+        return -1;
+    const unsigned char *src = scratch;
+    unsigned char *dst = rows;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < row_size; j++)
+            dst[i * row_size + j] = src[j * n + i];
+    return 0;
+}
+
+int cdse_store_write_chunk(cdse_store *store, uint64_t start, const void *data, size_t size,
+                           cdse_diag *diag)
+{
+    if (store->results < 0 || start % STORE_RESULTS_CHUNK_ROWS != 0) {
+        cdse_diag_set(diag, "a compressed chunk must start at a multiple of %d rows of /results",
+                      STORE_RESULTS_CHUNK_ROWS);
+        return CDSE_EINVAL;
+    }
+    uint64_t end = start + STORE_RESULTS_CHUNK_ROWS;
+    if (end < store->rows)
+        end = store->rows;
+    hsize_t extent = end, offset = start;
+    if (H5Dset_extent(store->results, &extent) < 0 ||
+        H5Dwrite_chunk(store->results, H5P_DEFAULT, 0, &offset, size, data) < 0) {
+        cdse_diag_set(diag, "writing a chunk to /results failed");
+        return CDSE_EIO;
+    }
+    store->rows = end;
+    return CDSE_OK;
+}
+
+static int rewrite_records(cdse_store *store, const char *name, const cdse_record *records,
+                           size_t n)
+{
+    size_t row_size = cdse_store_row_size();
+    unsigned char *rows = malloc(n ? n * row_size : 1);
+    if (rows == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        cdse_store_pack(&records[i], rows + i * row_size);
+    hid_t d = open_table(store->file, name);
+    int rc = d < 0 ? -1 : table_write(d, store->row_type, 0, n, rows);
+    if (d >= 0)
+        H5Dclose(d);
+    free(rows);
+    return rc;
+}
+
+int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const cdse_counts *counts,
+                      const cdse_record *top, size_t n_top, const cdse_record *pareto,
+                      size_t n_pareto, cdse_diag *diag)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n_done; i++)
+        done[i].rows = store->results >= 0 ? store->rows : 0;
+    hid_t rt = range_type(), ct = count_type();
+    hid_t d = open_table(store->file, "progress");
+    if (d < 0 || table_write(d, rt, store->progress_rows, n_done, done) < 0)
+        rc = -1;
+    else
+        store->progress_rows += n_done;
+    if (d >= 0)
+        H5Dclose(d);
+    count_row rows[2 + CDSE_ST_COUNT];
+    counts_rows(counts, rows);
+    d = open_table(store->file, "counts");
+    if (d < 0 || H5Dwrite(d, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0)
+        rc = -1;
+    if (d >= 0)
+        H5Dclose(d);
+    H5Tclose(rt);
+    H5Tclose(ct);
+    if (rc == 0)
+        rc = rewrite_records(store, "top", top, n_top);
+    if (rc == 0)
+        rc = rewrite_records(store, "pareto", pareto, n_pareto);
+    if (rc == 0 && store->results >= 0)
+        rc = attr_write(store->results, "rows_committed", H5T_NATIVE_UINT64, &store->rows);
+    if (rc == 0 && H5Fflush(store->file, H5F_SCOPE_GLOBAL) < 0)
+        rc = -1;
+    if (rc != 0) {
+        cdse_diag_set(diag, "committing to the store failed (disk full?)");
+        return CDSE_EIO;
+    }
+    return CDSE_OK;
+}
+
+int cdse_store_set_complete(cdse_store *store, cdse_diag *diag)
+{
+    int complete = 1;
+    if (attr_write(store->file, "complete", H5T_NATIVE_INT, &complete) < 0 ||
+        H5Fflush(store->file, H5F_SCOPE_GLOBAL) < 0) {
+        cdse_diag_set(diag, "marking the store complete failed");
+        return CDSE_EIO;
+    }
+    store->complete = true;
+    return CDSE_OK;
+}
+
+/* ---- read ---------------------------------------------------------------------------------- */
+
+int cdse_store_read_progress(cdse_store *store, cdse_done **done, size_t *n, cdse_diag *diag)
+{
+    *done = NULL;
+    *n = 0;
+    hid_t d = open_table(store->file, "progress");
+    if (d < 0) {
+        cdse_diag_set(diag, "cannot open /progress");
+        return CDSE_EINVAL;
+    }
+    uint64_t rows = table_rows(d);
+    cdse_done *r = malloc(rows ? rows * sizeof *r : sizeof *r);
+    hid_t rt = range_type();
+    int rc = r == NULL ? -1 : table_read(d, rt, 0, (size_t)rows, r);
+    H5Tclose(rt);
+    H5Dclose(d);
+    if (rc < 0) {
+        free(r);
+        cdse_diag_set(diag, "cannot read /progress");
+        return CDSE_EIO;
+    }
+    *done = r;
+    *n = (size_t)rows;
+    return CDSE_OK;
+}
+
+void cdse_store_sum_counts(const cdse_done *done, size_t n, cdse_counts *counts)
+{
+    memset(counts, 0, sizeof *counts);
+    for (size_t i = 0; i < n; i++)
+        for (int st = 0; st < CDSE_ST_COUNT; st++) {
+            counts->status[st] += done[i].status[st];
+            counts->evaluated += done[i].status[st];
+        }
+    counts->feasible = counts->status[CDSE_ST_OK];
+}
+
+int cdse_store_read_counts(cdse_store *store, cdse_counts *counts, cdse_diag *diag)
+{
+    memset(counts, 0, sizeof *counts);
+    hid_t d = open_table(store->file, "counts");
+    if (d < 0 || table_rows(d) > 64) {
+        if (d >= 0)
+            H5Dclose(d);
+        cdse_diag_set(diag, "cannot read /counts");
+        return CDSE_EINVAL;
+    }
+    uint64_t rows = table_rows(d);
+    count_row buf[64];
+    hid_t ct = count_type();
+    int rc = table_read(d, ct, 0, (size_t)rows, buf);
+    H5Tclose(ct);
+    H5Dclose(d);
+    if (rc < 0) {
+        cdse_diag_set(diag, "cannot read /counts");
+        return CDSE_EIO;
+    }
+    for (uint64_t i = 0; i < rows; i++) {
+        buf[i].name[STORE_COUNT_NAME_LEN - 1] = '\0';
+        int st = cdse_status_parse(buf[i].name);
+        if (strcmp(buf[i].name, "evaluated") == 0)
+            counts->evaluated = buf[i].count;
+        else if (strcmp(buf[i].name, "feasible") == 0)
+            counts->feasible = buf[i].count;
+        else if (st >= 0 && st < CDSE_ST_COUNT)
+            counts->status[st] = buf[i].count;
+    }
+    return CDSE_OK;
+}
+
+bool cdse_store_has(cdse_store *store, const char *dataset)
+{
+    if (strcmp(dataset, "results") == 0)
+        return store->results >= 0;
+    return H5Lexists(store->file, dataset, H5P_DEFAULT) > 0;
+}
+
+int cdse_store_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_diag *diag)
+{
+    *n = 0;
+    if (strcmp(dataset, "results") == 0) {
+        *n = store->results >= 0 ? store->rows : 0;
+        return CDSE_OK;
+    }
+    if (H5Lexists(store->file, dataset, H5P_DEFAULT) <= 0)
+        return CDSE_OK;
+    hid_t d = open_table(store->file, dataset);
+    if (d < 0) {
+        cdse_diag_set(diag, "cannot open /%s", dataset);
+        return CDSE_EIO;
+    }
+    *n = table_rows(d);
+    H5Dclose(d);
+    return CDSE_OK;
+}
+
+int cdse_store_read_rows(cdse_store *store, const char *dataset, uint64_t start, size_t n,
+                         void *rows, cdse_diag *diag)
+{
+    bool is_results = strcmp(dataset, "results") == 0;
+    hid_t d = is_results ? store->results : open_table(store->file, dataset);
+    if (d < 0) {
+        cdse_diag_set(diag, "cannot open /%s", dataset);
+        return CDSE_EIO;
+    }
+    int rc = table_read(d, store->row_type, start, n, rows);
+    if (!is_results)
+        H5Dclose(d);
+    if (rc < 0) {
+        cdse_diag_set(diag, "cannot read rows %llu..%llu of /%s (damaged file?)",
+                      (unsigned long long)start, (unsigned long long)(start + n), dataset);
+        return CDSE_EIO;
+    }
+    return CDSE_OK;
+}

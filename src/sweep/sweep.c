@@ -1,0 +1,1332 @@
+/* The distributed sweep. Rank 0 hands out index chunks dynamically (guided sizes with a floor)
+ * and evaluates small slices of its own chunk between polls; workers evaluate whole chunks and
+ * return one message per chunk: counts by status, the packed rows to store and their best
+ * candidates. Rank 0 merges, appends to the store and commits (rows + done ranges + counts +
+ * /top + /pareto in one flush) every flush interval. */
+#define _POSIX_C_SOURCE 200809L
+#include "clusterdse/sweep/sweep.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { TAG_WORK = 1, TAG_STOP = 2, TAG_RESULT = 3 };
+
+/* Rank 0 evaluates its own chunk in slices this large between polls: ~1 ms at 10^6 /s. */
+#define SWEEP_SLICE 1024
+/* Work assignments queued per worker, so that it never waits for rank 0 between chunks. */
+#define SWEEP_QUEUE_DEPTH 2
+/* Rows held by rank 0 before a commit is forced (~64 MB at ~300 bytes a row). */
+#define SWEEP_PENDING_ROWS_MAX   200000
+#define SWEEP_DEFAULT_FLUSH_S    2.0
+#define SWEEP_DEFAULT_PROGRESS_S 5.0
+#define SWEEP_TTY_PROGRESS_S     0.25
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- best-so-far ----------------------------------------------------------------------------- */
+
+#define GROUP_FIELDS 5
+
+typedef struct group {
+    int64_t key[GROUP_FIELDS];
+    int n, cap;       /* cap grows up to k: a large objective.top costs only what is used */
+    cdse_record *rec; /* sorted by (cost, index) */
+    double *cost;
+} group;
+
+/* Groups of records keeping the k best each; open addressing on the key. */
+typedef struct group_set {
+    int mask; /* CDSE_GROUP_* fields that make the key */
+    int k;
+    int n, cap;
+    group *groups;
+    int *slot; /* slot_cap entries: group id or -1 */
+    int slot_cap;
+} group_set;
+
+struct sweep__best {
+    int metric;
+    group_set top;    /* objective.top per objective.group_by */
+    group_set pareto; /* the best per (model, gpus) */
+};
+
+static void group_key(const cdse_record *r, int mask, int64_t key[GROUP_FIELDS])
+{
+    key[0] = (mask & CDSE_GROUP_MODEL) ? r->model : 0;
+    key[1] = (mask & CDSE_GROUP_SYSTEM) ? r->system : 0;
+    key[2] = (mask & CDSE_GROUP_GPUS) ? r->strategy.gpus : 0;
+    key[3] = (mask & CDSE_GROUP_GLOBAL_BATCH) ? r->strategy.global_batch : 0;
+    key[4] = (mask & CDSE_GROUP_PRECISION) ? r->strategy.precision : 0;
+}
+
+static uint64_t key_hash(const int64_t key[GROUP_FIELDS])
+{
+    /* FNV-1a style mixing of the five fields, then a 64-bit finalizer (splitmix64). */
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < GROUP_FIELDS; i++)
+        h = (h ^ (uint64_t)key[i]) * 1099511628211ull;
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    return h;
+}
+
+static int group_set_init(group_set *s, int mask, int k)
+{
+    memset(s, 0, sizeof *s);
+    s->mask = mask;
+    s->k = k > 0 ? k : 1;
+    s->slot_cap = 64;
+    s->slot = malloc((size_t)s->slot_cap * sizeof *s->slot);
+    if (s->slot == NULL)
+        return -1;
+    memset(s->slot, -1, (size_t)s->slot_cap * sizeof *s->slot);
+    return 0;
+}
+
+static void group_set_free(group_set *s)
+{
+    for (int g = 0; g < s->cap; g++) {
+        free(s->groups[g].rec);
+        free(s->groups[g].cost);
+    }
+    free(s->groups);
+    free(s->slot);
+}
+
+static void group_set_clear(group_set *s)
+{
+    s->n = 0;
+    memset(s->slot, -1, (size_t)s->slot_cap * sizeof *s->slot);
+}
+
+static int slot_find(const group_set *s, const int64_t key[GROUP_FIELDS], uint64_t hash)
+{
+    size_t mask = (size_t)s->slot_cap - 1;
+    for (size_t i = hash & mask;; i = (i + 1) & mask) {
+        int g = s->slot[i];
+        if (g < 0 || memcmp(s->groups[g].key, key, sizeof s->groups[g].key) == 0)
+            return (int)i;
+    }
+}
+
+static int group_set_grow(group_set *s)
+{
+    int cap = s->slot_cap * 2;
+    int *slot = malloc((size_t)cap * sizeof *slot);
+    if (slot == NULL)
+        return -1;
+    memset(slot, -1, (size_t)cap * sizeof *slot);
+    free(s->slot);
+    s->slot = slot;
+    s->slot_cap = cap;
+    for (int g = 0; g < s->n; g++)
+        s->slot[slot_find(s, s->groups[g].key, key_hash(s->groups[g].key))] = g;
+    return 0;
+}
+
+/* The group of `key`, created if new; NULL if memory runs out. */
+static group *group_get(group_set *s, const int64_t key[GROUP_FIELDS])
+{
+    uint64_t hash = key_hash(key);
+    int i = slot_find(s, key, hash);
+    if (s->slot[i] >= 0)
+        return &s->groups[s->slot[i]];
+    if (2 * (s->n + 1) > s->slot_cap) {
+        if (group_set_grow(s) < 0)
+            return NULL;
+        i = slot_find(s, key, hash);
+    }
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        group *grown = realloc(s->groups, (size_t)cap * sizeof *grown);
+        if (grown == NULL)
+            return NULL;
+        memset(grown + s->cap, 0, (size_t)(cap - s->cap) * sizeof *grown);
+        s->groups = grown;
+        s->cap = cap;
+    }
+    group *g = &s->groups[s->n];
+    if (g->rec == NULL) { /* allocated once, reused after a clear */
+        g->cap = s->k < 16 ? s->k : 16;
+        g->rec = malloc((size_t)g->cap * sizeof *g->rec);
+        g->cost = malloc((size_t)g->cap * sizeof *g->cost);
+        if (g->rec == NULL || g->cost == NULL)
+            return NULL;
+    }
+    memcpy(g->key, key, sizeof g->key);
+    g->n = 0;
+    s->slot[i] = s->n++;
+    return g;
+}
+
+static bool better(double cost_a, uint64_t index_a, double cost_b, uint64_t index_b)
+{
+    return cost_a < cost_b || (cost_a == cost_b && index_a < index_b);
+}
+
+static void group_offer(group_set *s, const cdse_record *r, double cost)
+{
+    int64_t key[GROUP_FIELDS];
+    group_key(r, s->mask, key);
+    group *g = group_get(s, key);
+    if (g == NULL)
+        return;
+    if (g->n == s->k && !better(cost, r->index, g->cost[g->n - 1], g->rec[g->n - 1].index))
+        return;
+    /* Where it goes: after every row of smaller (cost, index). Binary search: the rows are
+     * sorted, and objective.top may be large. */
+    int lo = 0, hi = g->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (better(g->cost[mid], g->rec[mid].index, cost, r->index))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* The same configuration offered again (a chunk redone after a resume) is kept once: it
+     * would sit right next to itself. */
+    if (lo < g->n && g->rec[lo].index == r->index)
+        return;
+    if (g->n == g->cap && g->cap < s->k) {
+        int cap = g->cap * 2 < s->k ? g->cap * 2 : s->k;
+        cdse_record *rec = realloc(g->rec, (size_t)cap * sizeof *rec);
+        if (rec == NULL)
+            return;
+        g->rec = rec;
+        double *costs = realloc(g->cost, (size_t)cap * sizeof *costs);
+        if (costs == NULL)
+            return;
+        g->cost = costs;
+        g->cap = cap;
+    }
+    int last = g->n < s->k ? g->n : s->k - 1; /* the row that falls off when full */
+    memmove(&g->rec[lo + 1], &g->rec[lo], (size_t)(last - lo) * sizeof *g->rec);
+    memmove(&g->cost[lo + 1], &g->cost[lo], (size_t)(last - lo) * sizeof *g->cost);
+    g->rec[lo] = *r;
+    g->cost[lo] = cost;
+    if (g->n < s->k)
+        g->n++;
+}
+
+sweep__best *sweep__best_create(const cdse_objective *objective)
+{
+    sweep__best *b = calloc(1, sizeof *b);
+    if (b == NULL)
+        return NULL;
+    b->metric = objective->metric;
+    if (group_set_init(&b->top, objective->group_by, objective->top) < 0 ||
+        group_set_init(&b->pareto, CDSE_GROUP_MODEL | CDSE_GROUP_GPUS, 1) < 0) {
+        sweep__best_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+void sweep__best_free(sweep__best *best)
+{
+    if (best == NULL)
+        return;
+    group_set_free(&best->top);
+    group_set_free(&best->pareto);
+    free(best);
+}
+
+void sweep__best_clear(sweep__best *best)
+{
+    group_set_clear(&best->top);
+    group_set_clear(&best->pareto);
+}
+
+void sweep__best_offer(sweep__best *best, const cdse_record *record)
+{
+    if (record->result.status != CDSE_ST_OK)
+        return;
+    double cost = cdse_record_cost(record, best->metric);
+    if (isnan(cost))
+        return;
+    group_offer(&best->top, record, cost);
+    group_offer(&best->pareto, record, cost);
+}
+
+static int key_compare(const void *a, const void *b)
+{
+    const group *ga = a, *gb = b;
+    for (int i = 0; i < GROUP_FIELDS; i++)
+        if (ga->key[i] != gb->key[i])
+            return ga->key[i] < gb->key[i] ? -1 : 1;
+    return 0;
+}
+
+/* The groups of a set, sorted by key (a malloc'd copy of the group headers). */
+static group *sorted_groups(const group_set *s)
+{
+    group *g = malloc((size_t)(s->n ? s->n : 1) * sizeof *g);
+    if (g == NULL)
+        return NULL;
+    if (s->n > 0) {
+        memcpy(g, s->groups, (size_t)s->n * sizeof *g);
+        qsort(g, (size_t)s->n, sizeof *g, key_compare);
+    }
+    return g;
+}
+
+size_t sweep__best_top(const sweep__best *best, cdse_record **out)
+{
+    const group_set *s = &best->top;
+    size_t total = 0;
+    for (int i = 0; i < s->n; i++)
+        total += (size_t)s->groups[i].n;
+    *out = malloc((total ? total : 1) * sizeof **out);
+    group *g = sorted_groups(s);
+    if (*out == NULL || g == NULL) {
+        free(g);
+        return 0;
+    }
+    size_t n = 0;
+    for (int i = 0; i < s->n; i++)
+        for (int j = 0; j < g[i].n; j++)
+            (*out)[n++] = g[i].rec[j];
+    free(g);
+    return n;
+}
+
+size_t sweep__best_pareto(const sweep__best *best, cdse_record **out)
+{
+    const group_set *s = &best->pareto;
+    *out = malloc((size_t)(s->n ? s->n : 1) * sizeof **out);
+    group *g = sorted_groups(s); /* key = (model, 0, gpus, 0, 0): by model, then gpus */
+    if (*out == NULL || g == NULL) {
+        free(g);
+        return 0;
+    }
+    size_t n = 0;
+    double best_cost = HUGE_VAL;
+    for (int i = 0; i < s->n; i++) {
+        if (i == 0 || g[i].key[0] != g[i - 1].key[0])
+            best_cost = HUGE_VAL; /* a new model */
+        if (g[i].n > 0 && g[i].cost[0] < best_cost) {
+            best_cost = g[i].cost[0];
+            (*out)[n++] = g[i].rec[0];
+        }
+    }
+    free(g);
+    return n;
+}
+
+static int index_compare(const void *a, const void *b)
+{
+    const cdse_record *ra = a, *rb = b;
+    return ra->index < rb->index ? -1 : ra->index > rb->index;
+}
+
+size_t sweep__best_candidates(const sweep__best *best, cdse_record **out)
+{
+    size_t total = 0;
+    const group_set *sets[2] = {&best->top, &best->pareto};
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < sets[s]->n; i++)
+            total += (size_t)sets[s]->groups[i].n;
+    *out = malloc((total ? total : 1) * sizeof **out);
+    if (*out == NULL)
+        return 0;
+    size_t n = 0;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < sets[s]->n; i++)
+            for (int j = 0; j < sets[s]->groups[i].n; j++)
+                (*out)[n++] = sets[s]->groups[i].rec[j];
+    qsort(*out, n, sizeof **out, index_compare);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || (*out)[m - 1].index != (*out)[i].index)
+            (*out)[m++] = (*out)[i];
+    return m;
+}
+
+/* ---- ranges ------------------------------------------------------------------------------- */
+
+static int range_compare(const void *a, const void *b)
+{
+    const cdse_range *ra = a, *rb = b;
+    return ra->begin < rb->begin ? -1 : ra->begin > rb->begin;
+}
+
+size_t sweep__gaps(const cdse_range *done, size_t n_done, uint64_t size, cdse_range **gaps)
+{
+    cdse_range *sorted = malloc((n_done ? n_done : 1) * sizeof *sorted);
+    *gaps = malloc((n_done + 1) * sizeof **gaps);
+    if (sorted == NULL || *gaps == NULL) {
+        free(sorted);
+        free(*gaps);
+        *gaps = NULL;
+        return 0;
+    }
+    if (n_done > 0) {
+        memcpy(sorted, done, n_done * sizeof *sorted);
+        qsort(sorted, n_done, sizeof *sorted, range_compare);
+    }
+    size_t n = 0;
+    uint64_t pos = 0;
+    for (size_t i = 0; i < n_done && pos < size; i++) {
+        if (sorted[i].begin > pos)
+            (*gaps)[n++] = (cdse_range){pos, sorted[i].begin < size ? sorted[i].begin : size};
+        if (sorted[i].end > pos)
+            pos = sorted[i].end;
+    }
+    if (pos < size)
+        (*gaps)[n++] = (cdse_range){pos, size};
+    free(sorted);
+    return n;
+}
+
+/* Hands out chunks of the gaps in ascending order, guided: remaining / (2 x ranks). */
+typedef struct workgen {
+    cdse_range *gaps;
+    size_t n_gaps, cur;
+    uint64_t pos;
+    uint64_t remaining;
+    int ranks;
+    uint64_t chunk_min, chunk_max;
+} workgen;
+
+static bool workgen_next(workgen *w, cdse_range *chunk)
+{
+    while (w->cur < w->n_gaps && w->pos >= w->gaps[w->cur].end) {
+        w->cur++;
+        if (w->cur < w->n_gaps)
+            w->pos = w->gaps[w->cur].begin;
+    }
+    if (w->cur >= w->n_gaps)
+        return false;
+    uint64_t size = w->remaining / (2 * (uint64_t)w->ranks);
+    if (size < w->chunk_min)
+        size = w->chunk_min;
+    if (size > w->chunk_max)
+        size = w->chunk_max;
+    uint64_t end = w->gaps[w->cur].end - w->pos > size ? w->pos + size : w->gaps[w->cur].end;
+    *chunk = (cdse_range){w->pos, end};
+    w->remaining -= end - w->pos;
+    w->pos = end;
+    return true;
+}
+
+/* ---- one chunk's message -------------------------------------------------------------------- */
+
+/* A worker's message: the header, n_blobs sizes (uint64), the compressed HDF5 chunks of the
+ * chunk's rows (n_blobs x chunk_rows rows), the n_tail rows left over, packed, and n_cand
+ * candidate records. Ranks run the same binary, so structs travel as bytes. */
+typedef struct chunk_header {
+    uint64_t begin, end;
+    uint64_t n_rows; /* rows to store: n_blobs x chunk_rows + n_tail */
+    uint64_t n_blobs, n_tail, n_cand;
+    cdse_counts counts;
+    int32_t interrupted;
+    int32_t pad;
+} chunk_header;
+
+/* A chunk being evaluated. */
+typedef struct chunk {
+    chunk_header head;
+    unsigned char *rows; /* packed rows to store, chunk_max of them */
+    unsigned char *msg;  /* the message being built */
+    size_t msg_cap;
+    unsigned char *scratch; /* for the shuffle */
+    size_t row_size, chunk_rows;
+    sweep__best *best; /* the chunk's own best, for its candidates */
+    uint64_t next;     /* next index to evaluate */
+} chunk;
+
+static int grow(unsigned char **buf, size_t *cap, size_t bytes)
+{
+    if (bytes <= *cap)
+        return 0;
+    unsigned char *grown = realloc(*buf, bytes);
+    if (grown == NULL)
+        return -1;
+    *buf = grown;
+    *cap = bytes;
+    return 0;
+}
+
+static int chunk_init(chunk *c, const cdse_job *job, uint64_t chunk_max)
+{
+    memset(c, 0, sizeof *c);
+    c->row_size = cdse_store_row_size();
+    c->chunk_rows = cdse_store_chunk_rows();
+    c->best = sweep__best_create(&job->objective);
+    size_t rows = job->objective.store == CDSE_STORE_BEST ? 1 : (size_t)chunk_max;
+    c->rows = malloc(rows * c->row_size);
+    c->scratch = malloc(c->chunk_rows * c->row_size);
+    if (c->best == NULL || c->rows == NULL || c->scratch == NULL)
+        return -1;
+    return 0;
+}
+
+static void chunk_free(chunk *c)
+{
+    free(c->rows);
+    free(c->msg);
+    free(c->scratch);
+    sweep__best_free(c->best);
+}
+
+static void chunk_begin(chunk *c, cdse_range range)
+{
+    memset(&c->head, 0, sizeof c->head);
+    c->head.begin = range.begin;
+    c->head.end = range.end;
+    c->next = range.begin;
+    sweep__best_clear(c->best);
+}
+
+/* Evaluates up to `max` more configurations of the chunk. The hot loop of the sweep. */
+static void chunk_eval(chunk *c, const cdse_job *job, uint64_t max)
+{
+    chunk_header *h = &c->head;
+    uint64_t stop = h->end - c->next > max ? c->next + max : h->end;
+    int mode = job->objective.store;
+    cdse_record rec;
+    for (uint64_t i = c->next; i < stop; i++) {
+        cdse_record_eval(job, i, &rec);
+        int st = rec.result.status;
+        h->counts.evaluated++;
+        if (st >= 0 && st < CDSE_ST_COUNT)
+            h->counts.status[st]++;
+        if (st == CDSE_ST_OK) {
+            h->counts.feasible++;
+            sweep__best_offer(c->best, &rec);
+        }
+        if (mode == CDSE_STORE_ALL || (mode == CDSE_STORE_FEASIBLE && st == CDSE_ST_OK))
+            cdse_store_pack(&rec, c->rows + (h->n_rows++) * c->row_size);
+    }
+    c->next = stop;
+}
+
+static bool chunk_complete(const chunk *c)
+{
+    return c->next >= c->head.end;
+}
+
+/* Builds the message in c->msg: compresses the whole HDF5 chunks of rows (so that compression
+ * is spread over the ranks) and appends the rest. Returns its size, 0 if memory runs out. */
+static size_t chunk_finish(chunk *c)
+{
+    chunk_header *h = &c->head;
+    cdse_record *cand = NULL;
+    size_t n_cand = sweep__best_candidates(c->best, &cand);
+    h->n_blobs = h->n_rows / c->chunk_rows;
+    h->n_tail = h->n_rows - h->n_blobs * c->chunk_rows;
+    h->n_cand = n_cand;
+    size_t bound = sizeof *h + h->n_blobs * (sizeof(uint64_t) + cdse_store_chunk_bound()) +
+                   h->n_tail * c->row_size + n_cand * sizeof *cand;
+    if (cand == NULL || grow(&c->msg, &c->msg_cap, bound) < 0) {
+        free(cand);
+        return 0;
+    }
+    unsigned char *sizes = c->msg + sizeof *h;
+    unsigned char *p = sizes + h->n_blobs * sizeof(uint64_t);
+    for (uint64_t b = 0; b < h->n_blobs; b++) {
+        uint64_t size =
+            cdse_store_compress_chunk(c->rows + b * c->chunk_rows * c->row_size, c->scratch, p);
+        if (size == 0) {
+            free(cand);
+            return 0;
+        }
+        memcpy(sizes + b * sizeof size, &size, sizeof size);
+        p += size;
+    }
+    memcpy(p, c->rows + h->n_blobs * c->chunk_rows * c->row_size, h->n_tail * c->row_size);
+    p += h->n_tail * c->row_size;
+    memcpy(p, cand, n_cand * sizeof *cand);
+    p += n_cand * sizeof *cand;
+    memcpy(c->msg, h, sizeof *h);
+    free(cand);
+    return (size_t)(p - c->msg);
+}
+
+/* ---- provenance ----------------------------------------------------------------------------- */
+
+static void gather_meta(MPI_Comm comm, int rank, int ranks, cdse_store_meta *meta)
+{
+    memset(meta, 0, sizeof *meta);
+    meta->ranks = ranks;
+    int len = 0;
+    MPI_Get_library_version(meta->mpi_library, &len);
+    meta->mpi_library[sizeof meta->mpi_library - 1] = '\0';
+    char *nl = strchr(meta->mpi_library, '\n');
+    if (nl)
+        *nl = '\0';
+    const char *slurm = getenv("SLURM_JOB_ID");
+    snprintf(meta->slurm_job_id, sizeof meta->slurm_job_id, "%s", slurm ? slurm : "");
+    char name[MPI_MAX_PROCESSOR_NAME];
+    memset(name, 0, sizeof name);
+    MPI_Get_processor_name(name, &len);
+    char *all = rank == 0 ? malloc((size_t)ranks * MPI_MAX_PROCESSOR_NAME) : NULL;
+    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
+               comm);
+    if (rank != 0 || all == NULL)
+        return;
+    size_t used = 0;
+    for (int r = 0; r < ranks; r++) {
+        const char *h = all + (size_t)r * MPI_MAX_PROCESSOR_NAME;
+        bool seen = false;
+        for (int q = 0; q < r && !seen; q++)
+            seen = strcmp(h, all + (size_t)q * MPI_MAX_PROCESSOR_NAME) == 0;
+        if (seen || used + strlen(h) + 2 >= sizeof meta->hostnames)
+            continue;
+        used += (size_t)snprintf(meta->hostnames + used, sizeof meta->hostnames - used, "%s%s",
+                                 used ? "," : "", h);
+    }
+    free(all);
+}
+
+/* ---- rank 0 ------------------------------------------------------------------------------- */
+
+/* A chunk of work received but not yet committed: done once its `left` rows are written. */
+typedef struct pending {
+    cdse_done done;
+    uint64_t left;
+} pending;
+
+/* Rows of the tail buffer that came from one chunk of work (NULL owner: rows reloaded on
+ * resume, already committed). */
+typedef struct tail_seg {
+    pending *owner;
+    size_t count;
+} tail_seg;
+
+typedef struct blob {
+    pending *owner;
+    size_t size;
+    unsigned char *data;
+} blob;
+
+/* Rank 0's view of /results: rows [0, aligned) are whole HDF5 chunks; the tail buffer holds the
+ * rows from `aligned` on, of which the first tail_written are on disk as a partial chunk (then
+ * "pinned": compressed chunks wait until it is full, since a committed partial chunk is only ever
+ * rewritten with more rows, never moved). */
+typedef struct master {
+    const cdse_job *job;
+    const cdse_sweep_options *opt;
+    MPI_Comm comm;
+    int ranks;
+    cdse_store *store;
+    sweep__best *best;
+    cdse_counts counts;     /* of the committed ranges */
+    uint64_t feasible_seen; /* received so far, for the progress line */
+    workgen gen;
+    size_t row_size, chunk_rows;
+    unsigned char *scratch, *packed; /* compression of whole chunks of the tail buffer */
+    uint64_t aligned;
+    unsigned char *tail;
+    size_t tail_n, tail_cap, tail_written;
+    tail_seg *seg;
+    size_t n_seg, seg_cap;
+    blob *queue;
+    size_t q_head, q_n, q_cap;
+    pending **open; /* received, not yet committed */
+    size_t n_open, open_cap;
+    /* Accounting. */
+    uint64_t done_total;    /* configurations completed, all runs */
+    uint64_t done_at_start; /* completed by earlier runs */
+    uint64_t committed_now; /* completed and committed by this run */
+    uint64_t rows_at_start;
+    double store_seconds;
+    double t_start, t_last_flush, t_last_progress;
+    bool progress_shown;
+    bool stopping;
+    int error; /* first error (store), stops handing out work */
+    cdse_diag *diag;
+} master;
+
+static int push_tail(master *m, pending *owner, const unsigned char *rows, size_t n);
+
+/* Credits rows [from, to) of the tail buffer as written to their chunks of work. */
+static void tail_credit(master *m, size_t from, size_t to)
+{
+    size_t pos = 0;
+    for (size_t i = 0; i < m->n_seg && pos < to; i++) {
+        size_t b = pos, e = pos + m->seg[i].count;
+        size_t lo = b > from ? b : from, hi = e < to ? e : to;
+        if (hi > lo && m->seg[i].owner)
+            m->seg[i].owner->left -= hi - lo;
+        pos = e;
+    }
+}
+
+/* Drops the first `n` rows of the tail buffer. */
+static void tail_pop(master *m, size_t n)
+{
+    memmove(m->tail, m->tail + n * m->row_size, (m->tail_n - n) * m->row_size);
+    m->tail_n -= n;
+    size_t i = 0;
+    while (n > 0 && i < m->n_seg) {
+        size_t take = m->seg[i].count < n ? m->seg[i].count : n;
+        m->seg[i].count -= take;
+        n -= take;
+        if (m->seg[i].count == 0)
+            i++;
+    }
+    memmove(m->seg, m->seg + i, (m->n_seg - i) * sizeof *m->seg);
+    m->n_seg -= i;
+}
+
+static int write_tail_chunk(master *m)
+{
+    size_t size = cdse_store_compress_chunk(m->tail, m->scratch, m->packed);
+    if (size == 0) {
+        cdse_diag_set(m->diag, "compressing a chunk failed");
+        return CDSE_ENOMEM;
+    }
+    int rc = cdse_store_write_chunk(m->store, m->aligned, m->packed, size, m->diag);
+    if (rc != 0)
+        return rc;
+    tail_credit(m, m->tail_written, m->chunk_rows);
+    tail_pop(m, m->chunk_rows);
+    m->aligned += m->chunk_rows;
+    m->tail_written = 0;
+    return 0;
+}
+
+/* Writes what can be written now: whole chunks, in an order that never moves committed rows. */
+static int master_drain(master *m)
+{
+    for (;;) {
+        int rc = 0;
+        if (m->tail_written > 0) { /* pinned partial chunk: fill it first */
+            if (m->tail_n < m->chunk_rows)
+                return 0;
+            rc = write_tail_chunk(m);
+        } else if (m->q_n > 0) {
+            blob *b = &m->queue[m->q_head];
+            rc = cdse_store_write_chunk(m->store, m->aligned, b->data, b->size, m->diag);
+            if (rc == 0) {
+                b->owner->left -= m->chunk_rows;
+                m->aligned += m->chunk_rows;
+                free(b->data);
+                m->q_head++;
+                m->q_n--;
+                if (m->q_n == 0)
+                    m->q_head = 0;
+            }
+        } else if (m->tail_n >= m->chunk_rows) {
+            rc = write_tail_chunk(m);
+        } else {
+            return 0;
+        }
+        if (rc != 0)
+            return rc;
+    }
+}
+
+/* While a committed partial chunk is pinned, compressed chunks wait; a commit must leave
+ * nothing waiting, so it unpacks them into the tail buffer (rarely: only the chunks that arrive
+ * between a commit and the moment the partial chunk fills up). */
+static int unpack_waiting(master *m)
+{
+    int rc = 0;
+    while (rc == 0 && m->tail_written > 0 && m->q_n > 0) {
+        blob *b = &m->queue[m->q_head];
+        size_t bytes = m->chunk_rows * m->row_size;
+        unsigned char *rows = malloc(bytes), *scratch = malloc(bytes);
+        if (rows == NULL || scratch == NULL ||
+            cdse_store_decompress_chunk(b->data, b->size, scratch, rows) != 0 ||
+            push_tail(m, b->owner, rows, m->chunk_rows) != 0) {
+            cdse_diag_set(m->diag, "out of memory or a damaged chunk message");
+            rc = CDSE_ENOMEM;
+        }
+        free(rows);
+        free(scratch);
+        free(b->data);
+        m->q_head++;
+        m->q_n--;
+        if (rc == 0)
+            rc = master_drain(m);
+    }
+    return rc;
+}
+
+static int master_commit(master *m)
+{
+    double t0 = now_s();
+    int rc = master_drain(m);
+    if (rc == 0)
+        rc = unpack_waiting(m);
+    if (rc == 0 && m->tail_n > m->tail_written) { /* the partial chunk, rewritten whole */
+        rc = cdse_store_write_rows(m->store, m->aligned, m->tail, m->tail_n, m->diag);
+        if (rc == 0) {
+            tail_credit(m, m->tail_written, m->tail_n);
+            m->tail_written = m->tail_n;
+        }
+    }
+    cdse_done *done = malloc((m->n_open ? m->n_open : 1) * sizeof *done);
+    pending **finished = malloc((m->n_open ? m->n_open : 1) * sizeof *finished);
+    size_t n_done = 0, kept = 0;
+    uint64_t configs = 0;
+    for (size_t i = 0; done != NULL && finished != NULL && i < m->n_open; i++) {
+        if (m->open[i]->left == 0) {
+            finished[n_done] = m->open[i];
+            done[n_done++] = m->open[i]->done;
+            configs += m->open[i]->done.end - m->open[i]->done.begin;
+        } else {
+            m->open[kept++] = m->open[i];
+        }
+    }
+    if (done != NULL && finished != NULL)
+        m->n_open = kept;
+    cdse_record *top = NULL, *pareto = NULL;
+    size_t n_top = sweep__best_top(m->best, &top);
+    size_t n_pareto = sweep__best_pareto(m->best, &pareto);
+    if (rc == 0 && (top == NULL || pareto == NULL || done == NULL || finished == NULL)) {
+        cdse_diag_set(m->diag, "out of memory");
+        rc = CDSE_ENOMEM;
+    }
+    cdse_counts counts = m->counts;
+    for (size_t i = 0; i < n_done; i++) {
+        for (int st = 0; st < CDSE_ST_COUNT; st++) {
+            counts.status[st] += done[i].status[st];
+            counts.evaluated += done[i].status[st];
+        }
+    }
+    counts.feasible = counts.status[CDSE_ST_OK];
+    if (rc == 0)
+        rc = cdse_store_commit(m->store, done, n_done, &counts, top, n_top, pareto, n_pareto,
+                               m->diag);
+    if (rc == 0)
+        m->counts = counts;
+    if (rc == 0)
+        m->committed_now += configs;
+    /* Every row of the tail buffer is on disk now: its segments need no owner any more, and the
+     * finished chunks of work are referenced by nothing. */
+    for (size_t i = 0; i < m->n_seg; i++)
+        m->seg[i].owner = NULL;
+    for (size_t i = 0; finished != NULL && i < n_done; i++)
+        free(finished[i]);
+    free(finished);
+    free(top);
+    free(pareto);
+    free(done);
+    m->store_seconds += now_s() - t0;
+    m->t_last_flush = now_s();
+    return rc;
+}
+
+static int push_open(master *m, pending *p)
+{
+    if (m->n_open == m->open_cap) {
+        size_t cap = m->open_cap ? 2 * m->open_cap : 64;
+        pending **grown = realloc(m->open, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        m->open = grown;
+        m->open_cap = cap;
+    }
+    m->open[m->n_open++] = p;
+    return 0;
+}
+
+static int push_blob(master *m, pending *owner, const unsigned char *data, size_t size)
+{
+    if (m->q_head + m->q_n == m->q_cap) {
+        if (m->q_head > 0) {
+            memmove(m->queue, m->queue + m->q_head, m->q_n * sizeof *m->queue);
+            m->q_head = 0;
+        } else {
+            size_t cap = m->q_cap ? 2 * m->q_cap : 64;
+            blob *grown = realloc(m->queue, cap * sizeof *grown);
+            if (grown == NULL)
+                return -1;
+            m->queue = grown;
+            m->q_cap = cap;
+        }
+    }
+    blob *b = &m->queue[m->q_head + m->q_n];
+    b->data = malloc(size);
+    if (b->data == NULL)
+        return -1;
+    memcpy(b->data, data, size);
+    b->size = size;
+    b->owner = owner;
+    m->q_n++;
+    return 0;
+}
+
+static int push_tail(master *m, pending *owner, const unsigned char *rows, size_t n)
+{
+    if (n == 0)
+        return 0;
+    size_t bytes = (m->tail_n + n) * m->row_size, cap_bytes = m->tail_cap * m->row_size;
+    if (grow(&m->tail, &cap_bytes, bytes) < 0)
+        return -1;
+    m->tail_cap = cap_bytes / m->row_size;
+    memcpy(m->tail + m->tail_n * m->row_size, rows, n * m->row_size);
+    m->tail_n += n;
+    if (m->n_seg == m->seg_cap) {
+        size_t cap = m->seg_cap ? 2 * m->seg_cap : 64;
+        tail_seg *grown = realloc(m->seg, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        m->seg = grown;
+        m->seg_cap = cap;
+    }
+    m->seg[m->n_seg++] = (tail_seg){owner, n};
+    return 0;
+}
+
+static int master_merge(master *m, const unsigned char *msg)
+{
+    chunk_header h;
+    memcpy(&h, msg, sizeof h);
+    pending *p = malloc(sizeof *p);
+    if (p == NULL || push_open(m, p) < 0) {
+        free(p);
+        cdse_diag_set(m->diag, "out of memory");
+        return CDSE_ENOMEM;
+    }
+    memset(&p->done, 0, sizeof p->done);
+    p->done.begin = h.begin;
+    p->done.end = h.end;
+    memcpy(p->done.status, h.counts.status, sizeof p->done.status);
+    p->left = h.n_rows;
+    const unsigned char *sizes = msg + sizeof h;
+    const unsigned char *data = sizes + h.n_blobs * sizeof(uint64_t);
+    int rc = 0;
+    for (uint64_t b = 0; b < h.n_blobs && rc == 0; b++) {
+        uint64_t size;
+        memcpy(&size, sizes + b * sizeof size, sizeof size);
+        rc = push_blob(m, p, data, (size_t)size);
+        data += size;
+    }
+    if (rc == 0)
+        rc = push_tail(m, p, data, (size_t)h.n_tail);
+    if (rc != 0) {
+        cdse_diag_set(m->diag, "out of memory");
+        return CDSE_ENOMEM;
+    }
+    const unsigned char *cand = data + h.n_tail * m->row_size;
+    for (uint64_t i = 0; i < h.n_cand; i++) {
+        cdse_record r;
+        memcpy(&r, cand + i * sizeof r, sizeof r);
+        sweep__best_offer(m->best, &r);
+    }
+    m->feasible_seen += h.counts.feasible;
+    m->done_total += h.end - h.begin;
+    if (h.interrupted)
+        m->stopping = true;
+    double t0 = now_s();
+    rc = master_drain(m);
+    m->store_seconds += now_s() - t0;
+    return rc;
+}
+
+static void format_duration(double s, char *buf, size_t size)
+{
+    if (!isfinite(s) || s < 0) {
+        snprintf(buf, size, "?");
+        return;
+    }
+    long t = (long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(buf, size, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
+    else
+        snprintf(buf, size, "%ld:%02ld", t / 60, t % 60);
+}
+
+static void format_rate(double r, char *buf, size_t size)
+{
+    if (r >= 1e6)
+        snprintf(buf, size, "%.2fM", r / 1e6);
+    else if (r >= 1e3)
+        snprintf(buf, size, "%.1fk", r / 1e3);
+    else
+        snprintf(buf, size, "%.0f", r);
+}
+
+static void master_progress(master *m, bool final)
+{
+    FILE *out = m->opt->progress;
+    if (out == NULL)
+        return;
+    double t = now_s();
+    double interval = m->opt->progress_tty              ? SWEEP_TTY_PROGRESS_S
+                      : m->opt->progress_interval_s > 0 ? m->opt->progress_interval_s
+                                                        : SWEEP_DEFAULT_PROGRESS_S;
+    if (!final && t - m->t_last_progress < interval)
+        return;
+    if (final && !m->progress_shown && !m->opt->progress_tty)
+        return; /* a short run: the summary line says it all */
+    m->t_last_progress = t;
+    uint64_t total = m->job->space.size;
+    double elapsed = t - m->t_start;
+    double rate = elapsed > 0 ? (double)(m->done_total - m->done_at_start) / elapsed : 0;
+    char eta[32], rate_s[32];
+    format_duration(rate > 0 ? (double)(total - m->done_total) / rate : NAN, eta, sizeof eta);
+    format_rate(rate, rate_s, sizeof rate_s);
+    fprintf(out, "%ssweep: %llu/%llu (%.1f%%)  %s configs/s  ETA %s  feasible %llu%s",
+            m->opt->progress_tty ? "\r" : "", (unsigned long long)m->done_total,
+            (unsigned long long)total,
+            total ? 100.0 * (double)m->done_total / (double)total : 100.0, rate_s, eta,
+            (unsigned long long)m->feasible_seen,
+            m->opt->progress_tty ? (final ? "\n" : "   ") : "\n");
+    fflush(out);
+    m->progress_shown = true;
+}
+
+static void send_work(master *m, int worker, int *outstanding, int *active)
+{
+    cdse_range r;
+    if (!m->stopping && m->error == 0 && workgen_next(&m->gen, &r)) {
+        uint64_t msg[2] = {r.begin, r.end};
+        MPI_Send(msg, 2, MPI_UINT64_T, worker, TAG_WORK, m->comm);
+        outstanding[worker]++;
+    } else if (outstanding[worker] == 0) {
+        MPI_Send(NULL, 0, MPI_UINT64_T, worker, TAG_STOP, m->comm);
+        (*active)--;
+    }
+}
+
+/* Receives one result (probed as `status`), merges it and refills the worker's queue. */
+static void master_receive(master *m, MPI_Status *status, unsigned char **buf, size_t *cap,
+                           int *outstanding, int *active)
+{
+    int bytes = 0;
+    MPI_Get_count(status, MPI_BYTE, &bytes);
+    if ((size_t)bytes > *cap) {
+        free(*buf);
+        *cap = (size_t)bytes;
+        *buf = malloc(*cap);
+    }
+    int w = status->MPI_SOURCE;
+    MPI_Recv(*buf, bytes, MPI_BYTE, w, TAG_RESULT, m->comm, MPI_STATUS_IGNORE);
+    outstanding[w]--;
+    if (*buf == NULL) {
+        m->error = m->error ? m->error : CDSE_ENOMEM;
+    } else if (m->error == 0) {
+        int rc = master_merge(m, *buf);
+        if (rc != 0)
+            m->error = rc;
+    }
+    send_work(m, w, outstanding, active);
+}
+
+static int master_loop(master *m)
+{
+    int *outstanding = calloc((size_t)m->ranks, sizeof *outstanding);
+    chunk own;
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    if (outstanding == NULL || chunk_init(&own, m->job, m->gen.chunk_max) < 0) {
+        free(outstanding);
+        cdse_diag_set(m->diag, "out of memory");
+        return CDSE_ENOMEM;
+    }
+    int active = m->ranks - 1;
+    for (int w = 1; w < m->ranks; w++)
+        for (int q = 0; q < SWEEP_QUEUE_DEPTH; q++)
+            if (q == 0 || outstanding[w] > 0)
+                send_work(m, w, outstanding, &active);
+    bool own_active = false;
+    double flush_s =
+        m->opt->flush_interval_s > 0 ? m->opt->flush_interval_s : SWEEP_DEFAULT_FLUSH_S;
+    for (;;) {
+        if (m->opt->stop != NULL && *m->opt->stop)
+            m->stopping = true;
+        int flag = 1;
+        MPI_Status status;
+        while (flag) {
+            MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, m->comm, &flag, &status);
+            if (flag)
+                master_receive(m, &status, &buf, &cap, outstanding, &active);
+        }
+        if (own_active && (m->stopping || m->error)) {
+            own_active = false; /* abandoned: not marked done, redone on resume */
+        } else if (own_active) {
+            chunk_eval(&own, m->job, SWEEP_SLICE);
+            if (chunk_complete(&own)) {
+                own_active = false;
+                if (chunk_finish(&own) == 0)
+                    m->error = CDSE_ENOMEM;
+                else if (m->error == 0) {
+                    int rc = master_merge(m, own.msg);
+                    if (rc != 0)
+                        m->error = rc;
+                }
+            }
+        } else {
+            cdse_range r;
+            if (!m->stopping && m->error == 0 && workgen_next(&m->gen, &r)) {
+                chunk_begin(&own, r);
+                own_active = true;
+            } else if (active == 0) {
+                break;
+            } else {
+                MPI_Probe(MPI_ANY_SOURCE, TAG_RESULT, m->comm, &status);
+                master_receive(m, &status, &buf, &cap, outstanding, &active);
+            }
+        }
+        if (m->error == 0 && (now_s() - m->t_last_flush >= flush_s ||
+                              m->q_n * m->chunk_rows + m->tail_n >= SWEEP_PENDING_ROWS_MAX)) {
+            int rc = master_commit(m);
+            if (rc != 0)
+                m->error = rc;
+        }
+        master_progress(m, false);
+    }
+    free(buf);
+    free(outstanding);
+    chunk_free(&own);
+    if (m->error == 0)
+        m->error = master_commit(m);
+    return m->error;
+}
+
+/* ---- workers ------------------------------------------------------------------------------ */
+
+static void worker_loop(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm comm,
+                        uint64_t chunk_max)
+{
+    chunk c;
+    int ok = chunk_init(&c, job, chunk_max) == 0;
+    for (;;) {
+        uint64_t msg[2];
+        MPI_Status status;
+        MPI_Recv(msg, 2, MPI_UINT64_T, 0, MPI_ANY_TAG, comm, &status);
+        if (status.MPI_TAG == TAG_STOP)
+            break;
+        size_t size = 0;
+        if (ok) {
+            chunk_begin(&c, (cdse_range){msg[0], msg[1]});
+            chunk_eval(&c, job, msg[1] - msg[0]);
+            c.head.interrupted = opt->stop != NULL && *opt->stop;
+            size = chunk_finish(&c);
+        }
+        if (size == 0) { /* out of memory: report the chunk as interrupted and empty */
+            chunk_header h;
+            memset(&h, 0, sizeof h);
+            h.begin = h.end = msg[0];
+            h.interrupted = 1;
+            MPI_Send(&h, (int)sizeof h, MPI_BYTE, 0, TAG_RESULT, comm);
+            continue;
+        }
+        MPI_Send(c.msg, (int)size, MPI_BYTE, 0, TAG_RESULT, comm);
+    }
+    if (ok)
+        chunk_free(&c);
+}
+
+/* ---- the sweep ---------------------------------------------------------------------------- */
+
+/* Resume: the rows after the last whole HDF5 chunk come back into the tail buffer, pinned. */
+static int reload_tail(master *m)
+{
+    uint64_t rows = 0;
+    int rc = cdse_store_rows(m->store, "results", &rows, m->diag);
+    m->rows_at_start = rows;
+    m->aligned = rows / m->chunk_rows * m->chunk_rows;
+    size_t n = (size_t)(rows - m->aligned);
+    if (rc != 0 || n == 0)
+        return rc;
+    unsigned char *buf = malloc(n * m->row_size);
+    if (buf == NULL) {
+        cdse_diag_set(m->diag, "out of memory");
+        return CDSE_ENOMEM;
+    }
+    rc = cdse_store_read_rows(m->store, "results", m->aligned, n, buf, m->diag);
+    if (rc == 0 && push_tail(m, NULL, buf, n) != 0) {
+        cdse_diag_set(m->diag, "out of memory");
+        rc = CDSE_ENOMEM;
+    }
+    m->tail_written = m->tail_n;
+    free(buf);
+    return rc;
+}
+
+/* Rank 0: creates or reopens the store, and restores counts, best and the remaining gaps. */
+static int master_open(master *m, const cdse_store_meta *meta, bool *already_complete)
+{
+    const cdse_sweep_options *opt = m->opt;
+    const cdse_job *job = m->job;
+    *already_complete = false;
+    bool exists = access(opt->output, F_OK) == 0;
+    cdse_done *done = NULL;
+    size_t n_done = 0;
+    int rc;
+    if (opt->resume && exists) {
+        rc = cdse_store_open(opt->output, true, &m->store, m->diag);
+        if (rc != 0)
+            return rc;
+        if (cdse_store_fingerprint(m->store) != job->fingerprint) {
+            cdse_diag_set(m->diag,
+                          "%s was made by a different job (fingerprint %016llx, this job "
+                          "%016llx): refusing to resume; use another -o, or --force to start over",
+                          opt->output, (unsigned long long)cdse_store_fingerprint(m->store),
+                          (unsigned long long)job->fingerprint);
+            return CDSE_EMISMATCH;
+        }
+        rc = cdse_store_read_progress(m->store, &done, &n_done, m->diag);
+        cdse_store_sum_counts(done, n_done, &m->counts);
+        m->feasible_seen = m->counts.feasible;
+        /* The stored best are re-evaluated from their indices: evaluation is pure. */
+        const char *sets[2] = {"top", "pareto"};
+        for (int s = 0; s < 2 && rc == 0; s++) {
+            uint64_t n = 0;
+            rc = cdse_store_rows(m->store, sets[s], &n, m->diag);
+            size_t row_size = cdse_store_row_size();
+            unsigned char *rows = rc == 0 ? malloc(n ? n * row_size : 1) : NULL;
+            if (rc == 0 && rows == NULL)
+                rc = CDSE_ENOMEM;
+            if (rc == 0)
+                rc = cdse_store_read_rows(m->store, sets[s], 0, (size_t)n, rows, m->diag);
+            for (uint64_t i = 0; rc == 0 && i < n; i++) {
+                cdse_record stored, fresh;
+                cdse_store_unpack(rows + i * row_size, &stored);
+                if (stored.index >= job->space.size) {
+                    cdse_diag_set(m->diag, "%s: /%s holds index %llu outside the space",
+                                  opt->output, sets[s], (unsigned long long)stored.index);
+                    rc = CDSE_EINVAL;
+                    break;
+                }
+                cdse_record_eval(job, stored.index, &fresh);
+                sweep__best_offer(m->best, &fresh);
+            }
+            free(rows);
+        }
+    } else {
+        rc = cdse_store_create(opt->output, job, meta, opt->force, &m->store, m->diag);
+    }
+    if (rc != 0) {
+        free(done);
+        return rc;
+    }
+    if (rc == 0)
+        rc = reload_tail(m);
+    if (rc != 0) {
+        free(done);
+        return rc;
+    }
+    cdse_range *ranges = malloc((n_done ? n_done : 1) * sizeof *ranges);
+    for (size_t i = 0; ranges != NULL && i < n_done; i++)
+        ranges[i] = (cdse_range){done[i].begin, done[i].end};
+    free(done);
+    if (ranges != NULL)
+        m->gen.n_gaps = sweep__gaps(ranges, n_done, job->space.size, &m->gen.gaps);
+    free(ranges);
+    if (m->gen.gaps == NULL) {
+        cdse_diag_set(m->diag, "out of memory");
+        return CDSE_ENOMEM;
+    }
+    uint64_t remaining = 0;
+    for (size_t i = 0; i < m->gen.n_gaps; i++)
+        remaining += m->gen.gaps[i].end - m->gen.gaps[i].begin;
+    m->gen.remaining = remaining;
+    m->gen.pos = m->gen.n_gaps ? m->gen.gaps[0].begin : 0;
+    m->done_total = m->done_at_start = job->space.size - remaining;
+    *already_complete = remaining == 0 && opt->resume && exists;
+    return CDSE_OK;
+}
+
+static int run_master(master *m, const cdse_store_meta *meta, cdse_sweep_stats *stats)
+{
+    bool already_complete = false;
+    int rc = master_open(m, meta, &already_complete);
+    int go = rc;
+    MPI_Bcast(&go, 1, MPI_INT, 0, m->comm);
+    if (rc != 0)
+        return rc;
+    m->t_start = m->t_last_flush = m->t_last_progress = now_s();
+    rc = master_loop(m);
+    master_progress(m, true);
+    bool finished = rc == 0 && m->done_total == m->job->space.size;
+    if (rc == 0 && finished && !cdse_store_complete(m->store))
+        rc = cdse_store_set_complete(m->store, m->diag);
+    if (rc == 0 && !finished)
+        rc = CDSE_EINTR;
+    stats->total = m->job->space.size;
+    stats->done = m->done_total;
+    stats->evaluated_now = m->committed_now;
+    uint64_t rows_now = 0;
+    cdse_diag ignored;
+    cdse_store_rows(m->store, "results", &rows_now, &ignored);
+    stats->rows_written = rows_now - m->rows_at_start;
+    stats->seconds = now_s() - m->t_start;
+    stats->store_seconds = m->store_seconds;
+    stats->counts = m->counts;
+    stats->already_complete = already_complete;
+    return rc;
+}
+
+int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm comm,
+                   cdse_sweep_stats *stats, cdse_diag *diag)
+{
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &ranks);
+    memset(stats, 0, sizeof *stats);
+    uint64_t chunk_min = opt->chunk_min ? opt->chunk_min : CDSE_SWEEP_CHUNK_MIN;
+    uint64_t chunk_max = opt->chunk_max ? opt->chunk_max : CDSE_SWEEP_CHUNK_MAX;
+    if (chunk_max < chunk_min)
+        chunk_max = chunk_min;
+    cdse_store_meta meta;
+    gather_meta(comm, rank, ranks, &meta);
+    int rc;
+    if (rank == 0) {
+        master m;
+        memset(&m, 0, sizeof m);
+        m.job = job;
+        m.opt = opt;
+        m.comm = comm;
+        m.ranks = ranks;
+        m.diag = diag;
+        m.gen.ranks = ranks;
+        m.gen.chunk_min = chunk_min;
+        m.gen.chunk_max = chunk_max;
+        m.row_size = cdse_store_row_size();
+        m.chunk_rows = cdse_store_chunk_rows();
+        m.scratch = malloc(m.chunk_rows * m.row_size);
+        m.packed = malloc(cdse_store_chunk_bound());
+        m.best = sweep__best_create(&job->objective);
+        if (m.best == NULL || m.scratch == NULL || m.packed == NULL) {
+            int go = CDSE_ENOMEM;
+            MPI_Bcast(&go, 1, MPI_INT, 0, comm);
+            cdse_diag_set(diag, "out of memory");
+            rc = CDSE_ENOMEM;
+        } else {
+            rc = run_master(&m, &meta, stats);
+        }
+        if (m.store != NULL) {
+            cdse_diag closing;
+            int crc = cdse_store_close(m.store, &closing);
+            if (rc == 0 && crc != 0) {
+                rc = crc;
+                *diag = closing;
+            }
+        }
+        sweep__best_free(m.best);
+        free(m.gen.gaps);
+        free(m.scratch);
+        free(m.packed);
+        free(m.tail);
+        free(m.seg);
+        for (size_t i = 0; i < m.q_n; i++)
+            free(m.queue[m.q_head + i].data);
+        free(m.queue);
+        for (size_t i = 0; i < m.n_open; i++)
+            free(m.open[i]);
+        free(m.open);
+    } else {
+        int go = 0;
+        MPI_Bcast(&go, 1, MPI_INT, 0, comm);
+        if (go == 0)
+            worker_loop(job, opt, comm, chunk_max);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+    return rc;
+}
