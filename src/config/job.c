@@ -257,11 +257,15 @@ static int load_profile_named(parse_ctx *ctx, const config_setting_t *name_setti
             "its parents, %s, %s)",
             what, name, CDSE_SOURCE_DIR, CDSE_DATA_DIR);
     }
-    size_t len;
-    char *text = cdse__read_text(path, &len);
-    if (text == NULL)
-        return cdse__key_fail(ctx, name_setting, NULL, name_setting, "a readable file",
-                              "cannot read %s: %s", path, strerror(errno));
+    char *text, why[160];
+    int nul_line;
+    if (cdse__read_file(path, &text, why, sizeof why, &nul_line) != 0) {
+        if (nul_line > 0)
+            snprintf(why + strlen(why), sizeof why - strlen(why), " at line %d", nul_line);
+        return cdse__key_fail(ctx, name_setting, NULL, name_setting,
+                              "a readable regular file of at most 16 MiB without NUL bytes",
+                              "cannot read %s (%s)", path, why);
+    }
     parse_ctx inner = {
         .file = path, .job_path = ctx->job_path, .diag = ctx->diag, .depth = ctx->depth + 1};
     config_t cfg;
@@ -353,7 +357,7 @@ static int parse_seq_histogram(parse_ctx *ctx, const config_setting_t *setting, 
 {
     (void)key;
     cdse_model *model = target;
-    char allowed[200];
+    char allowed[CDSE_ALLOWED_MAX];
     snprintf(allowed, sizeof allowed,
              "a list of 1 to %d pairs [length >= 1, weight >= 0] with distinct lengths, e.g. "
              "( [512.0, 0.3], [2048.0, 0.5], [8192.0, 0.2] )",
@@ -399,7 +403,7 @@ static int model_finish(parse_ctx *ctx, const config_setting_t *group, cdse_mode
     const config_setting_t *heads = config_setting_get_member(group, "heads");
     const config_setting_t *kv = config_setting_get_member(group, "kv_heads");
     const config_setting_t *experts = config_setting_get_member(group, "experts");
-    char allowed[160];
+    char allowed[CDSE_ALLOWED_MAX];
     if (model->kv_heads == 0)
         model->kv_heads = model->heads;
     if (model->ffn == 0)
@@ -474,13 +478,10 @@ static int parse_model_group(parse_ctx *ctx, const config_setting_t *group, void
 
 int cdse_model_load_file(const char *path, cdse_model *model, cdse_diag *diag)
 {
-    size_t len;
-    char *text = cdse__read_text(path, &len);
-    if (text == NULL) {
-        cdse_diag_set(diag, "%s: cannot read model file (%s); allowed: a readable libconfig file",
-                      path, strerror(errno));
-        return CDSE_EIO;
-    }
+    char *text;
+    int rc_read = cdse__read_file_diag(path, "model file", &text, diag);
+    if (rc_read != 0)
+        return rc_read;
     parse_ctx ctx = {.file = path, .job_path = path, .diag = diag};
     config_t cfg;
     memset(model, 0, sizeof *model);
@@ -702,7 +703,7 @@ static int parse_eff_table(parse_ctx *ctx, const config_setting_t *setting, void
                            const key_spec *key)
 {
     cdse_eff_table *table = (cdse_eff_table *)((char *)target + key->offset);
-    char allowed[200];
+    char allowed[CDSE_ALLOWED_MAX];
     snprintf(allowed, sizeof allowed,
              "a list of 1 to %d pairs [flops > 0, efficiency in (0, 1]] sorted by increasing flops",
              CDSE_MAX_EFF_POINTS);
@@ -761,7 +762,7 @@ static int parse_network(parse_ctx *ctx, const config_setting_t *setting, void *
 {
     (void)key;
     cdse_system *system = target;
-    char allowed[200];
+    char allowed[CDSE_ALLOWED_MAX];
     snprintf(allowed, sizeof allowed,
              "a list of 1 to %d level groups ( { name; size; bandwidth; latency; efficiency; }, "
              "... ), innermost first",
@@ -877,14 +878,10 @@ static int parse_system_group(parse_ctx *ctx, const config_setting_t *group, voi
 
 int cdse_system_load_file(const char *path, cdse_system *system, cdse_diag *diag)
 {
-    size_t len;
-    char *text = cdse__read_text(path, &len);
-    if (text == NULL) {
-        cdse_diag_set(diag,
-                      "%s: cannot read system profile (%s); allowed: a readable libconfig file",
-                      path, strerror(errno));
-        return CDSE_EIO;
-    }
+    char *text;
+    int rc_read = cdse__read_file_diag(path, "system profile", &text, diag);
+    if (rc_read != 0)
+        return rc_read;
     parse_ctx ctx = {.file = path, .job_path = path, .diag = diag};
     config_t cfg;
     memset(system, 0, sizeof *system);
@@ -973,7 +970,7 @@ static int parse_pool_members(parse_ctx *ctx, const config_setting_t *setting, v
 {
     (void)key;
     cdse_system *pool = target;
-    char allowed[200];
+    char allowed[CDSE_ALLOWED_MAX];
     snprintf(allowed, sizeof allowed,
              "a list of 2 to %d groups { system = NAME or { ... }; gpus = N; } of distinct GPU "
              "types",
@@ -1048,7 +1045,7 @@ typedef struct job_entry {
 static int parse_entries(parse_ctx *ctx, const config_setting_t *setting, const job_entry *kind,
                          char *first, int *count)
 {
-    char allowed[300];
+    char allowed[CDSE_ALLOWED_MAX];
     snprintf(allowed, sizeof allowed,
              "a %s name from %s/, a path to a .cfg file, an inline group, or a list ( ... ) of "
              "1 to %d of these",
@@ -1408,7 +1405,7 @@ static int parse_group_by(parse_ctx *ctx, const config_setting_t *setting, void 
     cdse_objective *objective = target;
     static const key_spec one = {
         .name = "group_by", .type = KEY_ENUM, .choices = group_names, .choice_value = group_bits};
-    char allowed[200];
+    char allowed[CDSE_ALLOWED_MAX];
     cdse__key_allowed(&one, allowed, sizeof allowed);
     strncat(allowed, ", or a list of them", sizeof allowed - strlen(allowed) - 1);
     bool list = config_setting_is_aggregate(setting);
@@ -1516,7 +1513,7 @@ static int parse_probe_systems(parse_ctx *ctx, const config_setting_t *setting, 
 {
     (void)key;
     cdse_job *job = target;
-    char allowed[600];
+    char allowed[CDSE_ALLOWED_MAX];
     size_t len = (size_t)snprintf(allowed, sizeof allowed, "names of the job's systems:");
     for (int s = 0; s < ctx->axis_systems && len < sizeof allowed; s++)
         len += (size_t)snprintf(allowed + len, sizeof allowed - len, "%s \"%s\"", s ? "," : "",
@@ -1734,12 +1731,10 @@ int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_d
 int cdse_job_load_file(const char *path, cdse_job *job, cdse_diag *diag)
 {
     memset(job, 0, sizeof *job);
-    char *text = cdse__read_text(path, NULL);
-    if (text == NULL) {
-        cdse_diag_set(diag, "%s: cannot read job file (%s); allowed: a readable libconfig file",
-                      path, strerror(errno));
-        return CDSE_EIO;
-    }
+    char *text;
+    int rc_read = cdse__read_file_diag(path, "job file", &text, diag);
+    if (rc_read != 0)
+        return rc_read;
     int rc = cdse_job_load_text(text, path, job, diag);
     free(text);
     if (rc != 0)

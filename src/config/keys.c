@@ -6,10 +6,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------------------------------ */
 /* Diagnostics                                                                                */
@@ -172,7 +176,7 @@ static int parse_offload(const char *text, int *mask)
 int cdse__read_scalar(const parse_ctx *ctx, const key_spec *key, const config_setting_t *holder,
                       const config_setting_t *value, double *number, const char **text)
 {
-    char allowed[400];
+    char allowed[CDSE_ALLOWED_MAX];
     cdse__key_allowed(key, allowed, sizeof allowed);
     int type = config_setting_type(value);
     switch (key->type) {
@@ -277,7 +281,7 @@ void cdse__apply_defaults(const key_table *table, void *target)
 int cdse__parse_axis(parse_ctx *ctx, const config_setting_t *setting, const key_spec *key,
                      space_input *in)
 {
-    char allowed[400];
+    char allowed[CDSE_ALLOWED_MAX];
     cdse__key_allowed(key, allowed, sizeof allowed);
     int axis = key->axis;
     int count = config_setting_is_aggregate(setting) ? config_setting_length(setting) : 1;
@@ -325,7 +329,7 @@ static int parse_member(parse_ctx *ctx, const config_setting_t *setting, const k
     if (key->is_axis)
         return cdse__parse_axis(ctx, setting, key, target);
     if (config_setting_is_aggregate(setting)) {
-        char allowed[400];
+        char allowed[CDSE_ALLOWED_MAX];
         cdse__key_allowed(key, allowed, sizeof allowed);
         return cdse__key_fail(ctx, setting, NULL, setting, allowed,
                               "a list or group, not one value");
@@ -344,7 +348,7 @@ static int parse_member(parse_ctx *ctx, const config_setting_t *setting, const k
 int cdse__parse_group(parse_ctx *ctx, const config_setting_t *group, const key_table *table,
                       void *target, bool fresh)
 {
-    char allowed[600];
+    char allowed[CDSE_ALLOWED_MAX];
     if (!config_setting_is_group(group))
         return cdse__key_fail(ctx, group, NULL, group, "a group { key = value; ... }",
                               "expected a group");
@@ -378,117 +382,265 @@ int cdse__parse_group(parse_ctx *ctx, const config_setting_t *group, const key_t
 /* ------------------------------------------------------------------------------------------ */
 /* Reading files                                                                              */
 
-char *cdse__read_text(const char *path, size_t *len)
+/* Reads an open descriptor to the end, at most CDSE_CONFIG_MAX_BYTES + 1 bytes. */
+static char *read_fd(int fd, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     while (buf != NULL) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1)
-            break;
-        char *grown = realloc(buf, cap * 2);
-        if (grown == NULL) {
+        ssize_t got = read(fd, buf + n, cap - n - 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
             free(buf);
-            buf = NULL;
-            break;
+            return NULL;
         }
-        buf = grown;
-        cap *= 2;
+        n += (size_t)got;
+        if (got == 0 || n > CDSE_CONFIG_MAX_BYTES)
+            break;
+        if (n == cap - 1) {
+            char *grown = realloc(buf, cap * 2);
+            if (grown == NULL) {
+                free(buf);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = grown;
+            cap *= 2;
+        }
     }
-    int error = ferror(f);
-    fclose(f);
-    if (buf == NULL || error) {
-        free(buf);
-        errno = error ? EIO : ENOMEM;
+    if (buf == NULL) {
+        errno = ENOMEM;
         return NULL;
     }
     buf[n] = '\0';
-    if (len != NULL)
-        *len = n;
+    *len = n;
     return buf;
 }
 
-/* Finds the first integer literal without the L suffix that does not fit 32 bits (libconfig
- * 1.5 wraps it silently). Skips strings and comments. Returns its line, or 0. */
-static int find_wrapped_integer(const char *text, char *literal, size_t size)
+int cdse__read_file(const char *path, char **text, char *why, size_t why_size, int *line)
 {
+    *text = NULL;
+    *line = 0;
+    /* O_NONBLOCK: opening a FIFO without a writer must not block; fstat refuses it next. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(why, why_size, "%s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return CDSE_EIO;
+    }
+    int rc = CDSE_EINVAL;
+    size_t len = 0;
+    if (S_ISDIR(st.st_mode))
+        snprintf(why, why_size, "a directory, not a file");
+    else if (!S_ISREG(st.st_mode))
+        snprintf(why, why_size, "not a regular file (a FIFO, device or socket)");
+    else if (st.st_size > CDSE_CONFIG_MAX_BYTES)
+        snprintf(why, why_size, "%lld bytes, larger than 16 MiB", (long long)st.st_size);
+    else if ((*text = read_fd(fd, &len)) == NULL) {
+        snprintf(why, why_size, "%s", strerror(errno));
+        rc = CDSE_EIO;
+    } else if (len > CDSE_CONFIG_MAX_BYTES)
+        snprintf(why, why_size, "larger than 16 MiB");
+    else if (memchr(*text, '\0', len) != NULL) {
+        const char *nul = memchr(*text, '\0', len);
+        *line = 1;
+        for (const char *p = *text; p < nul; p++)
+            *line += *p == '\n';
+        snprintf(why, why_size, "a NUL byte");
+    } else
+        rc = 0;
+    close(fd);
+    if (rc != 0) {
+        free(*text);
+        *text = NULL;
+    }
+    return rc;
+}
+
+int cdse__read_file_diag(const char *path, const char *what, char **text, cdse_diag *diag)
+{
+    char why[160];
+    int line;
+    int rc = cdse__read_file(path, text, why, sizeof why, &line);
+    if (rc != 0 && line > 0)
+        cdse_diag_set(diag, "%s:%d: %s in the %s; allowed: text without NUL bytes", path, line, why,
+                      what);
+    else if (rc != 0)
+        cdse_diag_set(diag,
+                      "%s: cannot read %s (%s); allowed: a readable regular file of at most "
+                      "16 MiB",
+                      path, what, why);
+    return rc;
+}
+
+/* The first problem libconfig would not report: an integer literal without the L suffix that
+ * does not fit 32 bits (libconfig 1.5 wraps it silently), or an @include directive (refused:
+ * libconfig 1.5 exits the process on an unreadable include and names the outer file in the
+ * errors of an included one). Strings and comments are skipped. */
+typedef struct text_finding {
+    int line;          /* 0: none */
+    bool include;      /* an @include, else a wrapped integer */
+    char literal[64];  /* the integer as written */
+    long long wrapped; /* the value libconfig stores for it (the low 32 bits) */
+} text_finding;
+
+static const char *skip_string(const char *p, int *line)
+{
+    for (p++; *p != '\0' && *p != '"'; p++) {
+        if (*p == '\\' && p[1] != '\0')
+            p++;
+        else if (*p == '\n')
+            (*line)++;
+    }
+    return *p == '"' ? p + 1 : p;
+}
+
+static const char *skip_comment(const char *p, int *line)
+{
+    if (p[0] == '/' && p[1] == '*') {
+        for (p += 2; *p != '\0' && !(p[0] == '*' && p[1] == '/'); p++)
+            if (*p == '\n')
+                (*line)++;
+        return *p != '\0' ? p + 2 : p;
+    }
+    while (*p != '\0' && *p != '\n')
+        p++;
+    return p;
+}
+
+/* Scans the integer literal at p; sets `found` when it does not fit 32 bits. */
+static const char *scan_integer(const char *text, const char *p, int line, text_finding *found)
+{
+    const char *start = p;
+    bool negative = p > text && p[-1] == '-';
+    bool hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+    p += hex ? 2 : 0;
+    while (hex ? isxdigit((unsigned char)*p) : isdigit((unsigned char)*p))
+        p++;
+    if (!hex && (*p == '.' || *p == 'e' || *p == 'E')) {
+        while (isalnum((unsigned char)*p) || *p == '.' ||
+               ((*p == '+' || *p == '-') && (p[-1] == 'e' || p[-1] == 'E')))
+            p++;
+        return p;
+    }
+    if (*p == 'L')
+        return p;
+    errno = 0;
+    unsigned long long v = strtoull(start, NULL, hex ? 16 : 10);
+    bool overflow = errno == ERANGE || (negative ? v > 2147483648ULL : v > 2147483647ULL);
+    if (overflow) {
+        found->line = line;
+        snprintf(found->literal, sizeof found->literal, "%s%.*s", negative ? "-" : "",
+                 (int)(p - start), start);
+        int32_t low = (int32_t)(uint32_t)(v & 0xffffffffULL);
+        found->wrapped = negative ? -(long long)low : low;
+    }
+    return p;
+}
+
+static void scan_text(const char *text, text_finding *found)
+{
+    memset(found, 0, sizeof *found);
     int line = 1;
     const char *p = text;
-    while (*p != '\0') {
+    while (*p != '\0' && found->line == 0) {
         if (*p == '\n') {
             line++;
             p++;
         } else if (*p == '"') {
-            for (p++; *p != '\0' && *p != '"'; p++) {
-                if (*p == '\\' && p[1] != '\0')
-                    p++;
-                else if (*p == '\n')
-                    line++;
-            }
-            if (*p == '"')
-                p++;
-        } else if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
-            while (*p != '\0' && *p != '\n')
-                p++;
-        } else if (p[0] == '/' && p[1] == '*') {
-            for (p += 2; *p != '\0' && !(p[0] == '*' && p[1] == '/'); p++)
-                if (*p == '\n')
-                    line++;
-            if (*p != '\0')
-                p += 2;
+            p = skip_string(p, &line);
+        } else if (*p == '#' || (p[0] == '/' && (p[1] == '/' || p[1] == '*'))) {
+            p = skip_comment(p, &line);
+        } else if (*p == '@') {
+            found->line = line;
+            found->include = true;
         } else if ((*p >= '0' && *p <= '9') && (p == text || !(isalnum((unsigned char)p[-1]) ||
                                                                p[-1] == '_' || p[-1] == '.'))) {
-            const char *start = p;
-            bool negative = p > text && p[-1] == '-';
-            bool hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
-            p += hex ? 2 : 0;
-            while (hex ? isxdigit((unsigned char)*p) : isdigit((unsigned char)*p))
-                p++;
-            if (!hex && (*p == '.' || *p == 'e' || *p == 'E')) {
-                while (isalnum((unsigned char)*p) || *p == '.' ||
-                       ((*p == '+' || *p == '-') && (p[-1] == 'e' || p[-1] == 'E')))
-                    p++;
-                continue;
-            }
-            if (*p == 'L')
-                continue;
-            errno = 0;
-            unsigned long long v = strtoull(start, NULL, hex ? 16 : 10);
-            bool overflow = errno == ERANGE || (negative ? v > 2147483648ULL : v > 2147483647ULL);
-            if (overflow) {
-                snprintf(literal, size, "%s%.*s", negative ? "-" : "", (int)(p - start), start);
-                return line;
-            }
+            p = scan_integer(text, p, line, found);
         } else {
             p++;
         }
     }
-    return 0;
 }
 
-/* The first integer setting at `line` (the key a wrapped literal belongs to). */
-static const config_setting_t *int_setting_at(const config_setting_t *setting, int line)
+/* The integer setting at `line` holding `value` (the key a wrapped literal belongs to), else
+ * the first integer setting at that line. */
+static const config_setting_t *int_setting_at(const config_setting_t *setting, int line,
+                                              long long value, bool match_value)
 {
     int type = config_setting_type(setting);
     if ((type == CONFIG_TYPE_INT || type == CONFIG_TYPE_INT64) &&
-        (int)config_setting_source_line(setting) == line)
+        (int)config_setting_source_line(setting) == line &&
+        (!match_value || config_setting_get_int64(setting) == value))
         return setting;
     if (!config_setting_is_aggregate(setting))
         return NULL;
     for (int i = 0; i < config_setting_length(setting); i++) {
-        const config_setting_t *found = int_setting_at(config_setting_get_elem(setting, i), line);
+        const config_setting_t *found =
+            int_setting_at(config_setting_get_elem(setting, i), line, value, match_value);
         if (found != NULL)
             return found;
     }
     return NULL;
 }
 
-/* Parses `text` with libconfig into `cfg` and rejects wrapped integer literals. */
+/* The name of the nearest named setting at or above `at` ("?" if none). */
+static void named_path(const config_setting_t *at, char *path, size_t size)
+{
+    while (at != NULL && config_setting_name(at) == NULL)
+        at = config_setting_parent(at);
+    snprintf(path, size, "?");
+    if (at != NULL)
+        cdse__setting_path(at, path, size);
+}
+
+static int wrapped_integer(parse_ctx *ctx, config_t *cfg, const text_finding *found)
+{
+    const config_setting_t *root = config_root_setting(cfg);
+    const config_setting_t *at = int_setting_at(root, found->line, found->wrapped, true);
+    if (at == NULL)
+        at = int_setting_at(root, found->line, 0, false);
+    char path[160];
+    named_path(at, path, sizeof path);
+    cdse_diag_set(ctx->diag,
+                  "%s:%d: key '%s': integer %s does not fit in 32 bits (libconfig would wrap "
+                  "it); allowed: integers from -2^31 to 2^31-1, or a 64-bit integer with the "
+                  "L suffix (%sL), or a float (e.g. 3e11)",
+                  ctx->file, found->line, path, found->literal, found->literal);
+    return CDSE_EINVAL;
+}
+
+/* The first float setting that is not finite (1e999 reads as inf), or NULL. */
+static const config_setting_t *non_finite(const config_setting_t *setting)
+{
+    if (config_setting_type(setting) == CONFIG_TYPE_FLOAT &&
+        !isfinite(config_setting_get_float(setting)))
+        return setting;
+    if (!config_setting_is_aggregate(setting))
+        return NULL;
+    for (int i = 0; i < config_setting_length(setting); i++) {
+        const config_setting_t *found = non_finite(config_setting_get_elem(setting, i));
+        if (found != NULL)
+            return found;
+    }
+    return NULL;
+}
+
 int cdse__read_config(parse_ctx *ctx, const char *text, config_t *cfg)
 {
+    text_finding found;
+    scan_text(text, &found);
+    if (found.line > 0 && found.include) {
+        cdse_diag_set(ctx->diag,
+                      "%s:%d: @include is not accepted; allowed: every setting in the file "
+                      "itself (models and systems are named from the data folders, profiles "
+                      "build on others with `base`)",
+                      ctx->file, found.line);
+        return CDSE_EINVAL;
+    }
     config_init(cfg);
     if (!config_read_string(cfg, text)) {
         cdse_diag_set(ctx->diag,
@@ -498,25 +650,23 @@ int cdse__read_config(parse_ctx *ctx, const char *text, config_t *cfg)
         config_destroy(cfg);
         return CDSE_EINVAL;
     }
-    char literal[64];
-    int line = find_wrapped_integer(text, literal, sizeof literal);
-    if (line > 0) {
-        const config_setting_t *at = int_setting_at(config_root_setting(cfg), line);
-        const config_setting_t *key = at;
-        while (key != NULL && config_setting_name(key) == NULL)
-            key = config_setting_parent(key);
-        char path[160] = "?";
-        if (key != NULL)
-            cdse__setting_path(key, path, sizeof path);
+    int rc = 0;
+    const config_setting_t *bad = non_finite(config_root_setting(cfg));
+    if (found.line > 0) {
+        rc = wrapped_integer(ctx, cfg, &found);
+    } else if (bad != NULL) {
+        char path[160];
+        named_path(bad, path, sizeof path);
         cdse_diag_set(ctx->diag,
-                      "%s:%d: key '%s': integer %s does not fit in 32 bits (libconfig would wrap "
-                      "it); allowed: integers from -2^31 to 2^31-1, or a 64-bit integer with the "
-                      "L suffix (%sL), or a float (e.g. 3e11)",
-                      ctx->file, line, path, literal, literal);
-        config_destroy(cfg);
-        return CDSE_EINVAL;
+                      "%s:%d: key '%s': %g is not a finite number; allowed: finite "
+                      "numbers (at most about 1.8e308)",
+                      ctx->file, config_setting_source_line(bad), path,
+                      config_setting_get_float(bad));
+        rc = CDSE_EINVAL;
     }
-    return 0;
+    if (rc != 0)
+        config_destroy(cfg);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -638,7 +788,7 @@ void cdse__print_key_table(FILE *out, const key_table *table)
 {
     for (int i = 0; i < table->n; i++) {
         const key_spec *key = &table->keys[i];
-        char name[96], allowed[400];
+        char name[96], allowed[CDSE_ALLOWED_MAX];
         snprintf(name, sizeof name, "%s%s%s", table->prefix, table->prefix[0] ? "." : "",
                  key->name);
         cdse__key_allowed(key, allowed, sizeof allowed);

@@ -28,6 +28,7 @@ typedef struct parse_ctx {
      * the job lists (the first axis_systems, the values of the systems axis). */
     cdse_job *job;
     int axis_systems;
+    int world_size; /* probe plans: the ranks the plan runs on */
 } parse_ctx;
 
 typedef enum key_type {
@@ -87,6 +88,10 @@ typedef struct space_input {
     const config_setting_t *setting[CDSE_AXIS_COUNT + 1];
 } space_input;
 
+/* Room for any key's "allowed" text (the longest, space.placement's 24 orders plus the list
+ * clause, is about 420 characters); cdse__key_allowed never cuts it. */
+#define CDSE_ALLOWED_MAX 1024
+
 /* Key path of a setting: "space.tp", "models[1].heads", "network[0].size". */
 void cdse__setting_path(const config_setting_t *setting, char *buf, size_t size);
 /* Reports an error on key `key` (plus `.member` when given) at the line of `at`:
@@ -115,10 +120,21 @@ int cdse__parse_axis(parse_ctx *ctx, const config_setting_t *setting, const key_
 int cdse__parse_group(parse_ctx *ctx, const config_setting_t *group, const key_table *table,
                       void *target, bool fresh);
 
-/* The whole file as a NUL-terminated string (malloc'd), or NULL with errno set. */
-char *cdse__read_text(const char *path, size_t *len);
-/* Parses `text` with libconfig into `cfg` and rejects wrapped integer literals. On error the
- * diagnostic names ctx->file and the line, and cfg is destroyed. */
+/* Configuration files larger than this are refused before parsing (libconfig's parse time
+ * grows quadratically with the number of keys: 50,000 keys took 24 s). docs/job-file.md. */
+#define CDSE_CONFIG_MAX_BYTES (16L << 20)
+
+/* Reads a configuration file whole into *text (malloc'd, NUL-terminated). Refuses directories,
+ * FIFOs, devices and sockets (checked on the open descriptor, before reading), files above
+ * CDSE_CONFIG_MAX_BYTES and NUL bytes. Returns 0, CDSE_EIO (cannot open or read) or
+ * CDSE_EINVAL, with the reason in `why`; *line is the line of a NUL byte, else 0. */
+int cdse__read_file(const char *path, char **text, char *why, size_t why_size, int *line);
+/* The same, with the message in `diag`: "PATH: cannot read WHAT (why); allowed: ..." or
+ * "PATH:LINE: a NUL byte in the WHAT; allowed: ...". */
+int cdse__read_file_diag(const char *path, const char *what, char **text, cdse_diag *diag);
+/* Parses `text` with libconfig into `cfg`. Rejects, naming ctx->file, the line and the key:
+ * @include directives (before libconfig sees them), integer literals that libconfig would wrap
+ * to 32 bits, and floats that are not finite (1e999). On error cfg is destroyed. */
 int cdse__read_config(parse_ctx *ctx, const char *text, config_t *cfg);
 
 /* Values in job-file syntax. */
