@@ -1836,8 +1836,9 @@ static void print_system_body(FILE *out, const cdse_system *system, int indent)
 {
     for (int i = 0; i < system_table.n; i++) {
         const key_spec *k = &system_table.keys[i];
-        if (k->sub == &tier_table && system->tier.attach == CDSE_TIER_NONE)
-            continue; /* no second tier */
+        static const cdse_mem_tier no_tier; /* all zero: memory_tier never given */
+        if (k->sub == &tier_table && memcmp(&system->tier, &no_tier, sizeof no_tier) == 0)
+            continue; /* attach = "none" with values is printed: the fingerprint hashes them */
         cdse__print_field(out, k, system, indent);
     }
 }

@@ -485,6 +485,7 @@ typedef struct text_finding {
     bool include;      /* an @include, else a wrapped integer */
     char literal[64];  /* the integer as written */
     long long wrapped; /* the value libconfig stores for it (the low 32 bits) */
+    long assignments;  /* '=' and ':' outside strings and comments: the settings */
 } text_finding;
 
 static const char *skip_string(const char *p, int *line)
@@ -554,6 +555,9 @@ static void scan_text(const char *text, text_finding *found)
             p = skip_string(p, &line);
         } else if (*p == '#' || (p[0] == '/' && (p[1] == '/' || p[1] == '*'))) {
             p = skip_comment(p, &line);
+        } else if (*p == '=' || *p == ':') {
+            found->assignments++;
+            p++;
         } else if (*p == '@') {
             found->line = line;
             found->include = true;
@@ -639,6 +643,12 @@ int cdse__read_config(parse_ctx *ctx, const char *text, config_t *cfg)
                       "itself (models and systems are named from the data folders, profiles "
                       "build on others with `base`)",
                       ctx->file, found.line);
+        return CDSE_EINVAL;
+    }
+    if (found.assignments > CDSE_CONFIG_MAX_SETTINGS) {
+        cdse_diag_set(ctx->diag,
+                      "%s: %ld settings; allowed: at most %d settings (key = value) per file",
+                      ctx->file, found.assignments, CDSE_CONFIG_MAX_SETTINGS);
         return CDSE_EINVAL;
     }
     config_init(cfg);

@@ -123,6 +123,10 @@ int cdse__parse_group(parse_ctx *ctx, const config_setting_t *group, const key_t
 /* Configuration files larger than this are refused before parsing (libconfig's parse time
  * grows quadratically with the number of keys: 50,000 keys took 24 s). docs/job-file.md. */
 #define CDSE_CONFIG_MAX_BYTES (16L << 20)
+/* Settings (key = value) per file: libconfig 1.5 looks up every new key among its siblings,
+ * so a group of n keys costs n^2 (25,000 keys took 7 s, 50,000 24 s); 10,000 stay near a
+ * second. The largest profiles in the repository have a few hundred. docs/job-file.md. */
+#define CDSE_CONFIG_MAX_SETTINGS 10000
 
 /* Reads a configuration file whole into *text (malloc'd, NUL-terminated). Refuses directories,
  * FIFOs, devices and sockets (checked on the open descriptor, before reading), files above
