@@ -12,7 +12,7 @@
 #define _XOPEN_SOURCE 700 /* realpath, strdup, strtok_r */
 
 #include "clusterdse/config/job.h"
-#include "clusterdse/calibrate/probe.h"
+#include "clusterdse/config/probe_plan.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -1,6 +1,6 @@
 /* Probe plans: libconfig text -> validated cdse_probe_plan. One key table drives parsing,
  * defaults, the rejection of unknown keys and `clusterdse probe --help`. No MPI. */
-#include "clusterdse/calibrate/probe.h"
+#include "clusterdse/config/probe_plan.h"
 
 #include <errno.h>
 #include <libconfig.h>

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "clusterdse/calibrate/probe.h"
+#include "clusterdse/config/probe_plan.h"
 
 static int load(const char *text, int world, cdse_probe_plan *plan, cdse_diag *diag)
 {
