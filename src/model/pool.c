@@ -1,6 +1,7 @@
 /* Heterogeneous GPU pools (see pool.h). */
 #include "clusterdse/model/pool.h"
 
+#include <limits.h>
 #include <string.h>
 
 static const char *const split_names[] = {"none", "dp", "pp"};
@@ -109,11 +110,15 @@ static bool assign_microbatches(const int r[], const double t[], int n, int tota
 static bool split_dp(const cdse_model *model, const cdse_system *const types[], const int g[],
                      int n, const cdse_strategy *st, cdse_result *r)
 {
-    int replica = st->tp * st->cp * st->pp;
+    int replica = cdse_placement_ranks_without(st, CDSE_PLACE_DP);
     int replicas[CDSE_MAX_POOL_TYPES], m[CDSE_MAX_POOL_TYPES];
     double per_mb[CDSE_MAX_POOL_TYPES];
     int dp = st->gpus / replica;
     if (st->global_batch % st->microbatch != 0)
+        return false;
+    /* The probes below run 2 and 4 micro-batches per replica, a global batch that must be an
+     * int: with microbatch x dp above 2^29 the split is not costed (status pool_split). */
+    if ((long long)st->microbatch * dp * 4 > INT_MAX)
         return false;
     int total_mb = st->global_batch / st->microbatch;
     for (int i = 0; i < n; i++) {
@@ -157,7 +162,7 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
 static bool split_pp(const cdse_model *model, const cdse_system *const types[], const int g[],
                      int n, const cdse_strategy *st, cdse_result *r)
 {
-    int stage = st->tp * st->cp * (st->gpus / (st->tp * st->cp * st->pp));
+    int stage = cdse_placement_ranks_without(st, CDSE_PLACE_PP);
     int p[CDSE_MAX_POOL_TYPES], layers[CDSE_MAX_POOL_TYPES];
     double per_layer[CDSE_MAX_POOL_TYPES];
     int max_layers[CDSE_MAX_POOL_TYPES];

@@ -1,6 +1,7 @@
 /* Validity rules of a configuration, checked cheaply for every point of a sweep. */
 #include "clusterdse/model/strategy.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const recompute_names[CDSE_RECOMPUTE_COUNT] = {"none", "selective", "full"};
@@ -103,44 +104,76 @@ int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse
     return CDSE_ST_OK;
 }
 
-/* Rank placement orders, innermost first: every permutation of tp, cp, dp and pp, the default
- * (Megatron-LM's tp, cp, dp, pp) first. Expert parallelism is carved out of dp (its inner part). */
-const char *const cdse_placement_names[CDSE_PLACEMENT_COUNT + 1] = {
-    "tp-cp-dp-pp", "tp-cp-pp-dp", "tp-dp-cp-pp", "tp-dp-pp-cp", "tp-pp-cp-dp",
-    "tp-pp-dp-cp", "cp-tp-dp-pp", "cp-tp-pp-dp", "cp-dp-tp-pp", "cp-dp-pp-tp",
-    "cp-pp-tp-dp", "cp-pp-dp-tp", "dp-tp-cp-pp", "dp-tp-pp-cp", "dp-cp-tp-pp",
-    "dp-cp-pp-tp", "dp-pp-tp-cp", "dp-pp-cp-tp", "pp-tp-cp-dp", "pp-tp-dp-cp",
-    "pp-cp-tp-dp", "pp-cp-dp-tp", "pp-dp-tp-cp", "pp-dp-cp-tp", NULL,
-};
+/* Rank placement orders, innermost first: every permutation of the placed groups, numbered in
+ * lexicographic order of their group indices (CDSE_PLACE_*), so that 0 is Megatron-LM's
+ * tp-cp-dp-pp and the numbers are those stores hold. Names and orders are derived from that
+ * numbering when the program is loaded; the evaluator reads the order table. */
+static const char *const place_dim_names[CDSE_PLACE_DIMS] = {"tp", "cp", "dp", "pp"};
 
-/* The orders of cdse_placement_names as group indices, innermost first (the evaluator's hot
- * path reads this table rather than the names). */
-static const int placement_order[CDSE_PLACEMENT_COUNT][CDSE_PLACE_DIMS] = {
-    {CDSE_PLACE_TP, CDSE_PLACE_CP, CDSE_PLACE_DP, CDSE_PLACE_PP}, /* tp-cp-dp-pp */
-    {CDSE_PLACE_TP, CDSE_PLACE_CP, CDSE_PLACE_PP, CDSE_PLACE_DP}, /* tp-cp-pp-dp */
-    {CDSE_PLACE_TP, CDSE_PLACE_DP, CDSE_PLACE_CP, CDSE_PLACE_PP}, /* tp-dp-cp-pp */
-    {CDSE_PLACE_TP, CDSE_PLACE_DP, CDSE_PLACE_PP, CDSE_PLACE_CP}, /* tp-dp-pp-cp */
-    {CDSE_PLACE_TP, CDSE_PLACE_PP, CDSE_PLACE_CP, CDSE_PLACE_DP}, /* tp-pp-cp-dp */
-    {CDSE_PLACE_TP, CDSE_PLACE_PP, CDSE_PLACE_DP, CDSE_PLACE_CP}, /* tp-pp-dp-cp */
-    {CDSE_PLACE_CP, CDSE_PLACE_TP, CDSE_PLACE_DP, CDSE_PLACE_PP}, /* cp-tp-dp-pp */
-    {CDSE_PLACE_CP, CDSE_PLACE_TP, CDSE_PLACE_PP, CDSE_PLACE_DP}, /* cp-tp-pp-dp */
-    {CDSE_PLACE_CP, CDSE_PLACE_DP, CDSE_PLACE_TP, CDSE_PLACE_PP}, /* cp-dp-tp-pp */
-    {CDSE_PLACE_CP, CDSE_PLACE_DP, CDSE_PLACE_PP, CDSE_PLACE_TP}, /* cp-dp-pp-tp */
-    {CDSE_PLACE_CP, CDSE_PLACE_PP, CDSE_PLACE_TP, CDSE_PLACE_DP}, /* cp-pp-tp-dp */
-    {CDSE_PLACE_CP, CDSE_PLACE_PP, CDSE_PLACE_DP, CDSE_PLACE_TP}, /* cp-pp-dp-tp */
-    {CDSE_PLACE_DP, CDSE_PLACE_TP, CDSE_PLACE_CP, CDSE_PLACE_PP}, /* dp-tp-cp-pp */
-    {CDSE_PLACE_DP, CDSE_PLACE_TP, CDSE_PLACE_PP, CDSE_PLACE_CP}, /* dp-tp-pp-cp */
-    {CDSE_PLACE_DP, CDSE_PLACE_CP, CDSE_PLACE_TP, CDSE_PLACE_PP}, /* dp-cp-tp-pp */
-    {CDSE_PLACE_DP, CDSE_PLACE_CP, CDSE_PLACE_PP, CDSE_PLACE_TP}, /* dp-cp-pp-tp */
-    {CDSE_PLACE_DP, CDSE_PLACE_PP, CDSE_PLACE_TP, CDSE_PLACE_CP}, /* dp-pp-tp-cp */
-    {CDSE_PLACE_DP, CDSE_PLACE_PP, CDSE_PLACE_CP, CDSE_PLACE_TP}, /* dp-pp-cp-tp */
-    {CDSE_PLACE_PP, CDSE_PLACE_TP, CDSE_PLACE_CP, CDSE_PLACE_DP}, /* pp-tp-cp-dp */
-    {CDSE_PLACE_PP, CDSE_PLACE_TP, CDSE_PLACE_DP, CDSE_PLACE_CP}, /* pp-tp-dp-cp */
-    {CDSE_PLACE_PP, CDSE_PLACE_CP, CDSE_PLACE_TP, CDSE_PLACE_DP}, /* pp-cp-tp-dp */
-    {CDSE_PLACE_PP, CDSE_PLACE_CP, CDSE_PLACE_DP, CDSE_PLACE_TP}, /* pp-cp-dp-tp */
-    {CDSE_PLACE_PP, CDSE_PLACE_DP, CDSE_PLACE_TP, CDSE_PLACE_CP}, /* pp-dp-tp-cp */
-    {CDSE_PLACE_PP, CDSE_PLACE_DP, CDSE_PLACE_CP, CDSE_PLACE_TP}, /* pp-dp-cp-tp */
-};
+#define PLACEMENT_NAME_MAX (3 * CDSE_PLACE_DIMS)
+static char placement_text[CDSE_PLACEMENT_COUNT][PLACEMENT_NAME_MAX];
+static int placement_order[CDSE_PLACEMENT_COUNT][CDSE_PLACE_DIMS];
+const char *cdse_placement_names[CDSE_PLACEMENT_COUNT + 1];
+
+/* The permutation of rank `placement` (factorial number system: the first group is the
+ * (placement / (n-1)!)-th of those left, and so on). */
+static void placement_unrank(int placement, int order[CDSE_PLACE_DIMS])
+{
+    bool used[CDSE_PLACE_DIMS] = {false};
+    int rest = placement, block = CDSE_PLACEMENT_COUNT;
+    for (int k = 0; k < CDSE_PLACE_DIMS; k++) {
+        block /= CDSE_PLACE_DIMS - k;
+        int skip = rest / block;
+        rest %= block;
+        int d = 0;
+        for (;; d++) {
+            if (used[d])
+                continue;
+            if (skip == 0)
+                break;
+            skip--;
+        }
+        used[d] = true;
+        order[k] = d;
+    }
+}
+
+int cdse_placement_parse(const char *name)
+{
+    bool used[CDSE_PLACE_DIMS] = {false};
+    int rank = 0, block = CDSE_PLACEMENT_COUNT;
+    for (int k = 0; k < CDSE_PLACE_DIMS; k++) {
+        int d = 0;
+        while (d < CDSE_PLACE_DIMS && strncmp(name, place_dim_names[d], 2) != 0)
+            d++;
+        if (d == CDSE_PLACE_DIMS || used[d])
+            return -1;
+        block /= CDSE_PLACE_DIMS - k;
+        for (int e = 0; e < d; e++)
+            rank += used[e] ? 0 : block; /* groups left that sort before d */
+        used[d] = true;
+        name += 2;
+        if (*name != (k + 1 < CDSE_PLACE_DIMS ? '-' : '\0'))
+            return -1;
+        name++;
+    }
+    return rank;
+}
+
+/* Runs before main (GCC and clang): the tables are constant from then on. */
+__attribute__((constructor)) static void placement_tables(void)
+{
+    for (int p = 0; p < CDSE_PLACEMENT_COUNT; p++) {
+        placement_unrank(p, placement_order[p]);
+        char *text = placement_text[p];
+        int len = 0;
+        for (int k = 0; k < CDSE_PLACE_DIMS; k++)
+            len += snprintf(text + len, (size_t)(PLACEMENT_NAME_MAX - len), "%s%s", k ? "-" : "",
+                            place_dim_names[placement_order[p][k]]);
+        cdse_placement_names[p] = text;
+    }
+    cdse_placement_names[CDSE_PLACEMENT_COUNT] = NULL;
+}
 
 void cdse_placement_strides(int placement, int tp, int cp, int dp, int pp,
                             int strides[CDSE_PLACE_DIMS])
@@ -153,4 +186,21 @@ void cdse_placement_strides(int placement, int tp, int cp, int dp, int pp,
         strides[order[k]] = stride;
         stride *= size[order[k]];
     }
+}
+
+_Static_assert(CDSE_PLACEMENT_COUNT == 4 * 3 * 2 * 1 && CDSE_PLACE_DIMS == 4,
+               "CDSE_PLACEMENT_COUNT is the number of orders of the placed groups");
+
+int cdse_placement_ranks_without(const cdse_strategy *strategy, int dim)
+{
+    const cdse_strategy *s = strategy;
+    int model_parallel = s->tp * s->cp * s->pp;
+    if (s->tp <= 0 || s->cp <= 0 || s->pp <= 0 || s->gpus <= 0)
+        return 0;
+    int size[CDSE_PLACE_DIMS] = {s->tp, s->cp, s->gpus / model_parallel, s->pp};
+    int ranks = 1;
+    for (int d = 0; d < CDSE_PLACE_DIMS; d++)
+        if (d != dim)
+            ranks *= size[d];
+    return ranks;
 }

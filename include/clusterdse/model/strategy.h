@@ -25,13 +25,26 @@ enum {
 /* Rank placement: the order in which the parallel groups are laid out over the ranks, innermost
  * first (DESIGN.md "Rank placement"); the default tp, cp, dp, pp puts TP groups on consecutive
  * ranks, within a node. */
-#define CDSE_PLACEMENT_COUNT 24
 enum { CDSE_PLACE_TP = 0, CDSE_PLACE_CP, CDSE_PLACE_DP, CDSE_PLACE_PP, CDSE_PLACE_DIMS };
-extern const char *const cdse_placement_names[CDSE_PLACEMENT_COUNT + 1]; /* "tp-cp-dp-pp", ... */
+#define CDSE_PLACEMENT_COUNT 24 /* CDSE_PLACE_DIMS! orders */
+/* Placement names, "tp-cp-dp-pp", ..., NULL-terminated, numbered in lexicographic order of the
+ * group indices above (stores keep these numbers). Built from the group names when the program
+ * is loaded, constant afterwards. */
+extern const char *cdse_placement_names[CDSE_PLACEMENT_COUNT + 1];
+
+/* The number of an order written as the group names joined by '-', innermost first (each group
+ * once), or -1. */
+int cdse_placement_parse(const char *name);
 
 /* Stride between consecutive members of each group (indexed by CDSE_PLACE_*) for a placement. */
 void cdse_placement_strides(int placement, int tp, int cp, int dp, int pp,
                             int strides[CDSE_PLACE_DIMS]);
+
+struct cdse_strategy;
+/* Ranks in one group of every placed dimension but `dim` (CDSE_PLACE_*): for CDSE_PLACE_DP a
+ * data-parallel replica (tp cp pp), for CDSE_PLACE_PP the ranks of a pipeline stage (tp cp dp),
+ * with dp = gpus / (tp cp pp). 0 when the sizes are not positive. */
+int cdse_placement_ranks_without(const struct cdse_strategy *strategy, int dim);
 
 typedef struct cdse_strategy {
     int gpus;
