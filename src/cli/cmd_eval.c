@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "clusterdse/sweep/report.h"
+#include "clusterdse/sweep/topk.h"
 #include "commands.h"
 
 /* Beyond this many configurations a single process takes minutes and prints gigabytes: the
@@ -188,93 +189,30 @@ static void print_record(const eval_options *opt, const cdse_record *record, con
         cdse_table_row(stdout, record, job);
 }
 
-/* A bounded max-heap on (cost, index): the root is the worst of the best N kept so far. */
-typedef struct best_heap {
-    cdse_record *record;
-    double *cost;
-    long n, cap;
-} best_heap;
-
-static bool worse(const best_heap *h, long a, long b)
-{
-    if (h->cost[a] != h->cost[b])
-        return h->cost[a] > h->cost[b];
-    return h->record[a].index > h->record[b].index;
-}
-
-static void heap_swap(best_heap *h, long a, long b)
-{
-    cdse_record r = h->record[a];
-    h->record[a] = h->record[b];
-    h->record[b] = r;
-    double c = h->cost[a];
-    h->cost[a] = h->cost[b];
-    h->cost[b] = c;
-}
-
-static void heap_sift_down(best_heap *h, long i)
-{
-    for (;;) {
-        long l = 2 * i + 1, r = l + 1, top = i;
-        if (l < h->n && worse(h, l, top))
-            top = l;
-        if (r < h->n && worse(h, r, top))
-            top = r;
-        if (top == i)
-            return;
-        heap_swap(h, i, top);
-        i = top;
-    }
-}
-
-static void heap_offer(best_heap *h, const cdse_record *record, double cost)
-{
-    if (h->n < h->cap) {
-        long i = h->n++;
-        h->record[i] = *record;
-        h->cost[i] = cost;
-        while (i > 0 && worse(h, i, (i - 1) / 2)) {
-            heap_swap(h, i, (i - 1) / 2);
-            i = (i - 1) / 2;
-        }
-        return;
-    }
-    if (cost > h->cost[0] || (cost == h->cost[0] && record->index > h->record[0].index))
-        return;
-    h->record[0] = *record;
-    h->cost[0] = cost;
-    heap_sift_down(h, 0);
-}
-
 static int print_best(const eval_options *opt, const cdse_job *job)
 {
     int metric = opt->metric >= 0 ? opt->metric : job->objective.metric;
-    best_heap heap = {malloc(sizeof(cdse_record) * (size_t)opt->best),
-                      malloc(sizeof(double) * (size_t)opt->best), 0, opt->best};
-    if (heap.record == NULL || heap.cost == NULL) {
-        free(heap.record);
-        free(heap.cost);
-        fprintf(stderr, "clusterdse eval: out of memory for -n %ld\n", opt->best);
-        return 2;
-    }
+    cdse_topk best;
+    cdse_topk_init(&best, (size_t)opt->best, false);
+    int rc = CDSE_OK;
     cdse_record record;
-    for (uint64_t i = 0; i < job->space.size; i++) {
+    for (uint64_t i = 0; rc == CDSE_OK && i < job->space.size; i++) {
         cdse_record_eval(job, i, &record);
         double cost = cdse_record_cost(&record, metric);
         if (record.result.status == CDSE_ST_OK && isfinite(cost))
-            heap_offer(&heap, &record, cost);
+            rc = cdse_topk_offer(&best, &record, cost);
     }
-    /* Pop worst-first into the tail: the array ends sorted best-first. */
-    long count = heap.n;
-    for (long end = heap.n - 1; end > 0; end--) {
-        heap_swap(&heap, 0, end);
-        heap.n = end;
-        heap_sift_down(&heap, 0);
+    const cdse_record **sorted = malloc((best.n ? best.n : 1) * sizeof *sorted);
+    if (rc != CDSE_OK || sorted == NULL || cdse_topk_sorted(&best, sorted, NULL) != CDSE_OK) {
+        free(sorted);
+        cdse_topk_free(&best);
+        fprintf(stderr, "clusterdse eval: out of memory for -n %ld\n", opt->best);
+        return 2;
     }
-    for (long i = 0; i < count; i++)
-        print_record(opt, &heap.record[i], job);
-    free(heap.record);
-    free(heap.cost);
+    for (size_t i = 0; i < best.n; i++)
+        print_record(opt, sorted[i], job);
+    free(sorted);
+    cdse_topk_free(&best);
     return 0;
 }
 

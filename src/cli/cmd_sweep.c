@@ -11,6 +11,7 @@
 
 #include "clusterdse/calibrate/calibrate.h"
 #include "clusterdse/sweep/sweep.h"
+#include "clusterdse/sweep/topk.h"
 #include "commands.h"
 
 #define SWEEP_TOP_ROWS 10 /* rows of the table printed at the end */
@@ -180,34 +181,28 @@ static void print_top(const char *path, const cdse_job *job, int max)
     size_t row_size = cdse_store_row_size();
     cdse_store_rows(store, "top", &n, &diag);
     unsigned char *rows = malloc(n ? n * row_size : 1);
-    cdse_record *rec = malloc((n ? n : 1) * sizeof *rec);
-    if (rows && rec && cdse_store_read_rows(store, "top", 0, (size_t)n, rows, &diag) == 0) {
-        for (uint64_t i = 0; i < n; i++)
-            cdse_store_unpack(rows + i * row_size, &rec[i]);
-        /* Selection sort of the first `max`: /top holds a few hundred rows at most. */
-        int metric = job->objective.metric;
-        size_t shown = n < (uint64_t)max ? (size_t)n : (size_t)max;
-        for (size_t i = 0; i < shown; i++) {
-            size_t best = i;
-            for (size_t j = i + 1; j < n; j++) {
-                double cj = cdse_record_cost(&rec[j], metric),
-                       cb = cdse_record_cost(&rec[best], metric);
-                if (cj < cb || (cj == cb && rec[j].index < rec[best].index))
-                    best = j;
-            }
-            cdse_record t = rec[i];
-            rec[i] = rec[best];
-            rec[best] = t;
-        }
-        printf("# best %zu of %s by %s\n", shown, path, cdse_metric_name(metric));
+    int metric = job->objective.metric;
+    cdse_topk best;
+    cdse_topk_init(&best, (size_t)max, false);
+    const cdse_record **shown = malloc((size_t)max * sizeof *shown);
+    int rc = rows && shown ? cdse_store_read_rows(store, "top", 0, (size_t)n, rows, &diag) : -1;
+    for (uint64_t i = 0; rc == 0 && i < n; i++) {
+        cdse_record rec;
+        cdse_store_unpack(rows + i * row_size, &rec);
+        double cost = cdse_record_cost(&rec, metric);
+        rc = cdse_topk_offer(&best, &rec, isnan(cost) ? HUGE_VAL : cost);
+    }
+    if (rc == 0 && cdse_topk_sorted(&best, shown, NULL) == CDSE_OK) {
+        printf("# best %zu of %s by %s\n", best.n, path, cdse_metric_name(metric));
         cdse_table_header(stdout);
-        for (size_t i = 0; i < shown; i++)
-            cdse_table_row(stdout, &rec[i], job);
+        for (size_t i = 0; i < best.n; i++)
+            cdse_table_row(stdout, shown[i], job);
         if (n == 0)
             printf("# no feasible configuration\n");
     }
     free(rows);
-    free(rec);
+    free(shown);
+    cdse_topk_free(&best);
     cdse_store_close(store, &diag);
 }
 

@@ -6,6 +6,7 @@
 
 #include "clusterdse/sweep/expr.h"
 #include "clusterdse/sweep/store.h"
+#include "clusterdse/sweep/topk.h"
 #include "commands.h"
 
 #define TOP_DEFAULT_ROWS 10
@@ -240,46 +241,20 @@ static double column_get(const void *row, int var)
 
 /* ---- ranking -------------------------------------------------------------------------------- */
 
-typedef struct ranked {
-    double key;
-    cdse_record rec;
-} ranked;
-
 typedef struct ranking {
     int metric;                /* >= 0: rank by cdse_record_cost of this metric */
     const cdse_column *column; /* otherwise by this column */
     double sign;               /* +1 ascending, -1 descending (columns) */
-    ranked *best;              /* sorted by (key, index) */
-    size_t n, max;
+    cdse_topk best;            /* the -n best rows; grows with the rows, not with -n */
 } ranking;
 
-static bool ranked_before(double key, uint64_t index, const ranked *r)
-{
-    return key < r->key || (key == r->key && index < r->rec.index);
-}
-
-static void ranking_offer(ranking *k, const cdse_record *rec)
+static int ranking_offer(ranking *k, const cdse_record *rec)
 {
     double key = k->metric >= 0 ? cdse_record_cost(rec, k->metric)
                                 : k->sign * cdse_column_value(k->column, rec);
     if (isnan(key))
         key = HUGE_VAL;
-    if (k->n == k->max && !ranked_before(key, rec->index, &k->best[k->n - 1]))
-        return;
-    size_t lo = 0, hi = k->n; /* first position the new row goes before */
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (ranked_before(key, rec->index, &k->best[mid]))
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    size_t keep = k->n < k->max ? k->n : k->max - 1;
-    memmove(&k->best[lo + 1], &k->best[lo], (keep - lo) * sizeof *k->best);
-    k->best[lo].key = key;
-    k->best[lo].rec = *rec;
-    if (k->n < k->max)
-        k->n++;
+    return cdse_topk_offer(&k->best, rec, key);
 }
 
 static int setup_ranking(const top_args *a, const cdse_store *store, ranking *k, char *err,
@@ -302,12 +277,7 @@ static int setup_ranking(const top_args *a, const cdse_store *store, ranking *k,
             return -1;
         }
     }
-    k->max = (size_t)a->n;
-    k->best = malloc(k->max * sizeof *k->best);
-    if (k->best == NULL) {
-        snprintf(err, size, "out of memory for -n %ld rows", a->n);
-        return -1;
-    }
+    cdse_topk_init(&k->best, (size_t)a->n, false);
     return 0;
 }
 
@@ -360,7 +330,10 @@ static int scan(cdse_store *store, const char *dataset, const cdse_expr *where, 
             if (where && cdse_expr_eval(where, column_get, &rec) == 0.0)
                 continue;
             (*matched)++;
-            ranking_offer(k, &rec);
+            if (ranking_offer(k, &rec) != CDSE_OK) {
+                cdse_diag_set(diag, "out of memory after %llu rows", (unsigned long long)*matched);
+                rc = CDSE_ENOMEM;
+            }
         }
     }
     free(buf);
@@ -422,24 +395,33 @@ static int run(const top_args *a)
         fprintf(stderr, "clusterdse top: %s: %s\n", a->path, diag.msg);
         code = scanned == CDSE_EINVAL ? 1 : 2;
     }
+    const cdse_record **sorted = NULL;
+    if (code == 0) {
+        sorted = malloc((k.best.n ? k.best.n : 1) * sizeof *sorted);
+        if (sorted == NULL || cdse_topk_sorted(&k.best, sorted, NULL) != CDSE_OK) {
+            fprintf(stderr, "clusterdse top: out of memory sorting %zu rows\n", k.best.n);
+            code = 2;
+        }
+    }
     if (code == 0) {
         const char *by = a->by ? a->by : cdse_metric_name(cdse_store_metric(store));
         if (a->csv) {
             cdse_csv_header(stdout);
-            for (size_t i = 0; i < k.n; i++)
-                cdse_csv_row(stdout, &k.best[i].rec, names);
+            for (size_t i = 0; i < k.best.n; i++)
+                cdse_csv_row(stdout, sorted[i], names);
         } else {
-            printf("# %zu of %llu matching rows of %s/%s by %s%s%s\n", k.n,
+            printf("# %zu of %llu matching rows of %s/%s by %s%s%s\n", k.best.n,
                    (unsigned long long)matched, a->path, dataset, by,
                    k.metric < 0 ? (k.sign < 0 ? " (descending)" : " (ascending)") : "",
                    cdse_store_complete(store) ? "" : " [store incomplete]");
             cdse_table_header(stdout);
-            for (size_t i = 0; i < k.n; i++)
-                cdse_table_row(stdout, &k.best[i].rec, names);
+            for (size_t i = 0; i < k.best.n; i++)
+                cdse_table_row(stdout, sorted[i], names);
         }
     }
+    free(sorted);
     cdse_expr_free(where);
-    free(k.best);
+    cdse_topk_free(&k.best);
     free(names);
     cdse_store_close(store, &diag);
     return code;

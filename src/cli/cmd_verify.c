@@ -9,6 +9,7 @@
 
 #include "clusterdse/calibrate/probe.h"
 #include "clusterdse/sweep/store.h"
+#include "clusterdse/sweep/topk.h"
 #include "clusterdse/calibrate/verify.h"
 #include "commands.h"
 
@@ -135,19 +136,6 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-typedef struct ranked {
-    cdse_record record;
-    double cost;
-} ranked;
-
-static int cmp_ranked(const void *a, const void *b)
-{
-    const ranked *x = a, *y = b;
-    if (x->cost != y->cost)
-        return (x->cost > y->cost) - (x->cost < y->cost);
-    return (x->record.index > y->record.index) - (x->record.index < y->record.index);
-}
-
 /* Rank 0: the ops of the best K configurations. Returns an exit code (0 = go on). */
 static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out, int *n_out)
 {
@@ -174,11 +162,12 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
     }
     size_t row_size = cdse_store_row_size();
     char *packed = status == 0 && rows > 0 ? malloc(row_size * rows) : NULL;
-    ranked *best = status == 0 && rows > 0 ? malloc(sizeof *best * rows) : NULL;
+    cdse_topk best;
+    cdse_topk_init(&best, (size_t)a->top, false);
     if (status == 0 && rows == 0) {
         fprintf(stderr, "clusterdse verify: %s: no configurations in /top\n", a->store);
         status = 1;
-    } else if (status == 0 && (!packed || !best)) {
+    } else if (status == 0 && !packed) {
         status = 2;
     } else if (status == 0 &&
                cdse_store_read_rows(store, "top", 0, (size_t)rows, packed, &diag) != 0) {
@@ -188,26 +177,31 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
     int metric = status == 0 ? cdse_store_metric(store) : 0;
     size_t feasible = 0;
     for (uint64_t i = 0; status == 0 && i < rows; i++) {
-        cdse_store_unpack(packed + i * row_size, &best[feasible].record);
-        best[feasible].cost = cdse_record_cost(&best[feasible].record, metric);
-        if (best[feasible].record.result.status == CDSE_ST_OK)
-            feasible++;
+        cdse_record record;
+        cdse_store_unpack(packed + i * row_size, &record);
+        if (record.result.status != CDSE_ST_OK)
+            continue;
+        feasible++;
+        if (cdse_topk_offer(&best, &record, cdse_record_cost(&record, metric)) != CDSE_OK)
+            status = 2;
     }
+    const cdse_record **sorted = status == 0 ? malloc(best.n * sizeof *sorted + 1) : NULL;
+    if (status == 0 && (sorted == NULL || cdse_topk_sorted(&best, sorted, NULL) != CDSE_OK))
+        status = 2;
     if (status == 0) {
-        qsort(best, feasible, sizeof *best, cmp_ranked);
-        size_t k = feasible < (size_t)a->top ? feasible : (size_t)a->top;
+        size_t k = best.n;
         cdse_verify_op *ops = calloc(k * CDSE_VERIFY_MAX_OPS + 1, sizeof *ops);
         for (size_t i = 0; ops && i < k; i++) {
             cdse_record r;
             cdse_comm_plan plan;
-            cdse_verify_plan(job, best[i].record.index, &r, &plan);
-            if (r.result.time_per_iteration_s != best[i].record.result.time_per_iteration_s)
+            cdse_verify_plan(job, sorted[i]->index, &r, &plan);
+            if (r.result.time_per_iteration_s != sorted[i]->result.time_per_iteration_s)
                 fprintf(stderr,
                         "clusterdse verify: %s: configuration %llu evaluates to %.6g s per "
                         "iteration, the store says %.6g s (made by another version?); replaying "
                         "the plan of this version\n",
                         a->store, (unsigned long long)r.index, r.result.time_per_iteration_s,
-                        best[i].record.result.time_per_iteration_s);
+                        sorted[i]->result.time_per_iteration_s);
             int n = cdse_verify_ops(&r, &plan, &job->model[r.model], &job->system[r.system], world,
                                     a->max_bytes, ops + *n_out);
             for (int j = 0; j < n; j++)
@@ -220,7 +214,8 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
                a->store, k, feasible, cdse_metric_name(metric), *n_out, world);
     }
     free(packed);
-    free(best);
+    free(sorted);
+    cdse_topk_free(&best);
     free(text);
     if (job)
         cdse_job_free(job);

@@ -6,6 +6,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "clusterdse/sweep/sweep.h"
 
+#include "clusterdse/sweep/topk.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,198 +35,24 @@ static double now_s(void)
 
 /* ---- best-so-far ----------------------------------------------------------------------------- */
 
-#define GROUP_FIELDS 5
-
-typedef struct group {
-    int64_t key[GROUP_FIELDS];
-    int n, cap;       /* cap grows up to k: a large objective.top costs only what is used */
-    cdse_record *rec; /* sorted by (cost, index) */
-    double *cost;
-} group;
-
-/* Groups of records keeping the k best each; open addressing on the key. */
-typedef struct group_set {
-    int mask; /* CDSE_GROUP_* fields that make the key */
-    int k;
-    int n, cap;
-    group *groups;
-    int *slot; /* slot_cap entries: group id or -1 */
-    int slot_cap;
-} group_set;
-
 struct sweep__best {
     int metric;
-    group_set top;    /* objective.top per objective.group_by */
-    group_set pareto; /* the best per (model, gpus) */
+    cdse_topk_groups *top;    /* objective.top per objective.group_by */
+    cdse_topk_groups *pareto; /* the best per (model, gpus) */
 };
 
-static void group_key(const cdse_record *r, int mask, int64_t key[GROUP_FIELDS])
-{
-    key[0] = (mask & CDSE_GROUP_MODEL) ? r->model : 0;
-    key[1] = (mask & CDSE_GROUP_SYSTEM) ? r->system : 0;
-    key[2] = (mask & CDSE_GROUP_GPUS) ? r->strategy.gpus : 0;
-    key[3] = (mask & CDSE_GROUP_GLOBAL_BATCH) ? r->strategy.global_batch : 0;
-    key[4] = (mask & CDSE_GROUP_PRECISION) ? r->strategy.precision : 0;
-}
-
-static uint64_t key_hash(const int64_t key[GROUP_FIELDS])
-{
-    /* FNV-1a style mixing of the five fields, then a 64-bit finalizer (splitmix64). */
-    uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < GROUP_FIELDS; i++)
-        h = (h ^ (uint64_t)key[i]) * 1099511628211ull;
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 27;
-    return h;
-}
-
-static int group_set_init(group_set *s, int mask, int k)
-{
-    memset(s, 0, sizeof *s);
-    s->mask = mask;
-    s->k = k > 0 ? k : 1;
-    s->slot_cap = 64;
-    s->slot = malloc((size_t)s->slot_cap * sizeof *s->slot);
-    if (s->slot == NULL)
-        return -1;
-    memset(s->slot, -1, (size_t)s->slot_cap * sizeof *s->slot);
-    return 0;
-}
-
-static void group_set_free(group_set *s)
-{
-    for (int g = 0; g < s->cap; g++) {
-        free(s->groups[g].rec);
-        free(s->groups[g].cost);
-    }
-    free(s->groups);
-    free(s->slot);
-}
-
-static void group_set_clear(group_set *s)
-{
-    s->n = 0;
-    memset(s->slot, -1, (size_t)s->slot_cap * sizeof *s->slot);
-}
-
-static int slot_find(const group_set *s, const int64_t key[GROUP_FIELDS], uint64_t hash)
-{
-    size_t mask = (size_t)s->slot_cap - 1;
-    for (size_t i = hash & mask;; i = (i + 1) & mask) {
-        int g = s->slot[i];
-        if (g < 0 || memcmp(s->groups[g].key, key, sizeof s->groups[g].key) == 0)
-            return (int)i;
-    }
-}
-
-static int group_set_grow(group_set *s)
-{
-    int cap = s->slot_cap * 2;
-    int *slot = malloc((size_t)cap * sizeof *slot);
-    if (slot == NULL)
-        return -1;
-    memset(slot, -1, (size_t)cap * sizeof *slot);
-    free(s->slot);
-    s->slot = slot;
-    s->slot_cap = cap;
-    for (int g = 0; g < s->n; g++)
-        s->slot[slot_find(s, s->groups[g].key, key_hash(s->groups[g].key))] = g;
-    return 0;
-}
-
-/* The group of `key`, created if new; NULL if memory runs out. */
-static group *group_get(group_set *s, const int64_t key[GROUP_FIELDS])
-{
-    uint64_t hash = key_hash(key);
-    int i = slot_find(s, key, hash);
-    if (s->slot[i] >= 0)
-        return &s->groups[s->slot[i]];
-    if (2 * (s->n + 1) > s->slot_cap) {
-        if (group_set_grow(s) < 0)
-            return NULL;
-        i = slot_find(s, key, hash);
-    }
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 16;
-        group *grown = realloc(s->groups, (size_t)cap * sizeof *grown);
-        if (grown == NULL)
-            return NULL;
-        memset(grown + s->cap, 0, (size_t)(cap - s->cap) * sizeof *grown);
-        s->groups = grown;
-        s->cap = cap;
-    }
-    group *g = &s->groups[s->n];
-    if (g->rec == NULL) { /* allocated once, reused after a clear */
-        g->cap = s->k < 16 ? s->k : 16;
-        g->rec = malloc((size_t)g->cap * sizeof *g->rec);
-        g->cost = malloc((size_t)g->cap * sizeof *g->cost);
-        if (g->rec == NULL || g->cost == NULL)
-            return NULL;
-    }
-    memcpy(g->key, key, sizeof g->key);
-    g->n = 0;
-    s->slot[i] = s->n++;
-    return g;
-}
-
-static bool better(double cost_a, uint64_t index_a, double cost_b, uint64_t index_b)
-{
-    return cost_a < cost_b || (cost_a == cost_b && index_a < index_b);
-}
-
-static void group_offer(group_set *s, const cdse_record *r, double cost)
-{
-    int64_t key[GROUP_FIELDS];
-    group_key(r, s->mask, key);
-    group *g = group_get(s, key);
-    if (g == NULL)
-        return;
-    if (g->n == s->k && !better(cost, r->index, g->cost[g->n - 1], g->rec[g->n - 1].index))
-        return;
-    /* Where it goes: after every row of smaller (cost, index). Binary search: the rows are
-     * sorted, and objective.top may be large. */
-    int lo = 0, hi = g->n;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (better(g->cost[mid], g->rec[mid].index, cost, r->index))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    /* The same configuration offered again (a chunk redone after a resume) is kept once: it
-     * would sit right next to itself. */
-    if (lo < g->n && g->rec[lo].index == r->index)
-        return;
-    if (g->n == g->cap && g->cap < s->k) {
-        int cap = g->cap * 2 < s->k ? g->cap * 2 : s->k;
-        cdse_record *rec = realloc(g->rec, (size_t)cap * sizeof *rec);
-        if (rec == NULL)
-            return;
-        g->rec = rec;
-        double *costs = realloc(g->cost, (size_t)cap * sizeof *costs);
-        if (costs == NULL)
-            return;
-        g->cost = costs;
-        g->cap = cap;
-    }
-    int last = g->n < s->k ? g->n : s->k - 1; /* the row that falls off when full */
-    memmove(&g->rec[lo + 1], &g->rec[lo], (size_t)(last - lo) * sizeof *g->rec);
-    memmove(&g->cost[lo + 1], &g->cost[lo], (size_t)(last - lo) * sizeof *g->cost);
-    g->rec[lo] = *r;
-    g->cost[lo] = cost;
-    if (g->n < s->k)
-        g->n++;
-}
-
+/* The same configuration offered again (a chunk redone after a resume) is kept once: both sets
+ * are `unique`. */
 sweep__best *sweep__best_create(const cdse_objective *objective)
 {
     sweep__best *b = calloc(1, sizeof *b);
     if (b == NULL)
         return NULL;
     b->metric = objective->metric;
-    if (group_set_init(&b->top, objective->group_by, objective->top) < 0 ||
-        group_set_init(&b->pareto, CDSE_GROUP_MODEL | CDSE_GROUP_GPUS, 1) < 0) {
+    b->top = cdse_topk_groups_create(objective->group_by,
+                                     objective->top > 0 ? (size_t)objective->top : 1, true);
+    b->pareto = cdse_topk_groups_create(CDSE_GROUP_MODEL | CDSE_GROUP_GPUS, 1, true);
+    if (b->top == NULL || b->pareto == NULL) {
         sweep__best_free(b);
         return NULL;
     }
@@ -235,15 +63,15 @@ void sweep__best_free(sweep__best *best)
 {
     if (best == NULL)
         return;
-    group_set_free(&best->top);
-    group_set_free(&best->pareto);
+    cdse_topk_groups_free(best->top);
+    cdse_topk_groups_free(best->pareto);
     free(best);
 }
 
 void sweep__best_clear(sweep__best *best)
 {
-    group_set_clear(&best->top);
-    group_set_clear(&best->pareto);
+    cdse_topk_groups_clear(best->top);
+    cdse_topk_groups_clear(best->pareto);
 }
 
 void sweep__best_offer(sweep__best *best, const cdse_record *record)
@@ -253,73 +81,18 @@ void sweep__best_offer(sweep__best *best, const cdse_record *record)
     double cost = cdse_record_cost(record, best->metric);
     if (isnan(cost))
         return;
-    group_offer(&best->top, record, cost);
-    group_offer(&best->pareto, record, cost);
-}
-
-static int key_compare(const void *a, const void *b)
-{
-    const group *ga = a, *gb = b;
-    for (int i = 0; i < GROUP_FIELDS; i++)
-        if (ga->key[i] != gb->key[i])
-            return ga->key[i] < gb->key[i] ? -1 : 1;
-    return 0;
-}
-
-/* The groups of a set, sorted by key (a malloc'd copy of the group headers). */
-static group *sorted_groups(const group_set *s)
-{
-    group *g = malloc((size_t)(s->n ? s->n : 1) * sizeof *g);
-    if (g == NULL)
-        return NULL;
-    if (s->n > 0) {
-        memcpy(g, s->groups, (size_t)s->n * sizeof *g);
-        qsort(g, (size_t)s->n, sizeof *g, key_compare);
-    }
-    return g;
+    cdse_topk_groups_offer(best->top, record, cost);
+    cdse_topk_groups_offer(best->pareto, record, cost);
 }
 
 size_t sweep__best_top(const sweep__best *best, cdse_record **out)
 {
-    const group_set *s = &best->top;
-    size_t total = 0;
-    for (int i = 0; i < s->n; i++)
-        total += (size_t)s->groups[i].n;
-    *out = malloc((total ? total : 1) * sizeof **out);
-    group *g = sorted_groups(s);
-    if (*out == NULL || g == NULL) {
-        free(g);
-        return 0;
-    }
-    size_t n = 0;
-    for (int i = 0; i < s->n; i++)
-        for (int j = 0; j < g[i].n; j++)
-            (*out)[n++] = g[i].rec[j];
-    free(g);
-    return n;
+    return cdse_topk_groups_rows(best->top, out);
 }
 
 size_t sweep__best_pareto(const sweep__best *best, cdse_record **out)
 {
-    const group_set *s = &best->pareto;
-    *out = malloc((size_t)(s->n ? s->n : 1) * sizeof **out);
-    group *g = sorted_groups(s); /* key = (model, 0, gpus, 0, 0): by model, then gpus */
-    if (*out == NULL || g == NULL) {
-        free(g);
-        return 0;
-    }
-    size_t n = 0;
-    double best_cost = HUGE_VAL;
-    for (int i = 0; i < s->n; i++) {
-        if (i == 0 || g[i].key[0] != g[i - 1].key[0])
-            best_cost = HUGE_VAL; /* a new model */
-        if (g[i].n > 0 && g[i].cost[0] < best_cost) {
-            best_cost = g[i].cost[0];
-            (*out)[n++] = g[i].rec[0];
-        }
-    }
-    free(g);
-    return n;
+    return cdse_topk_groups_pareto(best->pareto, out);
 }
 
 static int index_compare(const void *a, const void *b)
@@ -330,19 +103,20 @@ static int index_compare(const void *a, const void *b)
 
 size_t sweep__best_candidates(const sweep__best *best, cdse_record **out)
 {
-    size_t total = 0;
-    const group_set *sets[2] = {&best->top, &best->pareto};
-    for (int s = 0; s < 2; s++)
-        for (int i = 0; i < sets[s]->n; i++)
-            total += (size_t)sets[s]->groups[i].n;
-    *out = malloc((total ? total : 1) * sizeof **out);
-    if (*out == NULL)
+    cdse_record *top = NULL, *per_gpus = NULL;
+    size_t n_top = cdse_topk_groups_rows(best->top, &top);
+    size_t n_per_gpus = cdse_topk_groups_rows(best->pareto, &per_gpus);
+    *out = top && per_gpus ? malloc((n_top + n_per_gpus + 1) * sizeof **out) : NULL;
+    if (*out == NULL) {
+        free(top);
+        free(per_gpus);
         return 0;
-    size_t n = 0;
-    for (int s = 0; s < 2; s++)
-        for (int i = 0; i < sets[s]->n; i++)
-            for (int j = 0; j < sets[s]->groups[i].n; j++)
-                (*out)[n++] = sets[s]->groups[i].rec[j];
+    }
+    memcpy(*out, top, n_top * sizeof **out);
+    memcpy(*out + n_top, per_gpus, n_per_gpus * sizeof **out);
+    free(top);
+    free(per_gpus);
+    size_t n = n_top + n_per_gpus;
     qsort(*out, n, sizeof **out, index_compare);
     size_t m = 0;
     for (size_t i = 0; i < n; i++)

@@ -62,6 +62,11 @@ check -n 5 --by mem_total_gib --all --where 'status=="oom"' -- \
     'df[df.status == "oom"].sort_values(["mem_total_gib", "index"]).head(5)'
 check -n 100 --from top -- \
     '__import__("cdse_store").read_table("'"$dir/s.h5"'", "top").sort_values(["time_per_iteration_s", "index"]).head(100)'
+# -n beyond the rows (fuzz finding B2: -n 49060489557738170 wrapped an up-front allocation and
+# crashed): every matching row, nothing allocated from N.
+check -n 49060489557738170 -- 'ok.sort_values(["time_per_iteration_s", "index"])'
+check -n 9223372036854775807 --by mem_total_gib --where 'tp==8' -- \
+    'ok[ok.tp == 8].sort_values(["mem_total_gib", "index"])'
 
 # --csv has every column of the store, in its order.
 "$py" - "$dir/s.h5" "$dir/top.csv" <<'PY'

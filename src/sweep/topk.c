@@ -1,0 +1,371 @@
+/* Top-K by (key, index) with a bounded binary max-heap per group, and the Pareto front. */
+#include "clusterdse/sweep/topk.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool cdse_topk_before(double key_a, uint64_t index_a, double key_b, uint64_t index_b)
+{
+    return key_a < key_b || (key_a == key_b && index_a < index_b);
+}
+
+/* Whether heap entry a ranks after entry b (is worse). */
+static bool entry_worse(const cdse_topk_entry *a, const cdse_topk_entry *b)
+{
+    return cdse_topk_before(b->key, b->index, a->key, a->index);
+}
+
+void cdse_topk_init(cdse_topk *t, size_t k, bool unique)
+{
+    memset(t, 0, sizeof *t);
+    t->k = k > 0 ? k : 1;
+    t->unique = unique;
+}
+
+void cdse_topk_free(cdse_topk *t)
+{
+    free(t->heap);
+    free(t->rec);
+    t->heap = NULL;
+    t->rec = NULL;
+    t->n = t->cap = 0;
+}
+
+void cdse_topk_clear(cdse_topk *t)
+{
+    t->n = 0;
+}
+
+static int topk_grow(cdse_topk *t)
+{
+    size_t cap = t->cap ? 2 * t->cap : 16;
+    if (cap > t->k || cap < t->cap)
+        cap = t->k;
+    cdse_topk_entry *heap = realloc(t->heap, cap * sizeof *heap);
+    if (heap == NULL)
+        return CDSE_ENOMEM;
+    t->heap = heap;
+    cdse_record *rec = realloc(t->rec, cap * sizeof *rec);
+    if (rec == NULL)
+        return CDSE_ENOMEM;
+    t->rec = rec;
+    t->cap = cap;
+    return CDSE_OK;
+}
+
+static void sift_up(cdse_topk_entry *h, size_t i)
+{
+    cdse_topk_entry e = h[i];
+    while (i > 0 && entry_worse(&e, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = e;
+}
+
+static void sift_down(cdse_topk_entry *h, size_t n, size_t i)
+{
+    cdse_topk_entry e = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && entry_worse(&h[c + 1], &h[c]))
+            c++;
+        if (!entry_worse(&h[c], &e))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = e;
+}
+
+/* Whether the subtree of heap entry i holds `e`'s index. Entries ranked before e cannot have e
+ * below them (a max-heap), so the search stops there. */
+static bool heap_holds(const cdse_topk *t, size_t i, const cdse_topk_entry *e)
+{
+    while (i < t->n) {
+        const cdse_topk_entry *h = &t->heap[i];
+        if (entry_worse(e, h))
+            return false;
+        if (h->index == e->index)
+            return true;
+        if (heap_holds(t, 2 * i + 1, e))
+            return true;
+        i = 2 * i + 2; /* the right child, without recursion */
+    }
+    return false;
+}
+
+int cdse_topk_offer(cdse_topk *t, const cdse_record *record, double key)
+{
+    cdse_topk_entry e = {key, record->index, 0};
+    bool full = t->n == t->k;
+    if (full && !entry_worse(&t->heap[0], &e))
+        return CDSE_OK;
+    if (t->unique && heap_holds(t, 0, &e))
+        return CDSE_OK;
+    if (full) { /* the worst kept leaves; its slot takes the new record */
+        e.slot = t->heap[0].slot;
+        t->rec[e.slot] = *record;
+        t->heap[0] = e;
+        sift_down(t->heap, t->n, 0);
+        return CDSE_OK;
+    }
+    if (t->n == t->cap && topk_grow(t) != CDSE_OK)
+        return CDSE_ENOMEM;
+    e.slot = t->n;
+    t->rec[e.slot] = *record;
+    t->heap[t->n] = e;
+    sift_up(t->heap, t->n++);
+    return CDSE_OK;
+}
+
+static int entry_compare(const void *a, const void *b)
+{
+    const cdse_topk_entry *x = a, *y = b;
+    if (cdse_topk_before(x->key, x->index, y->key, y->index))
+        return -1;
+    return cdse_topk_before(y->key, y->index, x->key, x->index) ? 1 : 0;
+}
+
+int cdse_topk_sorted(const cdse_topk *t, const cdse_record **out, double *keys)
+{
+    cdse_topk_entry *e = malloc((t->n ? t->n : 1) * sizeof *e);
+    if (e == NULL)
+        return CDSE_ENOMEM;
+    memcpy(e, t->heap, t->n * sizeof *e);
+    qsort(e, t->n, sizeof *e, entry_compare);
+    for (size_t i = 0; i < t->n; i++) {
+        out[i] = &t->rec[e[i].slot];
+        if (keys != NULL)
+            keys[i] = e[i].key;
+    }
+    free(e);
+    return CDSE_OK;
+}
+
+/* ---- groups --------------------------------------------------------------------------------- */
+
+#define GROUP_FIELDS 5
+
+typedef struct group {
+    int64_t key[GROUP_FIELDS];
+    cdse_topk best;
+} group;
+
+/* Open addressing on the group key; groups[] keeps creation order and is reused after a
+ * clear (their heaps keep their memory). */
+struct cdse_topk_groups {
+    int mask; /* CDSE_GROUP_* fields that make the key */
+    size_t k;
+    bool unique;
+    size_t n, cap;
+    group *groups;
+    size_t *slot; /* slot_cap entries: group id + 1, or 0 when empty */
+    size_t slot_cap;
+};
+
+static void group_key(const cdse_record *r, int mask, int64_t key[GROUP_FIELDS])
+{
+    key[0] = (mask & CDSE_GROUP_MODEL) ? r->model : 0;
+    key[1] = (mask & CDSE_GROUP_SYSTEM) ? r->system : 0;
+    key[2] = (mask & CDSE_GROUP_GPUS) ? r->strategy.gpus : 0;
+    key[3] = (mask & CDSE_GROUP_GLOBAL_BATCH) ? r->strategy.global_batch : 0;
+    key[4] = (mask & CDSE_GROUP_PRECISION) ? r->strategy.precision : 0;
+}
+
+static uint64_t key_hash(const int64_t key[GROUP_FIELDS])
+{
+    /* FNV-1a style mixing of the five fields, then a 64-bit finalizer (splitmix64). */
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < GROUP_FIELDS; i++)
+        h = (h ^ (uint64_t)key[i]) * 1099511628211ull;
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    return h;
+}
+
+cdse_topk_groups *cdse_topk_groups_create(int mask, size_t k, bool unique)
+{
+    cdse_topk_groups *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return NULL;
+    g->mask = mask;
+    g->k = k > 0 ? k : 1;
+    g->unique = unique;
+    g->slot_cap = 64;
+    g->slot = calloc(g->slot_cap, sizeof *g->slot);
+    if (g->slot == NULL) {
+        free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void cdse_topk_groups_free(cdse_topk_groups *g)
+{
+    if (g == NULL)
+        return;
+    for (size_t i = 0; i < g->cap; i++)
+        cdse_topk_free(&g->groups[i].best);
+    free(g->groups);
+    free(g->slot);
+    free(g);
+}
+
+void cdse_topk_groups_clear(cdse_topk_groups *g)
+{
+    g->n = 0;
+    memset(g->slot, 0, g->slot_cap * sizeof *g->slot);
+}
+
+/* The slot of `key`: where it is, or the empty slot where it goes. */
+static size_t slot_find(const cdse_topk_groups *g, const int64_t key[GROUP_FIELDS], uint64_t hash)
+{
+    size_t mask = g->slot_cap - 1;
+    for (size_t i = hash & mask;; i = (i + 1) & mask) {
+        size_t id = g->slot[i];
+        if (id == 0 || memcmp(g->groups[id - 1].key, key, sizeof g->groups[id - 1].key) == 0)
+            return i;
+    }
+}
+
+static int slots_grow(cdse_topk_groups *g)
+{
+    size_t cap = g->slot_cap * 2;
+    size_t *slot = calloc(cap, sizeof *slot);
+    if (slot == NULL)
+        return CDSE_ENOMEM;
+    free(g->slot);
+    g->slot = slot;
+    g->slot_cap = cap;
+    for (size_t i = 0; i < g->n; i++)
+        g->slot[slot_find(g, g->groups[i].key, key_hash(g->groups[i].key))] = i + 1;
+    return CDSE_OK;
+}
+
+/* The group of `key`, created if new; NULL if memory runs out. */
+static group *group_get(cdse_topk_groups *g, const int64_t key[GROUP_FIELDS])
+{
+    uint64_t hash = key_hash(key);
+    size_t i = slot_find(g, key, hash);
+    if (g->slot[i] != 0)
+        return &g->groups[g->slot[i] - 1];
+    if (2 * (g->n + 1) > g->slot_cap) {
+        if (slots_grow(g) != CDSE_OK)
+            return NULL;
+        i = slot_find(g, key, hash);
+    }
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 16;
+        group *grown = realloc(g->groups, cap * sizeof *grown);
+        if (grown == NULL)
+            return NULL;
+        for (size_t j = g->cap; j < cap; j++)
+            cdse_topk_init(&grown[j].best, g->k, g->unique);
+        g->groups = grown;
+        g->cap = cap;
+    }
+    group *new = &g->groups[g->n];
+    memcpy(new->key, key, sizeof new->key);
+    cdse_topk_clear(&new->best);
+    g->slot[i] = ++g->n;
+    return new;
+}
+
+int cdse_topk_groups_offer(cdse_topk_groups *g, const cdse_record *record, double key)
+{
+    int64_t gkey[GROUP_FIELDS];
+    group_key(record, g->mask, gkey);
+    group *grp = group_get(g, gkey);
+    if (grp == NULL)
+        return CDSE_ENOMEM;
+    return cdse_topk_offer(&grp->best, record, key);
+}
+
+static int key_compare(const void *a, const void *b)
+{
+    const group *ga = *(const group *const *)a, *gb = *(const group *const *)b;
+    for (int i = 0; i < GROUP_FIELDS; i++)
+        if (ga->key[i] != gb->key[i])
+            return ga->key[i] < gb->key[i] ? -1 : 1;
+    return 0;
+}
+
+/* The groups, sorted by key (a malloc'd array of pointers). */
+static const group **sorted_groups(const cdse_topk_groups *g)
+{
+    const group **s = malloc((g->n ? g->n : 1) * sizeof *s);
+    if (s == NULL)
+        return NULL;
+    for (size_t i = 0; i < g->n; i++)
+        s[i] = &g->groups[i];
+    qsort(s, g->n, sizeof *s, key_compare);
+    return s;
+}
+
+size_t cdse_topk_groups_rows(const cdse_topk_groups *g, cdse_record **out)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < g->n; i++)
+        total += g->groups[i].best.n;
+    const group **s = sorted_groups(g);
+    const cdse_record **p = malloc((total ? total : 1) * sizeof *p);
+    *out = malloc((total ? total : 1) * sizeof **out);
+    size_t n = 0;
+    for (size_t i = 0; s && p && *out && i < g->n; i++) {
+        if (cdse_topk_sorted(&s[i]->best, p + n, NULL) != CDSE_OK)
+            break;
+        n += s[i]->best.n;
+    }
+    if (n != total) {
+        free(*out);
+        *out = NULL;
+        n = 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        (*out)[i] = *p[i];
+    free(p);
+    free(s);
+    return n;
+}
+
+/* The best entry of a heap (a max-heap: a scan). */
+static const cdse_topk_entry *heap_best(const cdse_topk *t)
+{
+    size_t b = 0;
+    for (size_t j = 1; j < t->n; j++)
+        if (entry_worse(&t->heap[b], &t->heap[j]))
+            b = j;
+    return &t->heap[b];
+}
+
+size_t cdse_topk_groups_pareto(const cdse_topk_groups *g, cdse_record **out)
+{
+    const group **s = sorted_groups(g); /* key = (model, ., gpus, ...): by model, then gpus */
+    *out = malloc((g->n ? g->n : 1) * sizeof **out);
+    if (s == NULL || *out == NULL) {
+        free(s);
+        free(*out);
+        *out = NULL;
+        return 0;
+    }
+    size_t m = 0;
+    double best = HUGE_VAL;
+    for (size_t i = 0; i < g->n; i++) {
+        if (i == 0 || s[i]->key[0] != s[i - 1]->key[0])
+            best = HUGE_VAL; /* a new model */
+        if (s[i]->best.n == 0)
+            continue;
+        const cdse_topk_entry *e = heap_best(&s[i]->best);
+        if (e->key < best) {
+            best = e->key;
+            (*out)[m++] = s[i]->best.rec[e->slot];
+        }
+    }
+    free(s);
+    return m;
+}
