@@ -28,6 +28,12 @@
 /* zlib level 1: the fastest; shuffled records compress several-fold already. */
 #define STORE_DEFLATE_LEVEL  1
 #define STORE_COUNT_NAME_LEN 32
+/* A table read in one piece (/progress, /top, /pareto) may take at most this much memory; a
+ * larger extent is damage (docs/store.md). */
+#define STORE_READ_BUDGET ((uint64_t)1 << 30)
+/* zlib's deflate expands at most 1032:1 (zlib technical details, "Maximum compression
+ * factor"): a compressed table cannot hold more bytes of rows than this times the file. */
+#define STORE_DEFLATE_MAX_RATIO 1032
 
 struct cdse_store {
     int lock_fd; /* the writer's exclusive flock on the file, -1 for readers */
@@ -45,7 +51,32 @@ struct cdse_store {
     int n_models, n_systems;
     char model_name[CDSE_MAX_MODELS][CDSE_NAME_MAX];
     char system_name[CDSE_MAX_SYSTEMS][CDSE_NAME_MAX];
+    char path[CDSE_PATH_MAX];
 };
+
+/* The program's guard around reads of file content (cdse_store_set_read_guard); nested reads
+ * (an open reads /progress) call it once. */
+static cdse_store_read_guard read_guard;
+static int read_depth;
+
+void cdse_store_set_read_guard(const cdse_store_read_guard *guard)
+{
+    memset(&read_guard, 0, sizeof read_guard);
+    if (guard != NULL)
+        read_guard = *guard;
+}
+
+static void guard_begin(const char *path)
+{
+    if (read_depth++ == 0 && read_guard.begin != NULL)
+        read_guard.begin(path, read_guard.ctx);
+}
+
+static void guard_end(void)
+{
+    if (--read_depth == 0 && read_guard.end != NULL)
+        read_guard.end(read_guard.ctx);
+}
 
 static const char *const store_mode_names[] = {"all", "feasible", "best"};
 
@@ -319,6 +350,11 @@ static hid_t create_table(hid_t loc, const char *name, hid_t type, hsize_t chunk
         H5Pset_shuffle(dcpl);
         H5Pset_deflate(dcpl, STORE_DEFLATE_LEVEL);
     }
+    /* Tables written through H5Dwrite carry HDF5's Fletcher-32 checksum per chunk, verified on
+     * every read; /results is written as compressed chunks of our own (H5Dwrite_chunk, below)
+     * and goes without. */
+    if (strcmp(name, "results") != 0)
+        H5Pset_fletcher32(dcpl);
     /* No raw-data chunk cache: a chunk is compressed and written during H5Dwrite, so that the
      * flush of a commit writes only metadata and lasts a few milliseconds. */
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
@@ -372,6 +408,36 @@ static uint64_t table_rows(hid_t d)
     if (space >= 0)
         H5Sclose(space);
     return dims;
+}
+
+/* The rows a 1-D table claims, checked against what the file can hold (its size, times
+ * deflate's largest ratio for compressed tables, plus one chunk of rows an interrupted write may
+ * have announced) and the read budget, so that a damaged extent is reported instead of
+ * allocated. */
+static int checked_rows(const cdse_store *s, hid_t d, const char *name, size_t row_size,
+                        uint64_t *rows, cdse_diag *diag)
+{
+    *rows = table_rows(d);
+    hsize_t file_size = 0;
+    H5Fget_filesize(s->file, &file_size);
+    hid_t dcpl = H5Dget_create_plist(d);
+    bool compressed = dcpl >= 0 && H5Pget_nfilters(dcpl) > 0;
+    hsize_t chunk = 0;
+    if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED)
+        H5Pget_chunk(dcpl, 1, &chunk);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    uint64_t room = (uint64_t)file_size * (compressed ? STORE_DEFLATE_MAX_RATIO : 1) / row_size;
+    if (*rows > room + chunk || *rows > STORE_READ_BUDGET / row_size) {
+        cdse_diag_set(diag,
+                      "%s: a damaged store: /%s claims %llu rows of %zu bytes in a file of %llu "
+                      "bytes (at most %llu rows fit; reads are limited to %llu MiB)",
+                      s->path, name, (unsigned long long)*rows, row_size,
+                      (unsigned long long)file_size, (unsigned long long)(room + chunk),
+                      (unsigned long long)(STORE_READ_BUDGET >> 20));
+        return CDSE_EIO;
+    }
+    return CDSE_OK;
 }
 
 /* Opens a table without a raw-data chunk cache (see create_table). */
@@ -553,10 +619,16 @@ static int write_fixed_table(hid_t loc, const char *name, hid_t type, size_t n, 
 {
     hsize_t dims = n;
     hid_t space = H5Screate_simple(1, &dims, NULL);
-    hid_t d = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    /* One chunk with a Fletcher-32 checksum (a filter needs a chunked layout). */
+    hsize_t chunk = n > 0 ? n : 1;
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, &chunk);
+    H5Pset_fletcher32(dcpl);
+    hid_t d = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     herr_t rc = d < 0 ? -1 : H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
     if (d >= 0)
         H5Dclose(d);
+    H5Pclose(dcpl);
     H5Sclose(space);
     return rc < 0 ? -1 : 0;
 }
@@ -751,6 +823,7 @@ int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_me
         return CDSE_ENOMEM;
     }
     s->writable = true;
+    snprintf(s->path, sizeof s->path, "%s", path);
     s->fingerprint = job->fingerprint;
     s->space_size = job->space.size;
     s->metric = job->objective.metric;
@@ -882,6 +955,8 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
     return CDSE_OK;
 }
 
+static int unguarded_read_progress(cdse_store *store, cdse_done **done, size_t *n, cdse_diag *diag);
+
 /* Brings a store back to its last complete commit. Rows of /progress are appended commit after
  * commit with a non-decreasing /results row count, so the longest prefix of /progress whose row
  * counts /results holds is a consistent earlier state (a kill during a commit's flush can leave
@@ -894,7 +969,7 @@ static int last_commit(cdse_store *s, size_t *keep, size_t *total, uint64_t *com
 {
     cdse_done *done = NULL;
     size_t n = 0;
-    int rc = cdse_store_read_progress(s, &done, &n, diag);
+    int rc = unguarded_read_progress(s, &done, &n, diag);
     if (rc != 0)
         return rc;
     uint64_t limit = s->results >= 0 ? s->rows : 0;
@@ -937,7 +1012,7 @@ static int truncate_uncommitted(cdse_store *s, const char *path, cdse_diag *diag
     return CDSE_OK;
 }
 
-int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
+static int unguarded_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
 {
     *out = NULL;
     struct stat st;
@@ -955,6 +1030,7 @@ int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag
         return CDSE_ENOMEM;
     }
     s->writable = writable;
+    snprintf(s->path, sizeof s->path, "%s", path);
     if (writable && (s->lock_fd = lock_writer(path)) < 0) {
         cdse_diag_set(diag, "%s is being written by another sweep (or cannot be opened)", path);
         store_free(s);
@@ -1065,7 +1141,7 @@ const char *cdse_store_system_name(const cdse_store *store, int i)
     return i >= 0 && i < store->n_systems ? store->system_name[i] : "?";
 }
 
-int cdse_store_job_text(cdse_store *store, char **text, cdse_diag *diag)
+static int unguarded_job_text(cdse_store *store, char **text, cdse_diag *diag)
 {
     *text = NULL;
     hid_t d = H5Dopen2(store->file, "job", H5P_DEFAULT);
@@ -1256,7 +1332,7 @@ int cdse_store_set_complete(cdse_store *store, cdse_diag *diag)
 
 /* ---- read ---------------------------------------------------------------------------------- */
 
-int cdse_store_read_progress(cdse_store *store, cdse_done **done, size_t *n, cdse_diag *diag)
+static int unguarded_read_progress(cdse_store *store, cdse_done **done, size_t *n, cdse_diag *diag)
 {
     *done = NULL;
     *n = 0;
@@ -1265,7 +1341,12 @@ int cdse_store_read_progress(cdse_store *store, cdse_done **done, size_t *n, cds
         cdse_diag_set(diag, "cannot open /progress");
         return CDSE_EINVAL;
     }
-    uint64_t rows = table_rows(d);
+    uint64_t rows = 0;
+    int checked = checked_rows(store, d, "progress", sizeof(cdse_done), &rows, diag);
+    if (checked != CDSE_OK) {
+        H5Dclose(d);
+        return checked;
+    }
     cdse_done *r = malloc(rows ? rows * sizeof *r : sizeof *r);
     hid_t rt = range_type();
     int rc = r == NULL ? -1 : table_read(d, rt, 0, (size_t)rows, r);
@@ -1292,7 +1373,7 @@ void cdse_store_sum_counts(const cdse_done *done, size_t n, cdse_counts *counts)
     counts->feasible = counts->status[CDSE_ST_OK];
 }
 
-int cdse_store_read_counts(cdse_store *store, cdse_counts *counts, cdse_diag *diag)
+static int unguarded_read_counts(cdse_store *store, cdse_counts *counts, cdse_diag *diag)
 {
     memset(counts, 0, sizeof *counts);
     hid_t d = open_table(store->file, "counts");
@@ -1329,10 +1410,13 @@ bool cdse_store_has(cdse_store *store, const char *dataset)
 {
     if (strcmp(dataset, "results") == 0)
         return store->results >= 0;
-    return H5Lexists(store->file, dataset, H5P_DEFAULT) > 0;
+    guard_begin(store->path);
+    bool has = H5Lexists(store->file, dataset, H5P_DEFAULT) > 0;
+    guard_end();
+    return has;
 }
 
-int cdse_store_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_diag *diag)
+static int unguarded_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_diag *diag)
 {
     *n = 0;
     if (strcmp(dataset, "results") == 0) {
@@ -1346,13 +1430,15 @@ int cdse_store_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_di
         cdse_diag_set(diag, "cannot open /%s", dataset);
         return CDSE_EIO;
     }
-    *n = table_rows(d);
+    int rc = checked_rows(store, d, dataset, cdse_store_row_size(), n, diag);
     H5Dclose(d);
-    return CDSE_OK;
+    if (rc != CDSE_OK)
+        *n = 0;
+    return rc;
 }
 
-int cdse_store_read_rows(cdse_store *store, const char *dataset, uint64_t start, size_t n,
-                         void *rows, cdse_diag *diag)
+static int unguarded_read_rows(cdse_store *store, const char *dataset, uint64_t start, size_t n,
+                               void *rows, cdse_diag *diag)
 {
     bool is_results = strcmp(dataset, "results") == 0;
     hid_t d = is_results ? store->results : open_table(store->file, dataset);
@@ -1369,4 +1455,55 @@ int cdse_store_read_rows(cdse_store *store, const char *dataset, uint64_t start,
         return CDSE_EIO;
     }
     return CDSE_OK;
+}
+
+/* ---- guarded entry points ------------------------------------------------------------------ */
+
+int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
+{
+    guard_begin(path);
+    int rc = unguarded_open(path, writable, out, diag);
+    guard_end();
+    return rc;
+}
+
+int cdse_store_job_text(cdse_store *store, char **text, cdse_diag *diag)
+{
+    guard_begin(store->path);
+    int rc = unguarded_job_text(store, text, diag);
+    guard_end();
+    return rc;
+}
+
+int cdse_store_read_progress(cdse_store *store, cdse_done **done, size_t *n, cdse_diag *diag)
+{
+    guard_begin(store->path);
+    int rc = unguarded_read_progress(store, done, n, diag);
+    guard_end();
+    return rc;
+}
+
+int cdse_store_read_counts(cdse_store *store, cdse_counts *counts, cdse_diag *diag)
+{
+    guard_begin(store->path);
+    int rc = unguarded_read_counts(store, counts, diag);
+    guard_end();
+    return rc;
+}
+
+int cdse_store_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_diag *diag)
+{
+    guard_begin(store->path);
+    int rc = unguarded_rows(store, dataset, n, diag);
+    guard_end();
+    return rc;
+}
+
+int cdse_store_read_rows(cdse_store *store, const char *dataset, uint64_t start, size_t n,
+                         void *rows, cdse_diag *diag)
+{
+    guard_begin(store->path);
+    int rc = unguarded_read_rows(store, dataset, start, n, rows, diag);
+    guard_end();
+    return rc;
 }
