@@ -34,6 +34,11 @@
 /* zlib's deflate expands at most 1032:1 (zlib technical details, "Maximum compression
  * factor"): a compressed table cannot hold more bytes of rows than this times the file. */
 #define STORE_DEFLATE_MAX_RATIO 1032
+/* What a user can do about a damaged store, ending each message that reports one. */
+#define STORE_DAMAGED_HINT                                                                         \
+    ": `clusterdse sweep JOB -o STORE --resume` recovers a store cut short by a kill or a full "   \
+    "disk (it drops what the last commit did not cover); a store damaged anywhere else must be "   \
+    "swept again (--force)"
 
 struct cdse_store {
     int lock_fd; /* the writer's exclusive flock on the file, -1 for readers */
@@ -429,12 +434,12 @@ static int checked_rows(const cdse_store *s, hid_t d, const char *name, size_t r
         H5Pclose(dcpl);
     uint64_t room = (uint64_t)file_size * (compressed ? STORE_DEFLATE_MAX_RATIO : 1) / row_size;
     if (*rows > room + chunk || *rows > STORE_READ_BUDGET / row_size) {
-        cdse_diag_set(diag,
-                      "%s: a damaged store: /%s claims %llu rows of %zu bytes in a file of %llu "
-                      "bytes (at most %llu rows fit; reads are limited to %llu MiB)",
-                      s->path, name, (unsigned long long)*rows, row_size,
-                      (unsigned long long)file_size, (unsigned long long)(room + chunk),
-                      (unsigned long long)(STORE_READ_BUDGET >> 20));
+        cdse_diag_set(
+            diag,
+            "%s: a damaged store: /%s claims %llu rows of %zu bytes in a file of %llu "
+            "bytes (at most %llu rows fit; reads are limited to %llu MiB)" STORE_DAMAGED_HINT,
+            s->path, name, (unsigned long long)*rows, row_size, (unsigned long long)file_size,
+            (unsigned long long)(room + chunk), (unsigned long long)(STORE_READ_BUDGET >> 20));
         return CDSE_EIO;
     }
     return CDSE_OK;
@@ -929,17 +934,18 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
         read_names(s->file, "systems", s->system_name, CDSE_MAX_SYSTEMS, &s->n_systems) < 0) {
         cdse_diag_set(diag,
                       "%s: a damaged clusterdse store (root attributes or /models, "
-                      "/systems unreadable)",
+                      "/systems unreadable)" STORE_DAMAGED_HINT,
                       path);
-        return CDSE_EINVAL;
+        return CDSE_EIO;
     }
     s->complete = complete != 0;
     s->row_type = row_type(s);
     static const char *const required[] = {"counts", "progress", "top", "pareto", "job"};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
         if (H5Lexists(s->file, required[i], H5P_DEFAULT) <= 0) {
-            cdse_diag_set(diag, "%s: a damaged clusterdse store (no /%s)", path, required[i]);
-            return CDSE_EINVAL;
+            cdse_diag_set(diag, "%s: a damaged clusterdse store (no /%s)" STORE_DAMAGED_HINT, path,
+                          required[i]);
+            return CDSE_EIO;
         }
     if (H5Lexists(s->file, "results", H5P_DEFAULT) > 0) {
         hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
@@ -947,8 +953,9 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
         s->results = H5Dopen2(s->file, "results", dapl);
         H5Pclose(dapl);
         if (s->results < 0) {
-            cdse_diag_set(diag, "%s: /results cannot be opened", path);
-            return CDSE_EINVAL;
+            cdse_diag_set(diag, "%s: a damaged store: /results cannot be opened" STORE_DAMAGED_HINT,
+                          path);
+            return CDSE_EIO;
         }
         s->rows = table_rows(s->results);
     }
@@ -1338,8 +1345,9 @@ static int unguarded_read_progress(cdse_store *store, cdse_done **done, size_t *
     *n = 0;
     hid_t d = open_table(store->file, "progress");
     if (d < 0) {
-        cdse_diag_set(diag, "cannot open /progress");
-        return CDSE_EINVAL;
+        cdse_diag_set(diag, "%s: a damaged store: /progress cannot be opened" STORE_DAMAGED_HINT,
+                      store->path);
+        return CDSE_EIO;
     }
     uint64_t rows = 0;
     int checked = checked_rows(store, d, "progress", sizeof(cdse_done), &rows, diag);
@@ -1354,7 +1362,8 @@ static int unguarded_read_progress(cdse_store *store, cdse_done **done, size_t *
     H5Dclose(d);
     if (rc < 0) {
         free(r);
-        cdse_diag_set(diag, "cannot read /progress");
+        cdse_diag_set(diag, "%s: a damaged store: /progress cannot be read" STORE_DAMAGED_HINT,
+                      store->path);
         return CDSE_EIO;
     }
     *done = r;
@@ -1380,8 +1389,9 @@ static int unguarded_read_counts(cdse_store *store, cdse_counts *counts, cdse_di
     if (d < 0 || table_rows(d) > 64) {
         if (d >= 0)
             H5Dclose(d);
-        cdse_diag_set(diag, "cannot read /counts");
-        return CDSE_EINVAL;
+        cdse_diag_set(diag, "%s: a damaged store: /counts cannot be read" STORE_DAMAGED_HINT,
+                      store->path);
+        return CDSE_EIO;
     }
     uint64_t rows = table_rows(d);
     count_row buf[64];
@@ -1390,7 +1400,8 @@ static int unguarded_read_counts(cdse_store *store, cdse_counts *counts, cdse_di
     H5Tclose(ct);
     H5Dclose(d);
     if (rc < 0) {
-        cdse_diag_set(diag, "cannot read /counts");
+        cdse_diag_set(diag, "%s: a damaged store: /counts cannot be read" STORE_DAMAGED_HINT,
+                      store->path);
         return CDSE_EIO;
     }
     for (uint64_t i = 0; i < rows; i++) {
@@ -1427,7 +1438,8 @@ static int unguarded_rows(cdse_store *store, const char *dataset, uint64_t *n, c
         return CDSE_OK;
     hid_t d = open_table(store->file, dataset);
     if (d < 0) {
-        cdse_diag_set(diag, "cannot open /%s", dataset);
+        cdse_diag_set(diag, "%s: a damaged store: /%s cannot be opened" STORE_DAMAGED_HINT,
+                      store->path, dataset);
         return CDSE_EIO;
     }
     int rc = checked_rows(store, d, dataset, cdse_store_row_size(), n, diag);
@@ -1443,15 +1455,19 @@ static int unguarded_read_rows(cdse_store *store, const char *dataset, uint64_t 
     bool is_results = strcmp(dataset, "results") == 0;
     hid_t d = is_results ? store->results : open_table(store->file, dataset);
     if (d < 0) {
-        cdse_diag_set(diag, "cannot open /%s", dataset);
+        cdse_diag_set(diag, "%s: a damaged store: /%s cannot be opened" STORE_DAMAGED_HINT,
+                      store->path, dataset);
         return CDSE_EIO;
     }
     int rc = table_read(d, store->row_type, start, n, rows);
     if (!is_results)
         H5Dclose(d);
     if (rc < 0) {
-        cdse_diag_set(diag, "cannot read rows %llu..%llu of /%s (damaged file?)",
-                      (unsigned long long)start, (unsigned long long)(start + n), dataset);
+        cdse_diag_set(diag,
+                      "%s: a damaged store: rows %llu..%llu of /%s cannot be read (a checksum or "
+                      "a decompression failed)" STORE_DAMAGED_HINT,
+                      store->path, (unsigned long long)start, (unsigned long long)(start + n),
+                      dataset);
         return CDSE_EIO;
     }
     return CDSE_OK;
