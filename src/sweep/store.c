@@ -92,6 +92,40 @@ void cdse_store_quiet_hdf5(void)
         H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
 
+/* The operating system's words for why the last HDF5 call failed: HDF5's file driver records
+ * them in its error stack ("..., errno = 28, error message = 'No space left on device', ...");
+ * errno otherwise. */
+static herr_t find_os_message(unsigned n, const H5E_error2_t *err, void *data)
+{
+    (void)n;
+    char *out = data;
+    const char *key = "error message = '";
+    const char *at = err->desc != NULL ? strstr(err->desc, key) : NULL;
+    if (at != NULL && out[0] == '\0') {
+        at += strlen(key);
+        const char *end = strchr(at, '\'');
+        size_t len = end != NULL ? (size_t)(end - at) : strlen(at);
+        if (len > 127)
+            len = 127;
+        memcpy(out, at, len);
+        out[len] = '\0';
+    }
+    return 0;
+}
+
+static const char *io_cause(char *buf, size_t size)
+{
+    char found[128] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_os_message, found);
+    if (found[0] != '\0')
+        snprintf(buf, size, "%s", found);
+    else if (errno != 0)
+        snprintf(buf, size, "%s", strerror(errno));
+    else
+        snprintf(buf, size, "an HDF5 error (CDSE_HDF5_ERRORS=1 shows it)");
+    return buf;
+}
+
 /* ---- row layout ---------------------------------------------------------------------------- */
 
 static size_t kind_size(int kind)
@@ -1182,6 +1216,7 @@ int cdse_store_write_rows(cdse_store *store, uint64_t start, const void *rows, s
     }
     uint64_t end = start + n > store->rows ? start + n : store->rows;
     hsize_t extent = end, offset = start, count = n;
+    errno = 0;
     int rc = H5Dset_extent(store->results, &extent) < 0 ? -1 : 0;
     if (rc == 0) {
         hid_t fspace = H5Dget_space(store->results);
@@ -1195,7 +1230,9 @@ int cdse_store_write_rows(cdse_store *store, uint64_t start, const void *rows, s
         H5Sclose(fspace);
     }
     if (rc != 0) {
-        cdse_diag_set(diag, "writing %zu rows to /results failed", n);
+        char cause[160];
+        cdse_diag_set(diag, "%s: writing %zu rows to /results failed: %s", store->path, n,
+                      io_cause(cause, sizeof cause));
         return CDSE_EIO;
     }
     store->rows = end;
@@ -1260,9 +1297,12 @@ int cdse_store_write_chunk(cdse_store *store, uint64_t start, const void *data, 
     if (end < store->rows)
         end = store->rows;
     hsize_t extent = end, offset = start;
+    errno = 0;
     if (H5Dset_extent(store->results, &extent) < 0 ||
         H5Dwrite_chunk(store->results, H5P_DEFAULT, 0, &offset, size, data) < 0) {
-        cdse_diag_set(diag, "writing a chunk to /results failed");
+        char cause[160];
+        cdse_diag_set(diag, "%s: writing a chunk to /results failed: %s", store->path,
+                      io_cause(cause, sizeof cause));
         return CDSE_EIO;
     }
     store->rows = end;
@@ -1291,6 +1331,7 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
                       size_t n_pareto, cdse_diag *diag)
 {
     int rc = 0;
+    errno = 0;
     for (size_t i = 0; i < n_done; i++)
         done[i].rows = store->results >= 0 ? store->rows : 0;
     hid_t rt = range_type(), ct = count_type();
@@ -1319,7 +1360,9 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
     if (rc == 0 && H5Fflush(store->file, H5F_SCOPE_GLOBAL) < 0)
         rc = -1;
     if (rc != 0) {
-        cdse_diag_set(diag, "committing to the store failed (disk full?)");
+        char cause[160];
+        cdse_diag_set(diag, "%s: committing to the store failed: %s", store->path,
+                      io_cause(cause, sizeof cause));
         return CDSE_EIO;
     }
     return CDSE_OK;
