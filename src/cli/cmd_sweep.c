@@ -13,6 +13,7 @@
 #include "clusterdse/sweep/sweep.h"
 #include "clusterdse/sweep/topk.h"
 #include "commands.h"
+#include "store_guard.h"
 
 #define SWEEP_TOP_ROWS 10 /* rows of the table printed at the end */
 
@@ -327,6 +328,7 @@ int cdse_cmd_sweep(int argc, char **argv)
     install_handlers();
     MPI_Init(&argc, &argv);
     cdse_store_quiet_hdf5();
+    cdse_cli_store_guard("clusterdse sweep");
     int rank = 0, ranks = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);

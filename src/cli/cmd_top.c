@@ -8,6 +8,7 @@
 #include "clusterdse/sweep/store.h"
 #include "clusterdse/sweep/topk.h"
 #include "commands.h"
+#include "store_guard.h"
 
 #define TOP_DEFAULT_ROWS 10
 #define TOP_BLOCK_ROWS   65536 /* rows read from the store at a time */
@@ -352,12 +353,13 @@ static void column_names(char *out, size_t size)
 static int run(const top_args *a)
 {
     cdse_store_quiet_hdf5();
+    cdse_cli_store_guard("clusterdse top");
     cdse_store *store = NULL;
     cdse_diag diag = {""};
     int rc = cdse_store_open(a->path, false, &store, &diag);
     if (rc != 0) {
         fprintf(stderr, "clusterdse top: %s\n", diag.msg);
-        return 1;
+        return rc == CDSE_EIO ? 2 : 1; /* unreadable or damaged: a runtime failure */
     }
     char err[1024] = "";
     cdse_job *names = names_job(store);

@@ -12,6 +12,7 @@
 #include "clusterdse/sweep/topk.h"
 #include "clusterdse/calibrate/verify.h"
 #include "commands.h"
+#include "store_guard.h"
 
 #define VERIFY_DEFAULT_TOP       5
 #define VERIFY_DEFAULT_MAX_BYTES (64LL << 20)
@@ -144,6 +145,7 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
     cdse_diag diag = {""};
     char job_path[CDSE_PATH_MAX];
     cdse_store_quiet_hdf5();
+    cdse_cli_store_guard("clusterdse verify");
     read_job_path(a->store, job_path, sizeof job_path);
     cdse_store *store = NULL;
     if (cdse_store_open(a->store, false, &store, &diag) != 0) {

@@ -2,6 +2,8 @@
 #include "clusterdse/model/pool.h"
 
 #include <limits.h>
+#include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 static const char *const split_names[] = {"none", "dp", "pp"};
@@ -116,11 +118,10 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
     int dp = st->gpus / replica;
     if (st->global_batch % st->microbatch != 0)
         return false;
-    /* The probes below run 2 and 4 micro-batches per replica, a global batch that must be an
-     * int: with microbatch x dp above 2^29 the split is not costed (status pool_split). */
-    if ((long long)st->microbatch * dp * 4 > INT_MAX)
-        return false;
     int total_mb = st->global_batch / st->microbatch;
+    /* The probes below run 4 micro-batches per replica: their batch must fit an int. */
+    if ((int64_t)st->microbatch * dp * 4 > INT_MAX)
+        return false;
     for (int i = 0; i < n; i++) {
         if (g[i] % replica != 0)
             return false;
@@ -188,7 +189,9 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
         cdse_evaluate(&two, types[i], st, &b);
         double slope = (b.mem_total_gib - a.mem_total_gib) / step;
         double room = types[i]->hbm_gib - a.mem_total_gib;
-        max_layers[i] = slope > 0.0 ? step + (int)(room / slope) : model->layers;
+        /* room / slope can exceed an int (tiny slopes): more than layers never matters. */
+        double fit = slope > 0.0 ? fmin(fmax(room / slope, -1.0), model->layers) : 0.0;
+        max_layers[i] = slope > 0.0 ? step + (int)fit : model->layers;
     }
     if (placed > model->layers)
         return false;

@@ -44,9 +44,10 @@ int cdse_space_finish(cdse_space *space, cdse_diag *diag)
             return CDSE_EINVAL;
         }
         space->stride[a] = size;
-        if (size > SPACE_SIZE_LIMIT / (uint64_t)n) {
+        /* size * n must stay strictly below 2^63. */
+        if (size > (SPACE_SIZE_LIMIT - 1) / (uint64_t)n) {
             cdse_diag_set(diag,
-                          "the space has more than 2^63 configurations (overflow at axis '%s'); "
+                          "the space has 2^63 configurations or more (overflow at axis '%s'); "
                           "allowed: a product of axis lengths below 2^63",
                           cdse_axis_name(a));
             return CDSE_EINVAL;

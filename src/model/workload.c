@@ -21,25 +21,31 @@ void cdse_model_fill_defaults(cdse_model *model)
     }
 }
 
-#define REQUIRE_POSITIVE(field)                                                                    \
+#define REQUIRE_RANGE(field, lo, hi)                                                               \
     do {                                                                                           \
-        if (model->field <= 0) {                                                                   \
-            cdse_diag_set(diag, "model '%s': " #field " = %d; allowed: a positive integer",        \
-                          model->name, model->field);                                              \
+        if (model->field < (lo) || model->field > (hi)) {                                          \
+            cdse_diag_set(diag, "model '%s': " #field " = %d; allowed: an integer from %d to %d",  \
+                          model->name, model->field, (lo), (hi));                                  \
             return CDSE_EINVAL;                                                                    \
         }                                                                                          \
     } while (0)
+#define REQUIRE_POSITIVE(field, hi) REQUIRE_RANGE(field, 1, hi)
 
 int cdse_model_check(const cdse_model *model, cdse_diag *diag)
 {
-    REQUIRE_POSITIVE(layers);
-    REQUIRE_POSITIVE(hidden);
-    REQUIRE_POSITIVE(heads);
-    REQUIRE_POSITIVE(kv_heads);
-    REQUIRE_POSITIVE(head_dim);
-    REQUIRE_POSITIVE(ffn);
-    REQUIRE_POSITIVE(seq_len);
-    REQUIRE_POSITIVE(vocab);
+    REQUIRE_POSITIVE(layers, CDSE_MODEL_MAX_COUNT);
+    REQUIRE_POSITIVE(hidden, CDSE_MODEL_MAX_WIDTH);
+    REQUIRE_POSITIVE(heads, CDSE_MODEL_MAX_COUNT);
+    REQUIRE_POSITIVE(kv_heads, CDSE_MODEL_MAX_COUNT);
+    REQUIRE_POSITIVE(head_dim, CDSE_MODEL_MAX_WIDTH);
+    REQUIRE_POSITIVE(ffn, CDSE_MODEL_MAX_WIDTH);
+    REQUIRE_POSITIVE(seq_len, CDSE_MODEL_MAX_LENGTH);
+    REQUIRE_POSITIVE(vocab, CDSE_MODEL_MAX_LENGTH);
+    REQUIRE_RANGE(experts, 0, CDSE_MODEL_MAX_COUNT);
+    REQUIRE_RANGE(top_k, 0, CDSE_MODEL_MAX_COUNT);
+    REQUIRE_RANGE(moe_every, 0, CDSE_MODEL_MAX_COUNT);
+    REQUIRE_RANGE(shared_experts, 0, CDSE_MODEL_MAX_COUNT);
+    REQUIRE_RANGE(moe_ffn, 0, CDSE_MODEL_MAX_WIDTH);
     if (model->kv_heads > model->heads || model->heads % model->kv_heads != 0) {
         cdse_diag_set(diag,
                       "model '%s': kv_heads = %d does not divide heads = %d; allowed: a divisor "
@@ -81,8 +87,8 @@ int cdse_model_check(const cdse_model *model, cdse_diag *diag)
                           model->top_k, model->experts);
             return CDSE_EINVAL;
         }
-        REQUIRE_POSITIVE(moe_ffn);
-        REQUIRE_POSITIVE(moe_every);
+        REQUIRE_POSITIVE(moe_ffn, CDSE_MODEL_MAX_WIDTH);
+        REQUIRE_POSITIVE(moe_every, CDSE_MODEL_MAX_COUNT);
         if (model->shared_experts < 0) {
             cdse_diag_set(diag, "model '%s': shared_experts = %d; allowed: 0 or more", model->name,
                           model->shared_experts);

@@ -36,6 +36,7 @@ typedef struct node {
     int pos;       /* position in the text, for messages */
     int str_begin; /* N_STR: the literal is text[str_begin, str_end) */
     int str_end;
+    int depth; /* 1 + the deeper child's depth: bounds the evaluator's recursion */
 } node;
 
 struct cdse_expr {
@@ -44,7 +45,8 @@ struct cdse_expr {
     int root;
 };
 
-#define EXPR_NAME_MAX 64
+#define EXPR_NAME_MAX   64
+#define EXPR_DEPTH_TEXT "1000"
 
 typedef struct parser {
     const char *text;
@@ -53,6 +55,7 @@ typedef struct parser {
     cdse_expr *expr;
     cdse_diag *diag;
     int failed;
+    int nesting; /* open '(', '-' and '!' being parsed: bounds the parser's recursion */
 } parser;
 
 static void fail(parser *p, int pos, const char *fmt, const char *arg)
@@ -81,13 +84,33 @@ static int new_node(parser *p, int kind, int left, int right, int pos)
         e->nodes = grown;
         e->cap = cap;
     }
+    int depth = 0;
+    if (left >= 0 && e->nodes[left].depth > depth)
+        depth = e->nodes[left].depth;
+    if (right >= 0 && e->nodes[right].depth > depth)
+        depth = e->nodes[right].depth;
+    if (depth >= CDSE_EXPR_MAX_DEPTH) {
+        fail(p, pos, "the expression nests deeper than " EXPR_DEPTH_TEXT " levels%s", NULL);
+        return -1;
+    }
     node *nd = &e->nodes[e->n];
     memset(nd, 0, sizeof *nd);
     nd->kind = kind;
     nd->left = left;
     nd->right = right;
     nd->pos = pos;
+    nd->depth = depth + 1;
     return e->n++;
+}
+
+/* Enters one level of '(', unary '-' or '!'; fails beyond CDSE_EXPR_MAX_DEPTH. */
+static int enter(parser *p, int pos)
+{
+    if (++p->nesting > CDSE_EXPR_MAX_DEPTH) {
+        fail(p, pos, "the expression nests deeper than " EXPR_DEPTH_TEXT " levels%s", NULL);
+        return -1;
+    }
+    return 0;
 }
 
 static void skip_space(parser *p)
@@ -119,7 +142,10 @@ static int parse_primary(parser *p)
     char c = p->text[pos];
     if (c == '(') {
         p->pos++;
+        if (enter(p, pos) != 0)
+            return -1;
         int inner = parse_or(p);
+        p->nesting--;
         if (p->failed)
             return -1;
         if (!accept(p, ")")) {
@@ -206,7 +232,10 @@ static int parse_unary(parser *p)
     skip_space(p);
     int pos = p->pos;
     if (accept(p, "-")) {
+        if (enter(p, pos) != 0)
+            return -1;
         int operand = parse_unary(p);
+        p->nesting--;
         if (p->failed)
             return -1;
         return new_node(p, N_NEG, operand, -1, pos);
@@ -327,7 +356,10 @@ static int parse_not(parser *p)
     skip_space(p);
     int pos = p->pos;
     if (accept(p, "!")) {
+        if (enter(p, pos) != 0)
+            return -1;
         int operand = parse_not(p);
+        p->nesting--;
         if (p->failed)
             return -1;
         return new_node(p, N_NOT, operand, -1, pos);

@@ -28,6 +28,17 @@
 /* zlib level 1: the fastest; shuffled records compress several-fold already. */
 #define STORE_DEFLATE_LEVEL  1
 #define STORE_COUNT_NAME_LEN 32
+/* A table read in one piece (/progress, /top, /pareto) may take at most this much memory; a
+ * larger extent is damage (docs/store.md). */
+#define STORE_READ_BUDGET ((uint64_t)1 << 30)
+/* zlib's deflate expands at most 1032:1 (zlib technical details, "Maximum compression
+ * factor"): a compressed table cannot hold more bytes of rows than this times the file. */
+#define STORE_DEFLATE_MAX_RATIO 1032
+/* What a user can do about a damaged store, ending each message that reports one. */
+#define STORE_DAMAGED_HINT                                                                         \
+    ": `clusterdse sweep JOB -o STORE --resume` recovers a store cut short by a kill or a full "   \
+    "disk (it drops what the last commit did not cover); a store damaged anywhere else must be "   \
+    "swept again (--force)"
 
 struct cdse_store {
     int lock_fd; /* the writer's exclusive flock on the file, -1 for readers */
@@ -45,7 +56,32 @@ struct cdse_store {
     int n_models, n_systems;
     char model_name[CDSE_MAX_MODELS][CDSE_NAME_MAX];
     char system_name[CDSE_MAX_SYSTEMS][CDSE_NAME_MAX];
+    char path[CDSE_PATH_MAX];
 };
+
+/* The program's guard around reads of file content (cdse_store_set_read_guard); nested reads
+ * (an open reads /progress) call it once. */
+static cdse_store_read_guard read_guard;
+static int read_depth;
+
+void cdse_store_set_read_guard(const cdse_store_read_guard *guard)
+{
+    memset(&read_guard, 0, sizeof read_guard);
+    if (guard != NULL)
+        read_guard = *guard;
+}
+
+static void guard_begin(const char *path)
+{
+    if (read_depth++ == 0 && read_guard.begin != NULL)
+        read_guard.begin(path, read_guard.ctx);
+}
+
+static void guard_end(void)
+{
+    if (--read_depth == 0 && read_guard.end != NULL)
+        read_guard.end(read_guard.ctx);
+}
 
 static const char *const store_mode_names[] = {"all", "feasible", "best"};
 
@@ -54,6 +90,40 @@ void cdse_store_quiet_hdf5(void)
     /* CDSE_HDF5_ERRORS=1 keeps HDF5's own error stacks, for debugging. */
     if (getenv("CDSE_HDF5_ERRORS") == NULL)
         H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+/* The operating system's words for why the last HDF5 call failed: HDF5's file driver records
+ * them in its error stack ("..., errno = 28, error message = 'No space left on device', ...");
+ * errno otherwise. */
+static herr_t find_os_message(unsigned n, const H5E_error2_t *err, void *data)
+{
+    (void)n;
+    char *out = data;
+    const char *key = "error message = '";
+    const char *at = err->desc != NULL ? strstr(err->desc, key) : NULL;
+    if (at != NULL && out[0] == '\0') {
+        at += strlen(key);
+        const char *end = strchr(at, '\'');
+        size_t len = end != NULL ? (size_t)(end - at) : strlen(at);
+        if (len > 127)
+            len = 127;
+        memcpy(out, at, len);
+        out[len] = '\0';
+    }
+    return 0;
+}
+
+static const char *io_cause(char *buf, size_t size)
+{
+    char found[128] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_os_message, found);
+    if (found[0] != '\0')
+        snprintf(buf, size, "%s", found);
+    else if (errno != 0)
+        snprintf(buf, size, "%s", strerror(errno));
+    else
+        snprintf(buf, size, "an HDF5 error (CDSE_HDF5_ERRORS=1 shows it)");
+    return buf;
 }
 
 /* ---- row layout ---------------------------------------------------------------------------- */
@@ -319,6 +389,11 @@ static hid_t create_table(hid_t loc, const char *name, hid_t type, hsize_t chunk
         H5Pset_shuffle(dcpl);
         H5Pset_deflate(dcpl, STORE_DEFLATE_LEVEL);
     }
+    /* Tables written through H5Dwrite carry HDF5's Fletcher-32 checksum per chunk, verified on
+     * every read; /results is written as compressed chunks of our own (H5Dwrite_chunk, below)
+     * and goes without. */
+    if (strcmp(name, "results") != 0)
+        H5Pset_fletcher32(dcpl);
     /* No raw-data chunk cache: a chunk is compressed and written during H5Dwrite, so that the
      * flush of a commit writes only metadata and lasts a few milliseconds. */
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
@@ -372,6 +447,36 @@ static uint64_t table_rows(hid_t d)
     if (space >= 0)
         H5Sclose(space);
     return dims;
+}
+
+/* The rows a 1-D table claims, checked against what the file can hold (its size, times
+ * deflate's largest ratio for compressed tables, plus one chunk of rows an interrupted write may
+ * have announced) and the read budget, so that a damaged extent is reported instead of
+ * allocated. */
+static int checked_rows(const cdse_store *s, hid_t d, const char *name, size_t row_size,
+                        uint64_t *rows, cdse_diag *diag)
+{
+    *rows = table_rows(d);
+    hsize_t file_size = 0;
+    H5Fget_filesize(s->file, &file_size);
+    hid_t dcpl = H5Dget_create_plist(d);
+    bool compressed = dcpl >= 0 && H5Pget_nfilters(dcpl) > 0;
+    hsize_t chunk = 0;
+    if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED)
+        H5Pget_chunk(dcpl, 1, &chunk);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    uint64_t room = (uint64_t)file_size * (compressed ? STORE_DEFLATE_MAX_RATIO : 1) / row_size;
+    if (*rows > room + chunk || *rows > STORE_READ_BUDGET / row_size) {
+        cdse_diag_set(
+            diag,
+            "%s: a damaged store: /%s claims %llu rows of %zu bytes in a file of %llu "
+            "bytes (at most %llu rows fit; reads are limited to %llu MiB)" STORE_DAMAGED_HINT,
+            s->path, name, (unsigned long long)*rows, row_size, (unsigned long long)file_size,
+            (unsigned long long)(room + chunk), (unsigned long long)(STORE_READ_BUDGET >> 20));
+        return CDSE_EIO;
+    }
+    return CDSE_OK;
 }
 
 /* Opens a table without a raw-data chunk cache (see create_table). */
@@ -553,10 +658,16 @@ static int write_fixed_table(hid_t loc, const char *name, hid_t type, size_t n, 
 {
     hsize_t dims = n;
     hid_t space = H5Screate_simple(1, &dims, NULL);
-    hid_t d = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    /* One chunk with a Fletcher-32 checksum (a filter needs a chunked layout). */
+    hsize_t chunk = n > 0 ? n : 1;
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, &chunk);
+    H5Pset_fletcher32(dcpl);
+    hid_t d = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     herr_t rc = d < 0 ? -1 : H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
     if (d >= 0)
         H5Dclose(d);
+    H5Pclose(dcpl);
     H5Sclose(space);
     return rc < 0 ? -1 : 0;
 }
@@ -751,6 +862,7 @@ int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_me
         return CDSE_ENOMEM;
     }
     s->writable = true;
+    snprintf(s->path, sizeof s->path, "%s", path);
     s->fingerprint = job->fingerprint;
     s->space_size = job->space.size;
     s->metric = job->objective.metric;
@@ -856,17 +968,18 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
         read_names(s->file, "systems", s->system_name, CDSE_MAX_SYSTEMS, &s->n_systems) < 0) {
         cdse_diag_set(diag,
                       "%s: a damaged clusterdse store (root attributes or /models, "
-                      "/systems unreadable)",
+                      "/systems unreadable)" STORE_DAMAGED_HINT,
                       path);
-        return CDSE_EINVAL;
+        return CDSE_EIO;
     }
     s->complete = complete != 0;
     s->row_type = row_type(s);
     static const char *const required[] = {"counts", "progress", "top", "pareto", "job"};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
         if (H5Lexists(s->file, required[i], H5P_DEFAULT) <= 0) {
-            cdse_diag_set(diag, "%s: a damaged clusterdse store (no /%s)", path, required[i]);
-            return CDSE_EINVAL;
+            cdse_diag_set(diag, "%s: a damaged clusterdse store (no /%s)" STORE_DAMAGED_HINT, path,
+                          required[i]);
+            return CDSE_EIO;
         }
     if (H5Lexists(s->file, "results", H5P_DEFAULT) > 0) {
         hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
@@ -874,13 +987,16 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
         s->results = H5Dopen2(s->file, "results", dapl);
         H5Pclose(dapl);
         if (s->results < 0) {
-            cdse_diag_set(diag, "%s: /results cannot be opened", path);
-            return CDSE_EINVAL;
+            cdse_diag_set(diag, "%s: a damaged store: /results cannot be opened" STORE_DAMAGED_HINT,
+                          path);
+            return CDSE_EIO;
         }
         s->rows = table_rows(s->results);
     }
     return CDSE_OK;
 }
+
+static int unguarded_read_progress(cdse_store *store, cdse_done **done, size_t *n, cdse_diag *diag);
 
 /* Brings a store back to its last complete commit. Rows of /progress are appended commit after
  * commit with a non-decreasing /results row count, so the longest prefix of /progress whose row
@@ -894,7 +1010,7 @@ static int last_commit(cdse_store *s, size_t *keep, size_t *total, uint64_t *com
 {
     cdse_done *done = NULL;
     size_t n = 0;
-    int rc = cdse_store_read_progress(s, &done, &n, diag);
+    int rc = unguarded_read_progress(s, &done, &n, diag);
     if (rc != 0)
         return rc;
     uint64_t limit = s->results >= 0 ? s->rows : 0;
@@ -937,7 +1053,7 @@ static int truncate_uncommitted(cdse_store *s, const char *path, cdse_diag *diag
     return CDSE_OK;
 }
 
-int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
+static int unguarded_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
 {
     *out = NULL;
     struct stat st;
@@ -955,6 +1071,7 @@ int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag
         return CDSE_ENOMEM;
     }
     s->writable = writable;
+    snprintf(s->path, sizeof s->path, "%s", path);
     if (writable && (s->lock_fd = lock_writer(path)) < 0) {
         cdse_diag_set(diag, "%s is being written by another sweep (or cannot be opened)", path);
         store_free(s);
@@ -1065,7 +1182,7 @@ const char *cdse_store_system_name(const cdse_store *store, int i)
     return i >= 0 && i < store->n_systems ? store->system_name[i] : "?";
 }
 
-int cdse_store_job_text(cdse_store *store, char **text, cdse_diag *diag)
+static int unguarded_job_text(cdse_store *store, char **text, cdse_diag *diag)
 {
     *text = NULL;
     hid_t d = H5Dopen2(store->file, "job", H5P_DEFAULT);
@@ -1099,6 +1216,7 @@ int cdse_store_write_rows(cdse_store *store, uint64_t start, const void *rows, s
     }
     uint64_t end = start + n > store->rows ? start + n : store->rows;
     hsize_t extent = end, offset = start, count = n;
+    errno = 0;
     int rc = H5Dset_extent(store->results, &extent) < 0 ? -1 : 0;
     if (rc == 0) {
         hid_t fspace = H5Dget_space(store->results);
@@ -1112,7 +1230,9 @@ int cdse_store_write_rows(cdse_store *store, uint64_t start, const void *rows, s
         H5Sclose(fspace);
     }
     if (rc != 0) {
-        cdse_diag_set(diag, "writing %zu rows to /results failed", n);
+        char cause[160];
+        cdse_diag_set(diag, "%s: writing %zu rows to /results failed: %s", store->path, n,
+                      io_cause(cause, sizeof cause));
         return CDSE_EIO;
     }
     store->rows = end;
@@ -1177,9 +1297,12 @@ int cdse_store_write_chunk(cdse_store *store, uint64_t start, const void *data, 
     if (end < store->rows)
         end = store->rows;
     hsize_t extent = end, offset = start;
+    errno = 0;
     if (H5Dset_extent(store->results, &extent) < 0 ||
         H5Dwrite_chunk(store->results, H5P_DEFAULT, 0, &offset, size, data) < 0) {
-        cdse_diag_set(diag, "writing a chunk to /results failed");
+        char cause[160];
+        cdse_diag_set(diag, "%s: writing a chunk to /results failed: %s", store->path,
+                      io_cause(cause, sizeof cause));
         return CDSE_EIO;
     }
     store->rows = end;
@@ -1208,6 +1331,7 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
                       size_t n_pareto, cdse_diag *diag)
 {
     int rc = 0;
+    errno = 0;
     for (size_t i = 0; i < n_done; i++)
         done[i].rows = store->results >= 0 ? store->rows : 0;
     hid_t rt = range_type(), ct = count_type();
@@ -1236,7 +1360,9 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
     if (rc == 0 && H5Fflush(store->file, H5F_SCOPE_GLOBAL) < 0)
         rc = -1;
     if (rc != 0) {
-        cdse_diag_set(diag, "committing to the store failed (disk full?)");
+        char cause[160];
+        cdse_diag_set(diag, "%s: committing to the store failed: %s", store->path,
+                      io_cause(cause, sizeof cause));
         return CDSE_EIO;
     }
     return CDSE_OK;
@@ -1256,16 +1382,22 @@ int cdse_store_set_complete(cdse_store *store, cdse_diag *diag)
 
 /* ---- read ---------------------------------------------------------------------------------- */
 
-int cdse_store_read_progress(cdse_store *store, cdse_done **done, size_t *n, cdse_diag *diag)
+static int unguarded_read_progress(cdse_store *store, cdse_done **done, size_t *n, cdse_diag *diag)
 {
     *done = NULL;
     *n = 0;
     hid_t d = open_table(store->file, "progress");
     if (d < 0) {
-        cdse_diag_set(diag, "cannot open /progress");
-        return CDSE_EINVAL;
+        cdse_diag_set(diag, "%s: a damaged store: /progress cannot be opened" STORE_DAMAGED_HINT,
+                      store->path);
+        return CDSE_EIO;
     }
-    uint64_t rows = table_rows(d);
+    uint64_t rows = 0;
+    int checked = checked_rows(store, d, "progress", sizeof(cdse_done), &rows, diag);
+    if (checked != CDSE_OK) {
+        H5Dclose(d);
+        return checked;
+    }
     cdse_done *r = malloc(rows ? rows * sizeof *r : sizeof *r);
     hid_t rt = range_type();
     int rc = r == NULL ? -1 : table_read(d, rt, 0, (size_t)rows, r);
@@ -1273,7 +1405,8 @@ int cdse_store_read_progress(cdse_store *store, cdse_done **done, size_t *n, cds
     H5Dclose(d);
     if (rc < 0) {
         free(r);
-        cdse_diag_set(diag, "cannot read /progress");
+        cdse_diag_set(diag, "%s: a damaged store: /progress cannot be read" STORE_DAMAGED_HINT,
+                      store->path);
         return CDSE_EIO;
     }
     *done = r;
@@ -1292,15 +1425,16 @@ void cdse_store_sum_counts(const cdse_done *done, size_t n, cdse_counts *counts)
     counts->feasible = counts->status[CDSE_ST_OK];
 }
 
-int cdse_store_read_counts(cdse_store *store, cdse_counts *counts, cdse_diag *diag)
+static int unguarded_read_counts(cdse_store *store, cdse_counts *counts, cdse_diag *diag)
 {
     memset(counts, 0, sizeof *counts);
     hid_t d = open_table(store->file, "counts");
     if (d < 0 || table_rows(d) > 64) {
         if (d >= 0)
             H5Dclose(d);
-        cdse_diag_set(diag, "cannot read /counts");
-        return CDSE_EINVAL;
+        cdse_diag_set(diag, "%s: a damaged store: /counts cannot be read" STORE_DAMAGED_HINT,
+                      store->path);
+        return CDSE_EIO;
     }
     uint64_t rows = table_rows(d);
     count_row buf[64];
@@ -1309,7 +1443,8 @@ int cdse_store_read_counts(cdse_store *store, cdse_counts *counts, cdse_diag *di
     H5Tclose(ct);
     H5Dclose(d);
     if (rc < 0) {
-        cdse_diag_set(diag, "cannot read /counts");
+        cdse_diag_set(diag, "%s: a damaged store: /counts cannot be read" STORE_DAMAGED_HINT,
+                      store->path);
         return CDSE_EIO;
     }
     for (uint64_t i = 0; i < rows; i++) {
@@ -1329,10 +1464,13 @@ bool cdse_store_has(cdse_store *store, const char *dataset)
 {
     if (strcmp(dataset, "results") == 0)
         return store->results >= 0;
-    return H5Lexists(store->file, dataset, H5P_DEFAULT) > 0;
+    guard_begin(store->path);
+    bool has = H5Lexists(store->file, dataset, H5P_DEFAULT) > 0;
+    guard_end();
+    return has;
 }
 
-int cdse_store_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_diag *diag)
+static int unguarded_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_diag *diag)
 {
     *n = 0;
     if (strcmp(dataset, "results") == 0) {
@@ -1343,30 +1481,88 @@ int cdse_store_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_di
         return CDSE_OK;
     hid_t d = open_table(store->file, dataset);
     if (d < 0) {
-        cdse_diag_set(diag, "cannot open /%s", dataset);
+        cdse_diag_set(diag, "%s: a damaged store: /%s cannot be opened" STORE_DAMAGED_HINT,
+                      store->path, dataset);
         return CDSE_EIO;
     }
-    *n = table_rows(d);
+    int rc = checked_rows(store, d, dataset, cdse_store_row_size(), n, diag);
     H5Dclose(d);
-    return CDSE_OK;
+    if (rc != CDSE_OK)
+        *n = 0;
+    return rc;
 }
 
-int cdse_store_read_rows(cdse_store *store, const char *dataset, uint64_t start, size_t n,
-                         void *rows, cdse_diag *diag)
+static int unguarded_read_rows(cdse_store *store, const char *dataset, uint64_t start, size_t n,
+                               void *rows, cdse_diag *diag)
 {
     bool is_results = strcmp(dataset, "results") == 0;
     hid_t d = is_results ? store->results : open_table(store->file, dataset);
     if (d < 0) {
-        cdse_diag_set(diag, "cannot open /%s", dataset);
+        cdse_diag_set(diag, "%s: a damaged store: /%s cannot be opened" STORE_DAMAGED_HINT,
+                      store->path, dataset);
         return CDSE_EIO;
     }
     int rc = table_read(d, store->row_type, start, n, rows);
     if (!is_results)
         H5Dclose(d);
     if (rc < 0) {
-        cdse_diag_set(diag, "cannot read rows %llu..%llu of /%s (damaged file?)",
-                      (unsigned long long)start, (unsigned long long)(start + n), dataset);
+        cdse_diag_set(diag,
+                      "%s: a damaged store: rows %llu..%llu of /%s cannot be read (a checksum or "
+                      "a decompression failed)" STORE_DAMAGED_HINT,
+                      store->path, (unsigned long long)start, (unsigned long long)(start + n),
+                      dataset);
         return CDSE_EIO;
     }
     return CDSE_OK;
+}
+
+/* ---- guarded entry points ------------------------------------------------------------------ */
+
+int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
+{
+    guard_begin(path);
+    int rc = unguarded_open(path, writable, out, diag);
+    guard_end();
+    return rc;
+}
+
+int cdse_store_job_text(cdse_store *store, char **text, cdse_diag *diag)
+{
+    guard_begin(store->path);
+    int rc = unguarded_job_text(store, text, diag);
+    guard_end();
+    return rc;
+}
+
+int cdse_store_read_progress(cdse_store *store, cdse_done **done, size_t *n, cdse_diag *diag)
+{
+    guard_begin(store->path);
+    int rc = unguarded_read_progress(store, done, n, diag);
+    guard_end();
+    return rc;
+}
+
+int cdse_store_read_counts(cdse_store *store, cdse_counts *counts, cdse_diag *diag)
+{
+    guard_begin(store->path);
+    int rc = unguarded_read_counts(store, counts, diag);
+    guard_end();
+    return rc;
+}
+
+int cdse_store_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_diag *diag)
+{
+    guard_begin(store->path);
+    int rc = unguarded_rows(store, dataset, n, diag);
+    guard_end();
+    return rc;
+}
+
+int cdse_store_read_rows(cdse_store *store, const char *dataset, uint64_t start, size_t n,
+                         void *rows, cdse_diag *diag)
+{
+    guard_begin(store->path);
+    int rc = unguarded_read_rows(store, dataset, start, n, rows, diag);
+    guard_end();
+    return rc;
 }

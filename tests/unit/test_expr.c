@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -151,13 +152,78 @@ static void test_errors(void **state)
     assert_int_equal(error_position("\"abc", msg, sizeof msg), 1);
 }
 
+/* `n` copies of `unit` then `tail`, in a buffer the caller frees. */
+static char *repeat(const char *unit, int n, const char *tail)
+{
+    size_t u = strlen(unit), t = strlen(tail);
+    char *text = malloc(u * (size_t)n + t + 1);
+    assert_non_null(text);
+    for (int i = 0; i < n; i++)
+        memcpy(text + u * (size_t)i, unit, u);
+    memcpy(text + u * (size_t)n, tail, t + 1);
+    return text;
+}
+
+/* Fuzz finding B1: ~9,500 nested parentheses overflowed the stack. Nesting and tree depth stop
+ * at CDSE_EXPR_MAX_DEPTH = 1000 with a message; up to the limit everything still works. */
+static void test_depth_limit(void **state)
+{
+    (void)state;
+    char msg[1024];
+    /* 1000 '(' around tp==1: 1000 levels of nesting, a tree of depth 2 (== over tp and 1). */
+    char *open = repeat("(", 1000, "tp==1"), *close = repeat(")", 1000, "");
+    char *text = malloc(strlen(open) + strlen(close) + 1);
+    assert_non_null(text);
+    strcpy(text, open);
+    strcat(text, close);
+    assert_float_equal(eval3(text, 1, 0, 0), 1.0, 0);
+    free(text);
+    free(open);
+    free(close);
+    /* 1001 '(': the 1001st, at character 1001, is one too many. */
+    text = repeat("(", 1001, "tp==1");
+    assert_int_equal(error_position(text, msg, sizeof msg), 1001);
+    assert_non_null(strstr(msg, "deeper than 1000 levels"));
+    free(text);
+    /* 9,500 '(' (the finding's size) without a closing one: the same message, no crash. */
+    text = repeat("(", 9500, "");
+    assert_int_equal(error_position(text, msg, sizeof msg), 1001);
+    free(text);
+    /* 999 unary minus over 1: a tree of depth 1000 (999 negations + the number), value -1. */
+    text = repeat("-", 999, "1");
+    assert_float_equal(eval3(text, 0, 0, 0), -1.0, 0);
+    free(text);
+    text = repeat("-", 1000, "1");
+    error_position(text, msg, sizeof msg);
+    assert_non_null(strstr(msg, "deeper than 1000 levels"));
+    free(text);
+    /* tp followed by 999 "|| tp": a left-deep tree of 999 '||' over tp, depth 1000; one more
+     * '||' is depth 1001. */
+    char *chain = repeat(" || tp", 999, "");
+    text = malloc(strlen(chain) + 3);
+    assert_non_null(text);
+    strcpy(text, "tp");
+    strcat(text, chain);
+    assert_float_equal(eval3(text, 2, 0, 0), 1.0, 0);
+    free(text);
+    free(chain);
+    chain = repeat(" || tp", 1000, "");
+    text = malloc(strlen(chain) + 3);
+    assert_non_null(text);
+    strcpy(text, "tp");
+    strcat(text, chain);
+    error_position(text, msg, sizeof msg);
+    assert_non_null(strstr(msg, "deeper than 1000 levels"));
+    free(text);
+    free(chain);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_comparisons),
-        cmocka_unit_test(test_precedence),
-        cmocka_unit_test(test_strings),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_comparisons), cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_strings),     cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_depth_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

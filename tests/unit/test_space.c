@@ -129,6 +129,16 @@ static void test_overflow_rejected(void **state)
     space.n[10] = 64;
     assert_int_equal(cdse_space_finish(&space, &diag), CDSE_EINVAL);
     assert_non_null(strstr(diag.msg, "2^63"));
+    /* Exactly 2^63 (fuzz finding B13: 2^60 * 2 * 2 * 2) is refused too: the largest index must
+     * fit a signed 64-bit integer, so the size stays at most 2^63 - 1. */
+    space.n[10] = 2;
+    space.n[11] = 2;
+    space.n[12] = 2;
+    assert_int_equal(cdse_space_finish(&space, &diag), CDSE_EINVAL);
+    /* 2^62 * 1 configurations below it still pass. */
+    space.n[12] = 1;
+    assert_int_equal(cdse_space_finish(&space, &diag), CDSE_OK);
+    assert_int_equal(space.size, (uint64_t)1 << 62);
 }
 
 static void test_empty_axis_rejected(void **state)

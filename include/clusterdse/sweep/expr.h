@@ -18,6 +18,11 @@
 
 typedef struct cdse_expr cdse_expr;
 
+/* Deepest nesting accepted, in parentheses, '-' and '!' while parsing and in the tree's depth
+ * (a chain of 1000 '&&' is 1000 deep): both the parser and the evaluator recurse, so this bounds
+ * their stack use (about 200 bytes a level). Keep EXPR_DEPTH_TEXT in expr.c equal. */
+#define CDSE_EXPR_MAX_DEPTH 1000
+
 typedef struct cdse_expr_env {
     /* Returns a variable id >= 0 for `name`, or -1 if there is no such variable. */
     int (*lookup)(void *ctx, const char *name);

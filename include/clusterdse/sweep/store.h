@@ -68,6 +68,20 @@ int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_me
  * not a clusterdse store, with a message. */
 int cdse_store_open(const char *path, bool writable, cdse_store **store, cdse_diag *diag);
 
+/* HDF5 1.10 can crash or loop forever on a damaged file (global heap of variable-length
+ * strings, compound conversion), below anything a caller can check. The store calls
+ * `begin(path, ctx)` before each read of a store's content (open, cdse_store_rows,
+ * cdse_store_read_*, cdse_store_job_text, cdse_store_has) and `end(ctx)` after it, so that the
+ * program can turn a crash or a hang inside into a message and exit code of its own (the
+ * command line: signal handlers and an alarm, src/cli/store_guard.c). NULL removes the guard.
+ * Process-wide, like the signal handlers it serves. */
+typedef struct cdse_store_read_guard {
+    void (*begin)(const char *path, void *ctx);
+    void (*end)(void *ctx);
+    void *ctx;
+} cdse_store_read_guard;
+void cdse_store_set_read_guard(const cdse_store_read_guard *guard);
+
 int cdse_store_close(cdse_store *store, cdse_diag *diag);
 
 /* Root attributes. */

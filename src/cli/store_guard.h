@@ -1,0 +1,14 @@
+/* The command line's guard around store reads (store_guard.c). */
+#ifndef CLUSTERDSE_STORE_GUARD_H
+#define CLUSTERDSE_STORE_GUARD_H
+
+/* Longest a single read of a store may take before it counts as a hang inside HDF5 (a read is
+ * one open, or one call that reads a table or part of one: milliseconds on a healthy store). */
+#define CDSE_STORE_READ_SECONDS      10
+#define CDSE_STORE_READ_SECONDS_TEXT "10"
+
+/* Installs the guard for the rest of the process; `prog` starts its messages
+ * ("clusterdse top"). */
+void cdse_cli_store_guard(const char *prog);
+
+#endif

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Regression inputs of the fuzzing campaign (issue 15; ../shared/findings/fuzz-2026-12/README.md)
+# in tests/fuzz/regress and tests/fuzz/stores: each ends with one message and exit 1 or 2 within
+# 20 s, never a crash, a hang or a silent wrong answer. Damaged stores run under a 4 GB memory
+# limit (ulimit -v), as in the finding B12.
+set -uo pipefail
+: "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
+regress=$CDSE_SRC/tests/fuzz/regress
+stores=$CDSE_SRC/tests/fuzz/stores
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+failed=0
+
+# expect CODE PATTERN COMMAND...: exit CODE within 20 s, PATTERN in stderr or stdout.
+expect() {
+    local code=$1 pattern=$2
+    shift 2
+    echo "+ $*" | cut -c1-200
+    (ulimit -v 4000000; timeout 20 "$@") >"$dir/out" 2>"$dir/err"
+    local rc=$?
+    sed 's/^/    /' "$dir/err" | head -3 | cut -c1-240
+    if [ "$rc" -ne "$code" ]; then
+        echo "FAIL: exit $rc, expected $code"
+        failed=1
+    elif ! cat "$dir/err" "$dir/out" | grep -q -- "$pattern"; then
+        echo "FAIL: stderr does not match '$pattern'"
+        failed=1
+    fi
+}
+
+# B1: ~9,500 nested parentheses in --where.
+expect 1 "nests deeper than 1000 levels" \
+    "$CLUSTERDSE" top "$stores/old_format_seed.h5" -n 1 --where "$(cat "$regress/where_deep_parens.txt")"
+# B3: layers = 2^31-1 evaluated as ok with negative time.
+expect 1 "models\[0\].layers': 2147483647 is too large; allowed: an integer up to 1048576" \
+    "$CLUSTERDSE" eval "$regress/layers_overflow.cfg"
+expect 1 "models\[0\].layers': 2147483647 is too large" \
+    "$CLUSTERDSE" eval "$regress/layers_overflow_min.cfg"
+# B7: 4 * hidden overflowed; the message named ffn, a key never written.
+expect 1 "models\[0\].hidden': 600000000 is too large; allowed: an integer up to 67108864" \
+    "$CLUSTERDSE" eval "$regress/ffn_overflow.cfg"
+expect 1 "models\[0\].hidden': 600000000 is too large" \
+    "$CLUSTERDSE" eval "$regress/hidden_overflow_min.cfg"
+# B13: exactly 2^63 configurations.
+expect 1 "2^63 configurations or more" "$CLUSTERDSE" eval "$regress/space_2p63.cfg"
+# B12: a /progress extent of 1.4e17 rows.
+expect 2 "a damaged store: /progress claims 135637824071393762 rows" \
+    "$CLUSTERDSE" top "$stores/progress_dims_wrap.h5" -n 1
+# H1-H3: crashes inside libhdf5; H4: a hang inside libhdf5.
+for store in store_segv_H5HG_read store_memcpy_overlap_H5HG_read store_segv_H5T_conv_struct; do
+    expect 2 "a damaged store: HDF5 crashed reading it" "$CLUSTERDSE" top "$stores/$store.h5" -n 1
+done
+expect 2 "a damaged store: reading it took longer than 10 s" \
+    "$CLUSTERDSE" top "$stores/store_hang_H5HG.h5" -n 1
+# The undamaged store of the old format (variable-length strings, no checksums) still reads.
+expect 0 "gpt3-125m *a100-80g-dgx *16" "$CLUSTERDSE" top "$stores/old_format_seed.h5" -n 1
+
+[ "$failed" -eq 0 ] && echo "fuzz_findings: ok"
+exit "$failed"
