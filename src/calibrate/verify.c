@@ -87,16 +87,22 @@ int cdse_verify_ops(const cdse_record *rec, const cdse_model *model, const cdse_
 {
     const cdse_strategy *st = &rec->strategy;
     int n = 0, tp = st->tp, cp = st->cp, dp = rec->result.dp, pp = st->pp, ep = st->ep;
+    /* Group strides from the placement, as perf.c derives them (DP with CP starts at the
+     * smaller of the two strides). */
+    int stride[CDSE_PLACE_DIMS];
+    cdse_placement_strides(st->placement, tp, cp, dp, pp, stride);
+    int dp_stride = cp > 1 && stride[CDSE_PLACE_CP] < stride[CDSE_PLACE_DP] ? stride[CDSE_PLACE_CP]
+                                                                            : stride[CDSE_PLACE_DP];
     /* Activations of one micro-batch on one CP rank (perf.c: tokens = b s / cp). */
     double act = (double)st->microbatch * model->seq_len / cp * model->hidden * VERIFY_ACT_BYTES;
     if (tp > 1 && st->sequence_parallel) {
-        add_op(ops, &n, rec, model, system, "tp", CDSE_COLL_ALLGATHER, tp, 1, act, world,
-               max_bytes);
-        add_op(ops, &n, rec, model, system, "tp", CDSE_COLL_REDUCE_SCATTER, tp, 1, act, world,
-               max_bytes);
+        add_op(ops, &n, rec, model, system, "tp", CDSE_COLL_ALLGATHER, tp, stride[CDSE_PLACE_TP],
+               act, world, max_bytes);
+        add_op(ops, &n, rec, model, system, "tp", CDSE_COLL_REDUCE_SCATTER, tp,
+               stride[CDSE_PLACE_TP], act, world, max_bytes);
     } else if (tp > 1) {
-        add_op(ops, &n, rec, model, system, "tp", CDSE_COLL_ALLREDUCE, tp, 1, act, world,
-               max_bytes);
+        add_op(ops, &n, rec, model, system, "tp", CDSE_COLL_ALLREDUCE, tp, stride[CDSE_PLACE_TP],
+               act, world, max_bytes);
     }
     /* DP (with CP): the stage's gradients; perf.c derives the stage's parameters from the
      * weight memory. */
@@ -106,12 +112,12 @@ int cdse_verify_ops(const cdse_record *rec, const cdse_model *model, const cdse_
     double grads = stage_params * VERIFY_GRAD_BYTES;
     if (dp * cp > 1) {
         if (st->zero == 0) {
-            add_op(ops, &n, rec, model, system, "dp", CDSE_COLL_ALLREDUCE, dp * cp, tp, grads,
-                   world, max_bytes);
+            add_op(ops, &n, rec, model, system, "dp", CDSE_COLL_ALLREDUCE, dp * cp, dp_stride,
+                   grads, world, max_bytes);
         } else {
-            add_op(ops, &n, rec, model, system, "dp", CDSE_COLL_REDUCE_SCATTER, dp * cp, tp, grads,
-                   world, max_bytes);
-            add_op(ops, &n, rec, model, system, "dp", CDSE_COLL_ALLGATHER, dp * cp, tp,
+            add_op(ops, &n, rec, model, system, "dp", CDSE_COLL_REDUCE_SCATTER, dp * cp, dp_stride,
+                   grads, world, max_bytes);
+            add_op(ops, &n, rec, model, system, "dp", CDSE_COLL_ALLGATHER, dp * cp, dp_stride,
                    stage_params * VERIFY_WEIGHT_BYTES, world, max_bytes);
         }
     }
@@ -121,8 +127,8 @@ int cdse_verify_ops(const cdse_record *rec, const cdse_model *model, const cdse_
                max_bytes);
     }
     if (pp > 1) /* Megatron scatters the boundary activation over the TP ranks before sending */
-        add_op(ops, &n, rec, model, system, "pp", CDSE_COLL_SENDRECV, 2, tp * cp * dp, act / tp,
-               world, max_bytes);
+        add_op(ops, &n, rec, model, system, "pp", CDSE_COLL_SENDRECV, 2, stride[CDSE_PLACE_PP],
+               act / tp, world, max_bytes);
     return n;
 }
 

@@ -10,11 +10,14 @@
 #   netbed.sh status DIR               addresses, qdiscs, processes
 #   netbed.sh down DIR                 remove everything `up` made (safe to repeat)
 #
-# RATE is a tc rate (1gbit, 500mbit, ...). Each node has one veth "NIC" on the bridge; tbf
-# shapes it in both directions (egress inside the node and egress of the bridge port toward
-# the node), so a node sends and receives at most RATE: a point-to-point link of RATE between
-# two nodes, as a node's NIC on a switch. Loopback and shared memory inside a node are not
-# shaped.
+# RATE is a tc rate (1gbit, 500mbit, ...). Each node has one veth "NIC" per slot (SLOTS,
+# default 2) on the bridge, as a DGX node has one NIC per GPU, which is what the model's
+# per-rank inter-node bandwidth assumes; tbf shapes each NIC in both directions (egress inside
+# the node and egress of the bridge port toward it). Rank L of a node uses NIC L mod SLOTS when
+# started through DIR/nic (`netbed.sh mpirun DIR -np 4 DIR/nic PROGRAM ...`; srun sets
+# SLURM_LOCALID, which DIR/nic reads too). Loopback and shared memory inside a node are not
+# shaped. Payload rate of one TCP stream: RATE x 1448 / 1514 (MTU 1500, TCP timestamps; tbf
+# counts the frame from the Ethernet header, not the preamble, FCS and gap of a real wire).
 #
 # No traffic can leave the machine: the nodes have no default route, only the bridge's private
 # /24 (a 10.213.X.0/24 that no interface or route of this machine uses, picked under a lock so
@@ -61,11 +64,13 @@ pick_subnet() {
     return 1
 }
 
-# tbf's bucket: 2 ms at RATE, at least 32 KiB; its queue: 1 ms. A smaller bucket starves the
-# link while the sender waits for tbf's timer (measured here with one TCP stream at 1 Gbit/s:
-# a 64 KiB bucket gave 74 MB/s of payload, 250 kB 118 MB/s of the 119.5 possible). A longer
-# queue (50 ms) delays the ACKs of the reverse direction behind a full queue, and two-way TCP
-# (MPI_Sendrecv) then ran at half the rate; with 1 ms both directions run at the full rate.
+# tbf's bucket: 2 ms at RATE, at least 32 KiB. A smaller bucket starves the link while the
+# sender waits for tbf's timer (measured here with one TCP stream at 1 Gbit/s: a 64 KiB bucket
+# gave 74 MB/s of payload, 250 kB 118 MB/s of the 119.5 possible). tbf's queue: 512 KiB, and
+# each node's TCP keeps at most 64 KiB per socket in it (tcp_limit_output_bytes, set in
+# add_node): with a queue of 1 ms the senders overflowed it (25 % of packets dropped at 100
+# Mbit/s, half the rate), with 50 ms the ACKs of the reverse direction waited behind it and
+# two-way TCP ran at half the rate.
 burst_bytes() {
     local bits
     bits=$(awk -v r="$1" 'BEGIN { n = r + 0; u = r; sub(/^[0-9.]+/, "", u);
@@ -76,9 +81,9 @@ burst_bytes() {
 shape_nic() { # NS DEV HOSTVETH RATE
     local burst
     burst=$(burst_bytes "$4")
-    tc -n "$1" qdisc replace dev "$2" root tbf rate "$4" burst "$burst" latency 1ms ||
+    tc -n "$1" qdisc replace dev "$2" root tbf rate "$4" burst "$burst" limit 524288 ||
         return 1
-    tc qdisc replace dev "$3" root tbf rate "$4" burst "$burst" latency 1ms
+    tc qdisc replace dev "$3" root tbf rate "$4" burst "$burst" limit 524288
 }
 
 cmd_up() {
@@ -138,7 +143,7 @@ add_node() {
     ip -n "$ns" link set lo up
     ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.arp_ignore=1 \
         net.ipv4.conf.all.arp_announce=2 net.ipv4.conf.all.rp_filter=0 \
-        net.ipv4.conf.default.rp_filter=0 >/dev/null || die "sysctl failed in $ns"
+        net.ipv4.conf.default.rp_filter=0 net.ipv4.tcp_limit_output_bytes=65536 >/dev/null || die "sysctl failed in $ns"
     for s in $(seq 0 $((slots - 1))); do
         host=cdse${id}n$k$s
         addr=$net.$((k + 16 * s))
@@ -185,6 +190,11 @@ esac
 exec ip netns exec "\$ns" unshare --uts sh -c 'hostname "\$0" && exec sh -c "\$*"' "\$host" "\$@"
 EOF
     chmod +x "$dir/agent"
+    # Messages up to 64 MiB go eagerly over TCP. With Open MPI's rendezvous, a two-way exchange
+    # (MPI_Sendrecv) over the one TCP connection of a pair of ranks serialised: each side's
+    # clear-to-send waited behind its own data, and 1 MiB took twice the link time (measured at
+    # 100 Mbit/s: 172 ms instead of 88). RDMA fabrics do not have this head-of-line blocking;
+    # the bed is there to check the model's bandwidth terms, so it avoids it.
     # Each rank talks TCP through its own NIC: local rank L uses eth(L mod SLOTS).
     cat >"$dir/nic" <<EOF
 #!/bin/sh
@@ -203,6 +213,8 @@ OMPI_MCA_btl_tcp_if_include=$NB_NET.0/24
 OMPI_MCA_oob_tcp_if_include=$NB_NET.0/24
 OMPI_MCA_rmaps_base_oversubscribe=1
 OMPI_MCA_mpi_yield_when_idle=1
+OMPI_MCA_btl_tcp_eager_limit=67108864
+OMPI_MCA_btl_tcp_max_send_size=67108864
 OMPI_ALLOW_RUN_AS_ROOT=1
 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 EOF
