@@ -2,7 +2,7 @@
 # For tests that need the multi-node test bed (tests/netbed/netbed.sh). Source it, then:
 #
 #   netbed_preflight            # SKIP (exit 77) unless root, namespaces work and a release build
-#   netbed_start NODES RATE     # a bed with 2 slots per node; sets NB_DIR, NB (the script); an
+#   netbed_start NODES RATE [ARGS]  # a bed, 2 slots per node; sets NB_DIR, NB (the script); an
 #                               # EXIT trap and a watchdog remove it; a failure here is a FAIL
 #   nbrun ARGS...               # mpirun on the bed (printed first), ranks on their own NICs
 #
@@ -41,9 +41,12 @@ netbed_preflight() {
     fi
 }
 
-netbed_start() {
-    echo "+ $NB up -n $1 -r $2 --owner $$"
-    NB_DIR=$(bash "$NB" up -n "$1" -r "$2" --owner $$) || { echo "FAIL: netbed.sh up"; exit 1; }
+netbed_start() { # NODES RATE [more netbed.sh up arguments]
+    local nodes=$1 rate=$2
+    shift 2
+    echo "+ $NB up -n $nodes -r $rate $* --owner $$"
+    NB_DIR=$(bash "$NB" up -n "$nodes" -r "$rate" "$@" --owner $$) ||
+        { echo "FAIL: netbed.sh up"; exit 1; }
     trap 'bash "$NB" down "$NB_DIR"' EXIT
 }
 

@@ -3,7 +3,7 @@
 # bridge, each with its own host name, the links between nodes shaped with tbf to a chosen rate,
 # and Open MPI launching ranks across them over TCP (shared memory inside a node).
 #
-#   netbed.sh up [-n NODES] [-r RATE] [-s SLOTS] [-d DIR] [--owner PID]   build; prints DIR
+#   netbed.sh up [-n NODES] [-r RATE] [-s SLOTS] [-H] [-d DIR] [--owner PID]   build; prints DIR
 #   netbed.sh exec DIR NODE CMD...     run CMD on node NODE (1..N): its namespace, its host name
 #   netbed.sh mpirun DIR ARGS...       mpirun on node 1 with the bed's hostfile and agent
 #   netbed.sh shape DIR RATE           re-shape every node's link (e.g. 4gbit)
@@ -22,7 +22,8 @@
 # No traffic can leave the machine: the nodes have no default route, only the bridge's private
 # /24 (a 10.213.X.0/24 that no interface or route of this machine uses, picked under a lock so
 # that two beds can run at once), and mpirun runs on node 1, not in the host's namespace. The
-# bridge carries no host address.
+# bridge carries no host address, unless -H gives it NET.254 for daemons that serve the nodes
+# from the host's namespace (slurmctld); the host routes NET.0/24 to the bridge, nothing more.
 #
 # Cleanup: `down` kills every process in the nodes' namespaces, deletes the namespaces (which
 # deletes their veths and qdiscs), the bridge and DIR. With --owner PID, `up` also starts a
@@ -87,15 +88,16 @@ shape_nic() { # NS DEV HOSTVETH RATE
 }
 
 cmd_up() {
-    local nodes=2 rate=1gbit dir="" owner=0 slots=2
+    local nodes=2 rate=1gbit dir="" owner=0 slots=2 host_addr=0
     while [ $# -gt 0 ]; do
         case $1 in
         -n) nodes=$2; shift 2 ;;
         -r) rate=$2; shift 2 ;;
         -d) dir=$2; shift 2 ;;
         -s) slots=$2; shift 2 ;;
+        -H) host_addr=1; shift ;;
         --owner) owner=$2; shift 2 ;;
-        *) NETBED_RC=1 die "up: unknown argument '$1'; allowed: -n NODES -r RATE -s SLOTS -d DIR --owner PID" ;;
+        *) NETBED_RC=1 die "up: unknown argument '$1'; allowed: -n NODES -r RATE -s SLOTS -H -d DIR --owner PID" ;;
         esac
     done
     [[ $nodes =~ ^[2-4]$ ]] || NETBED_RC=1 die "up: -n $nodes: allowed 2 to 4 nodes"
@@ -122,6 +124,7 @@ cmd_up() {
     start_watchdog "$dir" "$owner"
     ip link add "$bridge" type bridge || die "cannot create bridge $bridge"
     ip link set "$bridge" up
+    [ "$host_addr" = 0 ] || ip addr add "$net.254/24" dev "$bridge" || die "cannot address $bridge"
     for k in $(seq 1 "$nodes"); do
         add_node "$id" "$k" "$net" "$bridge" "$slots" "$rate"
     done
@@ -187,7 +190,7 @@ case "\$host" in
 $(for k in $(seq 1 "$NB_NODES"); do echo "nb$NB_ID-n$k) ns=cdse-$NB_ID-node$k ;;"; done)
 *) echo "netbed agent: unknown host '\$host'" >&2; exit 1 ;;
 esac
-exec ip netns exec "\$ns" unshare --uts sh -c 'hostname "\$0" && exec sh -c "\$*"' "\$host" "\$@"
+exec nsenter --net=/run/netns/\$ns unshare --uts sh -c 'hostname "\$0" && exec sh -c "\$*"' "\$host" "\$@"
 EOF
     chmod +x "$dir/agent"
     # Messages up to 64 MiB go eagerly over TCP. With Open MPI's rendezvous, a two-way exchange
@@ -236,6 +239,9 @@ wait_reachable() {
     done
 }
 
+# Enters the node's network namespace with nsenter, not `ip netns exec`: that one mounts the
+# namespace's own sysfs over /sys, which hides /sys/fs/cgroup, and slurmd then stops with "No
+# filesystem mounted on /sys/fs/cgroup". The agent above does the same.
 cmd_exec() {
     [ $# -ge 3 ] || usage
     load "$1"
@@ -244,7 +250,7 @@ cmd_exec() {
     [[ $k =~ ^[0-9]+$ ]] && [ "$k" -ge 1 ] && [ "$k" -le "$NB_NODES" ] ||
         NETBED_RC=1 die "exec: node '$k': allowed 1 to $NB_NODES"
     ns=NB_NS_$k
-    exec ip netns exec "${!ns}" unshare --uts sh -c 'hostname "$0" && exec "$@"' \
+    exec nsenter --net="/run/netns/${!ns}" unshare --uts sh -c 'hostname "$0" && exec "$@"' \
         "nb$NB_ID-n$k" "$@"
 }
 
