@@ -109,9 +109,10 @@ def pareto_figure(store, root):
         data["series"][str(system)] = [[int(g), float(t), int(i)] for g, t, i in
                                        zip(rows.gpus, rows[col], rows["index"])]
         ax.plot(rows.gpus, rows[col], "o", label=str(system), markersize=7)
-    for model, rows in df.groupby("model", observed=True):
+    for k, (model, rows) in enumerate(df.groupby("model", observed=True)):
         rows = rows.sort_values("gpus")
-        ax.step(rows.gpus, rows[col], where="post", color="0.6", lw=1, zorder=0,
+        ax.step(rows.gpus, rows[col], where="post", color="0.5", lw=1, zorder=0,
+                linestyle=["-", "--", ":", "-."][k % 4],
                 label=f"front of {model}")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("GPUs")
