@@ -79,23 +79,30 @@ def page(meta, sections):
                    for k, v in meta.items())
     body = "".join(sections)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<title>clusterdse report: {html.escape(str(meta.get("job", "")))}</title>'
+            f'<title>clusterdse report: {html.escape(str(meta.get("job", meta.get("probe plan"))))}'
+            f"</title>"
             f"<style>{STYLE}</style></head>\n<body>\n<h1>clusterdse report</h1>\n"
             f'<dl class="meta" id="meta">{head}</dl>\n{body}</body></html>\n')
 
 
-def metadata(store, root, version):
+def metadata(store, root, probes, version):
+    """What the page states first: the store, the job (or probe plan), the tool version of the
+    run and of the report, and when each ran."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     meta = {"store": os.path.abspath(store)}
     if "job_name" in root:
-        meta["job"] = root["job_name"]
-        meta["job file"] = root.get("job_path", "")
+        meta["job"] = f'{root["job_name"]} ({root.get("job_path", "")})'
         meta["sweep ran"] = f'{root.get("created", "?")} on {root.get("ranks", "?")} ranks, ' \
                             f'host(s) {root.get("hostnames", "?")}'
         meta["tool version of the sweep"] = f'{root.get("tool_version", "?")} ' \
                                             f'(git {root.get("git_revision", "?")})'
-        meta["store mode"] = root.get("store_mode", "?")
-        meta["metric"] = root.get("metric", "?")
+        meta["store mode, metric"] = f'{root.get("store_mode", "?")}, {root.get("metric", "?")}'
+    if probes:
+        meta["probe plan"] = probes.get("plan_name", "?")
+        meta["probes measured"] = f'{probes.get("date", "?")} on {probes.get("ranks", "?")} ' \
+                                  f'ranks, {probes.get("nodes", "?")} node(s), host(s) ' \
+                                  f'{probes.get("hostnames", "?")}'
+        meta["tool of the probes"] = probes.get("tool", "?")
     meta["report written"] = now
     meta["report tool version"] = version or "?"
     return meta
@@ -119,10 +126,7 @@ def write_report(args):
     if "counts" not in names and "probes" not in names and "verify" not in names:
         raise StoreError(f"{args.store}: not a clusterdse sweep or probe store (no /counts, "
                          f"/probes or /verify)")
-    if "probes" in names and "job" not in names:
-        root = {**root, "job_name": "probe plan " + str(attrs(args.store, "probes")
-                                                          .get("plan_name", "?"))}
-        root["created"] = attrs(args.store, "probes").get("date", "?")
+    probes = attrs(args.store, "probes") if "probes" in names else {}
     parts = sections_for(args.store, names, args, root)
     html_parts = []
     for kind, item in parts:
@@ -137,7 +141,7 @@ def write_report(args):
                     f.write(item.png)
         else:
             html_parts.append(table_html(item))
-    text = page(metadata(args.store, root, args.version_string), html_parts)
+    text = page(metadata(args.store, root, probes, args.version_string), html_parts)
     path = os.path.join(args.output, "report.html")
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
