@@ -7,6 +7,7 @@
 
 #include "clusterdse/sweep/report.h"
 #include "commands.h"
+#include "dry_run.h"
 
 /* Beyond this many configurations a single process takes minutes and prints gigabytes: the
  * distributed `clusterdse sweep` is the tool. */
@@ -19,6 +20,7 @@ typedef struct eval_options {
     long best;     /* > 0: print only the N best feasible configurations */
     int metric;    /* -1: the job's objective.metric */
     bool show_job; /* print the effective job instead of evaluating */
+    bool dry_run;  /* print the space and the estimated time instead of evaluating */
 } eval_options;
 
 /* Option handlers return -1 to continue, or an exit code (0 after --help). */
@@ -59,6 +61,12 @@ static int opt_show_job(eval_options *opt, const char *value)
 {
     (void)value;
     opt->show_job = true;
+    return -1;
+}
+static int opt_dry_run(eval_options *opt, const char *value)
+{
+    (void)value;
+    opt->dry_run = true;
     return -1;
 }
 static int opt_best(eval_options *opt, const char *value)
@@ -107,6 +115,9 @@ static const eval_option options[] = {
     {"--show-job", NULL, NULL, opt_show_job,
      "print the effective job (defaults resolved, models and\n"
      "                  systems inline) instead of evaluating it"},
+    {"--dry-run", NULL, NULL, opt_dry_run,
+     "print the space per axis, the number of configurations and\n"
+     "                  the estimated time (rate measured on a sample) instead"},
     {"--help-keys", NULL, NULL, opt_help_keys, "print the job-file key reference"},
     {"--help-columns", NULL, NULL, opt_help_columns, "print the output column reference"},
     {"--help", "-h", NULL, opt_help, "this text"},
@@ -280,7 +291,7 @@ static int print_best(const eval_options *opt, const cdse_job *job)
 
 int cdse_cmd_eval(int argc, char **argv)
 {
-    eval_options opt = {NULL, false, false, 0, -1, false};
+    eval_options opt = {NULL, false, false, 0, -1, false, false};
     int rc = parse_args(argc, argv, &opt);
     if (rc >= 0)
         return rc;
@@ -296,8 +307,11 @@ int cdse_cmd_eval(int argc, char **argv)
         free(job);
         return rc == CDSE_ENOMEM ? 2 : 1;
     }
-    if (opt.show_job) {
-        cdse_job_print(stdout, job);
+    if (opt.show_job || opt.dry_run) {
+        if (opt.dry_run)
+            cdse_dry_run(job, 1, false, stdout);
+        else
+            cdse_job_print(stdout, job);
         cdse_job_free(job);
         free(job);
         return 0;

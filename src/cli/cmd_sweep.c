@@ -12,11 +12,13 @@
 #include "clusterdse/calibrate/calibrate.h"
 #include "clusterdse/sweep/sweep.h"
 #include "commands.h"
+#include "dry_run.h"
 
 #define SWEEP_TOP_ROWS 10 /* rows of the table printed at the end */
 
 static const char usage_text[] =
     "usage: mpirun -np N clusterdse sweep [JOB.cfg] [-o OUT.h5] [--resume] [--force] [--quiet]\n"
+    "       clusterdse sweep [JOB.cfg] --dry-run [--ranks N]\n"
     "\n"
     "Evaluates every configuration of the job's space over the MPI ranks and stores the results\n"
     "in an HDF5 file (layout: docs/store.md). Without JOB.cfg, runs the built-in quickstart job\n"
@@ -24,7 +26,12 @@ static const char usage_text[] =
     "\n"
     "  -o, --output OUT.h5  the store (default: the job's `output`, else NAME.h5)\n"
     "  --resume             continue an interrupted store (starts one if OUT does not exist)\n"
-    "  --force              overwrite an existing store\n"
+    "  --force              overwrite an existing store; store a space of 10^10 or more\n"
+    "                       configurations with objective.store = \"all\"\n"
+    "  --dry-run            print the space per axis, the number of configurations, the\n"
+    "                       estimated time (at this machine's rate, measured on a sample)\n"
+    "                       and store size; evaluate nothing else, write nothing\n"
+    "  --ranks N            the rank count --dry-run estimates for (default: mpirun's)\n"
     "  --quiet              no progress lines\n"
     "  --tty                progress as one updating line even when stderr is not a terminal\n"
     "                       (under mpirun the ranks' stderr is a pipe: default, a line every 5 s)\n"
@@ -42,7 +49,8 @@ static const char usage_text[] =
 typedef struct sweep_args {
     const char *job_path; /* NULL: the embedded quickstart job */
     const char *output;
-    bool resume, force, quiet, help, tty;
+    bool resume, force, quiet, help, tty, dry_run;
+    int ranks; /* --ranks: for --dry-run; 0 = the communicator's size */
     uint64_t chunk;
     double flush_s;
 } sweep_args;
@@ -82,6 +90,18 @@ static int parse_args(int argc, char **argv, sweep_args *a, char *err, size_t er
             a->quiet = true;
         else if (strcmp(s, "--tty") == 0)
             a->tty = true;
+        else if (strcmp(s, "--dry-run") == 0)
+            a->dry_run = true;
+        else if (strcmp(s, "--ranks") == 0) {
+            char *end = NULL;
+            long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+            if (i + 1 >= argc || *end != '\0' || v < 1 || v > 1000000000) {
+                snprintf(err, err_size, "--ranks needs an integer from 1 to 1000000000");
+                return -1;
+            }
+            a->ranks = (int)v;
+            i++;
+        }
         else if (strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0) {
             if (i + 1 >= argc) {
                 snprintf(err, err_size, "%s needs a file name", s);
@@ -275,6 +295,19 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
     if (share_job(rank, a, job, comm) != 0) {
         free(job);
         return 1;
+    }
+    int refuse = 0;
+    if (a->dry_run) {
+        if (rank == 0)
+            cdse_dry_run(job, a->ranks ? a->ranks : ranks, true, stdout);
+    } else {
+        refuse = cdse_dry_run_check_store(job, a->force, "clusterdse sweep", rank == 0 ? stderr
+                                                                                    : NULL);
+    }
+    if (a->dry_run || refuse) {
+        cdse_job_free(job);
+        free(job);
+        return refuse;
     }
     char path[CDSE_PATH_MAX];
     output_path(a, job, path, sizeof path);
