@@ -104,7 +104,7 @@ def metadata(store, root, probes, version):
                                   f'{probes.get("hostnames", "?")}'
         meta["tool of the probes"] = probes.get("tool", "?")
     meta["report written"] = now
-    meta["report tool version"] = version or "?"
+    meta["report tool version"] = f'{version or "?"} (package {os.path.dirname(__file__)})'
     return meta
 
 
