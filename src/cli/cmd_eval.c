@@ -257,7 +257,7 @@ static void heap_offer(best_heap *h, const cdse_record *record, double cost)
     heap_sift_down(h, 0);
 }
 
-static int print_best(const eval_options *opt, const cdse_job *job)
+static int print_best(const eval_options *opt, const cdse_job *job, long *shown)
 {
     int metric = opt->metric >= 0 ? opt->metric : job->objective.metric;
     best_heap heap = {malloc(sizeof(cdse_record) * (size_t)opt->best),
@@ -284,6 +284,7 @@ static int print_best(const eval_options *opt, const cdse_job *job)
     }
     for (long i = 0; i < count; i++)
         print_record(opt, &heap.record[i], job);
+    *shown = count;
     free(heap.record);
     free(heap.cost);
     return 0;
@@ -331,16 +332,24 @@ int cdse_cmd_eval(int argc, char **argv)
     else
         cdse_table_header(stdout);
     rc = 0;
+    long shown = 0;
     if (opt.best > 0) {
-        rc = print_best(&opt, job);
+        rc = print_best(&opt, job, &shown);
     } else {
         cdse_record record;
         for (uint64_t i = 0; i < job->space.size; i++) {
             cdse_record_eval(job, i, &record);
-            if (!opt.feasible_only || record.result.status == CDSE_ST_OK)
+            if (!opt.feasible_only || record.result.status == CDSE_ST_OK) {
                 print_record(&opt, &record, job);
+                shown++;
+            }
         }
     }
+    if (rc == 0 && shown == 0)
+        fprintf(stderr,
+                "clusterdse eval: no feasible configuration among the %llu of %s; without -n "
+                "and --feasible each is listed with the reason (status)\n",
+                (unsigned long long)job->space.size, opt.job_path);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "clusterdse eval: writing the output failed\n");
         rc = 2;

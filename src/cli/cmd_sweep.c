@@ -13,6 +13,7 @@
 #include "clusterdse/sweep/sweep.h"
 #include "commands.h"
 #include "dry_run.h"
+#include "output_dir.h"
 
 #define SWEEP_TOP_ROWS 10 /* rows of the table printed at the end */
 
@@ -101,8 +102,7 @@ static int parse_args(int argc, char **argv, sweep_args *a, char *err, size_t er
             }
             a->ranks = (int)v;
             i++;
-        }
-        else if (strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0) {
+        } else if (strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0) {
             if (i + 1 >= argc) {
                 snprintf(err, err_size, "%s needs a file name", s);
                 return -1;
@@ -175,16 +175,19 @@ static void output_path(const sweep_args *a, const cdse_job *job, char *out, siz
         snprintf(out, size, "%s.h5", job->name);
 }
 
-/* Creates the parent directory of `path` if it is missing (one level, like results/). */
-static void make_parent_dir(const char *path)
+/* Rank 0 creates the store's directory (with missing parents) and checks that it can write
+ * there; 1 on every rank (bad input) when it cannot. */
+static int prepare_output_dir(int rank, const char *path, MPI_Comm comm)
 {
-    char dir[CDSE_PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL || slash == dir)
-        return;
-    *slash = '\0';
-    mkdir(dir, 0777);
+    int bad = 0;
+    if (rank == 0) {
+        char err[CDSE_PATH_MAX + 256];
+        bad = cdse_output_dir_check(path, true, err, sizeof err) != 0;
+        if (bad)
+            fprintf(stderr, "clusterdse sweep: %s\n", err);
+    }
+    MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
+    return bad;
 }
 
 /* Prints the best rows of /top by the job's metric (ties by index). */
@@ -301,8 +304,8 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
         if (rank == 0)
             cdse_dry_run(job, a->ranks ? a->ranks : ranks, true, stdout);
     } else {
-        refuse = cdse_dry_run_check_store(job, a->force, "clusterdse sweep", rank == 0 ? stderr
-                                                                                    : NULL);
+        refuse =
+            cdse_dry_run_check_store(job, a->force, "clusterdse sweep", rank == 0 ? stderr : NULL);
     }
     if (a->dry_run || refuse) {
         cdse_job_free(job);
@@ -311,8 +314,11 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
     }
     char path[CDSE_PATH_MAX];
     output_path(a, job, path, sizeof path);
-    if (rank == 0)
-        make_parent_dir(path);
+    if (prepare_output_dir(rank, path, comm) != 0) {
+        cdse_job_free(job);
+        free(job);
+        return 1;
+    }
     if (calibrate(rank, a, job, path, comm) != 0) {
         cdse_job_free(job);
         free(job);

@@ -404,6 +404,8 @@ static int run(const top_args *a)
         cdse_expr_env env = {column_lookup, column_string, known, &ctx};
         if (cdse_expr_compile(a->where, &env, &where, &diag) != 0) {
             fprintf(stderr, "clusterdse top: --where %s\n", diag.msg);
+            if (strstr(diag.msg, "unknown name") != NULL)
+                fprintf(stderr, "columns: %s\n", known);
             code = 1;
         }
     }
@@ -437,6 +439,13 @@ static int run(const top_args *a)
             for (size_t i = 0; i < k.n; i++)
                 cdse_table_row(stdout, &k.best[i].rec, names);
         }
+        if (matched == 0 && cdse_store_get_mode(store) != CDSE_STORE_ALL)
+            fprintf(stderr,
+                    "clusterdse top: note: %s keeps only %s configurations (store = \"%s\"); the "
+                    "others are counted in /counts but not stored\n",
+                    a->path,
+                    cdse_store_get_mode(store) == CDSE_STORE_BEST ? "the best" : "feasible",
+                    cdse_store_get_mode(store) == CDSE_STORE_BEST ? "best" : "feasible");
     }
     cdse_expr_free(where);
     free(k.best);

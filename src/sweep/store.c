@@ -947,7 +947,7 @@ int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag
     }
     if (H5Fis_hdf5(path) <= 0) {
         cdse_diag_set(diag, "%s is not an HDF5 file (or is damaged beyond reading)", path);
-        return CDSE_EIO;
+        return CDSE_EINVAL; /* a file that is not a store is bad input */
     }
     cdse_store *s = store_alloc();
     if (s == NULL) {
