@@ -74,7 +74,7 @@ def masked(lines, masks):
     text = "\n".join(lines)
     for m in masks:
         text = re.sub(m, "<masked>", text)
-    return text
+    return re.sub(r"(<masked>)+", "<masked>", text)  # a varying number of masked lines
 
 
 def process(path, scratch, check):
