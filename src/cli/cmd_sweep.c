@@ -340,6 +340,8 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
         fprintf(stderr, "sweep: job %s, %llu configurations, %d rank%s, store %s%s\n", job->name,
                 (unsigned long long)job->space.size, ranks, ranks > 1 ? "s" : "", path,
                 a->resume ? " (resume)" : "");
+    if (rank == 0 && !a->quiet && (double)job->space.size >= CDSE_DRY_RUN_ANNOUNCE)
+        cdse_dry_run_announce(job, ranks, stderr);
     cdse_sweep_stats stats;
     cdse_diag diag = {""};
     int rc = cdse_sweep_run(job, &opt, comm, &stats, &diag);

@@ -148,6 +148,18 @@ void cdse_dry_run(const cdse_job *job, int ranks, bool store, FILE *out)
     }
 }
 
+void cdse_dry_run_announce(const cdse_job *job, int ranks, FILE *out)
+{
+    uint64_t sampled = 0;
+    double ok = 0;
+    double rate = sample_rate(job, &sampled, &ok);
+    double seconds = rate > 0 ? (double)job->space.size / (rate * ranks) : INFINITY;
+    fprintf(out,
+            "sweep: a large space: evaluating it takes about %.3g h on %d rank%s at %.3g "
+            "configs/s per rank (measured on a sample; --dry-run shows more)\n",
+            seconds / 3600, ranks, ranks > 1 ? "s" : "", rate);
+}
+
 int cdse_dry_run_check_store(const cdse_job *job, bool force, const char *prog, FILE *err)
 {
     if (force || job->objective.store != CDSE_STORE_ALL ||

@@ -16,6 +16,13 @@
  * and (when `store` is true) the estimated size of the store in the job's store mode. */
 void cdse_dry_run(const cdse_job *job, int ranks, bool store, FILE *out);
 
+/* Spaces of at least this many configurations get an estimate when the sweep starts. */
+#define CDSE_DRY_RUN_ANNOUNCE 1e9
+
+/* One line on `out`: the estimated evaluation time of the job on `ranks` ranks at the rate
+ * measured on a sample (a quarter of a second), for a sweep that is about to start. */
+void cdse_dry_run_announce(const cdse_job *job, int ranks, FILE *out);
+
 /* 0 when the store mode suits the space; 1 (after a message on `err`, if not NULL, naming the job,
  * the size and what to do) for a space of CDSE_DRY_RUN_BIG_ALL configurations or more with store =
  * "all" and no --force. */

@@ -58,4 +58,11 @@ grep -q -- '--force' err.txt
 [ ! -e big.h5 ] && [ ! -e big.h5.tmp ]
 mpirun -np 2 "$CLUSTERDSE" sweep big.cfg --dry-run | tee big.txt | grep -E 'configurations|rows'
 grep -Eq '^  configurations +12884901888$' big.txt
+# The same space in store = "best" starts, announcing its estimated time first; stopped (TERM)
+# a few seconds in, it exits 3 (resumable).
+sed 's/store = "all"/store = "best"/' big.cfg >bigbest.cfg
+echo "+ timeout -s TERM 6 mpirun -np 2 $CLUSTERDSE sweep bigbest.cfg -o bb.h5"
+set +e; timeout -s TERM 6 mpirun -np 2 "$CLUSTERDSE" sweep bigbest.cfg -o bb.h5 >/dev/null 2>err.txt; rc=$?; set -e
+head -2 err.txt
+grep -Eq '^sweep: a large space: evaluating it takes about [0-9.e+]+ h on 2 ranks at [0-9.e+]+ configs/s per rank' err.txt
 echo "dry_run: ok"
