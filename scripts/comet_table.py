@@ -3,12 +3,12 @@
 best iteration time of each system variant (from /top), the spread between the best and the
 worst variant, and the gain from memory expansion (each "+cxl" variant against the same variant
 without it). Usage: scripts/comet_table.py results/comet-gpt3-175b.h5
-Reads the store as users do: h5py + pandas (tests/py/cdse_store.py decodes the enumerations)."""
+Reads the store as users do: h5py + pandas (python/clusterdse decodes the enumerations)."""
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "py"))
-from cdse_store import read_table  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from clusterdse import load as read_table  # noqa: E402
 
 
 def main(path):

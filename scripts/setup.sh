@@ -4,7 +4,11 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
-          libconfig-dev libcmocka-dev python3-h5py python3-pandas clang)
+          libconfig-dev libcmocka-dev python3-h5py python3-pandas
+          # clusterdse report (python/clusterdse), its browser test, the man page
+          python3-matplotlib chromium chromium-driver python3-selenium help2man
+          # the fuzz harnesses (libFuzzer)
+          clang)
 missing=()
 for p in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

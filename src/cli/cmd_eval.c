@@ -8,6 +8,7 @@
 #include "clusterdse/sweep/report.h"
 #include "clusterdse/sweep/topk.h"
 #include "commands.h"
+#include "dry_run.h"
 
 /* Beyond this many configurations a single process takes minutes and prints gigabytes: the
  * distributed `clusterdse sweep` is the tool. */
@@ -20,6 +21,7 @@ typedef struct eval_options {
     long best;     /* > 0: print only the N best feasible configurations */
     int metric;    /* -1: the job's objective.metric */
     bool show_job; /* print the effective job instead of evaluating */
+    bool dry_run;  /* print the space and the estimated time instead of evaluating */
 } eval_options;
 
 /* Option handlers return -1 to continue, or an exit code (0 after --help). */
@@ -60,6 +62,12 @@ static int opt_show_job(eval_options *opt, const char *value)
 {
     (void)value;
     opt->show_job = true;
+    return -1;
+}
+static int opt_dry_run(eval_options *opt, const char *value)
+{
+    (void)value;
+    opt->dry_run = true;
     return -1;
 }
 static int opt_best(eval_options *opt, const char *value)
@@ -108,6 +116,9 @@ static const eval_option options[] = {
     {"--show-job", NULL, NULL, opt_show_job,
      "print the effective job (defaults resolved, models and\n"
      "                  systems inline) instead of evaluating it"},
+    {"--dry-run", NULL, NULL, opt_dry_run,
+     "print the space per axis, the number of configurations and\n"
+     "                  the estimated time (rate measured on a sample) instead"},
     {"--help-keys", NULL, NULL, opt_help_keys, "print the job-file key reference"},
     {"--help-columns", NULL, NULL, opt_help_columns, "print the output column reference"},
     {"--help", "-h", NULL, opt_help, "this text"},
@@ -189,7 +200,7 @@ static void print_record(const eval_options *opt, const cdse_record *record, con
         cdse_table_row(stdout, record, job);
 }
 
-static int print_best(const eval_options *opt, const cdse_job *job)
+static int print_best(const eval_options *opt, const cdse_job *job, long *shown)
 {
     int metric = opt->metric >= 0 ? opt->metric : job->objective.metric;
     cdse_topk best;
@@ -211,6 +222,7 @@ static int print_best(const eval_options *opt, const cdse_job *job)
     }
     for (size_t i = 0; i < best.n; i++)
         print_record(opt, sorted[i], job);
+    *shown = (long)best.n;
     free(sorted);
     cdse_topk_free(&best);
     return 0;
@@ -218,7 +230,7 @@ static int print_best(const eval_options *opt, const cdse_job *job)
 
 int cdse_cmd_eval(int argc, char **argv)
 {
-    eval_options opt = {NULL, false, false, 0, -1, false};
+    eval_options opt = {NULL, false, false, 0, -1, false, false};
     int rc = parse_args(argc, argv, &opt);
     if (rc >= 0)
         return rc;
@@ -234,8 +246,11 @@ int cdse_cmd_eval(int argc, char **argv)
         free(job);
         return rc == CDSE_ENOMEM ? 2 : 1;
     }
-    if (opt.show_job) {
-        cdse_job_print(stdout, job);
+    if (opt.show_job || opt.dry_run) {
+        if (opt.dry_run)
+            cdse_dry_run(job, 1, false, stdout);
+        else
+            cdse_job_print(stdout, job);
         cdse_job_free(job);
         free(job);
         return 0;
@@ -255,16 +270,24 @@ int cdse_cmd_eval(int argc, char **argv)
     else
         cdse_table_header(stdout);
     rc = 0;
+    long shown = 0;
     if (opt.best > 0) {
-        rc = print_best(&opt, job);
+        rc = print_best(&opt, job, &shown);
     } else {
         cdse_record record;
         for (uint64_t i = 0; i < job->space.size; i++) {
             cdse_record_eval(job, i, &record);
-            if (!opt.feasible_only || record.result.status == CDSE_ST_OK)
+            if (!opt.feasible_only || record.result.status == CDSE_ST_OK) {
                 print_record(&opt, &record, job);
+                shown++;
+            }
         }
     }
+    if (rc == 0 && shown == 0)
+        fprintf(stderr,
+                "clusterdse eval: no feasible configuration among the %llu of %s; without -n "
+                "and --feasible each is listed with the reason (status)\n",
+                (unsigned long long)job->space.size, opt.job_path);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "clusterdse eval: writing the output failed\n");
         rc = 2;

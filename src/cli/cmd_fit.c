@@ -10,6 +10,7 @@
 #include "clusterdse/calibrate/fit.h"
 #include "clusterdse/config/job.h"
 #include "commands.h"
+#include "output_dir.h"
 
 #ifndef CDSE_VERSION
 #define CDSE_VERSION "0"
@@ -77,6 +78,12 @@ static void fit_usage(FILE *out)
             "                     (over ranks of the per-rank means), best (fastest iteration\n"
             "                     of the slowest rank: for a machine shared with other work)\n"
             "  --dtype NAME       datatype rows to fit (default float if probed)\n"
+            "  --min-bytes B      fit only messages of at least B bytes: the sizes a training\n"
+            "                     job sends (its TP, PP and DP messages are MBs), leaving out\n"
+            "                     the small-message regime that one (latency, bandwidth) pair\n"
+            "                     cannot follow together with the large one\n"
+            "  --max-bytes B      fit only messages of at most B bytes (e.g. below a cache\n"
+            "                     cliff; docs/calibration.md)\n"
             "  --force            overwrite FILE\n"
             "  -h, --help         this text\n"
             "Exit codes: 0 done, 1 bad input, 2 runtime failure.\n");
@@ -476,6 +483,11 @@ int cdse_cmd_fit(int argc, char **argv)
         fprintf(stderr, "clusterdse fit: %s exists; use --force to overwrite it\n", a.output);
         return 1;
     }
+    char dir_err[CDSE_PATH_MAX + 256];
+    if (cdse_output_dir_check(a.output, false, dir_err, sizeof dir_err) != 0) {
+        fprintf(stderr, "clusterdse fit: -o: %s\n", dir_err);
+        return 1;
+    }
     cdse_system base;
     char base_path[CDSE_PATH_MAX] = "";
     if (a.base && load_base(&a, &base, base_path, sizeof base_path) != 0)
@@ -537,7 +549,8 @@ int cdse_cmd_fit(int argc, char **argv)
     int n_held = 0;
     double pooled = pooled_holdout(levels, &n_held);
     printf("# hold-out (fit on every other size, predict the others with the profile's pair): "
-           "median relative error %.1f%% over %d held-out points (issue target 20%%); worst "
+           "median relative error %.1f%% over %d held-out points (a fit that predicts within 20%% "
+           "is good); worst "
            "per-fit median %.1f%%\n",
            100 * pooled, n_held, 100 * worst_holdout);
     if (write_profile(&a, &pr, dtype, reduce_gbs, reduce_bytes, levels, a.base ? &base : NULL,

@@ -14,11 +14,14 @@
 #include "clusterdse/sweep/topk.h"
 #include "commands.h"
 #include "store_guard.h"
+#include "dry_run.h"
+#include "output_dir.h"
 
 #define SWEEP_TOP_ROWS 10 /* rows of the table printed at the end */
 
 static const char usage_text[] =
     "usage: mpirun -np N clusterdse sweep [JOB.cfg] [-o OUT.h5] [--resume] [--force] [--quiet]\n"
+    "       clusterdse sweep [JOB.cfg] --dry-run [--ranks N]\n"
     "\n"
     "Evaluates every configuration of the job's space over the MPI ranks and stores the results\n"
     "in an HDF5 file (layout: docs/store.md). Without JOB.cfg, runs the built-in quickstart job\n"
@@ -26,7 +29,12 @@ static const char usage_text[] =
     "\n"
     "  -o, --output OUT.h5  the store (default: the job's `output`, else NAME.h5)\n"
     "  --resume             continue an interrupted store (starts one if OUT does not exist)\n"
-    "  --force              overwrite an existing store\n"
+    "  --force              overwrite an existing store; store a space of 10^10 or more\n"
+    "                       configurations with objective.store = \"all\"\n"
+    "  --dry-run            print the space per axis, the number of configurations, the\n"
+    "                       estimated time (at this machine's rate, measured on a sample)\n"
+    "                       and store size; evaluate nothing else, write nothing\n"
+    "  --ranks N            the rank count --dry-run estimates for (default: mpirun's)\n"
     "  --quiet              no progress lines\n"
     "  --tty                progress as one updating line even when stderr is not a terminal\n"
     "                       (under mpirun the ranks' stderr is a pipe: default, a line every 5 s)\n"
@@ -38,13 +46,15 @@ static const char usage_text[] =
     "sweep finishes the chunks in flight, commits them and exits with 3: run again with\n"
     "--resume to complete the store.\n"
     "\n"
-    "exit codes: 0 done, 1 bad input (job file, arguments, existing or foreign store),\n"
+    "exit codes: 0 done, 1 bad input (job file, arguments, existing or foreign store, an\n"
+    "            output directory that cannot be created or written),\n"
     "            2 runtime failure, 3 interrupted (resume with --resume)\n";
 
 typedef struct sweep_args {
     const char *job_path; /* NULL: the embedded quickstart job */
     const char *output;
-    bool resume, force, quiet, help, tty;
+    bool resume, force, quiet, help, tty, dry_run;
+    int ranks; /* --ranks: for --dry-run; 0 = the communicator's size */
     uint64_t chunk;
     double flush_s;
 } sweep_args;
@@ -84,7 +94,18 @@ static int parse_args(int argc, char **argv, sweep_args *a, char *err, size_t er
             a->quiet = true;
         else if (strcmp(s, "--tty") == 0)
             a->tty = true;
-        else if (strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0) {
+        else if (strcmp(s, "--dry-run") == 0)
+            a->dry_run = true;
+        else if (strcmp(s, "--ranks") == 0) {
+            char *end = NULL;
+            long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+            if (i + 1 >= argc || *end != '\0' || v < 1 || v > 1000000000) {
+                snprintf(err, err_size, "--ranks needs an integer from 1 to 1000000000");
+                return -1;
+            }
+            a->ranks = (int)v;
+            i++;
+        } else if (strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0) {
             if (i + 1 >= argc) {
                 snprintf(err, err_size, "%s needs a file name", s);
                 return -1;
@@ -157,16 +178,19 @@ static void output_path(const sweep_args *a, const cdse_job *job, char *out, siz
         snprintf(out, size, "%s.h5", job->name);
 }
 
-/* Creates the parent directory of `path` if it is missing (one level, like results/). */
-static void make_parent_dir(const char *path)
+/* Rank 0 creates the store's directory (with missing parents) and checks that it can write
+ * there; 1 on every rank (bad input) when it cannot. */
+static int prepare_output_dir(int rank, const char *path, MPI_Comm comm)
 {
-    char dir[CDSE_PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL || slash == dir)
-        return;
-    *slash = '\0';
-    mkdir(dir, 0777);
+    int bad = 0;
+    if (rank == 0) {
+        char err[CDSE_PATH_MAX + 256];
+        bad = cdse_output_dir_check(path, true, err, sizeof err) != 0;
+        if (bad)
+            fprintf(stderr, "clusterdse sweep: %s\n", err);
+    }
+    MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
+    return bad;
 }
 
 /* Prints the best rows of /top by the job's metric (ties by index). */
@@ -272,10 +296,26 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
         free(job);
         return 1;
     }
+    int refuse = 0;
+    if (a->dry_run) {
+        if (rank == 0)
+            cdse_dry_run(job, a->ranks ? a->ranks : ranks, true, stdout);
+    } else {
+        refuse =
+            cdse_dry_run_check_store(job, a->force, "clusterdse sweep", rank == 0 ? stderr : NULL);
+    }
+    if (a->dry_run || refuse) {
+        cdse_job_free(job);
+        free(job);
+        return refuse;
+    }
     char path[CDSE_PATH_MAX];
     output_path(a, job, path, sizeof path);
-    if (rank == 0)
-        make_parent_dir(path);
+    if (prepare_output_dir(rank, path, comm) != 0) {
+        cdse_job_free(job);
+        free(job);
+        return 1;
+    }
     if (calibrate(rank, a, job, path, comm) != 0) {
         cdse_job_free(job);
         free(job);
@@ -296,6 +336,8 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
         fprintf(stderr, "sweep: job %s, %llu configurations, %d rank%s, store %s%s\n", job->name,
                 (unsigned long long)job->space.size, ranks, ranks > 1 ? "s" : "", path,
                 a->resume ? " (resume)" : "");
+    if (rank == 0 && !a->quiet && (double)job->space.size >= CDSE_DRY_RUN_ANNOUNCE)
+        cdse_dry_run_announce(job, ranks, stderr);
     cdse_sweep_stats stats;
     cdse_diag diag = {""};
     int rc = cdse_sweep_run(job, &opt, comm, &stats, &diag);

@@ -379,6 +379,8 @@ static int run(const top_args *a)
         cdse_expr_env env = {column_lookup, column_string, known, &ctx};
         if (cdse_expr_compile(a->where, &env, &where, &diag) != 0) {
             fprintf(stderr, "clusterdse top: --where %s\n", diag.msg);
+            if (strstr(diag.msg, "unknown name") != NULL)
+                fprintf(stderr, "columns: %s\n", known);
             code = 1;
         }
     }
@@ -420,6 +422,13 @@ static int run(const top_args *a)
             for (size_t i = 0; i < k.best.n; i++)
                 cdse_table_row(stdout, sorted[i], names);
         }
+        if (matched == 0 && cdse_store_get_mode(store) != CDSE_STORE_ALL)
+            fprintf(stderr,
+                    "clusterdse top: note: %s keeps only %s configurations (store = \"%s\"); the "
+                    "others are counted in /counts but not stored\n",
+                    a->path,
+                    cdse_store_get_mode(store) == CDSE_STORE_BEST ? "the best" : "feasible",
+                    cdse_store_get_mode(store) == CDSE_STORE_BEST ? "best" : "feasible");
     }
     free(sorted);
     cdse_expr_free(where);

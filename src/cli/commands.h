@@ -10,5 +10,6 @@ int cdse_cmd_probe(int argc, char **argv);
 int cdse_cmd_fit(int argc, char **argv);
 int cdse_cmd_verify(int argc, char **argv);
 int cdse_cmd_bench(int argc, char **argv);
+int cdse_cmd_report(int argc, char **argv);
 
 #endif

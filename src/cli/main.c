@@ -21,6 +21,7 @@ static const command commands[] = {
     {"probe", cdse_cmd_probe, "measure MPI collectives on the allocation"},
     {"fit", cdse_cmd_fit, "fit a network profile to probe data"},
     {"verify", cdse_cmd_verify, "replay the best configurations' communication"},
+    {"report", cdse_cmd_report, "HTML page of figures and tables from a store (Python)"},
     {"bench", cdse_cmd_bench, "evaluator throughput (configurations per second per core)"},
 };
 static const int n_commands = (int)(sizeof commands / sizeof commands[0]);

@@ -5,6 +5,7 @@
 #include "clusterdse/config/job.h"
 #include "clusterdse/config/probe_plan.h"
 #include "keys.h"
+#include "clusterdse/config/datadir.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -21,9 +22,6 @@
 
 #ifndef CDSE_SOURCE_DIR
 #define CDSE_SOURCE_DIR "."
-#endif
-#ifndef CDSE_DATA_DIR
-#define CDSE_DATA_DIR "/usr/local/share/clusterdse"
 #endif
 
 /* Profiles may start from another profile (`base`); this bounds the chain (and stops cycles). */
@@ -117,7 +115,8 @@ static bool each_data_dir(const char *job_path, bool (*visit)(const char *dir, v
     }
     if (visit(CDSE_SOURCE_DIR, arg))
         return true;
-    return visit(CDSE_DATA_DIR, arg);
+    char installed[PATH_MAX];
+    return cdse_installed_data_dir(installed, sizeof installed) == 0 && visit(installed, arg);
 }
 
 typedef struct find_arg {
@@ -240,7 +239,9 @@ static int load_profile_named(parse_ctx *ctx, const config_setting_t *name_setti
                               "profiles nested at most 4 deep",
                               "%s '%s' nests too deep (a cycle of base profiles?)", what, name);
     if (name[0] == '\0' || resolve_file(subdir, name, ctx->job_path, path, sizeof path) != 0) {
-        char names[1200], allowed[1400];
+        char names[1200], allowed[1400], installed[PATH_MAX];
+        if (cdse_installed_data_dir(installed, sizeof installed) != 0)
+            snprintf(installed, sizeof installed, "BINDIR/../share/clusterdse");
         if (subdir[0] != '\0') {
             list_names(subdir, ctx->job_path, names, sizeof names);
             snprintf(allowed, sizeof allowed,
@@ -255,7 +256,7 @@ static int load_profile_named(parse_ctx *ctx, const config_setting_t *name_setti
             ctx, name_setting, NULL, name_setting, allowed,
             "%s '%s' not found (searched $CLUSTERDSE_DATA, the job file's directory and "
             "its parents, %s, %s)",
-            what, name, CDSE_SOURCE_DIR, CDSE_DATA_DIR);
+            what, name, CDSE_SOURCE_DIR, installed);
     }
     char *text, why[160];
     int nul_line;

@@ -58,6 +58,55 @@ typedef struct parser {
     int nesting; /* open '(', '-' and '!' being parsed: bounds the parser's recursion */
 } parser;
 
+/* Levenshtein distance of two short names (at most EXPR_NAME_MAX characters each). */
+static int edit_distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    int row[EXPR_NAME_MAX + 1];
+    if (la > EXPR_NAME_MAX || lb > EXPR_NAME_MAX)
+        return EXPR_NAME_MAX;
+    for (int j = 0; j <= lb; j++)
+        row[j] = j;
+    for (int i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = i;
+        for (int j = 1; j <= lb; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* The name of the comma-separated list `known` closest to `name` into `out` ("" when none is
+ * close): a name that starts with `name`, else one within a third of its length in edits. */
+static void closest_name(const char *known, const char *name, char *out, size_t size)
+{
+    int best = (int)strlen(name) / 3 + 1;
+    out[0] = '\0';
+    for (const char *s = known; *s != '\0';) {
+        size_t len = strcspn(s, ", ");
+        char cand[EXPR_NAME_MAX + 1];
+        if (len > 0 && len <= EXPR_NAME_MAX) {
+            memcpy(cand, s, len);
+            cand[len] = '\0';
+            int d = strncmp(cand, name, strlen(name)) == 0 ? 0 : edit_distance(cand, name);
+            if (d < best || (d == 0 && out[0] == '\0')) {
+                best = d;
+                snprintf(out, size, "%s", cand);
+            }
+        }
+        s += len;
+        s += strspn(s, ", ");
+    }
+}
+
 static void fail(parser *p, int pos, const char *fmt, const char *arg)
 {
     if (p->failed)
@@ -203,9 +252,11 @@ static int parse_primary(parser *p)
             return id;
         }
         if (var < 0) {
-            char msg[EXPR_NAME_MAX + 300];
+            char msg[3 * EXPR_NAME_MAX + 64], near[EXPR_NAME_MAX + 1] = "";
             if (p->env->known_names)
-                snprintf(msg, sizeof msg, "%s (columns: %.250s)", name, p->env->known_names);
+                closest_name(p->env->known_names, name, near, sizeof near);
+            if (near[0] != '\0')
+                snprintf(msg, sizeof msg, "%s; did you mean %s?", name, near);
             else
                 snprintf(msg, sizeof msg, "%s", name);
             fail(p, pos, "unknown name %s", msg);

@@ -1063,7 +1063,7 @@ static int unguarded_open(const char *path, bool writable, cdse_store **out, cds
     }
     if (H5Fis_hdf5(path) <= 0) {
         cdse_diag_set(diag, "%s is not an HDF5 file (or is damaged beyond reading)", path);
-        return CDSE_EIO;
+        return CDSE_EINVAL; /* a file that is not a store is bad input */
     }
     cdse_store *s = store_alloc();
     if (s == NULL) {

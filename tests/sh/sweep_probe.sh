@@ -26,11 +26,11 @@ grep -q '^sweep: probe: [1-9][0-9]* fitted (level, collective) pairs applied to 
 test -f out.probes.h5
 
 echo "+ /usr/bin/python3 (probes stored; measured TP communication vs datasheet)"
-CDSE_PY="$CDSE_SRC/tests/py" /usr/bin/python3 - <<'PY'
+CDSE_PY="$CDSE_SRC/python" /usr/bin/python3 - <<'PY'
 import os, sys
 sys.path.insert(0, os.environ["CDSE_PY"])
 import h5py
-from cdse_store import read_table
+from clusterdse import load as read_table
 probes = h5py.File("out.probes.h5", "r")["probes"][:]
 assert len(probes) > 0, "no probes stored"
 d = read_table("out.h5")

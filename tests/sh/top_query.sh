@@ -36,10 +36,10 @@ check() {
     expr=$2
     echo "+ $CLUSTERDSE top $dir/s.h5 ${args[*]} --csv"
     "$CLUSTERDSE" top "$dir/s.h5" "${args[@]}" --csv >"$dir/top.csv"
-    PYTHONPATH="$CDSE_SRC/tests/py" "$py" - "$dir/s.h5" "$dir/top.csv" "$expr" <<'PY'
+    PYTHONPATH="$CDSE_SRC/python" "$py" - "$dir/s.h5" "$dir/top.csv" "$expr" <<'PY'
 import sys
 import pandas as pd
-from cdse_store import read_table
+from clusterdse import load as read_table
 df = read_table(sys.argv[1])
 ok = df[df.status == "ok"]
 want = list(eval(sys.argv[3], {"df": df, "ok": ok, "pd": pd})["index"])
@@ -61,7 +61,7 @@ check -n 4 --by mem_total_gib --desc -- \
 check -n 5 --by mem_total_gib --all --where 'status=="oom"' -- \
     'df[df.status == "oom"].sort_values(["mem_total_gib", "index"]).head(5)'
 check -n 100 --from top -- \
-    '__import__("cdse_store").read_table("'"$dir/s.h5"'", "top").sort_values(["time_per_iteration_s", "index"]).head(100)'
+    '__import__("clusterdse").load("'"$dir/s.h5"'", "top").sort_values(["time_per_iteration_s", "index"]).head(100)'
 # -n beyond the rows (fuzz finding B2: -n 49060489557738170 wrapped an up-front allocation and
 # crashed): every matching row, nothing allocated from N.
 check -n 49060489557738170 -- 'ok.sort_values(["time_per_iteration_s", "index"])'

@@ -30,7 +30,8 @@ typedef struct cdse_expr_env {
      * a message in `msg` (what the allowed values are). May be NULL: no string comparisons. */
     int (*string_value)(void *ctx, int var, const char *str, double *value, char *msg,
                         size_t msg_size);
-    /* Names of the variables, for the "unknown name" message (may be NULL). */
+    /* Names of the variables, comma-separated, for the "did you mean" of the "unknown name"
+     * message (may be NULL); the caller lists them in full itself. */
     const char *known_names;
     void *ctx;
 } cdse_expr_env;

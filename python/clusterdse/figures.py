@@ -1,0 +1,345 @@
+"""The figures and tables of `clusterdse report`, each with the data it plots.
+
+Every builder returns a list of (kind, item): ("h2", text), ("p", text), ("fig", Figure) or
+("table", Table). A Figure carries its PNG bytes and `data`, the points it draws (JSON-ready),
+which the report writes next to the image so that a test can compare them with the store.
+"""
+import io
+import math
+from dataclasses import dataclass, field
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
+import numpy as np  # noqa: E402
+
+from .store import load  # noqa: E402
+
+# objective.metric -> (column, lower is better), as documented in docs/job-file.md.
+METRICS = {
+    "time_per_iteration": ("time_per_iteration_s", True),
+    "tokens_per_s": ("tokens_per_s", False),
+    "time_to_train": ("time_to_train_days", True),
+    "gpu_hours": ("gpu_hours", True),
+    "mfu": ("mfu", False),
+}
+TIME_PARTS = ["t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_comm_s",
+              "t_dp_comm_s", "t_ep_comm_s", "t_cp_comm_s", "t_bubble_s", "t_optimizer_s",
+              "t_offload_s", "t_imbalance_s"]
+MEM_PARTS = ["mem_weights_gib", "mem_gradients_gib", "mem_optimizer_gib", "mem_activations_gib",
+             "mem_other_gib"]
+TOP_COLUMNS = ["index", "model", "system", "gpus", "tp", "pp", "dp", "cp", "ep", "vpp",
+               "microbatch", "global_batch", "recompute", "zero", "precision",
+               "time_per_iteration_s", "tokens_per_s", "mfu", "mem_total_gib",
+               "time_to_train_days"]
+
+
+@dataclass
+class Figure:
+    name: str
+    title: str
+    caption: str
+    png: bytes
+    data: dict = field(default_factory=dict)
+
+
+@dataclass
+class Table:
+    name: str
+    title: str
+    columns: list
+    rows: list
+
+
+def fmt(value):
+    """Table text: integers as they are, floats to 4 significant digits."""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def plain(value):
+    """A JSON- and HTML-friendly Python scalar."""
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    return value if isinstance(value, (int, float, str, bool)) else str(value)
+
+
+def render(fig):
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def time_column(root):
+    """The time the sweep figures plot: days to train with a token budget, else s/iteration."""
+    if float(root.get("tokens", 0) or 0) > 0:
+        return "time_to_train_days", "time to train (days)"
+    return "time_per_iteration_s", "time per iteration (s)"
+
+
+def ranked(df, root):
+    column, lower = METRICS.get(root.get("metric", ""), ("time_per_iteration_s", True))
+    key = df[column] if lower else -df[column]
+    return df.assign(_key=key).sort_values(["_key", "index"]).drop(columns="_key"), column
+
+
+def feasible_rows(store, names):
+    """The feasible rows to draw from: /results when stored, else /top (store = "best")."""
+    if "results" in names:
+        df = load(store, "results")
+        return df[df.status == "ok"], "/results"
+    df = load(store, "top")
+    return df[df.status == "ok"], "/top (store = \"best\" keeps no /results)"
+
+
+def pareto_figure(store, root):
+    col, label = time_column(root)
+    df = load(store, "pareto")
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    data = {"y": col, "series": {}}
+    for system, rows in df.groupby("system", observed=True):
+        rows = rows.sort_values(["gpus", col])
+        data["series"][str(system)] = [[int(g), float(t), int(i)] for g, t, i in
+                                       zip(rows.gpus, rows[col], rows["index"])]
+        ax.plot(rows.gpus, rows[col], "o", label=str(system), markersize=7)
+    for k, (model, rows) in enumerate(df.groupby("model", observed=True)):
+        rows = rows.sort_values("gpus")
+        ax.step(rows.gpus, rows[col], where="post", color="0.5", lw=1, zorder=0,
+                linestyle=["-", "--", ":", "-."][k % 4],
+                label=f"front of {model}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("GPUs")
+    ax.set_ylabel(label)
+    ax.set_title("Pareto front: " + label + " vs GPUs")
+    ax.grid(alpha=0.3)
+    ax.legend(title="system", fontsize=8)
+    return Figure("pareto", "Pareto front", f"{len(df)} configurations of /pareto: none is beaten "
+                  "on both GPUs and time; one series per system.", render(fig), data)
+
+
+def best_vs_size_figure(rows, source, root):
+    col, label = time_column(root)
+    best = rows.groupby(["system", "gpus"], observed=True)[col].min().reset_index()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    data = {"y": col, "source": source, "series": {}}
+    for system, part in best.groupby("system", observed=True):
+        part = part.sort_values("gpus")
+        data["series"][str(system)] = [[int(g), float(t)] for g, t in zip(part.gpus, part[col])]
+        ax.plot(part.gpus, part[col], "o-", label=str(system))
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("cluster size (GPUs)")
+    ax.set_ylabel("best " + label)
+    ax.set_title("Best " + label + " vs cluster size")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(title="system", fontsize=8)
+    return Figure("best_vs_size", "Best time vs cluster size",
+                  f"Minimum over the feasible configurations of {source} per system and size.",
+                  render(fig), data)
+
+
+def heatmap_figure(rows, source, root, system, gpus):
+    col, label = time_column(root)
+    part = rows[(rows.system == system) & (rows.gpus == gpus)]
+    best = part.groupby(["tp", "pp"])[col].min()
+    tps = sorted(part.tp.unique())
+    pps = sorted(part.pp.unique())
+    grid = np.full((len(pps), len(tps)), np.nan)
+    for (tp, pp), value in best.items():
+        grid[pps.index(pp), tps.index(tp)] = value
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    image = ax.imshow(grid, cmap="viridis_r", origin="lower", aspect="auto")
+    for y, pp in enumerate(pps):
+        for x, tp in enumerate(tps):
+            text = "n/a" if np.isnan(grid[y, x]) else f"{grid[y, x]:.3g}"
+            ax.text(x, y, text, ha="center", va="center", color="w" if text != "n/a" else "k",
+                    fontsize=8)
+    ax.set_xticks(range(len(tps)), [str(t) for t in tps])
+    ax.set_yticks(range(len(pps)), [str(p) for p in pps])
+    ax.set_xlabel("tensor-parallel degree tp")
+    ax.set_ylabel("pipeline stages pp")
+    ax.set_title(f"Best {label}, {system} x {gpus} GPUs")
+    fig.colorbar(image, ax=ax, label="best " + label)
+    ax.plot([], [], "s", color="w", markeredgecolor="k", label="n/a: no feasible configuration")
+    ax.legend(loc="upper right", fontsize=7, bbox_to_anchor=(1.0, -0.12))
+    cells = [[int(tp), int(pp), float(v)] for (tp, pp), v in best.items()]
+    return Figure("heatmap", f"tp x pp heatmap ({system}, {gpus} GPUs)",
+                  f"Best over every other axis, from {source}.", render(fig),
+                  {"y": col, "system": str(system), "gpus": int(gpus), "cells": cells})
+
+
+def stacked_figure(top, parts, name, title, ylabel, unit_suffix, capacity=None):
+    labels = [f"#{r + 1} ({int(i)})" for r, i in enumerate(top["index"])]
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    bottom = np.zeros(len(top))
+    data = {"index": [int(i) for i in top["index"]], "parts": {}}
+    colors = plt.get_cmap("tab20")
+    for k, part in enumerate(parts):
+        values = top[part].to_numpy(dtype=float)
+        data["parts"][part] = [float(v) for v in values]
+        if not values.any():
+            continue
+        ax.bar(labels, values, bottom=bottom, label=part.replace(unit_suffix, "")[2 if part
+               .startswith("t_") else 4:], color=colors(k))
+        bottom += values
+    if capacity is not None:
+        data["capacity_gib"] = [float(c) for c in capacity]
+        ax.plot(labels, capacity, "r_", markersize=30, mew=2, label="HBM capacity")
+    ax.set_ylabel(ylabel)
+    ax.set_xlabel("configuration (rank, index in the space)")
+    ax.set_title(title)
+    ax.tick_params(axis="x", rotation=45, labelsize=8)
+    ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return Figure(name, title, "", render(fig), data)
+
+
+def failures_figure(counts):
+    failed = counts[~counts.name.isin(["evaluated", "feasible", "ok"]) & (counts["count"] > 0)]
+    fig, ax = plt.subplots(figsize=(8, 0.5 + 0.4 * max(len(failed), 2)))
+    ax.barh(failed.name, failed["count"], color="tab:red", label="configurations")
+    ax.set_xscale("log")
+    ax.set_xlabel("configurations (count, log scale)")
+    ax.set_ylabel("status")
+    ax.set_title("Why configurations failed")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="x")
+    return Figure("failures", "Why configurations failed", "Counts by status from /counts "
+                  "(statuses that never occurred are left out).", render(fig),
+                  {"counts": {n: int(c) for n, c in zip(failed.name, failed["count"])}})
+
+
+def default_cell(rows, root, args):
+    if args.system and args.gpus:
+        return args.system, args.gpus
+    best, _ = ranked(rows, root)
+    if args.system:
+        best = best[best.system == args.system]
+    if args.gpus:
+        best = best[best.gpus == args.gpus]
+    if best.empty:
+        return args.system, args.gpus
+    return args.system or str(best.system.iloc[0]), args.gpus or int(best.gpus.iloc[0])
+
+
+def sweep_sections(store, names, args, root):
+    out = [("h2", "Sweep")]
+    counts = load(store, "counts")
+    out.append(("table", Table("counts", "Configurations by status (/counts)", ["name", "count"],
+                               [[n, int(c)] for n, c in zip(counts.name, counts["count"])])))
+    rows, source = feasible_rows(store, names)
+    if rows.empty:
+        out.append(("p", "No feasible configuration: only the failure counts can be drawn."))
+        out.append(("fig", failures_figure(counts)))
+        return out
+    out.append(("fig", pareto_figure(store, root)))
+    out.append(("fig", best_vs_size_figure(rows, source, root)))
+    system, gpus = default_cell(rows, root, args)
+    if system not in set(rows.system.astype(str)) or gpus not in set(rows.gpus):
+        raise_bad = f"no feasible configuration of system {system} with {gpus} GPUs in {source}"
+        from .store import StoreError
+        raise StoreError(raise_bad)
+    out.append(("fig", heatmap_figure(rows, source, root, system, gpus)))
+    top, metric_col = ranked(rows, root)
+    top = top.head(args.top)
+    out.append(("fig", stacked_figure(top, TIME_PARTS, "time_breakdown",
+                                      f"Time per iteration of the best {len(top)} by "
+                                      f"{metric_col}", "time per iteration (s)", "_s")))
+    systems = load(store, "systems").set_index("name")["hbm_gib"]
+    capacity = [float(systems[str(s)]) for s in top.system]
+    out.append(("fig", stacked_figure(top, MEM_PARTS, "memory",
+                                      f"Memory per GPU of the best {len(top)} vs HBM capacity",
+                                      "memory per GPU (GiB)", "_gib", capacity)))
+    out.append(("fig", failures_figure(counts)))
+    out.append(("table", Table("top", f"Best {len(top)} by {metric_col} (from {source})",
+                               TOP_COLUMNS, [[plain(r[c]) for c in TOP_COLUMNS]
+                                             for _, r in top.iterrows()])))
+    return out
+
+
+def fit_line(bytes_, times):
+    """t = latency + bytes / bandwidth by least squares on the relative error (as `fit` does):
+    minimise sum((a + b x_i) / t_i - 1)^2, a linear problem in (a, b)."""
+    x = np.asarray(bytes_, dtype=float)
+    t = np.asarray(times, dtype=float)
+    design = np.column_stack([1.0 / t, x / t])
+    (a, b), *_ = np.linalg.lstsq(design, np.ones_like(t), rcond=None)
+    return max(float(a), 0.0), max(float(b), 1e-30)
+
+
+def probe_sections(store, meta):
+    df = load(store, "probes")
+    df = df[df.level >= 0]
+    out = [("h2", "Probes"),
+           ("p", f"{meta.get('ranks', '?')} ranks on {meta.get('nodes', '?')} node(s), "
+                 f"{meta.get('mpi_library', '')}, measured {meta.get('date', '?')}.")]
+    fits = []
+    for collective, part in df.groupby("collective", sort=False):
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        data = {"collective": collective, "series": {}}
+        for k, ((shape, n), rows) in enumerate(part.groupby(["shape", "group_size"], sort=False)):
+            rows = rows.sort_values("bytes")
+            label = f"{shape}, {n} ranks"
+            a, b = fit_line(rows.bytes, rows.t_median_us)
+            ratio = float(np.median(rows.busbw_gbs / rows.algbw_gbs))
+            xs = np.geomspace(rows.bytes.min(), rows.bytes.max(), 100)
+            model = ratio * xs / ((a + b * xs) * 1e3)
+            color = f"C{k}"
+            ax.plot(rows.bytes, rows.busbw_gbs, "o", color=color, label=label + " (measured)")
+            ax.plot(xs, model, "-", color=color, label=label + " (fit)")
+            data["series"][label] = {"points": [[int(x), float(y)] for x, y in
+                                                zip(rows.bytes, rows.busbw_gbs)],
+                                     "latency_us": a, "bandwidth_gbs": 1e-3 / b,
+                                     "busbw_factor": ratio}
+            fits.append([collective, shape, int(n), len(rows), a, 1e-3 / b])
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("bus bandwidth (GB/s)")
+        ax.set_title(f"{collective}: bus bandwidth vs message size")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+        out.append(("fig", Figure(f"probe_{collective}", f"{collective} bus bandwidth",
+                                  "Points: median time of the slowest rank (busbw_gbs of "
+                                  "/probes); lines: t = latency + bytes / bandwidth fitted to "
+                                  "t_median_us by least squares on the relative error.",
+                                  render(fig), data)))
+    out.append(("table", Table("probe_fit", "Fitted t = latency + bytes / bandwidth "
+                               "(t_median_us)", ["collective", "shape", "group_size", "points",
+                                                 "latency_us", "bandwidth_gbs"], fits)))
+    return out
+
+
+def verify_sections(store):
+    df = load(store, "verify")
+    out = [("h2", "Verify: predicted vs measured")]
+    fig, ax = plt.subplots(figsize=(6.5, 5))
+    data = {"series": {}}
+    for collective, rows in df.groupby("collective", sort=False):
+        ax.plot(rows.predicted_run_us, rows.measured_us, "o", label=collective)
+        data["series"][collective] = [[float(p), float(m)] for p, m in
+                                      zip(rows.predicted_run_us, rows.measured_us)]
+    lo = min(df.predicted_run_us.min(), df.measured_us.min()) / 1.5
+    hi = max(df.predicted_run_us.max(), df.measured_us.max()) * 1.5
+    ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="measured = predicted")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("predicted time of what ran (µs)")
+    ax.set_ylabel("measured median time (µs)")
+    ax.set_title("Verify: measured vs predicted per collective")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    median = float(np.median(df.ratio)) if len(df) else math.nan
+    out.append(("fig", Figure("verify", "Predicted vs measured", f"{len(df)} collectives of "
+                              f"/verify; median measured / predicted {median:.3g}.", render(fig),
+                              data)))
+    columns = ["top_rank", "index", "system", "comm", "collective", "run_group_size",
+               "run_bytes", "predicted_run_us", "measured_us", "ratio"]
+    out.append(("table", Table("verify", "/verify", columns,
+                               [[plain(r[c]) for c in columns] for _, r in df.iterrows()])))
+    return out

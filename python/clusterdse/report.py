@@ -1,0 +1,187 @@
+"""clusterdse report: a self-contained HTML page of figures and tables from a store.
+
+    /usr/bin/python3 -m clusterdse.report STORE -o DIR [--png] [--system S] [--gpus N] [-n K]
+
+(normally run through `clusterdse report`, which finds this package). DIR/report.html embeds
+every figure as PNG data (no network needed to view it); next to each figure a JSON block
+(<script type="application/json" class="figure-data">) holds the points it plots, so that a
+test can check them against the store. --png also writes DIR/NAME.png for each figure.
+
+Exit codes: 0 done, 1 bad input (store missing or not a clusterdse store, bad option, output
+directory not writable), 2 runtime failure.
+"""
+import argparse
+import base64
+import datetime
+import html
+import io
+import json
+import os
+import sys
+
+from . import figures
+from .store import StoreError, attrs, load, tables
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="clusterdse report",
+        description="Write DIR/report.html (figures embedded, no network needed) from a sweep "
+        "store, a probe store or a store with /verify.")
+    p.add_argument("store", metavar="STORE", help="HDF5 store written by sweep, probe or verify")
+    p.add_argument("-o", "--output", metavar="DIR", required=True,
+                   help="directory for report.html (created if missing)")
+    p.add_argument("--png", action="store_true", help="also write each figure as DIR/NAME.png")
+    p.add_argument("--system", help="system of the tp x pp heatmap (default: that of the best "
+                   "configuration)")
+    p.add_argument("--gpus", type=int, help="cluster size of the tp x pp heatmap (default: that "
+                   "of the best configuration)")
+    p.add_argument("-n", "--top", type=int, default=10, metavar="K",
+                   help="configurations in the breakdown figures and table (default 10)")
+    p.add_argument("--version-string", default="", help=argparse.SUPPRESS)
+    return p.parse_args(argv)
+
+
+def fig_html(fig):
+    """One <figure>: the PNG as a data URI, the caption, and the plotted data as JSON."""
+    uri = "data:image/png;base64," + base64.b64encode(fig.png).decode()
+    data = json.dumps(fig.data, sort_keys=True).replace("</", "<\\/")
+    return (f'<figure id="fig-{fig.name}" class="figure">\n'
+            f'<img src="{uri}" alt="{html.escape(fig.title)}">\n'
+            f'<figcaption>{html.escape(fig.title)}. {html.escape(fig.caption)}</figcaption>\n'
+            f'<script type="application/json" class="figure-data" data-figure="{fig.name}">'
+            f'{data}</script>\n</figure>\n')
+
+
+def table_html(tab):
+    """A <table> whose cells carry the exact value in data-value (the text may be rounded)."""
+    out = [f'<table id="tab-{tab.name}" class="data"><caption>{html.escape(tab.title)}</caption>',
+           "<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in tab.columns) + "</tr>"]
+    for row in tab.rows:
+        cells = []
+        for value in row:
+            text = figures.fmt(value)
+            cells.append(f'<td data-value="{html.escape(str(value))}">{html.escape(text)}</td>')
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</table>\n")
+    return "\n".join(out)
+
+
+STYLE = """body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222}
+figure{margin:1.5em 0;border-top:1px solid #ccc;padding-top:.5em}figure img{max-width:100%}
+table.data{border-collapse:collapse;margin:1em 0;font-size:.85em}
+table.data td,table.data th{border:1px solid #ccc;padding:2px 6px;text-align:right}
+caption{text-align:left;font-weight:bold;padding:.3em 0}dl.meta dt{font-weight:bold}"""
+
+
+def page(meta, sections):
+    head = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(str(v))}</dd>"
+                   for k, v in meta.items())
+    body = "".join(sections)
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<title>clusterdse report: {html.escape(str(meta.get("job", meta.get("probe plan"))))}'
+            f"</title>"
+            f"<style>{STYLE}</style></head>\n<body>\n<h1>clusterdse report</h1>\n"
+            f'<dl class="meta" id="meta">{head}</dl>\n{body}</body></html>\n')
+
+
+def metadata(store, root, probes, version):
+    """What the page states first: the store, the job (or probe plan), the tool version of the
+    run and of the report, and when each ran."""
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    meta = {"store": os.path.abspath(store)}
+    if "job_name" in root:
+        meta["job"] = f'{root["job_name"]} ({root.get("job_path", "")})'
+        meta["sweep ran"] = f'{root.get("created", "?")} on {root.get("ranks", "?")} ranks, ' \
+                            f'host(s) {root.get("hostnames", "?")}'
+        meta["tool version of the sweep"] = f'{root.get("tool_version", "?")} ' \
+                                            f'(git {root.get("git_revision", "?")})'
+        meta["store mode, metric"] = f'{root.get("store_mode", "?")}, {root.get("metric", "?")}'
+    if probes:
+        meta["probe plan"] = probes.get("plan_name", "?")
+        meta["probes measured"] = f'{probes.get("date", "?")} on {probes.get("ranks", "?")} ' \
+                                  f'ranks, {probes.get("nodes", "?")} node(s), host(s) ' \
+                                  f'{probes.get("hostnames", "?")}'
+        meta["tool of the probes"] = probes.get("tool", "?")
+    meta["report written"] = now
+    meta["report tool version"] = f'{version or "?"} (package {os.path.dirname(__file__)})'
+    return meta
+
+
+def sections_for(store, names, args, root):
+    """The figures and tables the store supports, in reading order."""
+    out = []
+    if "counts" in names:
+        out += figures.sweep_sections(store, names, args, root)
+    if "probes" in names:
+        out += figures.probe_sections(store, attrs(store, "probes"))
+    if "verify" in names:
+        out += figures.verify_sections(store)
+    return out
+
+
+def write_report(args):
+    names = tables(args.store)
+    root = attrs(args.store)
+    if "counts" not in names and "probes" not in names and "verify" not in names:
+        raise StoreError(f"{args.store}: not a clusterdse sweep or probe store (no /counts, "
+                         f"/probes or /verify)")
+    probes = attrs(args.store, "probes") if "probes" in names else {}
+    parts = sections_for(args.store, names, args, root)
+    html_parts = []
+    for kind, item in parts:
+        if kind == "h2":
+            html_parts.append(f"<h2>{html.escape(item)}</h2>\n")
+        elif kind == "p":
+            html_parts.append(f"<p>{html.escape(item)}</p>\n")
+        elif kind == "fig":
+            html_parts.append(fig_html(item))
+            if args.png:
+                with open(os.path.join(args.output, item.name + ".png"), "wb") as f:
+                    f.write(item.png)
+        else:
+            html_parts.append(table_html(item))
+    text = page(metadata(args.store, root, probes, args.version_string), html_parts)
+    path = os.path.join(args.output, "report.html")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    n_fig = sum(1 for kind, _ in parts if kind == "fig")
+    print(f"report: wrote {path} ({n_fig} figures, {len(text)} bytes)")
+
+
+def check_output(directory):
+    """Creates DIR (and missing parents); 1 when it cannot be created or written."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as e:
+        return f"cannot create output directory {directory}: {e.strerror}"
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return f"output directory {directory} is not writable"
+    return None
+
+
+def main(argv=None):
+    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as e:
+        return 0 if e.code == 0 else 1
+    if not os.path.exists(args.store):
+        print(f"clusterdse report: {args.store}: no such file", file=sys.stderr)
+        return 1
+    problem = check_output(args.output)
+    if problem:
+        print(f"clusterdse report: {problem}", file=sys.stderr)
+        return 1
+    try:
+        write_report(args)
+    except StoreError as e:
+        print(f"clusterdse report: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"clusterdse report: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""Rewrites (or, with --check, verifies) the command outputs shown in README.md and docs/*.md.
+
+A fenced block preceded by
+
+    <!-- regen: COMMAND -->
+    <!-- mask: REGEX -->            (optional, any number)
+
+holds what `bash -c COMMAND` prints (stdout and stderr) in the scratch directory that
+scripts/regen_docs.sh prepares (build/, jobs/, calibration/, tests/ of this tree, `clusterdse`
+on PATH, results/quickstart.h5 swept there). COMMAND `pysession` runs the block's own `>>>`
+lines in a Python console and shows the transcript. With --check, a block that differs from a
+fresh run fails; text matched by a mask (timings, dates: numbers no reader would check) is
+compared as a placeholder. A fence without a language tag shows output: it needs a regen
+marker, or `<!-- example: WHY -->` saying why it is not regenerated (a run on other hardware, a
+measurement); --check lists the ones that have neither.
+
+    regen_docs.py [--check] SCRATCH FILE...
+"""
+import difflib
+import re
+import subprocess
+import sys
+
+MARK = re.compile(r"^<!-- (regen|mask|example): (.*) -->\s*$")
+
+
+def blocks(lines):
+    """Yields (markers, open_line, close_line) for every fenced block; markers are the
+    (kind, text) comments directly above the opening fence."""
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("```"):
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("```"):
+                j += 1
+            markers = []
+            k = i - 1
+            while k >= 0 and MARK.match(lines[k]):
+                markers.insert(0, MARK.match(lines[k]).groups())
+                k -= 1
+            yield markers, i, j
+            i = j + 1
+        else:
+            i += 1
+
+
+def pysession(body, scratch):
+    """The transcript of the block's `>>>` lines run in a fresh console, in SCRATCH."""
+    statements = [line[4:] for line in body if line.startswith(">>> ")]
+    program = (
+        "import code\n"
+        "import pandas as pd\n"
+        "pd.set_option('display.width', 100)\n"
+        "console = code.InteractiveConsole()\n"
+        f"for line in {statements!r}:\n"
+        "    print('>>> ' + line)\n"
+        "    console.push(line)\n")
+    out = subprocess.run(["/usr/bin/python3", "-c", program], cwd=scratch, text=True,
+                         capture_output=True, timeout=600)
+    return (out.stdout + out.stderr).rstrip("\n").split("\n")
+
+
+def run(command, body, scratch):
+    if command == "pysession":
+        return pysession(body, scratch)
+    out = subprocess.run(["bash", "-c", command], cwd=scratch, text=True, capture_output=True,
+                         timeout=1800)
+    text = out.stdout + out.stderr
+    return text.rstrip("\n").split("\n")
+
+
+def masked(lines, masks):
+    text = "\n".join(lines)
+    for m in masks:
+        text = re.sub(m, "<masked>", text)
+    return re.sub(r"(<masked>)+", "<masked>", text)  # a varying number of masked lines
+
+
+def process(path, scratch, check):
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    problems = []
+    new = list(lines)
+    offset = 0
+    for markers, start, end in blocks(lines):
+        kinds = [k for k, _ in markers]
+        tag = lines[start][3:].strip()
+        if "regen" not in kinds:
+            if tag == "" and "example" not in kinds:
+                problems.append(f"{path}:{start + 1}: output block without <!-- regen: CMD --> "
+                                f"or <!-- example: WHY -->")
+            continue
+        command = [t for k, t in markers if k == "regen"][0]
+        masks = [t for k, t in markers if k == "mask"]
+        body = lines[start + 1:end]
+        fresh = run(command, body, scratch)
+        if check:
+            if masked(body, masks) != masked(fresh, masks):
+                diff = "\n".join(difflib.unified_diff(body, fresh, "shown", "printed now",
+                                                      lineterm="", n=1))
+                problems.append(f"{path}:{start + 1}: `{command}` prints otherwise:\n{diff}")
+        else:
+            new[start + 1 + offset:end + offset] = fresh
+            offset += len(fresh) - len(body)
+        print(f"  {path}:{start + 1}: {command[:70]}", file=sys.stderr)
+    if not check and new != lines:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(new))
+    return problems
+
+
+def main(argv):
+    check = "--check" in argv
+    args = [a for a in argv[1:] if a != "--check"]
+    scratch, files = args[0], args[1:]
+    problems = []
+    for path in files:
+        problems += process(path, scratch, check)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"regen_docs: {len(problems)} block(s) out of date or unmarked; run "
+              f"scripts/regen_docs.sh to rewrite them")
+        return 1
+    print(f"regen_docs: {'checked' if check else 'rewrote'} {len(files)} files")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# sweep --dry-run and eval --dry-run: the space per axis and its size as the job defines them,
+# a measured rate, the estimated time and store size; nothing written. A space of >= 10^10
+# configurations with store = "all" is refused (exit 1) unless --force.
+set -euo pipefail
+: "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+
+# tests/jobs/report.cfg: 2 x 2 x 3 x 4 x 3 x 2 x 3 x 2 x 2 = 3456 configurations, evaluated whole
+# by the sample (it is smaller than 200000); 2426 feasible (as its sweep counts: report_data.sh).
+echo "+ $CLUSTERDSE eval $CDSE_SRC/tests/jobs/report.cfg --dry-run"
+"$CLUSTERDSE" eval "$CDSE_SRC/tests/jobs/report.cfg" --dry-run | tee eval.txt
+grep -Eq '^  gpus +3  16 32 64$' eval.txt
+grep -Eq '^  recompute +3  none selective full$' eval.txt
+grep -Eq '^  configurations +3456$' eval.txt
+grep -Eq '^  sample evaluated +3456 ' eval.txt
+feasible=$(awk '$1 == "feasible" && $2 == "share" {print $3}' eval.txt)
+[ "$feasible" = "70.2%" ] || { echo "dry_run: feasible share $feasible, expected 2426/3456 = 70.2%"; exit 1; }
+if grep -q 'store' eval.txt; then echo "dry_run: eval printed a store estimate"; exit 1; fi
+
+# sweep --dry-run --ranks 64 in store = "all": rows = the space, size = rows x row bytes.
+sed 's/store = "feasible"/store = "all"/' "$CDSE_SRC/tests/jobs/report.cfg" >all.cfg
+echo "+ mpirun -np 2 $CLUSTERDSE sweep all.cfg --dry-run --ranks 64 -o s.h5"
+mpirun -np 2 "$CLUSTERDSE" sweep all.cfg --dry-run --ranks 64 -o s.h5 | tee sweep.txt
+grep -Eq '^  ranks +64$' sweep.txt
+grep -Eq '^  estimated /results rows +3456 \(\+ 24 in /top\)$' sweep.txt   # 2 systems x 3 sizes x 4
+[ ! -e s.h5 ] || { echo "dry_run: --dry-run wrote a store"; exit 1; }
+
+# 2 x 2 x 64 x 4 x 16 x 4 x 4 x 64 x 64 x 3 x 2 x 2 = 12884901888 configurations >= 10^10.
+vals() { seq -s ', ' "$@"; }
+cat >big.cfg <<CFG
+name = "big";
+models = ( "llama3-8b", "gpt3-13b" );
+systems = ( "a100-80g-dgx", "h100-sxm-dgx" );
+space = {
+  gpus = [ $(vals 8 8 512) ];
+  tp = [ 1, 2, 4, 8 ];
+  pp = [ $(vals 1 16) ];
+  cp = [ 1, 2, 4, 8 ];
+  vpp = [ 1, 2, 3, 4 ];
+  microbatch = [ $(vals 1 64) ];
+  global_batch = [ $(vals 64 64 4096) ];
+  recompute = [ "none", "selective", "full" ];
+  sequence_parallel = [ true, false ];
+  zero = [ 0, 1 ];
+};
+objective = { metric = "time_per_iteration"; store = "all"; };
+CFG
+echo "+ mpirun -np 2 $CLUSTERDSE sweep big.cfg -o big.h5   (expect exit 1)"
+set +e; mpirun -np 2 "$CLUSTERDSE" sweep big.cfg -o big.h5 2>err.txt; rc=$?; set -e
+cat err.txt | head -3
+[ "$rc" = 1 ] || { echo "dry_run: exit $rc, expected 1"; exit 1; }
+grep -q 'a space of 12884901888 configurations with objective.store = "all"' err.txt
+grep -q -- '--force' err.txt
+[ ! -e big.h5 ] && [ ! -e big.h5.tmp ]
+mpirun -np 2 "$CLUSTERDSE" sweep big.cfg --dry-run | tee big.txt | grep -E 'configurations|rows'
+grep -Eq '^  configurations +12884901888$' big.txt
+# The same space in store = "best" starts, announcing its estimated time first; stopped (TERM)
+# a few seconds in, it exits 3 (resumable).
+sed 's/store = "all"/store = "best"/' big.cfg >bigbest.cfg
+echo "+ timeout -s TERM 6 mpirun -np 2 $CLUSTERDSE sweep bigbest.cfg -o bb.h5"
+set +e; timeout -s TERM 6 mpirun -np 2 "$CLUSTERDSE" sweep bigbest.cfg -o bb.h5 >/dev/null 2>err.txt; rc=$?; set -e
+head -2 err.txt
+grep -Eq '^sweep: a large space: evaluating it takes about [0-9.e+]+ h on 2 ranks at [0-9.e+]+ configs/s per rank' err.txt
+echo "dry_run: ok"
