@@ -25,7 +25,8 @@
 
 /* Names required by issue 2 (and the Mixtral models of the zoo). */
 static const char *const required_systems[] = {
-    "a100-40g-dgx", "a100-80g-dgx", "h100-sxm-dgx", "h200-sxm-dgx", "b200-dgx", "mi300x-oam",
+    "a100-40g-dgx", "a100-80g-dgx", "h100-sxm-dgx", "h200-sxm-dgx",
+    "b200-dgx",     "mi300x-oam",   "gb200-nvl72",  "gb300-nvl72",
 };
 static const char *const required_models[] = {
     "gpt3-125m",    "gpt3-350m",     "gpt3-760m",   "gpt3-1.3b", "gpt3-2.7b",  "gpt3-6.7b",
@@ -146,10 +147,12 @@ static void test_every_system_loads(void **state)
         assert_int_equal(rc, 0);
         assert_string_equal(system.name, files.name[i]);
 
-        /* DGX-like: 8 GPUs per node, an intra-node level of 8 and a system-wide last level. */
-        assert_int_equal(system.gpus_per_node, 8);
+        /* DGX-like: 8 GPUs per node, an intra-node level of 8 and a system-wide last level;
+         * NVL72 racks: 4 GPUs per compute tray, a 72-GPU NVLink level, then the network. */
+        bool nvl72 = strstr(files.name[i], "nvl72") != NULL;
+        assert_int_equal(system.gpus_per_node, nvl72 ? 4 : 8);
         assert_int_equal(system.n_levels, 2);
-        assert_int_equal(system.level[0].size, 8);
+        assert_int_equal(system.level[0].size, nvl72 ? 72 : 8);
         assert_int_equal(system.level[1].size, 0);
         /* The intra-node link is faster than the one NIC per GPU. */
         assert_true(system.level[0].bandwidth_gbs > system.level[1].bandwidth_gbs);
@@ -211,6 +214,35 @@ static void test_datasheet_values(void **state)
     assert_float_equal(h100.hbm_bandwidth_gbs, 3350.0, 1e-9);
     assert_float_equal(h100.level[0].bandwidth_gbs, 900.0 / 2.0, 1e-9);
     assert_float_equal(h100.level[1].bandwidth_gbs, 400.0 / 8.0, 1e-9);
+}
+
+/* GB200 / GB300 NVL72 datasheet values per GPU (NVIDIA GB200 NVL72 and GB300 NVL72 pages, rack
+ * totals over 72 GPUs, "with sparsity" halved): BF16 360 PFLOPS / 72 / 2 = 2500 TFLOPS, FP8
+ * 720 / 72 / 2 = 5000; HBM3e 13.4 TB / 72 = 186 GB (GB200; 372 GB per 2-GPU superchip) and 288 GB
+ * (GB300), 576 TB/s / 72 = 8000 GB/s; NVLink 130 TB/s / 72 = 1.8 TB/s both ways = 900 GB/s per
+ * direction; one ConnectX-7 400 Gb/s (50 GB/s) per GPU on GB200 and one ConnectX-8 800 Gb/s
+ * (100 GB/s) on GB300; Grace LPDDR5X per GPU: half of a 480 GB (GB200) or 500 GB (GB300,
+ * 18 TB / 36) Grace, at half of NVLink-C2C's 450 GB/s per direction. */
+static void test_nvl72_datasheet_values(void **state)
+{
+    (void)state;
+    const char *names[2] = {"gb200-nvl72", "gb300-nvl72"};
+    const double hbm_gb[2] = {186.0, 288.0}, nic_gbs[2] = {400.0 / 8.0, 800.0 / 8.0};
+    const double grace_gb[2] = {480.0 / 2.0, 500.0 / 2.0};
+    for (int i = 0; i < 2; i++) {
+        cdse_system s;
+        load_system(names[i], &s);
+        assert_float_equal(s.peak_tflops[CDSE_BF16], 360e3 / 72.0 / 2.0, 1e-9);
+        assert_float_equal(s.peak_tflops[CDSE_FP8], 720e3 / 72.0 / 2.0, 1e-9);
+        assert_float_equal(s.hbm_gib, hbm_gb[i] * 1e9 / CDSE_GIB, 0.05);
+        assert_float_equal(s.hbm_bandwidth_gbs, 576e3 / 72.0, 1e-9);
+        assert_float_equal(s.level[0].bandwidth_gbs, 130e3 / 72.0 / 2.0, 3.0);
+        assert_float_equal(s.level[1].bandwidth_gbs, nic_gbs[i], 1e-9);
+        assert_int_equal(s.tier.attach, CDSE_TIER_PER_GPU);
+        assert_int_equal(s.tier.shared_by, 1);
+        assert_float_equal(s.tier.capacity_gib, grace_gb[i] * 1e9 / CDSE_GIB, 0.05);
+        assert_float_equal(s.tier.bandwidth_gbs, 450.0 / 2.0, 1e-9);
+    }
 }
 
 /* Every model loads, passes cdse_model_check, and is named after its file. */
@@ -411,6 +443,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_system_loads), cmocka_unit_test(test_datasheet_values),
+        cmocka_unit_test(test_nvl72_datasheet_values),
         cmocka_unit_test(test_every_model_loads),  cmocka_unit_test(test_gpt_param_counts),
         cmocka_unit_test(test_llama_param_counts), cmocka_unit_test(test_moe_param_counts),
     };
