@@ -100,6 +100,12 @@ typedef struct dims {
     double experts, top_k, moe_ffn, shared, e;
     double moe_layers;   /* MoE layers of the model */
     double route_factor; /* busiest expert rank's tokens over the balanced share */
+    /* Multi-head latent attention (mla): query and key/value latent ranks, RoPE dimension,
+     * query/key and value dimensions per head. */
+    bool mla;
+    double q_rank, kv_rank, rope, d_qk, d_v;
+    /* Sliding-window attention: share of the layers that slide, keys per query in them. */
+    double swa_share, swa_keys;
 } dims;
 
 typedef struct env {
@@ -177,12 +183,36 @@ static double moe_mlp_time(const env *e, const dims *x, double *flops, double *c
     return router + fc1 + fc2 + shared_fc1 + shared_fc2 + elementwise;
 }
 
+/* Latent attention's projections on one GPU (Megatron-Core MLA): the down projections of queries
+ * and keys/values (with the RoPE key) are replicated on every TP rank, the up projections and
+ * the output projection split by heads: `qkv` receives the time of the GEMMs before the core,
+ * `proj` that of the output projection. */
+static void mla_linear_time(const env *e, const dims *x, double *flops, double *qkv, double *proj)
+{
+    double heads = x->heads_local;
+    double q;
+    if (x->q_rank > 0.0)
+        q = gemm_time(e, x->tokens, x->q_rank, x->h, flops) +
+            gemm_time(e, x->tokens, heads * x->d_qk, x->q_rank, flops);
+    else
+        q = gemm_time(e, x->tokens, heads * x->d_qk, x->h, flops);
+    double kv = gemm_time(e, x->tokens, x->kv_rank + x->rope, x->h, flops) +
+                gemm_time(e, x->tokens, heads * (x->dh + x->d_v), x->kv_rank, flops);
+    *proj = gemm_time(e, x->tokens, x->h, heads * x->d_v, flops);
+    *qkv = q + kv;
+}
+
 static void linear_costs(const env *e, const dims *x, bool moe, layer_cost *c)
 {
     double f = 0.0;
     double gated = x->gpt ? 1.0 : 2.0;
-    double qkv = gemm_time(e, x->tokens, x->q / x->t + 2.0 * x->kv_local * x->dh, x->h, &f);
-    double proj = gemm_time(e, x->tokens, x->h, x->q / x->t, &f);
+    double qkv, proj;
+    if (x->mla) {
+        mla_linear_time(e, x, &f, &qkv, &proj);
+    } else {
+        qkv = gemm_time(e, x->tokens, x->q / x->t + 2.0 * x->kv_local * x->dh, x->h, &f);
+        proj = gemm_time(e, x->tokens, x->h, x->q / x->t, &f);
+    }
     double mlp, mlp_col;
     if (moe) {
         mlp = moe_mlp_time(e, x, &f, &mlp_col);
@@ -214,11 +244,24 @@ static void ep_costs(const env *e, const dims *x, layer_cost *c)
     c->ep_bwd = 2.0 * one;
 }
 
+/* Flash attention with latent attention's head dimensions or sliding windows: 2 FLOPs per
+ * query-key pair and query/key dimension, 2 per pair and value dimension, over the keys each
+ * query attends to (cdse_attended_keys: half the causal sequence, or about the window). */
+static double flash_flops(const dims *x)
+{
+    double rows = x->b * x->heads_local * x->s_local;
+    double keys =
+        (1.0 - x->swa_share) * cdse_attended_keys(x->s_full, 0.0) + x->swa_share * x->swa_keys;
+    return 2.0 * rows * keys * (x->d_qk + x->d_v);
+}
+
 static void attention_costs(const env *e, const dims *x, bool flash, layer_cost *c)
 {
     double scores = x->b * x->heads_local * x->s_local * x->s_full; /* score elements */
     if (flash) {
         double f = 4.0 * scores * x->dh * FLASH_CAUSAL_FRACTION;
+        if (x->mla || x->swa_share > 0.0)
+            f = flash_flops(x);
         double eff = e->sys->attention_efficiency;
         c->attn_fwd = f / (e->attn_peak * eff);
         c->attn_bwd = FLASH_BWD_FACTOR * c->attn_fwd;
@@ -226,10 +269,11 @@ static void attention_costs(const env *e, const dims *x, bool flash, layer_cost 
         c->flops_fwd += f;
         return;
     }
+    /* Unfused attention computes the whole (masked) score matrix, windows or not. */
     double f = 0.0;
     double batch = x->b * x->heads_local;
-    double qk = batched_gemm_time(e, batch, x->s_local, x->s_full, x->dh, &f);
-    double av = batched_gemm_time(e, batch, x->s_local, x->dh, x->s_full, &f);
+    double qk = batched_gemm_time(e, batch, x->s_local, x->s_full, x->d_qk, &f);
+    double av = batched_gemm_time(e, batch, x->s_local, x->d_v, x->s_full, &f);
     double fwd_bytes = SOFTMAX_FWD_BYTES + (x->gpt ? ATTN_DROPOUT_FWD_BYTES : 0.0);
     double bwd_bytes = SOFTMAX_BWD_BYTES + (x->gpt ? ATTN_DROPOUT_BWD_BYTES : 0.0);
     c->attn_fwd = qk + av + scores * fwd_bytes / e->hbm;
@@ -303,6 +347,8 @@ static void cp_costs(const env *e, const dims *x, layer_cost *c)
      * forward; backward passes keys/values and their gradients (Liu et al. 2023, "Ring
      * Attention"; Megatron-Core context parallelism). */
     double chunk = x->b * x->s_local * 2.0 * x->kv_local * x->dh * ACT_BYTES;
+    if (x->mla) /* the up-projected keys (with RoPE part) and values of the local heads */
+        chunk = x->b * x->s_local * x->heads_local * (x->d_qk + x->d_v) * ACT_BYTES;
     cdse_span span;
     cdse_group_span(e->sys, (int)x->c, x->stride[CDSE_PLACE_CP], &span);
     double step = cdse_group_p2p_time(e->sys, &span, chunk);
@@ -370,6 +416,14 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->route_factor = model->moe_imbalance >= 1.0 ? model->moe_imbalance : MOE_DEFAULT_IMBALANCE;
     if (model->capacity_factor > 0.0 && model->capacity_factor < x->route_factor)
         x->route_factor = model->capacity_factor;
+    x->mla = model->kv_lora_rank > 0;
+    x->q_rank = model->q_lora_rank;
+    x->kv_rank = model->kv_lora_rank;
+    x->rope = model->qk_rope_head_dim;
+    x->d_qk = (double)model->head_dim + model->qk_rope_head_dim;
+    x->d_v = model->v_head_dim > 0 ? model->v_head_dim : model->head_dim;
+    x->swa_share = (double)cdse_model_swa_layers(model) / model->layers;
+    x->swa_keys = cdse_attended_keys(x->s_full, model->sliding_window);
 }
 
 /* Parameters held by one GPU of the first pipeline stage (which holds the embedding): the
@@ -381,10 +435,23 @@ typedef struct stage_param_count {
     double embed;   /* embedding, positions, final norm and untied output layer */
 } stage_param_count;
 
+/* Latent attention's weights on one TP rank: down projections and their RMSNorms replicated,
+ * up and output projections split by heads (mla_params in workload.c for the whole layer). */
+static double mla_params_per_gpu(const dims *x)
+{
+    double heads = x->heads_local;
+    double q = x->q_rank > 0.0 ? x->h * x->q_rank + x->q_rank + x->q_rank * heads * x->d_qk
+                               : x->h * heads * x->d_qk;
+    double kv = x->h * (x->kv_rank + x->rope) + x->kv_rank + x->kv_rank * heads * (x->dh + x->d_v);
+    return q + kv + heads * x->d_v * x->h;
+}
+
 static void stage_params(const cdse_model *model, const dims *x, stage_param_count *out)
 {
     double norms = (x->gpt ? 4.0 : 2.0) * x->h;
     double attn = x->h * x->q / x->t + 2.0 * x->h * x->kv_local * x->dh + x->q / x->t * x->h;
+    if (x->mla)
+        attn = mla_params_per_gpu(x);
     double mlp_weights = x->gpt ? 2.0 : 3.0;
     double mlp = mlp_weights * x->h * x->ffn / x->t;
     double attn_biases = x->gpt ? (x->q / x->t + 2.0 * x->kv_local * x->dh + x->h) : 0.0;
@@ -423,6 +490,14 @@ static double layer_activation_bytes(const env *e, const dims *x, bool moe)
     /* Split by TP: Q, K, V, projection input, MLP inputs/activations. */
     double qkv = ACT_BYTES * sb * (x->q / x->t + 2.0 * x->kv_local * x->dh);
     double proj = ACT_BYTES * sb * x->q / x->t;
+    if (x->mla) {
+        /* Latent attention keeps the latents (replicated over TP) before and after their norms,
+         * the RoPE key, and the up-projected Q, K (query/key dimension) and V of the local
+         * heads; the projection's input has the value dimension. */
+        double latents = 2.0 * x->q_rank + 2.0 * x->kv_rank + x->rope;
+        qkv = ACT_BYTES * sb * (latents + x->heads_local * (2.0 * x->d_qk + x->d_v));
+        proj = ACT_BYTES * sb * x->heads_local * x->d_v;
+    }
     double mlp_acts = x->gpt ? 2.0 : 3.0; /* GeLU in + out; SwiGLU gate, up, out */
     double mlp = mlp_acts * ACT_BYTES * sb * x->ffn / x->t;
     if (moe) {
