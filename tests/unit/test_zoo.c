@@ -29,10 +29,11 @@ static const char *const required_systems[] = {
     "b200-dgx",     "mi300x-oam",   "gb200-nvl72",  "gb300-nvl72",
 };
 static const char *const required_models[] = {
-    "gpt3-125m",    "gpt3-350m",     "gpt3-760m",   "gpt3-1.3b", "gpt3-2.7b",  "gpt3-6.7b",
-    "gpt3-13b",     "gpt3-175b",     "gpt3-5b",     "gpt-22b",   "gpt-530b",   "gpt-1t",
-    "llama2-7b",    "llama2-13b",    "llama2-70b",  "llama3-8b", "llama3-70b", "llama3-405b",
-    "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3",
+    "gpt3-125m",   "gpt3-350m",     "gpt3-760m",       "gpt3-1.3b",    "gpt3-2.7b",
+    "gpt3-6.7b",   "gpt3-13b",      "gpt3-175b",       "gpt3-5b",      "gpt-22b",
+    "gpt-530b",    "gpt-1t",        "llama2-7b",       "llama2-13b",   "llama2-70b",
+    "llama3-8b",   "llama3-70b",    "llama3-405b",     "mixtral-8x7b", "mixtral-8x22b",
+    "deepseek-v3", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-120b", "gpt-oss-20b",
 };
 
 typedef struct name_list {
@@ -265,8 +266,12 @@ static void test_every_model_loads(void **state)
             print_error("%s: %s\n", files.name[i], diag.msg);
         assert_int_equal(rc, 0);
         assert_string_equal(model.name, files.name[i]);
-        /* DeepSeek-V3's latent attention is approximated with 128 heads of 128 (its file). */
-        if (strcmp(files.name[i], "deepseek-v3") != 0)
+        /* Heads span the hidden size, except in the models whose configuration gives another
+         * head dimension (latent attention, Qwen3 MoE, GPT-OSS). */
+        bool own_head_dim = strcmp(files.name[i], "deepseek-v3") == 0 ||
+                            strncmp(files.name[i], "qwen3-", 6) == 0 ||
+                            strncmp(files.name[i], "gpt-oss-", 8) == 0;
+        if (!own_head_dim)
             assert_int_equal(model.heads * model.head_dim, model.hidden);
         /* GPT: tied embeddings, plain MLP; Llama/Mixtral: untied, gated. */
         assert_int_equal(model.gated_mlp, !model.tied_embeddings);
@@ -426,26 +431,71 @@ static void test_moe_param_counts(void **state)
     assert_close("mixtral-8x22b vs published total", cdse_model_params(&model), 141e9, 0.01);
 
     /* DeepSeek-V3 (arXiv:2412.19437): 671B parameters without the multi-token-prediction module.
-     * By hand, with the file's GQA approximation of MLA:
-     *   attention per layer 7168 (16384 + 2 x 1024) + 16384 x 7168 = 249561088, norms 2 x 7168;
+     * By hand, with multi-head latent attention (DeepSeek-V2 Sec. 2.1; config.json ranks):
+     *   attention per layer 7168 x 1536 + 1536 + 1536 x 128 x 192 + 7168 x 576 + 512
+     *   + 512 x 128 x 256 + 128 x 128 x 7168 = 187107328, norms 2 x 7168;
      *   3 dense layers: SwiGLU 3 x 7168 x 18432 = 396361728;
      *   58 MoE layers: (256 + 1) experts x 3 x 7168 x 2048 + router 256 x 7168 = 11320164352;
      *   embedding and output 2 x 129280 x 7168 = 1853358080, final norm 7168;
-     *   61 x (249561088 + 14336) + 3 x 396361728 + 58 x 11320164352 + 1853358080 + 7168
-     *   = 15224100864 + 1189085184 + 656569532416 + 1853365248 = 674836083712 (+0.6%). */
+     *   61 x (187107328 + 14336) + 3 x 396361728 + 58 x 11320164352 + 1853358080 + 7168
+     *   = 11414421504 + 1189085184 + 656569532416 + 1853365248 = 671026404352 (671.0B). */
     load_model("deepseek-v3", &model);
     assert_int_equal(model.first_dense_layers, 3);
-    assert_close("deepseek-v3 by hand", cdse_model_params(&model), 674836083712.0, 1e-12);
-    assert_close("deepseek-v3 vs published total", cdse_model_params(&model), 671e9, 0.01);
+    assert_int_equal(model.kv_lora_rank, 512);
+    assert_close("deepseek-v3 by hand", cdse_model_params(&model), 671026404352.0, 1e-12);
+    assert_close("deepseek-v3 vs published total", cdse_model_params(&model), 671e9, 0.001);
+}
+
+/* Qwen3 MoE and GPT-OSS, by hand from their config.json (sources in the files): per layer
+ * attention h a d + 2 h kv d + a d h, E SwiGLU experts 3 h f, router h E, two RMSNorms 2 h; plus
+ * the untied embedding and output layer 2 V h and the final norm h.
+ *   qwen3-30b-a3b:   8388608 + 2097152 + 8388608 = 18874368; 128 x 3 x 2048 x 768 = 603979776;
+ *                    262144; 4096 -> 623120384 x 48 = 29909778432; + 2 x 151936 x 2048
+ *                    = 622329856; + 2048 -> 30532110336 (model card: 30.5B)
+ *   qwen3-235b-a22b: 67108864 + 4194304 = 71303168; 128 x 3 x 4096 x 1536 = 2415919104;
+ *                    524288; 8192 -> 2487754752 x 94 = 233848946688; + 1244659712 + 4096
+ *                    -> 235093610496 (235B)
+ *   gpt-oss-120b:    23592960 + 2949120 = 26542080; 128 x 3 x 2880^2 = 3185049600; 368640;
+ *                    5760 -> 3211966080 x 36 = 115630778880; + 2 x 201088 x 2880
+ *                    = 1158266880; + 2880 -> 116789048640 (model card: 116.83B; the biases
+ *                    and sinks not counted are 0.04%)
+ *   gpt-oss-20b:     26542080 + 32 x 24883200 = 796262400 + 92160 + 5760 = 822902400 x 24
+ *                    = 19749657600; + 1158266880 + 2880 -> 20907927360 (20.91B)
+ * Tolerance against the published totals: 0.5% (they are given to 3-4 digits). */
+static void test_moe_zoo_param_counts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        double by_hand, published;
+    } cases[] = {
+        {"qwen3-30b-a3b", 30532110336.0, 30.5e9},
+        {"qwen3-235b-a22b", 235093610496.0, 235e9},
+        {"gpt-oss-120b", 116789048640.0, 116.83e9},
+        {"gpt-oss-20b", 20907927360.0, 20.91e9},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cdse_model model;
+        load_model(cases[i].name, &model);
+        char what[96];
+        snprintf(what, sizeof what, "%s by hand", cases[i].name);
+        assert_close(what, cdse_model_params(&model), cases[i].by_hand, 1e-12);
+        snprintf(what, sizeof what, "%s vs published total", cases[i].name);
+        assert_close(what, cdse_model_params(&model), cases[i].published, 0.005);
+    }
+    cdse_model oss;
+    load_model("gpt-oss-120b", &oss);
+    assert_int_equal(oss.sliding_window, 128);
+    assert_int_equal(cdse_model_swa_layers(&oss), 18); /* 36 layers, every other one full */
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_system_loads), cmocka_unit_test(test_datasheet_values),
-        cmocka_unit_test(test_nvl72_datasheet_values),
-        cmocka_unit_test(test_every_model_loads),  cmocka_unit_test(test_gpt_param_counts),
-        cmocka_unit_test(test_llama_param_counts), cmocka_unit_test(test_moe_param_counts),
+        cmocka_unit_test(test_every_system_loads),     cmocka_unit_test(test_datasheet_values),
+        cmocka_unit_test(test_nvl72_datasheet_values), cmocka_unit_test(test_every_model_loads),
+        cmocka_unit_test(test_gpt_param_counts),       cmocka_unit_test(test_llama_param_counts),
+        cmocka_unit_test(test_moe_param_counts),       cmocka_unit_test(test_moe_zoo_param_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
