@@ -1746,6 +1746,9 @@ static const key_spec space_keys[] = {
     AXIS_INT("cp", CDSE_AXIS_CP, 1, MAX_DEGREE, false, 1, "[1]", "context-parallel degree"),
     AXIS_INT("ep", CDSE_AXIS_EP, 1, MAX_DEGREE, false, 1, "[1]",
              "expert-parallel degree (MoE models)"),
+    AXIS_INT("etp", CDSE_AXIS_ETP, 0, MAX_DEGREE, false, 0, "[0]",
+             "expert tensor-parallel size (Megatron-Core --expert-tensor-parallel-size; 0 = tp): "
+             "the MoE layers fold the ranks into etp x ep x expert-dp groups"),
     AXIS_INT("vpp", CDSE_AXIS_VPP, 1, MAX_DEGREE, false, 1, "[1]",
              "virtual pipeline stages per GPU (interleaved 1F1B when > 1)"),
     AXIS_INT("microbatch", CDSE_AXIS_MICROBATCH, 1, MAX_DEGREE, false, 1, "[1]",

@@ -98,8 +98,10 @@ typedef struct dims {
     bool gpt;                     /* plain MLP, biases and dropout (GPT) vs gated (Llama) */
     /* Mixture of experts. */
     double experts, top_k, moe_ffn, shared, e;
-    double moe_layers;   /* MoE layers of the model */
-    double route_factor; /* busiest expert rank's tokens over the balanced share */
+    double etp, edp;                     /* expert tensor- and data-parallel sizes (folding) */
+    int expert_stride[CDSE_EXPERT_DIMS]; /* rank strides of the etp, ep and edp groups */
+    double moe_layers;                   /* MoE layers of the model */
+    double route_factor;                 /* busiest expert rank's tokens over the balanced share */
     /* Multi-head latent attention (mla): query and key/value latent ranks, RoPE dimension,
      * query/key and value dimensions per head. */
     bool mla;
@@ -166,9 +168,11 @@ static double moe_mlp_time(const env *e, const dims *x, double *flops, double *c
     double gated = x->gpt ? 1.0 : 2.0;
     double router = gemm_time(e, x->tokens, x->experts, x->h, flops);
     double local_experts = x->experts / x->e;
-    double rows = x->tokens * x->top_k * x->e / x->experts * x->route_factor; /* per expert */
-    double fc1 = local_experts * gemm_time(e, rows, gated * x->moe_ffn / x->t, x->h, flops);
-    double fc2 = local_experts * gemm_time(e, rows, x->h, x->moe_ffn / x->t, flops);
+    /* Per expert: the routed copies of the tokens of the etp x ep ranks that share these
+     * experts, i.e. of etp / tp attention TP groups (MoE parallel folding). */
+    double rows = x->tokens * x->top_k * x->e / x->experts * x->route_factor * (x->etp / x->t);
+    double fc1 = local_experts * gemm_time(e, rows, gated * x->moe_ffn / x->etp, x->h, flops);
+    double fc2 = local_experts * gemm_time(e, rows, x->h, x->moe_ffn / x->etp, flops);
     double shared_fc1 = 0.0, shared_fc2 = 0.0;
     if (x->shared > 0.0) {
         double width = x->shared * x->moe_ffn / x->t;
@@ -405,6 +409,9 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->gpt = !model->gated_mlp;
     x->experts = model->experts;
     x->e = st->ep;
+    x->etp = st->etp > 0 ? st->etp : st->tp;
+    x->edp = st->edp > 0 ? st->edp : x->t * x->c * x->d / (x->etp * x->e);
+    cdse_expert_strides(st->placement, (int)x->etp, st->ep, (int)x->edp, st->pp, x->expert_stride);
     x->moe_layers =
         model->experts > 0 ? (model->layers - model->first_dense_layers) / model->moe_every : 0;
     x->moe_share = x->moe_layers / model->layers;
@@ -458,9 +465,11 @@ static void stage_params(const cdse_model *model, const dims *x, stage_param_cou
     double mlp_biases = x->gpt ? x->ffn / x->t + x->h : 0.0;
     double moe_layers = x->moe_share * x->stage_layers;
     double dense_layers = x->stage_layers - moe_layers;
-    double expert =
+    double shared =
         mlp_weights * x->h * x->moe_ffn / x->t + (x->gpt ? x->moe_ffn / x->t + x->h : 0.0);
-    double moe_dense = x->h * x->experts + x->shared * expert;
+    double expert =
+        mlp_weights * x->h * x->moe_ffn / x->etp + (x->gpt ? x->moe_ffn / x->etp + x->h : 0.0);
+    double moe_dense = x->h * x->experts + x->shared * shared;
     out->dense = x->stage_layers * (attn + attn_biases + norms) +
                  dense_layers * (mlp + mlp_biases) + moe_layers * moe_dense;
     out->experts = x->experts > 0.0 ? moe_layers * x->experts / x->e * expert : 0.0;
@@ -504,7 +513,7 @@ static double layer_activation_bytes(const env *e, const dims *x, bool moe)
         /* Router logits and probabilities (fp32), the permuted routed tokens, the experts'
          * activations on them, and the shared experts on every token. */
         double routed = sb * x->top_k * x->route_factor;
-        mlp = sb * x->experts * ROUTER_BYTES + routed * ACT_BYTES * x->h +
+        mlp = sb * x->experts * ROUTER_BYTES + routed * (x->etp / x->t) * ACT_BYTES * x->h +
               routed * mlp_acts * ACT_BYTES * x->moe_ffn / x->t +
               x->shared * mlp_acts * ACT_BYTES * sb * x->moe_ffn / x->t;
     }
@@ -543,7 +552,7 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     stage_params(model, x, params);
     double dense = params->dense + params->embed;
     double dense_shard = x->d * x->c;
-    double expert_shard = x->d * x->c / x->e;
+    double expert_shard = x->edp; /* expert state shards over the expert data-parallel group */
     double w, g, o, we, ge, oe;
     state_bytes(st->zero, dense_shard, &w, &g, &o);
     state_bytes(st->zero, expert_shard, &we, &ge, &oe);

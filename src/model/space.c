@@ -21,6 +21,7 @@ static const char *const axis_names[CDSE_AXIS_COUNT] = {
     [CDSE_AXIS_OFFLOAD] = "offload",
     [CDSE_AXIS_TP_COMM_OVERLAP] = "tp_comm_overlap",
     [CDSE_AXIS_PLACEMENT] = "placement",
+    [CDSE_AXIS_ETP] = "etp",
 };
 
 const char *cdse_axis_name(int axis)
@@ -115,6 +116,7 @@ void cdse_space_strategy(const cdse_space *space, const int digit[CDSE_AXIS_COUN
     strategy->offload = (int)AXIS_VALUE(CDSE_AXIS_OFFLOAD);
     strategy->tp_comm_overlap = AXIS_VALUE(CDSE_AXIS_TP_COMM_OVERLAP) != 0;
     strategy->placement = (int)AXIS_VALUE(CDSE_AXIS_PLACEMENT);
+    strategy->etp = (int)AXIS_VALUE(CDSE_AXIS_ETP);
 #undef AXIS_VALUE
     strategy->dp = 0;
     strategy->grad_accum = 0;

@@ -151,6 +151,8 @@ const cdse_column cdse_columns[] = {
     F64("pool_share_3", pool_share[3], "fraction", "share of the work done by pool GPU type 3"),
     {"placement", CDSE_COL_PLACEMENT, STRATEGY(placement), "",
      "rank placement order, innermost first (tp-cp-dp-pp by default)"},
+    {"etp", CDSE_COL_I32, STRATEGY(etp), "",
+     "expert tensor-parallel size as given (0 = tp; MoE parallel folding)"},
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 

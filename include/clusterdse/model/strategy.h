@@ -33,9 +33,21 @@ extern const char *const cdse_placement_names[CDSE_PLACEMENT_COUNT + 1]; /* "tp-
 void cdse_placement_strides(int placement, int tp, int cp, int dp, int pp,
                             int strides[CDSE_PLACE_DIMS]);
 
+/* MoE parallel folding (Megatron-Core parallel_state.initialize_model_parallel): the MoE layers
+ * lay the same ranks out as expert-tensor (etp) x expert (ep) x expert-data (edp) x pp groups,
+ * following the placement with tp replaced by etp, cp absent and ep just inside dp (Megatron's
+ * expert RankGenerator: tp=etp, ep, dp=edp, cp=1, same order). Strides of those groups. */
+enum { CDSE_EXPERT_TP = 0, CDSE_EXPERT_EP, CDSE_EXPERT_DP, CDSE_EXPERT_DIMS };
+void cdse_expert_strides(int placement, int etp, int ep, int edp, int pp,
+                         int strides[CDSE_EXPERT_DIMS]);
+
+/* True when pp is the outermost group of the placement. */
+bool cdse_placement_pp_last(int placement);
+
 typedef struct cdse_strategy {
     int gpus;
     int tp, pp, cp, ep, vpp;
+    int etp; /* expert tensor-parallel size (Megatron-Core --expert-tensor-parallel-size); 0 = tp */
     int microbatch;
     int global_batch;
     int recompute; /* cdse_recompute */
@@ -50,6 +62,7 @@ typedef struct cdse_strategy {
     /* Derived by cdse_strategy_check. */
     int dp;
     int grad_accum; /* micro-batches per iteration per pipeline */
+    int edp;        /* expert data-parallel size: tp cp dp / (etp ep) */
 } cdse_strategy;
 
 /* Reasons a configuration is not feasible; CDSE_ST_OK when it is. Order is the order of checks. */
@@ -61,13 +74,15 @@ typedef enum cdse_status {
     CDSE_ST_VPP,                 /* interleaving needs pp >= 2 and micro-batches % pp == 0 */
     CDSE_ST_BATCH_NOT_DIVISIBLE, /* global_batch % (microbatch * dp) != 0 */
     CDSE_ST_CP,                  /* seq_len % (2 * cp) != 0 */
-    CDSE_ST_EP,                  /* ep > 1 without experts, or ep not dividing experts or dp*cp */
-    CDSE_ST_SP_NEEDS_TP,         /* sequence parallelism with tp == 1 (same as without) */
-    CDSE_ST_ZERO_NEEDS_DP,       /* zero > 0 with dp == 1 (same as zero 0) */
-    CDSE_ST_DTYPE_UNSUPPORTED,   /* precision not supported by the GPU */
-    CDSE_ST_OFFLOAD_NO_TIER,     /* offload without a second memory tier */
-    CDSE_ST_POOL_SPLIT,          /* a pool's GPU types cannot form whole replicas or stages */
-    CDSE_ST_OOM,                 /* does not fit in HBM (and second tier, if any) */
+    CDSE_ST_EP, /* ep > 1 without experts, ep not dividing experts, etp not dividing the expert
+                   FFN, etp * ep not dividing tp * cp * dp, or (pp not outermost) etp * ep != tp
+                   * cp: Megatron-Core's folding rules */
+    CDSE_ST_SP_NEEDS_TP,       /* sequence parallelism with tp == 1 (same as without) */
+    CDSE_ST_ZERO_NEEDS_DP,     /* zero > 0 with dp == 1 (same as zero 0) */
+    CDSE_ST_DTYPE_UNSUPPORTED, /* precision not supported by the GPU */
+    CDSE_ST_OFFLOAD_NO_TIER,   /* offload without a second memory tier */
+    CDSE_ST_POOL_SPLIT,        /* a pool's GPU types cannot form whole replicas or stages */
+    CDSE_ST_OOM,               /* does not fit in HBM (and second tier, if any) */
     CDSE_ST_COUNT
 } cdse_status;
 
