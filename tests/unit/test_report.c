@@ -59,7 +59,7 @@ static void test_csv_header_is_the_contract(void **state)
 {
     (void)state;
     assert_string_equal(capture(header_fn, NULL, NULL), contract_header);
-    assert_int_equal(cdse_column_count, 55);
+    assert_int_equal(cdse_column_count, 56);
     assert_non_null(cdse_column_find("mem_activations_gib"));
     assert_null(cdse_column_find("no_such_column"));
 }
