@@ -932,6 +932,9 @@ static const key_spec model_keys[] = {
               "value dimension per head (latent attention)"),
     MODEL_INT("sliding_window", sliding_window, 0, false, "0",
               "sliding-window attention: keys a query attends to (0 = full attention)"),
+    MODEL_INT("moe_node_limit", moe_node_limit, 0, false, "0",
+              "node-limited routing: a token's routed copies reach at most this many NVLink "
+              "domains (DeepSeek-V3: 4; 0 = no limit); used by the deepep dispatcher"),
     MODEL_INT("full_attention_every", full_attention_every, 0, false, "0",
               "with sliding_window: every n-th layer keeps full attention (GPT-OSS: 2; 0 = "
               "every layer slides)"),

@@ -83,7 +83,11 @@
  * with capacity factors 1.0-1.25 that drop few tokens (Fedus et al. 2021, Sec. 2.2 and Table 1),
  * i.e. expert loads rarely exceed ~1.2x the mean. */
 #define MOE_DEFAULT_IMBALANCE 1.2
-#define ROUTER_BYTES          8.0
+/* FP8 dispatch (DeepEP: "FP8 dispatching and BF16 combining", github.com/deepseek-ai/DeepEP
+ * README): 1 B per element plus one fp32 scale per 128 channels (DeepSeek-V3's 1 x 128 tile
+ * quantization of activations, arXiv:2412.19437 Sec. 3.3.2). */
+#define FP8_DISPATCH_BYTES (1.0 + 4.0 / 128.0)
+#define ROUTER_BYTES       8.0
 
 typedef struct dims {
     double b, s_local, s_full;   /* micro-batch, local and full sequence */
@@ -108,13 +112,15 @@ typedef struct dims {
     double q_rank, kv_rank, rope, d_qk, d_v;
     /* Sliding-window attention: share of the layers that slide, keys per query in them. */
     double swa_share, swa_keys;
+    double node_limit; /* NVLink domains a token's routed copies may reach (0 = any) */
 } dims;
 
 /* One call of each per-layer collective, from the communication plan (0 when not issued). */
 typedef struct layer_comm {
     double tp_allreduce, tp_allgather, tp_reduce_scatter; /* b s/cp h activations */
     double cp_step;                                       /* one ring step of keys/values */
-    double ep_alltoall;                                   /* dispatch or combine */
+    double ep_dispatch, ep_combine; /* forward dispatch (FP8 with deepep and fp8) and one
+                                       BF16 all-to-all (combine, and both of the backward) */
 } layer_comm;
 
 typedef struct env {
@@ -140,9 +146,18 @@ typedef struct layer_cost {
     double tp_bwd_overlapped, tp_bwd_window; /* the others and the GEMMs they overlap */
     double cp_fwd, cp_bwd;                   /* CP ring exchange (before overlap) */
     double ep_fwd, ep_bwd;                   /* EP dispatch + combine all-to-alls (exposed) */
+    double shared_fwd;                       /* shared experts' forward GEMMs */
     double flops_fwd;                        /* hardware FLOPs of the forward pass */
     double attn_flops_fwd;                   /* of which attention core */
 } layer_cost;
+
+/* The part of a collective that the computation window cannot hide, plus the slowdown the hidden
+ * part inflicts on that computation. */
+static double exposed(double comm, double window)
+{
+    double hidden = comm < window ? comm : window;
+    return comm - hidden + OVERLAP_INTERFERENCE * hidden;
+}
 
 static double gemm_time(const env *e, double m, double n, double k, double *flops)
 {
@@ -171,7 +186,8 @@ static double batched_gemm_time(const env *e, double batch, double m, double n, 
  * routed to them (balanced share T k / ep per expert rank... times the capacity factor or the
  * imbalance of the busiest rank), shared experts on all tokens. Experts are split over TP like
  * the dense MLP (Megatron-Core expert tensor parallelism = tp). */
-static double moe_mlp_time(const env *e, const dims *x, double *flops, double *col)
+static double moe_mlp_time(const env *e, const dims *x, double *flops, double *col,
+                           double *shared_time)
 {
     double gated = x->gpt ? 1.0 : 2.0;
     double router = gemm_time(e, x->tokens, x->experts, x->h, flops);
@@ -192,6 +208,7 @@ static double moe_mlp_time(const env *e, const dims *x, double *flops, double *c
         (x->experts * ROUTER_BYTES + x->top_k * x->route_factor * x->h * MOE_PERMUTE_BYTES) /
         e->hbm;
     *col = fc1 + shared_fc1;
+    *shared_time = shared_fc1 + shared_fc2;
     return router + fc1 + fc2 + shared_fc1 + shared_fc2 + elementwise;
 }
 
@@ -227,7 +244,7 @@ static void linear_costs(const env *e, const dims *x, bool moe, layer_cost *c)
     }
     double mlp, mlp_col;
     if (moe) {
-        mlp = moe_mlp_time(e, x, &f, &mlp_col);
+        mlp = moe_mlp_time(e, x, &f, &mlp_col, &c->shared_fwd);
     } else {
         double fc1 = gemm_time(e, x->tokens, gated * x->ffn / x->t, x->h, &f);
         double fc2 = gemm_time(e, x->tokens, x->h, x->ffn / x->t, &f);
@@ -239,15 +256,27 @@ static void linear_costs(const env *e, const dims *x, bool moe, layer_cost *c)
     c->flops_fwd += f;
 }
 
-/* Dispatch and combine all-to-alls, forward and backward, not overlapped by the alltoall
- * dispatcher (plan_layer_comm). */
+/* Dispatch and combine all-to-alls (plan_ep_comm): forward dispatch + combine, backward the
+ * two again on gradients; exposed unless the strategy overlaps them with the shared experts'
+ * GEMMs or with the other micro-batch's computation (the layer's forward and backward).
+ * Called after the computation costs of the layer are set. */
 static void ep_costs(const env *e, const dims *x, layer_cost *c)
 {
     if (x->e <= 1.0)
         return;
-    double one = e->comm.ep_alltoall;
-    c->ep_fwd = 2.0 * one;
-    c->ep_bwd = 2.0 * one;
+    double fwd = e->comm.ep_dispatch + e->comm.ep_combine;
+    double bwd = 2.0 * e->comm.ep_combine;
+    c->ep_fwd = fwd;
+    c->ep_bwd = bwd;
+    if (e->st->moe_overlap == CDSE_MOE_OVERLAP_SHARED) {
+        c->ep_fwd = exposed(fwd, c->shared_fwd);
+        c->ep_bwd = exposed(bwd, 2.0 * c->shared_fwd);
+    } else if (e->st->moe_overlap == CDSE_MOE_OVERLAP_A2A) {
+        double window = 3.0 * c->linear_fwd + c->attn_fwd + c->attn_bwd + c->ew_fwd + c->ew_bwd;
+        double all = exposed(fwd + bwd, window);
+        c->ep_fwd = all * fwd / (fwd + bwd);
+        c->ep_bwd = all - c->ep_fwd;
+    }
 }
 
 /* Flash attention with latent attention's head dimensions or sliding windows: 2 FLOPs per
@@ -365,14 +394,6 @@ static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c)
         ep_costs(e, x, c);
 }
 
-/* The part of a collective that the computation window cannot hide, plus the slowdown the hidden
- * part inflicts on that computation. */
-static double exposed(double comm, double window)
-{
-    double hidden = comm < window ? comm : window;
-    return comm - hidden + OVERLAP_INTERFERENCE * hidden;
-}
-
 static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
 {
     x->b = st->microbatch;
@@ -424,6 +445,7 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->d_v = model->v_head_dim > 0 ? model->v_head_dim : model->head_dim;
     x->swa_share = (double)cdse_model_swa_layers(model) / model->layers;
     x->swa_keys = cdse_attended_keys(x->s_full, model->sliding_window);
+    x->node_limit = model->moe_node_limit;
 }
 
 /* Parameters held by one GPU of the first pipeline stage (which holds the embedding): the
@@ -648,6 +670,92 @@ typedef struct layer_step {
     double fwd_comm; /* exposed communication of the forward pass alone */
 } layer_step;
 
+/* Distinct NVLink domains among `domains` that the top-k routing of one token touches when the
+ * E experts are spread evenly over them: domains x (1 - P(a domain holds none of the k)),
+ * P = prod_{i<k} (E - E/domains - i) / (E - i) (k experts drawn without replacement, uniform
+ * routing), capped by node-limited routing (DeepSeek-V3 Sec. 2.1.2: at most M nodes). */
+static double domains_per_token(double experts, double top_k, double domains, double limit)
+{
+    double none = 1.0, per_domain = experts / domains;
+    for (int i = 0; i < (int)top_k; i++)
+        none *= fmax(0.0, (experts - per_domain - i) / (experts - i));
+    double touched = domains * (1.0 - none);
+    return limit > 0.0 && touched > limit ? limit : touched;
+}
+
+/* With an expert tensor-parallel size above 1, the tokens an expert rank receives are
+ * all-gathered over its etp group before the experts and reduce-scattered after them (Megatron-
+ * Core's alltoall dispatcher over the expert TP group), backward the reverse: `bytes` is one
+ * rank's received copies, the gathered buffer etp times that; `calls` of each per iteration.
+ * They belong to the EP group's exchange of tokens (t_ep_comm_s); the times start the
+ * dispatch and combine of `lc`. */
+static void plan_etp_comm(const cdse_system *sys, const dims *x, double bytes, double calls,
+                          cdse_comm_plan *plan, layer_comm *lc)
+{
+    lc->ep_dispatch = lc->ep_combine = 0.0;
+    if (x->etp <= 1.0)
+        return;
+    int size = (int)x->etp, stride = x->expert_stride[CDSE_EXPERT_TP];
+    lc->ep_dispatch = cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLGATHER, size,
+                                         stride, bytes * x->etp, calls);
+    lc->ep_combine = cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_REDUCE_SCATTER, size,
+                                        stride, bytes * x->etp, calls);
+}
+
+/* The EP all-to-alls of a MoE layer (MoE parallel folding: the EP group at the expert grid's
+ * ep stride). Each moves the routed copies of the local tokens (T k h, split over the TP ranks
+ * with sequence parallelism), times the busiest rank's share (route factor). The deepep
+ * dispatcher, when the group spans several NVLink domains, sends a token across the network
+ * once per domain it touches (to the same local rank there) and forwards it to its experts
+ * over NVLink: two all-to-alls, one across domains (a sub-group of one rank per domain) and one
+ * inside (DeepEP's internode kernels). FP8 dispatch with deepep and fp8. `calls`: MoE layer
+ * passes per iteration; `again`: 1 when full recomputation repeats the forward. */
+static void plan_ep_comm(const cdse_system *sys, const cdse_strategy *st, const dims *x,
+                         double calls, double again, cdse_comm_plan *plan, layer_comm *lc)
+{
+    double tokens = st->sequence_parallel ? x->tokens / x->t : x->tokens;
+    double copies = tokens * x->top_k * x->route_factor; /* routed copies sent per rank */
+    bool deepep = st->moe_dispatcher == CDSE_DISPATCH_DEEPEP;
+    double dispatch_bytes = deepep && st->precision == CDSE_FP8 ? FP8_DISPATCH_BYTES : ACT_BYTES;
+    int size = (int)x->e, stride = x->expert_stride[CDSE_EXPERT_EP];
+    plan_etp_comm(sys, x, copies * x->h * ACT_BYTES, calls * (2.0 + again), plan, lc);
+    cdse_span span;
+    cdse_group_span(sys, size, stride, &span);
+    int inside = span.factor[0], across = size / inside;
+    if (!deepep || across <= 1) {
+        double bytes = copies * x->h;
+        if (dispatch_bytes == ACT_BYTES) { /* one op: 2 forward, 2 backward (+2 recomputed) */
+            double one = cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, size,
+                                            stride, bytes * ACT_BYTES, calls * (4.0 + 2.0 * again));
+            lc->ep_dispatch += one;
+            lc->ep_combine += one;
+            return;
+        }
+        lc->ep_dispatch +=
+            cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, size, stride,
+                               bytes * dispatch_bytes, calls * (1.0 + again));
+        lc->ep_combine += cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, size,
+                                             stride, bytes * ACT_BYTES, calls * (3.0 + again));
+        return;
+    }
+    double node_limit = x->node_limit;
+    double remote = tokens * x->route_factor *
+                    domains_per_token(x->experts, x->top_k, across, node_limit) * x->h;
+    double local = copies * x->h;
+    double phases[2] = {1.0 + again, 3.0 + again}; /* FP8-able dispatch, BF16 all-to-alls */
+    double per_byte[2] = {dispatch_bytes, ACT_BYTES};
+    double one[2];
+    for (int k = 0; k < 2; k++) {
+        one[k] = cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, across,
+                                    stride * inside, remote * per_byte[k], calls * phases[k]);
+        if (inside > 1)
+            one[k] += cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, inside,
+                                         stride, local * per_byte[k], calls * phases[k]);
+    }
+    lc->ep_dispatch += one[0];
+    lc->ep_combine += one[1];
+}
+
 /* The per-layer collectives of the slowest stage, added to `plan` with their calls per
  * iteration (m micro-batches x the stage's layers), and one call of each in `lc`. Calls per
  * layer and micro-batch, as the layer costs above spend them: TP without sequence parallelism
@@ -688,16 +796,8 @@ static void plan_layer_comm(const cdse_system *sys, const cdse_strategy *st, con
                                          x->stride[CDSE_PLACE_CP], chunk,
                                          passes * (x->c - 1.0) * (3.0 + again));
     }
-    if (x->e > 1.0 && x->moe_layers > 0.0) {
-        /* The EP group starts at dp's stride (expert parallelism is carved out of the data-
-         * parallel ranks, Megatron-Core); each all-to-all moves the routed copies of the local
-         * tokens (T k h 2 B, split over the TP ranks with sequence parallelism). */
-        double tokens = st->sequence_parallel ? x->tokens / x->t : x->tokens;
-        double bytes = tokens * x->top_k * x->route_factor * x->h * ACT_BYTES;
-        lc->ep_alltoall = cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL,
-                                             (int)x->e, x->stride[CDSE_PLACE_DP], bytes,
-                                             x->moe_share * passes * (4.0 + 2.0 * again));
-    }
+    if (x->e > 1.0 && x->moe_layers > 0.0)
+        plan_ep_comm(sys, st, x, x->moe_share * passes, again, plan, lc);
 }
 
 static void setup(const cdse_model *model, const cdse_system *system, const cdse_strategy *st,
@@ -923,22 +1023,19 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     memory_model(model, &e, &x, r, &params, &updated, &act_per_mb, &in_flight);
 
     /* Data-parallel gradient reduction: dense parameters over the dp x cp ranks holding the same
-     * weights, expert parameters over the dp x cp / ep ranks holding the same experts (EP is the
-     * inner part of dp). The group starts at the smaller of its parts' strides (exact when cp
-     * and dp are adjacent in the placement, as by default: stride tp). */
+     * weights (the group starts at the smaller of its parts' strides, exact when cp and dp are
+     * adjacent in the placement, as by default: stride tp); expert parameters over the expert
+     * data-parallel group of the folded expert grid (edp ranks at its stride). */
     int dp_stride = x.stride[CDSE_PLACE_DP], cp_stride = x.stride[CDSE_PLACE_CP];
     int dense_stride = x.c > 1.0 && cp_stride < dp_stride ? cp_stride : dp_stride;
-    int expert_stride = (int)(dp_stride * x.e);
-    if (x.c > 1.0 && cp_stride < expert_stride)
-        expert_stride = cp_stride;
     dp_windows windows = {stage_fwd, stage_bwd + stage_rec, x.m};
     double dp_dense =
         dp_comm_time(plan, system, CDSE_GROUP_DP, st.zero, params.dense + params.embed,
                      (int)(x.d * x.c), dense_stride, &windows);
     double dp_expert = 0.0;
     if (params.experts > 0.0)
-        dp_expert = dp_comm_time(plan, system, CDSE_GROUP_EDP, st.zero, params.experts,
-                                 (int)(x.d * x.c / x.e), expert_stride, &windows);
+        dp_expert = dp_comm_time(plan, system, CDSE_GROUP_EDP, st.zero, params.experts, (int)x.edp,
+                                 x.expert_stride[CDSE_EXPERT_DP], &windows);
     double dp_comm = dp_dense + dp_expert;
 
     double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;

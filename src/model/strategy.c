@@ -20,6 +20,10 @@ int cdse_recompute_parse(const char *name)
     return -1;
 }
 
+const char *const cdse_moe_dispatcher_names[CDSE_DISPATCH_COUNT + 1] = {"alltoall", "deepep", NULL};
+const char *const cdse_moe_overlap_names[CDSE_MOE_OVERLAP_COUNT + 1] = {"none", "shared_experts",
+                                                                        "a2a", NULL};
+
 static const char *const status_names[CDSE_ST_COUNT] = {
     [CDSE_ST_OK] = "ok",
     [CDSE_ST_GPUS_NOT_DIVISIBLE] = "gpus_not_divisible",

@@ -59,6 +59,11 @@ static int check_attention_kind(const cdse_model *model, cdse_diag *diag)
                       model->name, model->kv_heads, model->heads);
         return CDSE_EINVAL;
     }
+    if (model->moe_node_limit < 0) {
+        cdse_diag_set(diag, "model '%s': moe_node_limit = %d; allowed: 0 (no limit) or more",
+                      model->name, model->moe_node_limit);
+        return CDSE_EINVAL;
+    }
     if (model->full_attention_every > 0 && model->sliding_window == 0) {
         cdse_diag_set(diag,
                       "model '%s': full_attention_every = %d without sliding_window; allowed: 0, "

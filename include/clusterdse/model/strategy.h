@@ -15,6 +15,34 @@ typedef enum cdse_recompute {
 const char *cdse_recompute_name(int recompute); /* "none", "selective", "full" */
 int cdse_recompute_parse(const char *name);     /* -1 if unknown */
 
+/* How MoE layers exchange tokens (Megatron-Core --moe-token-dispatcher-type):
+ *   alltoall  NCCL all-to-all over the expert-parallel group, every routed copy sent on its own;
+ *   deepep    hierarchical dispatch as DeepEP / HybridEP run it (flex dispatcher): a token
+ *             crosses the network once per NVLink domain that holds one of its experts (at most
+ *             the model's moe_node_limit), then is forwarded inside the domain over NVLink;
+ *             FP8 dispatch (BF16 combine) when the precision is FP8. */
+typedef enum cdse_moe_dispatcher {
+    CDSE_DISPATCH_ALLTOALL = 0,
+    CDSE_DISPATCH_DEEPEP,
+    CDSE_DISPATCH_COUNT
+} cdse_moe_dispatcher;
+extern const char *const cdse_moe_dispatcher_names[CDSE_DISPATCH_COUNT + 1];
+
+/* What hides the dispatch and combine all-to-alls:
+ *   none            nothing (exposed);
+ *   shared_experts  the shared experts' GEMMs (Megatron-Core --moe-shared-expert-overlap);
+ *   a2a             the other micro-batch's computation (Megatron-Core
+ *                   --overlap-moe-expert-parallel-comm: 1F1B all-to-all overlap, the forward
+ *                   of one micro-batch with the backward of another, as DeepSeek-V3's
+ *                   DualPipe pairs them). */
+typedef enum cdse_moe_overlap {
+    CDSE_MOE_OVERLAP_NONE = 0,
+    CDSE_MOE_OVERLAP_SHARED,
+    CDSE_MOE_OVERLAP_A2A,
+    CDSE_MOE_OVERLAP_COUNT
+} cdse_moe_overlap;
+extern const char *const cdse_moe_overlap_names[CDSE_MOE_OVERLAP_COUNT + 1];
+
 /* Offload of state to the second memory tier (bit mask). */
 enum {
     CDSE_OFFLOAD_WEIGHTS = 1,
@@ -59,6 +87,8 @@ typedef struct cdse_strategy {
                              userbuffers, Megatron-Core --tp-comm-overlap) */
     int offload;          /* CDSE_OFFLOAD_* mask */
     int placement;        /* index into cdse_placement_names; 0 = tp-cp-dp-pp */
+    int moe_dispatcher;   /* cdse_moe_dispatcher */
+    int moe_overlap;      /* cdse_moe_overlap */
     /* Derived by cdse_strategy_check. */
     int dp;
     int grad_accum; /* micro-batches per iteration per pipeline */

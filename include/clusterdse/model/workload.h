@@ -47,6 +47,9 @@ typedef struct cdse_model {
      * 2, alternating; 0 = every layer slides). */
     int sliding_window;
     int full_attention_every;
+    /* Node-limited routing: the routed copies of a token reach experts in at most this many
+     * NVLink domains (DeepSeek-V3: 4 nodes, arXiv:2412.19437 Sec. 2.1.2); 0 = no limit. */
+    int moe_node_limit;
     /* Variable sequence lengths: a histogram of sample lengths (seq_len is then the longest
      * sample, used for memory; time is costed at the mean length and the slowest DP rank). */
     int n_seq_bins;
