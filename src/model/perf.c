@@ -147,8 +147,14 @@ typedef struct layer_cost {
     double cp_fwd, cp_bwd;                   /* CP ring exchange (before overlap) */
     double ep_fwd, ep_bwd;                   /* EP dispatch + combine all-to-alls (exposed) */
     double shared_fwd;                       /* shared experts' forward GEMMs */
-    double flops_fwd;                        /* hardware FLOPs of the forward pass */
-    double attn_flops_fwd;                   /* of which attention core */
+    /* Forward time and FLOPs of the modules fine-grained recomputation can repeat. */
+    double mla_up_fwd, mla_up_flops; /* latent attention's up projections */
+    double mlp_fwd, mlp_flops;       /* dense MLP GEMMs (dense layers) */
+    double moe_fwd, moe_flops;       /* the MoE MLP: router, experts, shared experts */
+    double shared_flops;             /* shared experts' GEMMs */
+    double norm_fwd, act_fwd;        /* the two norms; the MLP activation function */
+    double flops_fwd;                /* hardware FLOPs of the forward pass */
+    double attn_flops_fwd;           /* of which attention core */
 } layer_cost;
 
 /* The part of a collective that the computation window cannot hide, plus the slowdown the hidden
@@ -187,7 +193,7 @@ static double batched_gemm_time(const env *e, double batch, double m, double n, 
  * imbalance of the busiest rank), shared experts on all tokens. Experts are split over TP like
  * the dense MLP (Megatron-Core expert tensor parallelism = tp). */
 static double moe_mlp_time(const env *e, const dims *x, double *flops, double *col,
-                           double *shared_time)
+                           double *shared_time, double *shared_flops)
 {
     double gated = x->gpt ? 1.0 : 2.0;
     double router = gemm_time(e, x->tokens, x->experts, x->h, flops);
@@ -200,8 +206,10 @@ static double moe_mlp_time(const env *e, const dims *x, double *flops, double *c
     double shared_fc1 = 0.0, shared_fc2 = 0.0;
     if (x->shared > 0.0) {
         double width = x->shared * x->moe_ffn / x->t;
+        double before = *flops;
         shared_fc1 = gemm_time(e, x->tokens, gated * width, x->h, flops);
         shared_fc2 = gemm_time(e, x->tokens, x->h, width, flops);
+        *shared_flops = *flops - before;
     }
     double elementwise =
         x->tokens *
@@ -216,17 +224,23 @@ static double moe_mlp_time(const env *e, const dims *x, double *flops, double *c
  * and keys/values (with the RoPE key) are replicated on every TP rank, the up projections and
  * the output projection split by heads: `qkv` receives the time of the GEMMs before the core,
  * `proj` that of the output projection. */
-static void mla_linear_time(const env *e, const dims *x, double *flops, double *qkv, double *proj)
+static void mla_linear_time(const env *e, const dims *x, double *flops, double *qkv, double *proj,
+                            layer_cost *c)
 {
     double heads = x->heads_local;
-    double q;
-    if (x->q_rank > 0.0)
-        q = gemm_time(e, x->tokens, x->q_rank, x->h, flops) +
-            gemm_time(e, x->tokens, heads * x->d_qk, x->q_rank, flops);
-    else
+    double q, up = 0.0, up_flops = 0.0;
+    if (x->q_rank > 0.0) {
+        q = gemm_time(e, x->tokens, x->q_rank, x->h, flops);
+        up = gemm_time(e, x->tokens, heads * x->d_qk, x->q_rank, &up_flops);
+    } else {
         q = gemm_time(e, x->tokens, heads * x->d_qk, x->h, flops);
-    double kv = gemm_time(e, x->tokens, x->kv_rank + x->rope, x->h, flops) +
-                gemm_time(e, x->tokens, heads * (x->dh + x->d_v), x->kv_rank, flops);
+    }
+    double kv = gemm_time(e, x->tokens, x->kv_rank + x->rope, x->h, flops);
+    up += gemm_time(e, x->tokens, heads * (x->dh + x->d_v), x->kv_rank, &up_flops);
+    q += up;
+    *flops += up_flops;
+    c->mla_up_fwd = up;
+    c->mla_up_flops = up_flops;
     *proj = gemm_time(e, x->tokens, x->h, heads * x->d_v, flops);
     *qkv = q + kv;
 }
@@ -237,20 +251,25 @@ static void linear_costs(const env *e, const dims *x, bool moe, layer_cost *c)
     double gated = x->gpt ? 1.0 : 2.0;
     double qkv, proj;
     if (x->mla) {
-        mla_linear_time(e, x, &f, &qkv, &proj);
+        mla_linear_time(e, x, &f, &qkv, &proj, c);
     } else {
         qkv = gemm_time(e, x->tokens, x->q / x->t + 2.0 * x->kv_local * x->dh, x->h, &f);
         proj = gemm_time(e, x->tokens, x->h, x->q / x->t, &f);
     }
-    double mlp, mlp_col;
+    double mlp, mlp_col, attention_flops = f, mlp_flops = 0.0;
     if (moe) {
-        mlp = moe_mlp_time(e, x, &f, &mlp_col, &c->shared_fwd);
+        mlp = moe_mlp_time(e, x, &mlp_flops, &mlp_col, &c->shared_fwd, &c->shared_flops);
+        c->moe_fwd = mlp;
+        c->moe_flops = mlp_flops;
     } else {
-        double fc1 = gemm_time(e, x->tokens, gated * x->ffn / x->t, x->h, &f);
-        double fc2 = gemm_time(e, x->tokens, x->h, x->ffn / x->t, &f);
+        double fc1 = gemm_time(e, x->tokens, gated * x->ffn / x->t, x->h, &mlp_flops);
+        double fc2 = gemm_time(e, x->tokens, x->h, x->ffn / x->t, &mlp_flops);
         mlp = fc1 + fc2;
         mlp_col = fc1;
+        c->mlp_fwd = mlp;
+        c->mlp_flops = mlp_flops;
     }
+    f = attention_flops + mlp_flops;
     c->linear_fwd = qkv + proj + mlp;
     c->col_gemm = qkv + mlp_col;
     c->flops_fwd += f;
@@ -333,6 +352,8 @@ static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, la
         mlp_width = (x->top_k * x->route_factor + x->shared) * x->moe_ffn / x->t / mlp_rows;
     }
     double fwd = x->tokens * (h_share * per_h + mlp_rows * mlp_width * act);
+    c->norm_fwd = x->tokens * h_share * 2.0 * LAYERNORM_FWD_BYTES / e->hbm;
+    c->act_fwd = x->tokens * mlp_rows * mlp_width * act / e->hbm;
     if (e->st->precision == CDSE_FP8) {
         /* Transformer Engine casts each GEMM input to fp8 and writes a transposed copy for the
          * weight gradient: read 2 B, write 1 + 1 B per element. */
@@ -499,6 +520,49 @@ static void stage_params(const cdse_model *model, const dims *x, stage_param_cou
     }
 }
 
+/* Activation bytes of one layer and micro-batch that fine-grained recomputation does not keep
+ * (Megatron-Core --recompute-modules; the terms of layer_activation_bytes below):
+ *   core_attn       the unfused attention core's scores (flash attention keeps none);
+ *   layernorm       the two norms' outputs (the QKV and FC1 inputs; their inputs stay);
+ *   mla_up_proj     latent attention's up-projected Q, K and V (the latents stay);
+ *   mlp             the dense MLP's activations (dense layers);
+ *   moe_act         the activation function's output on the routed copies;
+ *   shared_experts  the shared experts' activations;
+ *   moe             everything of the MoE MLP but its input (router, permuted tokens, experts,
+ *                   shared experts). */
+static double module_savings(const env *e, const dims *x, bool moe)
+{
+    int mods = e->st->recompute_modules;
+    if (mods == 0)
+        return 0.0;
+    const cdse_strategy *st = e->st;
+    double sb = x->tokens, saved = 0.0;
+    double mlp_acts = x->gpt ? 2.0 : 3.0;
+    if ((mods & CDSE_RECOMPUTE_CORE_ATTN) && !st->flash_attention &&
+        st->recompute != CDSE_RECOMPUTE_SELECTIVE)
+        saved += x->b * x->heads_local * x->s_local * x->s_full * (x->gpt ? 5.0 : 2.0);
+    if (mods & CDSE_RECOMPUTE_LAYERNORM)
+        saved += 2.0 * ACT_BYTES * sb * x->h * (st->sequence_parallel ? 1.0 / x->t : 1.0);
+    if ((mods & CDSE_RECOMPUTE_MLA_UP_PROJ) && x->mla)
+        saved += ACT_BYTES * sb * x->heads_local * (2.0 * x->d_qk + x->d_v);
+    if (!moe) {
+        if (mods & CDSE_RECOMPUTE_MLP)
+            saved += mlp_acts * ACT_BYTES * sb * x->ffn / x->t;
+        return saved;
+    }
+    double routed = sb * x->top_k * x->route_factor;
+    double shared = x->shared * mlp_acts * ACT_BYTES * sb * x->moe_ffn / x->t;
+    if (mods & CDSE_RECOMPUTE_MOE)
+        return saved + sb * x->experts * ROUTER_BYTES +
+               routed * (x->etp / x->t) * ACT_BYTES * x->h +
+               routed * mlp_acts * ACT_BYTES * x->moe_ffn / x->t + shared;
+    if (mods & CDSE_RECOMPUTE_MOE_ACT)
+        saved += routed * ACT_BYTES * x->moe_ffn / x->t;
+    if (mods & CDSE_RECOMPUTE_SHARED_EXPERTS)
+        saved += shared;
+    return saved;
+}
+
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al. 2022 Table 2,
  * generalized to GQA, gated MLPs, no dropout for Llama-style models, flash attention, and MoE
  * MLPs whose activations grow with the routed copies of each token). */
@@ -538,7 +602,7 @@ static double layer_activation_bytes(const env *e, const dims *x, bool moe)
         core = 4.0 * x->b * x->heads_local * x->s_local; /* fp32 log-sum-exp per row */
     else if (st->recompute != CDSE_RECOMPUTE_SELECTIVE)
         core = scores * (x->gpt ? 5.0 : 2.0); /* softmax out 2 B, dropout mask 1 B + out 2 B */
-    return repl * repl_share + qkv + proj + mlp + core;
+    return repl * repl_share + qkv + proj + mlp + core - module_savings(e, x, moe);
 }
 
 /* Bytes per parameter of weights, gradients and optimizer state when ZeRO shards them over
@@ -821,6 +885,43 @@ static void setup(const cdse_model *model, const cdse_system *system, const cdse
     plan_layer_comm(system, st, x, plan, &e->comm);
 }
 
+/* Forward work that fine-grained recomputation repeats in the backward pass (the modules of
+ * module_savings): their forward kernels, and with `moe` the dispatch and combine again.
+ * core_attn adds nothing when `selective` already repeats the attention core. */
+static void module_recompute(const env *e, bool moe, const layer_cost *lc, layer_step *step)
+{
+    int mods = e->st->recompute_modules;
+    double t = 0.0, f = 0.0;
+    if ((mods & CDSE_RECOMPUTE_CORE_ATTN) && e->st->recompute != CDSE_RECOMPUTE_SELECTIVE) {
+        t += lc->attn_fwd;
+        f += lc->attn_flops_fwd;
+    }
+    if (mods & CDSE_RECOMPUTE_LAYERNORM)
+        t += lc->norm_fwd;
+    if (mods & CDSE_RECOMPUTE_MLA_UP_PROJ) {
+        t += lc->mla_up_fwd;
+        f += lc->mla_up_flops;
+    }
+    if (!moe && (mods & CDSE_RECOMPUTE_MLP)) {
+        t += lc->mlp_fwd + lc->act_fwd;
+        f += lc->mlp_flops;
+    }
+    if (moe && (mods & CDSE_RECOMPUTE_MOE)) {
+        t += lc->moe_fwd + lc->act_fwd;
+        f += lc->moe_flops;
+        step->ep += lc->ep_fwd;
+    } else if (moe) {
+        if (mods & CDSE_RECOMPUTE_MOE_ACT)
+            t += lc->act_fwd;
+        if (mods & CDSE_RECOMPUTE_SHARED_EXPERTS) {
+            t += lc->shared_fwd;
+            f += lc->shared_flops;
+        }
+    }
+    step->recompute += t;
+    step->recompute_flops += f;
+}
+
 /* Forward collectives are on the critical path; backward TP collectives overlap the
  * weight-gradient GEMMs (Megatron-LM's asynchronous TP all-reduce), CP exchanges overlap the
  * attention core; full recomputation repeats the forward pass with its collectives. */
@@ -859,6 +960,8 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
         step->recompute = lc.attn_fwd;
         step->recompute_flops = lc.attn_flops_fwd;
     }
+    if (e->st->recompute != CDSE_RECOMPUTE_FULL && e->st->recompute_modules != 0)
+        module_recompute(e, moe, &lc, step);
     step->fwd_comm = tp_fwd + cp_fwd + lc.ep_fwd;
 }
 

@@ -1,6 +1,7 @@
 /* Validity rules of a configuration, checked cheaply for every point of a sweep. */
 #include "clusterdse/model/strategy.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const recompute_names[CDSE_RECOMPUTE_COUNT] = {"none", "selective", "full"};
@@ -23,6 +24,21 @@ int cdse_recompute_parse(const char *name)
 const char *const cdse_moe_dispatcher_names[CDSE_DISPATCH_COUNT + 1] = {"alltoall", "deepep", NULL};
 const char *const cdse_moe_overlap_names[CDSE_MOE_OVERLAP_COUNT + 1] = {"none", "shared_experts",
                                                                         "a2a", NULL};
+
+const char *const cdse_recompute_module_names[CDSE_RECOMPUTE_MODULES + 1] = {
+    "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts", NULL};
+
+void cdse_recompute_modules_text(int mask, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < CDSE_RECOMPUTE_MODULES && used < size; i++)
+        if (mask & (1 << i))
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? "+" : "",
+                                     cdse_recompute_module_names[i]);
+    if (used == 0)
+        snprintf(buf, size, "none");
+}
 
 static const char *const status_names[CDSE_ST_COUNT] = {
     [CDSE_ST_OK] = "ok",

@@ -15,6 +15,26 @@ typedef enum cdse_recompute {
 const char *cdse_recompute_name(int recompute); /* "none", "selective", "full" */
 int cdse_recompute_parse(const char *name);     /* -1 if unknown */
 
+/* Fine-grained recomputation (Megatron-Core --recompute-granularity selective
+ * --recompute-modules): modules whose outputs are dropped in the forward pass and recomputed
+ * in the backward pass, a bit mask. core_attn is what `selective` recomputes. */
+enum {
+    CDSE_RECOMPUTE_CORE_ATTN = 1,      /* attention core (scores, softmax, context) */
+    CDSE_RECOMPUTE_MOE_ACT = 2,        /* the experts' activation function (SwiGLU / GeLU) */
+    CDSE_RECOMPUTE_LAYERNORM = 4,      /* input and pre-MLP norms */
+    CDSE_RECOMPUTE_MLA_UP_PROJ = 8,    /* latent attention's up projections (and RoPE) */
+    CDSE_RECOMPUTE_MLP = 16,           /* the dense MLP of dense layers */
+    CDSE_RECOMPUTE_MOE = 32,           /* the whole MoE layer, with its all-to-alls */
+    CDSE_RECOMPUTE_SHARED_EXPERTS = 64 /* the shared experts */
+};
+#define CDSE_RECOMPUTE_MODULES   7
+#define CDSE_RECOMPUTE_MODULES_N (1 << CDSE_RECOMPUTE_MODULES)
+/* Megatron-Core's names, in bit order: "core_attn", "moe_act", "layernorm", "mla_up_proj",
+ * "mlp", "moe", "shared_experts". */
+extern const char *const cdse_recompute_module_names[CDSE_RECOMPUTE_MODULES + 1];
+/* A mask as text: "none" or the names joined by '+' ("mla_up_proj+layernorm"). */
+void cdse_recompute_modules_text(int mask, char *buf, size_t size);
+
 /* How MoE layers exchange tokens (Megatron-Core --moe-token-dispatcher-type):
  *   alltoall  NCCL all-to-all over the expert-parallel group, every routed copy sent on its own;
  *   deepep    hierarchical dispatch as DeepEP / HybridEP run it (flex dispatcher): a token
@@ -83,12 +103,13 @@ typedef struct cdse_strategy {
     int zero;      /* 0..3; 1 = distributed optimizer */
     int precision; /* cdse_dtype: bf16, fp16 or fp8 */
     bool flash_attention;
-    bool tp_comm_overlap; /* TP collectives pipelined with the GEMMs (Transformer Engine
-                             userbuffers, Megatron-Core --tp-comm-overlap) */
-    int offload;          /* CDSE_OFFLOAD_* mask */
-    int placement;        /* index into cdse_placement_names; 0 = tp-cp-dp-pp */
-    int moe_dispatcher;   /* cdse_moe_dispatcher */
-    int moe_overlap;      /* cdse_moe_overlap */
+    bool tp_comm_overlap;  /* TP collectives pipelined with the GEMMs (Transformer Engine
+                              userbuffers, Megatron-Core --tp-comm-overlap) */
+    int offload;           /* CDSE_OFFLOAD_* mask */
+    int placement;         /* index into cdse_placement_names; 0 = tp-cp-dp-pp */
+    int recompute_modules; /* CDSE_RECOMPUTE_* module mask (fine-grained recomputation) */
+    int moe_dispatcher;    /* cdse_moe_dispatcher */
+    int moe_overlap;       /* cdse_moe_overlap */
     /* Derived by cdse_strategy_check. */
     int dp;
     int grad_accum; /* micro-batches per iteration per pipeline */
