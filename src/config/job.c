@@ -139,7 +139,8 @@ typedef enum key_type {
     KEY_BOOL,    /* bool field */
     KEY_STRING,  /* char[size] field */
     KEY_ENUM,    /* int field; one of `choices` (value = choice_value[i] or i) */
-    KEY_OFFLOAD, /* int field; CDSE_OFFLOAD_* mask from "none" or "a+b+c" */
+    KEY_OFFLOAD, /* int field; a bit mask from "none" or "a+b+c": bit i is choices[i] (the
+                    CDSE_OFFLOAD_* parts when choices is NULL) */
     KEY_GROUP,   /* a nested group described by `sub` */
     KEY_CUSTOM,  /* parsed by `parse` */
 } key_type;
@@ -207,6 +208,16 @@ static void format_bound(double x, char *buf, size_t size)
 }
 
 /* What a key allows, in words: "an integer from 1 to 2^31-1", "one of \"none\", ...". */
+/* Parts of the offload mask in bit order (CDSE_OFFLOAD_WEIGHTS = 1, ACTIVATIONS = 2,
+ * OPTIMIZER = 4). */
+static const char *const offload_parts[] = {"weights", "activations", "optimizer", NULL};
+
+/* The names of a mask key's bits, in bit order, NULL-terminated. */
+static const char *const *mask_parts(const key_spec *key)
+{
+    return key->choices != NULL ? key->choices : offload_parts;
+}
+
 static void key_allowed(const key_spec *key, char *buf, size_t size)
 {
     char lo[32], hi[32];
@@ -234,9 +245,13 @@ static void key_allowed(const key_spec *key, char *buf, size_t size)
                 (size_t)snprintf(buf + len, size - len, "%s \"%s\"", i ? "," : "", key->choices[i]);
         break;
     case KEY_OFFLOAD:
-        len = (size_t)snprintf(buf, size,
-                               "\"none\", or \"weights\", \"activations\", \"optimizer\" joined "
-                               "by '+' (e.g. \"optimizer+activations\")");
+        len = (size_t)snprintf(buf, size, "\"none\", or");
+        for (int i = 0; mask_parts(key)[i] != NULL && len < size; i++)
+            len += (size_t)snprintf(buf + len, size - len, "%s \"%s\"", i ? "," : "",
+                                    mask_parts(key)[i]);
+        if (len < size)
+            len += (size_t)snprintf(buf + len, size - len, " joined by '+' (e.g. \"%s+%s\")",
+                                    mask_parts(key)[2], mask_parts(key)[1]);
         break;
     case KEY_GROUP:
     case KEY_CUSTOM:
@@ -266,11 +281,7 @@ static const char *key_type_text(const key_spec *key)
 /* ------------------------------------------------------------------------------------------ */
 /* Scalar values                                                                              */
 
-static const char *const offload_parts[] = {"weights", "activations", "optimizer"};
-static const int offload_bits[] = {CDSE_OFFLOAD_WEIGHTS, CDSE_OFFLOAD_ACTIVATIONS,
-                                   CDSE_OFFLOAD_OPTIMIZER};
-
-static int parse_offload(const char *text, int *mask)
+static int parse_offload(const char *const *parts, const char *text, int *mask)
 {
     *mask = 0;
     if (strcmp(text, "none") == 0)
@@ -280,9 +291,9 @@ static int parse_offload(const char *text, int *mask)
         const char *end = strchr(p, '+');
         size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
         int bit = 0;
-        for (int i = 0; i < 3; i++)
-            if (strlen(offload_parts[i]) == len && strncmp(p, offload_parts[i], len) == 0)
-                bit = offload_bits[i];
+        for (int i = 0; parts[i] != NULL; i++)
+            if (strlen(parts[i]) == len && strncmp(p, parts[i], len) == 0)
+                bit = 1 << i;
         if (bit == 0 || (*mask & bit) != 0)
             return -1;
         *mask |= bit;
@@ -341,7 +352,7 @@ static int read_scalar(const parse_ctx *ctx, const key_spec *key, const config_s
     }
     if (key->type == KEY_OFFLOAD) {
         int mask;
-        if (parse_offload(*text, &mask) != 0)
+        if (parse_offload(mask_parts(key), *text, &mask) != 0)
             return fail(ctx, holder, NULL, value, allowed, "unknown value \"%s\"", *text);
         *number = mask;
         return 0;
@@ -1803,6 +1814,37 @@ static const key_spec space_keys[] = {
      .def = 0,
      .def_text = "[\"none\"]",
      .help = "state offloaded to the system's second memory tier"},
+    {.name = "recompute_modules",
+     .type = KEY_OFFLOAD,
+     .is_axis = true,
+     .axis = CDSE_AXIS_RECOMPUTE_MODULES,
+     .choices = cdse_recompute_module_names,
+     .has_default = true,
+     .def = 0,
+     .def_text = "[\"none\"]",
+     .help = "fine-grained recomputation (Megatron-Core --recompute-modules): modules whose "
+             "activations are dropped and recomputed in the backward pass"},
+    {.name = "moe_dispatcher",
+     .type = KEY_ENUM,
+     .is_axis = true,
+     .axis = CDSE_AXIS_MOE_DISPATCHER,
+     .choices = cdse_moe_dispatcher_names,
+     .has_default = true,
+     .def = CDSE_DISPATCH_ALLTOALL,
+     .def_text = "[\"alltoall\"]",
+     .help = "MoE token exchange: alltoall (NCCL all-to-all) or deepep (hierarchical: across "
+             "NVLink domains once per domain, node-limited, FP8 dispatch with fp8)"},
+    {.name = "moe_overlap",
+     .type = KEY_ENUM,
+     .is_axis = true,
+     .axis = CDSE_AXIS_MOE_OVERLAP,
+     .choices = cdse_moe_overlap_names,
+     .has_default = true,
+     .def = CDSE_MOE_OVERLAP_NONE,
+     .def_text = "[\"none\"]",
+     .help = "what hides the dispatch/combine all-to-alls: none, shared_experts (Megatron-Core "
+             "--moe-shared-expert-overlap) or a2a (--overlap-moe-expert-parallel-comm: the other "
+             "micro-batch's computation)"},
     {.name = "tp_comm_overlap",
      .type = KEY_BOOL,
      .is_axis = true,
@@ -2380,14 +2422,13 @@ static const char *enum_name(const key_spec *key, int value)
     return "?";
 }
 
-static void offload_text(int mask, char *buf, size_t size)
+static void offload_text(const char *const *parts, int mask, char *buf, size_t size)
 {
     size_t len = 0;
     buf[0] = '\0';
-    for (int i = 0; i < 3; i++)
-        if (mask & offload_bits[i])
-            len +=
-                (size_t)snprintf(buf + len, size - len, "%s%s", len ? "+" : "", offload_parts[i]);
+    for (int i = 0; parts[i] != NULL; i++)
+        if (mask & (1 << i))
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "+" : "", parts[i]);
     if (len == 0)
         snprintf(buf, size, "none");
 }
@@ -2413,7 +2454,7 @@ static void print_scalar(FILE *out, const key_spec *key, double number, const ch
         print_string(out, enum_name(key, (int)number));
         break;
     case KEY_OFFLOAD:
-        offload_text((int)number, buf, sizeof buf);
+        offload_text(mask_parts(key), (int)number, buf, sizeof buf);
         print_string(out, buf);
         break;
     default:

@@ -22,6 +22,9 @@ static const char *const axis_names[CDSE_AXIS_COUNT] = {
     [CDSE_AXIS_TP_COMM_OVERLAP] = "tp_comm_overlap",
     [CDSE_AXIS_PLACEMENT] = "placement",
     [CDSE_AXIS_ETP] = "etp",
+    [CDSE_AXIS_RECOMPUTE_MODULES] = "recompute_modules",
+    [CDSE_AXIS_MOE_DISPATCHER] = "moe_dispatcher",
+    [CDSE_AXIS_MOE_OVERLAP] = "moe_overlap",
 };
 
 const char *cdse_axis_name(int axis)
@@ -117,6 +120,9 @@ void cdse_space_strategy(const cdse_space *space, const int digit[CDSE_AXIS_COUN
     strategy->tp_comm_overlap = AXIS_VALUE(CDSE_AXIS_TP_COMM_OVERLAP) != 0;
     strategy->placement = (int)AXIS_VALUE(CDSE_AXIS_PLACEMENT);
     strategy->etp = (int)AXIS_VALUE(CDSE_AXIS_ETP);
+    strategy->recompute_modules = (int)AXIS_VALUE(CDSE_AXIS_RECOMPUTE_MODULES);
+    strategy->moe_dispatcher = (int)AXIS_VALUE(CDSE_AXIS_MOE_DISPATCHER);
+    strategy->moe_overlap = (int)AXIS_VALUE(CDSE_AXIS_MOE_OVERLAP);
 #undef AXIS_VALUE
     strategy->dp = 0;
     strategy->grad_accum = 0;

@@ -20,12 +20,15 @@ typedef enum cdse_axis {
     CDSE_AXIS_RECOMPUTE,         /* cdse_recompute */
     CDSE_AXIS_SEQUENCE_PARALLEL, /* 0/1 */
     CDSE_AXIS_ZERO,
-    CDSE_AXIS_PRECISION,       /* cdse_dtype */
-    CDSE_AXIS_FLASH_ATTENTION, /* 0/1 */
-    CDSE_AXIS_OFFLOAD,         /* CDSE_OFFLOAD_* mask */
-    CDSE_AXIS_TP_COMM_OVERLAP, /* 0/1 */
-    CDSE_AXIS_PLACEMENT,       /* index into cdse_placement_names */
-    CDSE_AXIS_ETP,             /* expert tensor-parallel size; 0 = tp */
+    CDSE_AXIS_PRECISION,         /* cdse_dtype */
+    CDSE_AXIS_FLASH_ATTENTION,   /* 0/1 */
+    CDSE_AXIS_OFFLOAD,           /* CDSE_OFFLOAD_* mask */
+    CDSE_AXIS_TP_COMM_OVERLAP,   /* 0/1 */
+    CDSE_AXIS_PLACEMENT,         /* index into cdse_placement_names */
+    CDSE_AXIS_ETP,               /* expert tensor-parallel size; 0 = tp */
+    CDSE_AXIS_RECOMPUTE_MODULES, /* CDSE_RECOMPUTE_* module mask */
+    CDSE_AXIS_MOE_DISPATCHER,    /* cdse_moe_dispatcher */
+    CDSE_AXIS_MOE_OVERLAP,       /* cdse_moe_overlap */
     CDSE_AXIS_COUNT
 } cdse_axis;
 
