@@ -39,6 +39,10 @@ typedef struct cdse_space {
     int64_t value[CDSE_AXIS_COUNT][CDSE_AXIS_MAX_VALUES];
     uint64_t stride[CDSE_AXIS_COUNT]; /* filled by cdse_space_finish */
     uint64_t size;                    /* product of n; filled by cdse_space_finish */
+    /* Axes with more than one value, last axis first (the decoding order); filled by
+     * cdse_space_finish. */
+    int n_varying;
+    int varying[CDSE_AXIS_COUNT];
 } cdse_space;
 
 /* Job-file key of an axis under `space` ("models" and "systems" for the first two). */
