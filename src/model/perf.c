@@ -153,8 +153,10 @@ typedef struct layer_cost {
     double moe_fwd, moe_flops;       /* the MoE MLP: router, experts, shared experts */
     double shared_flops;             /* shared experts' GEMMs */
     double norm_fwd, act_fwd;        /* the two norms; the MLP activation function */
-    double flops_fwd;                /* hardware FLOPs of the forward pass */
-    double attn_flops_fwd;           /* of which attention core */
+    /* The attention projections, the same in dense and MoE layers (computed once). */
+    double qkv_fwd, proj_fwd, attn_linear_flops;
+    double flops_fwd;      /* hardware FLOPs of the forward pass */
+    double attn_flops_fwd; /* of which attention core */
 } layer_cost;
 
 /* The part of a collective that the computation window cannot hide, plus the slowdown the hidden
@@ -245,17 +247,28 @@ static void mla_linear_time(const env *e, const dims *x, double *flops, double *
     *qkv = q + kv;
 }
 
-static void linear_costs(const env *e, const dims *x, bool moe, layer_cost *c)
+/* `known`: a layer whose attention projections were already costed (NULL: cost them). */
+static void linear_costs(const env *e, const dims *x, bool moe, layer_cost *c,
+                         const layer_cost *known)
 {
     double f = 0.0;
     double gated = x->gpt ? 1.0 : 2.0;
     double qkv, proj;
-    if (x->mla) {
+    if (known != NULL) {
+        qkv = known->qkv_fwd;
+        proj = known->proj_fwd;
+        f = known->attn_linear_flops;
+        c->mla_up_fwd = known->mla_up_fwd;
+        c->mla_up_flops = known->mla_up_flops;
+    } else if (x->mla) {
         mla_linear_time(e, x, &f, &qkv, &proj, c);
     } else {
         qkv = gemm_time(e, x->tokens, x->q / x->t + 2.0 * x->kv_local * x->dh, x->h, &f);
         proj = gemm_time(e, x->tokens, x->h, x->q / x->t, &f);
     }
+    c->qkv_fwd = qkv;
+    c->proj_fwd = proj;
+    c->attn_linear_flops = f;
     double mlp, mlp_col, attention_flops = f, mlp_flops = 0.0;
     if (moe) {
         mlp = moe_mlp_time(e, x, &mlp_flops, &mlp_col, &c->shared_fwd, &c->shared_flops);
@@ -403,10 +416,11 @@ static void cp_costs(const env *e, const dims *x, layer_cost *c)
     c->cp_bwd = 2.0 * c->cp_fwd;
 }
 
-static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c)
+static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c,
+                        const layer_cost *known)
 {
     memset(c, 0, sizeof *c);
-    linear_costs(e, x, moe, c);
+    linear_costs(e, x, moe, c, known);
     attention_costs(e, x, e->st->flash_attention, c);
     elementwise_costs(e, x, e->st->sequence_parallel, moe, c);
     tp_costs(e, x, e->st->sequence_parallel, c);
@@ -925,10 +939,12 @@ static void module_recompute(const env *e, bool moe, const layer_cost *lc, layer
 /* Forward collectives are on the critical path; backward TP collectives overlap the
  * weight-gradient GEMMs (Megatron-LM's asynchronous TP all-reduce), CP exchanges overlap the
  * attention core; full recomputation repeats the forward pass with its collectives. */
-static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *step)
+/* `out` receives the layer's costs; `known` as in linear_costs. */
+static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *step, layer_cost *out,
+                          const layer_cost *known)
 {
-    layer_cost lc;
-    layer_costs(e, x, moe, &lc);
+    layer_costs(e, x, moe, out, known);
+    const layer_cost lc = *out;
     double tp_fwd = lc.tp_fwd;
     double cp_fwd = exposed(lc.cp_fwd, lc.attn_fwd);
     step->fwd = lc.linear_fwd + lc.attn_fwd + lc.ew_fwd;
@@ -968,11 +984,16 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
 /* The average layer of a stage: MoE layers are spread evenly over the pipeline stages. */
 static void average_layer_step(const env *e, const dims *x, layer_step *step)
 {
-    layer_step_of(e, x, false, step);
+    layer_cost dense_costs, moe_costs;
+    if (x->moe_share >= 1.0) { /* every layer is a MoE layer */
+        layer_step_of(e, x, true, step, &moe_costs, NULL);
+        return;
+    }
+    layer_step_of(e, x, false, step, &dense_costs, NULL);
     if (x->moe_layers <= 0.0)
         return;
     layer_step moe;
-    layer_step_of(e, x, true, &moe);
+    layer_step_of(e, x, true, &moe, &moe_costs, &dense_costs);
     double f = x->moe_share;
 #define MIX(field) step->field = (1.0 - f) * step->field + f * moe.field
     MIX(fwd);
