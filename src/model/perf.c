@@ -78,6 +78,11 @@
  * expert order before dispatch and back after combine (read 2 B + write 2 B per element each
  * way), and the router keeps fp32 logits and probabilities (8 B per token and expert). */
 #define MOE_PERMUTE_BYTES 8.0
+/* With several local experts, the tokens received from the EP ranks are sorted again by local
+ * expert after the dispatch and back before the combine (Megatron-Core
+ * megatron/core/transformer/moe/token_dispatcher.py, "Permutation 2: Sort tokens by local
+ * expert", moe_utils.sort_chunks_by_idxs): read 2 B + write 2 B per element each way. */
+#define MOE_SORT_BYTES 8.0
 /* Tokens on the busiest expert rank over the balanced share, for a router trained with an
  * auxiliary balancing loss when the model gives no moe_imbalance: Switch Transformer trains
  * with capacity factors 1.0-1.25 that drop few tokens (Fedus et al. 2021, Sec. 2.2 and Table 1),
@@ -217,6 +222,8 @@ static double moe_mlp_time(const env *e, const dims *x, double *flops, double *c
         x->tokens *
         (x->experts * ROUTER_BYTES + x->top_k * x->route_factor * x->h * MOE_PERMUTE_BYTES) /
         e->hbm;
+    if (local_experts > 1.0)
+        elementwise += rows * x->experts / x->e * x->h * MOE_SORT_BYTES / e->hbm;
     *col = fc1 + shared_fc1;
     *shared_time = shared_fc1 + shared_fc2;
     return router + fc1 + fc2 + shared_fc1 + shared_fc2 + elementwise;
