@@ -157,7 +157,8 @@ typedef struct layer_cost {
     double mlp_fwd, mlp_flops;       /* dense MLP GEMMs (dense layers) */
     double moe_fwd, moe_flops;       /* the MoE MLP: router, experts, shared experts */
     double shared_flops;             /* shared experts' GEMMs */
-    double norm_fwd, act_fwd;        /* the two norms; the MLP activation function */
+    double norm_bytes, act_bytes;    /* HBM traffic of the two norms and of the MLP activation
+                                        function (their forward kernels) */
     /* The attention projections, the same in dense and MoE layers (computed once). */
     double qkv_fwd, proj_fwd, attn_linear_flops;
     double flops_fwd;      /* hardware FLOPs of the forward pass */
@@ -372,8 +373,8 @@ static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, la
         mlp_width = (x->top_k * x->route_factor + x->shared) * x->moe_ffn / x->t / mlp_rows;
     }
     double fwd = x->tokens * (h_share * per_h + mlp_rows * mlp_width * act);
-    c->norm_fwd = x->tokens * h_share * 2.0 * LAYERNORM_FWD_BYTES / e->hbm;
-    c->act_fwd = x->tokens * mlp_rows * mlp_width * act / e->hbm;
+    c->norm_bytes = x->tokens * h_share * 2.0 * LAYERNORM_FWD_BYTES;
+    c->act_bytes = x->tokens * mlp_rows * mlp_width * act;
     if (e->st->precision == CDSE_FP8) {
         /* Transformer Engine casts each GEMM input to fp8 and writes a transposed copy for the
          * weight gradient: read 2 B, write 1 + 1 B per element. */
@@ -467,7 +468,9 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->e = st->ep;
     x->etp = st->etp > 0 ? st->etp : st->tp;
     x->edp = st->edp > 0 ? st->edp : x->t * x->c * x->d / (x->etp * x->e);
-    cdse_expert_strides(st->placement, (int)x->etp, st->ep, (int)x->edp, st->pp, x->expert_stride);
+    if (model->experts > 0)
+        cdse_expert_strides(st->placement, (int)x->etp, st->ep, (int)x->edp, st->pp,
+                            x->expert_stride);
     x->moe_layers =
         model->experts > 0 ? (model->layers - model->first_dense_layers) / model->moe_every : 0;
     x->moe_share = x->moe_layers / model->layers;
@@ -485,8 +488,12 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->rope = model->qk_rope_head_dim;
     x->d_qk = (double)model->head_dim + model->qk_rope_head_dim;
     x->d_v = model->v_head_dim > 0 ? model->v_head_dim : model->head_dim;
-    x->swa_share = (double)cdse_model_swa_layers(model) / model->layers;
-    x->swa_keys = cdse_attended_keys(x->s_full, model->sliding_window);
+    x->swa_share = 0.0;
+    x->swa_keys = 0.0;
+    if (model->sliding_window > 0) {
+        x->swa_share = (double)cdse_model_swa_layers(model) / model->layers;
+        x->swa_keys = cdse_attended_keys(x->s_full, model->sliding_window);
+    }
     x->node_limit = model->moe_node_limit;
 }
 
@@ -623,7 +630,8 @@ static double layer_activation_bytes(const env *e, const dims *x, bool moe)
         core = 4.0 * x->b * x->heads_local * x->s_local; /* fp32 log-sum-exp per row */
     else if (st->recompute != CDSE_RECOMPUTE_SELECTIVE)
         core = scores * (x->gpt ? 5.0 : 2.0); /* softmax out 2 B, dropout mask 1 B + out 2 B */
-    return repl * repl_share + qkv + proj + mlp + core - module_savings(e, x, moe);
+    double saved = st->recompute_modules != 0 ? module_savings(e, x, moe) : 0.0;
+    return repl * repl_share + qkv + proj + mlp + core - saved;
 }
 
 /* Bytes per parameter of weights, gradients and optimizer state when ZeRO shards them over
@@ -918,22 +926,22 @@ static void module_recompute(const env *e, bool moe, const layer_cost *lc, layer
         f += lc->attn_flops_fwd;
     }
     if (mods & CDSE_RECOMPUTE_LAYERNORM)
-        t += lc->norm_fwd;
+        t += lc->norm_bytes / e->hbm;
     if (mods & CDSE_RECOMPUTE_MLA_UP_PROJ) {
         t += lc->mla_up_fwd;
         f += lc->mla_up_flops;
     }
     if (!moe && (mods & CDSE_RECOMPUTE_MLP)) {
-        t += lc->mlp_fwd + lc->act_fwd;
+        t += lc->mlp_fwd + lc->act_bytes / e->hbm;
         f += lc->mlp_flops;
     }
     if (moe && (mods & CDSE_RECOMPUTE_MOE)) {
-        t += lc->moe_fwd + lc->act_fwd;
+        t += lc->moe_fwd + lc->act_bytes / e->hbm;
         f += lc->moe_flops;
         step->ep += lc->ep_fwd;
     } else if (moe) {
         if (mods & CDSE_RECOMPUTE_MOE_ACT)
-            t += lc->act_fwd;
+            t += lc->act_bytes / e->hbm;
         if (mods & CDSE_RECOMPUTE_SHARED_EXPERTS) {
             t += lc->shared_fwd;
             f += lc->shared_flops;
@@ -951,41 +959,41 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
                           const layer_cost *known)
 {
     layer_costs(e, x, moe, out, known);
-    const layer_cost lc = *out;
-    double tp_fwd = lc.tp_fwd;
-    double cp_fwd = exposed(lc.cp_fwd, lc.attn_fwd);
-    step->fwd = lc.linear_fwd + lc.attn_fwd + lc.ew_fwd;
-    step->bwd = 2.0 * lc.linear_fwd + lc.attn_bwd + lc.ew_bwd;
+    const layer_cost *lc = out;
+    double tp_fwd = lc->tp_fwd;
+    double cp_fwd = exposed(lc->cp_fwd, lc->attn_fwd);
+    step->fwd = lc->linear_fwd + lc->attn_fwd + lc->ew_fwd;
+    step->bwd = 2.0 * lc->linear_fwd + lc->attn_bwd + lc->ew_bwd;
     if (e->st->tp_comm_overlap) {
         /* Every TP collective is split into chunks pipelined with the GEMM it feeds or drains
          * (Transformer Engine userbuffers; Wang et al. 2022, "Overlap Communication with Dependent
          * Computation via Decomposition"): hidden behind all linear GEMMs of the layer. */
-        double all = tp_fwd + lc.tp_bwd_exposed + lc.tp_bwd_overlapped;
-        tp_fwd = exposed(tp_fwd, lc.linear_fwd);
-        step->tp = exposed(all, 3.0 * lc.linear_fwd);
+        double all = tp_fwd + lc->tp_bwd_exposed + lc->tp_bwd_overlapped;
+        tp_fwd = exposed(tp_fwd, lc->linear_fwd);
+        step->tp = exposed(all, 3.0 * lc->linear_fwd);
     } else {
-        step->tp = tp_fwd + lc.tp_bwd_exposed + exposed(lc.tp_bwd_overlapped, lc.tp_bwd_window);
+        step->tp = tp_fwd + lc->tp_bwd_exposed + exposed(lc->tp_bwd_overlapped, lc->tp_bwd_window);
     }
-    step->cp = cp_fwd + exposed(lc.cp_bwd, lc.attn_bwd);
-    step->ep = lc.ep_fwd + lc.ep_bwd;
+    step->cp = cp_fwd + exposed(lc->cp_bwd, lc->attn_bwd);
+    step->ep = lc->ep_fwd + lc->ep_bwd;
     step->recompute = 0.0;
     step->recompute_flops = 0.0;
     if (e->st->recompute == CDSE_RECOMPUTE_FULL) {
         step->recompute = step->fwd;
         step->tp += tp_fwd;
         step->cp += cp_fwd;
-        step->ep += lc.ep_fwd;
-        step->recompute_flops = lc.flops_fwd;
+        step->ep += lc->ep_fwd;
+        step->recompute_flops = lc->flops_fwd;
     } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE) {
         /* The attention core is checkpointed and run again in the backward pass; with flash
          * attention that saves no memory (the core keeps no score matrix) but still costs the
          * forward kernel (Megatron-Core checkpoints core attention whatever its kernel). */
-        step->recompute = lc.attn_fwd;
-        step->recompute_flops = lc.attn_flops_fwd;
+        step->recompute = lc->attn_fwd;
+        step->recompute_flops = lc->attn_flops_fwd;
     }
     if (e->st->recompute != CDSE_RECOMPUTE_FULL && e->st->recompute_modules != 0)
-        module_recompute(e, moe, &lc, step);
-    step->fwd_comm = tp_fwd + cp_fwd + lc.ep_fwd;
+        module_recompute(e, moe, lc, step);
+    step->fwd_comm = tp_fwd + cp_fwd + lc->ep_fwd;
 }
 
 /* The average layer of a stage: MoE layers are spread evenly over the pipeline stages. */

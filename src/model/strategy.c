@@ -93,10 +93,12 @@ static bool expert_groups_fit(const cdse_model *model, cdse_strategy *s)
 {
     if (s->etp == 0)
         s->etp = s->tp;
+    if (model->experts == 0) {
+        s->edp = s->cp * s->dp; /* no expert grid: the data-parallel ranks */
+        return s->ep == 1 && s->etp == s->tp;
+    }
     int model_ranks = s->tp * s->cp * s->dp, expert_ranks = s->etp * s->ep;
     s->edp = model_ranks / expert_ranks;
-    if (model->experts == 0)
-        return s->ep == 1 && s->etp == s->tp;
     if (model->experts % s->ep != 0 || model->moe_ffn % s->etp != 0 ||
         model_ranks % expert_ranks != 0)
         return false;
