@@ -184,6 +184,38 @@ static const char *bool_name(const void *ctx, int i)
     return i ? "true" : "false";
 }
 
+/* Values of columns whose names come from a table (cdse_column_names) or are module masks. */
+static int own_names(const cdse_column *col, const char *str, double *value, char *msg, size_t size)
+{
+    char text[96];
+    const char *const *names = cdse_column_names(col->kind);
+    int n = 0;
+    if (names != NULL)
+        while (names[n] != NULL)
+            n++;
+    else
+        n = CDSE_RECOMPUTE_MODULES_N;
+    for (int i = 0; i < n; i++) {
+        if (col->kind == CDSE_COL_MODULES)
+            cdse_recompute_modules_text(i, text, sizeof text);
+        if (strcmp(str, names != NULL ? names[i] : text) == 0) {
+            *value = i;
+            return 0;
+        }
+    }
+    if (col->kind == CDSE_COL_MODULES) {
+        snprintf(msg, size,
+                 "%s has no value \"%s\"; values: none, or module names in the order %s joined "
+                 "by '+'",
+                 col->name, str, "core_attn+moe_act+layernorm+mla_up_proj+mlp+moe+shared_experts");
+        return -1;
+    }
+    size_t used = (size_t)snprintf(msg, size, "%s has no value \"%s\"; values:", col->name, str);
+    for (int k = 0; k < n && used < size; k++)
+        used += (size_t)snprintf(msg + used, size - used, "%s %s", k ? "," : "", names[k]);
+    return -1;
+}
+
 static int column_string(void *vctx, int var, const char *str, double *value, char *msg,
                          size_t size)
 {
@@ -191,6 +223,8 @@ static int column_string(void *vctx, int var, const char *str, double *value, ch
     const cdse_column *col = &cdse_columns[var];
     const char *(*name)(const void *, int) = NULL;
     int n = 0;
+    if (cdse_column_names(col->kind) != NULL || col->kind == CDSE_COL_MODULES)
+        return own_names(col, str, value, msg, size);
     switch (col->kind) {
     case CDSE_COL_MODEL:
         name = model_name, n = ctx->names->n_models;

@@ -85,6 +85,17 @@ static void format_bound(double x, char *buf, size_t size)
         snprintf(buf, size, "%.15g", x);
 }
 
+/* Parts of the offload mask in bit order (CDSE_OFFLOAD_WEIGHTS = 1, ACTIVATIONS = 2,
+ * OPTIMIZER = 4). */
+static const char *const offload_parts[] = {"weights", "activations", "optimizer", NULL};
+
+/* The names of a mask key's bits, in bit order, NULL-terminated: the key's choices, or the
+ * offload parts when it has none. */
+static const char *const *mask_parts(const key_spec *key)
+{
+    return key->choices != NULL ? key->choices : offload_parts;
+}
+
 /* What a key allows, in words: "an integer from 1 to 2^31-1", "one of \"none\", ...". */
 void cdse__key_allowed(const key_spec *key, char *buf, size_t size)
 {
@@ -113,9 +124,13 @@ void cdse__key_allowed(const key_spec *key, char *buf, size_t size)
                 (size_t)snprintf(buf + len, size - len, "%s \"%s\"", i ? "," : "", key->choices[i]);
         break;
     case KEY_OFFLOAD:
-        len = (size_t)snprintf(buf, size,
-                               "\"none\", or \"weights\", \"activations\", \"optimizer\" joined "
-                               "by '+' (e.g. \"optimizer+activations\")");
+        len = (size_t)snprintf(buf, size, "\"none\", or");
+        for (int i = 0; mask_parts(key)[i] != NULL && len < size; i++)
+            len += (size_t)snprintf(buf + len, size - len, "%s \"%s\"", i ? "," : "",
+                                    mask_parts(key)[i]);
+        if (len < size)
+            len += (size_t)snprintf(buf + len, size - len, " joined by '+' (e.g. \"%s+%s\")",
+                                    mask_parts(key)[2], mask_parts(key)[1]);
         break;
     case KEY_GROUP:
     case KEY_CUSTOM:
@@ -145,11 +160,7 @@ static const char *key_type_text(const key_spec *key)
 /* ------------------------------------------------------------------------------------------ */
 /* Scalar values                                                                              */
 
-static const char *const offload_parts[] = {"weights", "activations", "optimizer"};
-static const int offload_bits[] = {CDSE_OFFLOAD_WEIGHTS, CDSE_OFFLOAD_ACTIVATIONS,
-                                   CDSE_OFFLOAD_OPTIMIZER};
-
-static int parse_offload(const char *text, int *mask)
+static int parse_offload(const char *const *parts, const char *text, int *mask)
 {
     *mask = 0;
     if (strcmp(text, "none") == 0)
@@ -159,9 +170,9 @@ static int parse_offload(const char *text, int *mask)
         const char *end = strchr(p, '+');
         size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
         int bit = 0;
-        for (int i = 0; i < 3; i++)
-            if (strlen(offload_parts[i]) == len && strncmp(p, offload_parts[i], len) == 0)
-                bit = offload_bits[i];
+        for (int i = 0; parts[i] != NULL; i++)
+            if (strlen(parts[i]) == len && strncmp(p, parts[i], len) == 0)
+                bit = 1 << i;
         if (bit == 0 || (*mask & bit) != 0)
             return -1;
         *mask |= bit;
@@ -221,7 +232,7 @@ int cdse__read_scalar(const parse_ctx *ctx, const key_spec *key, const config_se
     }
     if (key->type == KEY_OFFLOAD) {
         int mask;
-        if (parse_offload(*text, &mask) != 0)
+        if (parse_offload(mask_parts(key), *text, &mask) != 0)
             return cdse__key_fail(ctx, holder, NULL, value, allowed, "unknown value \"%s\"", *text);
         *number = mask;
         return 0;
@@ -714,14 +725,13 @@ static const char *enum_name(const key_spec *key, int value)
     return "?";
 }
 
-static void offload_text(int mask, char *buf, size_t size)
+static void offload_text(const char *const *parts, int mask, char *buf, size_t size)
 {
     size_t len = 0;
     buf[0] = '\0';
-    for (int i = 0; i < 3; i++)
-        if (mask & offload_bits[i])
-            len +=
-                (size_t)snprintf(buf + len, size - len, "%s%s", len ? "+" : "", offload_parts[i]);
+    for (int i = 0; parts[i] != NULL; i++)
+        if (mask & (1 << i))
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "+" : "", parts[i]);
     if (len == 0)
         snprintf(buf, size, "none");
 }
@@ -747,7 +757,7 @@ void cdse__print_scalar(FILE *out, const key_spec *key, double number, const cha
         cdse__print_string(out, enum_name(key, (int)number));
         break;
     case KEY_OFFLOAD:
-        offload_text((int)number, buf, sizeof buf);
+        offload_text(mask_parts(key), (int)number, buf, sizeof buf);
         cdse__print_string(out, buf);
         break;
     default:

@@ -37,7 +37,8 @@ typedef enum key_type {
     KEY_BOOL,    /* bool field */
     KEY_STRING,  /* char[size] field */
     KEY_ENUM,    /* int field; one of `choices` (value = choice_value[i] or i) */
-    KEY_OFFLOAD, /* int field; CDSE_OFFLOAD_* mask from "none" or "a+b+c" */
+    KEY_OFFLOAD, /* int field; a bit mask from "none" or "a+b+c": bit i is choices[i] (the
+                    CDSE_OFFLOAD_* parts when choices is NULL) */
     KEY_GROUP,   /* a nested group described by `sub` */
     KEY_CUSTOM,  /* parsed by `parse` */
 } key_type;

@@ -78,12 +78,21 @@
  * expert order before dispatch and back after combine (read 2 B + write 2 B per element each
  * way), and the router keeps fp32 logits and probabilities (8 B per token and expert). */
 #define MOE_PERMUTE_BYTES 8.0
+/* With several local experts, the tokens received from the EP ranks are sorted again by local
+ * expert after the dispatch and back before the combine (Megatron-Core
+ * megatron/core/transformer/moe/token_dispatcher.py, "Permutation 2: Sort tokens by local
+ * expert", moe_utils.sort_chunks_by_idxs): read 2 B + write 2 B per element each way. */
+#define MOE_SORT_BYTES 8.0
 /* Tokens on the busiest expert rank over the balanced share, for a router trained with an
  * auxiliary balancing loss when the model gives no moe_imbalance: Switch Transformer trains
  * with capacity factors 1.0-1.25 that drop few tokens (Fedus et al. 2021, Sec. 2.2 and Table 1),
  * i.e. expert loads rarely exceed ~1.2x the mean. */
 #define MOE_DEFAULT_IMBALANCE 1.2
-#define ROUTER_BYTES          8.0
+/* FP8 dispatch (DeepEP: "FP8 dispatching and BF16 combining", github.com/deepseek-ai/DeepEP
+ * README): 1 B per element plus one fp32 scale per 128 channels (DeepSeek-V3's 1 x 128 tile
+ * quantization of activations, arXiv:2412.19437 Sec. 3.3.2). */
+#define FP8_DISPATCH_BYTES (1.0 + 4.0 / 128.0)
+#define ROUTER_BYTES       8.0
 
 typedef struct dims {
     double b, s_local, s_full;   /* micro-batch, local and full sequence */
@@ -98,15 +107,25 @@ typedef struct dims {
     bool gpt;                     /* plain MLP, biases and dropout (GPT) vs gated (Llama) */
     /* Mixture of experts. */
     double experts, top_k, moe_ffn, shared, e;
-    double moe_layers;   /* MoE layers of the model */
-    double route_factor; /* busiest expert rank's tokens over the balanced share */
+    double etp, edp;                     /* expert tensor- and data-parallel sizes (folding) */
+    int expert_stride[CDSE_EXPERT_DIMS]; /* rank strides of the etp, ep and edp groups */
+    double moe_layers;                   /* MoE layers of the model */
+    double route_factor;                 /* busiest expert rank's tokens over the balanced share */
+    /* Multi-head latent attention (mla): query and key/value latent ranks, RoPE dimension,
+     * query/key and value dimensions per head. */
+    bool mla;
+    double q_rank, kv_rank, rope, d_qk, d_v;
+    /* Sliding-window attention: share of the layers that slide, keys per query in them. */
+    double swa_share, swa_keys;
+    double node_limit; /* NVLink domains a token's routed copies may reach (0 = any) */
 } dims;
 
 /* One call of each per-layer collective, from the communication plan (0 when not issued). */
 typedef struct layer_comm {
     double tp_allreduce, tp_allgather, tp_reduce_scatter; /* b s/cp h activations */
     double cp_step;                                       /* one ring step of keys/values */
-    double ep_alltoall;                                   /* dispatch or combine */
+    double ep_dispatch, ep_combine; /* forward dispatch (FP8 with deepep and fp8) and one
+                                       BF16 all-to-all (combine, and both of the backward) */
 } layer_comm;
 
 typedef struct env {
@@ -132,9 +151,27 @@ typedef struct layer_cost {
     double tp_bwd_overlapped, tp_bwd_window; /* the others and the GEMMs they overlap */
     double cp_fwd, cp_bwd;                   /* CP ring exchange (before overlap) */
     double ep_fwd, ep_bwd;                   /* EP dispatch + combine all-to-alls (exposed) */
-    double flops_fwd;                        /* hardware FLOPs of the forward pass */
-    double attn_flops_fwd;                   /* of which attention core */
+    double shared_fwd;                       /* shared experts' forward GEMMs */
+    /* Forward time and FLOPs of the modules fine-grained recomputation can repeat. */
+    double mla_up_fwd, mla_up_flops; /* latent attention's up projections */
+    double mlp_fwd, mlp_flops;       /* dense MLP GEMMs (dense layers) */
+    double moe_fwd, moe_flops;       /* the MoE MLP: router, experts, shared experts */
+    double shared_flops;             /* shared experts' GEMMs */
+    double norm_bytes, act_bytes;    /* HBM traffic of the two norms and of the MLP activation
+                                        function (their forward kernels) */
+    /* The attention projections, the same in dense and MoE layers (computed once). */
+    double qkv_fwd, proj_fwd, attn_linear_flops;
+    double flops_fwd;      /* hardware FLOPs of the forward pass */
+    double attn_flops_fwd; /* of which attention core */
 } layer_cost;
+
+/* The part of a collective that the computation window cannot hide, plus the slowdown the hidden
+ * part inflicts on that computation. */
+static double exposed(double comm, double window)
+{
+    double hidden = comm < window ? comm : window;
+    return comm - hidden + OVERLAP_INTERFERENCE * hidden;
+}
 
 static double gemm_time(const env *e, double m, double n, double k, double *flops)
 {
@@ -163,57 +200,134 @@ static double batched_gemm_time(const env *e, double batch, double m, double n, 
  * routed to them (balanced share T k / ep per expert rank... times the capacity factor or the
  * imbalance of the busiest rank), shared experts on all tokens. Experts are split over TP like
  * the dense MLP (Megatron-Core expert tensor parallelism = tp). */
-static double moe_mlp_time(const env *e, const dims *x, double *flops, double *col)
+static double moe_mlp_time(const env *e, const dims *x, double *flops, double *col,
+                           double *shared_time, double *shared_flops)
 {
     double gated = x->gpt ? 1.0 : 2.0;
     double router = gemm_time(e, x->tokens, x->experts, x->h, flops);
     double local_experts = x->experts / x->e;
-    double rows = x->tokens * x->top_k * x->e / x->experts * x->route_factor; /* per expert */
-    double fc1 = local_experts * gemm_time(e, rows, gated * x->moe_ffn / x->t, x->h, flops);
-    double fc2 = local_experts * gemm_time(e, rows, x->h, x->moe_ffn / x->t, flops);
+    /* Per expert: the routed copies of the tokens of the etp x ep ranks that share these
+     * experts, i.e. of etp / tp attention TP groups (MoE parallel folding). */
+    double rows = x->tokens * x->top_k * x->e / x->experts * x->route_factor * (x->etp / x->t);
+    double fc1 = local_experts * gemm_time(e, rows, gated * x->moe_ffn / x->etp, x->h, flops);
+    double fc2 = local_experts * gemm_time(e, rows, x->h, x->moe_ffn / x->etp, flops);
     double shared_fc1 = 0.0, shared_fc2 = 0.0;
     if (x->shared > 0.0) {
         double width = x->shared * x->moe_ffn / x->t;
+        double before = *flops;
         shared_fc1 = gemm_time(e, x->tokens, gated * width, x->h, flops);
         shared_fc2 = gemm_time(e, x->tokens, x->h, width, flops);
+        *shared_flops = *flops - before;
     }
     double elementwise =
         x->tokens *
         (x->experts * ROUTER_BYTES + x->top_k * x->route_factor * x->h * MOE_PERMUTE_BYTES) /
         e->hbm;
+    if (local_experts > 1.0)
+        elementwise += rows * x->experts / x->e * x->h * MOE_SORT_BYTES / e->hbm;
     *col = fc1 + shared_fc1;
+    *shared_time = shared_fc1 + shared_fc2;
     return router + fc1 + fc2 + shared_fc1 + shared_fc2 + elementwise;
 }
 
-static void linear_costs(const env *e, const dims *x, bool moe, layer_cost *c)
+/* Latent attention's projections on one GPU (Megatron-Core MLA): the down projections of queries
+ * and keys/values (with the RoPE key) are replicated on every TP rank, the up projections and
+ * the output projection split by heads: `qkv` receives the time of the GEMMs before the core,
+ * `proj` that of the output projection. */
+static void mla_linear_time(const env *e, const dims *x, double *flops, double *qkv, double *proj,
+                            layer_cost *c)
+{
+    double heads = x->heads_local;
+    double q, up = 0.0, up_flops = 0.0;
+    if (x->q_rank > 0.0) {
+        q = gemm_time(e, x->tokens, x->q_rank, x->h, flops);
+        up = gemm_time(e, x->tokens, heads * x->d_qk, x->q_rank, &up_flops);
+    } else {
+        q = gemm_time(e, x->tokens, heads * x->d_qk, x->h, flops);
+    }
+    double kv = gemm_time(e, x->tokens, x->kv_rank + x->rope, x->h, flops);
+    up += gemm_time(e, x->tokens, heads * (x->dh + x->d_v), x->kv_rank, &up_flops);
+    q += up;
+    *flops += up_flops;
+    c->mla_up_fwd = up;
+    c->mla_up_flops = up_flops;
+    *proj = gemm_time(e, x->tokens, x->h, heads * x->d_v, flops);
+    *qkv = q + kv;
+}
+
+/* `known`: a layer whose attention projections were already costed (NULL: cost them). */
+static void linear_costs(const env *e, const dims *x, bool moe, layer_cost *c,
+                         const layer_cost *known)
 {
     double f = 0.0;
     double gated = x->gpt ? 1.0 : 2.0;
-    double qkv = gemm_time(e, x->tokens, x->q / x->t + 2.0 * x->kv_local * x->dh, x->h, &f);
-    double proj = gemm_time(e, x->tokens, x->h, x->q / x->t, &f);
-    double mlp, mlp_col;
-    if (moe) {
-        mlp = moe_mlp_time(e, x, &f, &mlp_col);
+    double qkv, proj;
+    if (known != NULL) {
+        qkv = known->qkv_fwd;
+        proj = known->proj_fwd;
+        f = known->attn_linear_flops;
+        c->mla_up_fwd = known->mla_up_fwd;
+        c->mla_up_flops = known->mla_up_flops;
+    } else if (x->mla) {
+        mla_linear_time(e, x, &f, &qkv, &proj, c);
     } else {
-        double fc1 = gemm_time(e, x->tokens, gated * x->ffn / x->t, x->h, &f);
-        double fc2 = gemm_time(e, x->tokens, x->h, x->ffn / x->t, &f);
+        qkv = gemm_time(e, x->tokens, x->q / x->t + 2.0 * x->kv_local * x->dh, x->h, &f);
+        proj = gemm_time(e, x->tokens, x->h, x->q / x->t, &f);
+    }
+    c->qkv_fwd = qkv;
+    c->proj_fwd = proj;
+    c->attn_linear_flops = f;
+    double mlp, mlp_col, attention_flops = f, mlp_flops = 0.0;
+    if (moe) {
+        mlp = moe_mlp_time(e, x, &mlp_flops, &mlp_col, &c->shared_fwd, &c->shared_flops);
+        c->moe_fwd = mlp;
+        c->moe_flops = mlp_flops;
+    } else {
+        double fc1 = gemm_time(e, x->tokens, gated * x->ffn / x->t, x->h, &mlp_flops);
+        double fc2 = gemm_time(e, x->tokens, x->h, x->ffn / x->t, &mlp_flops);
         mlp = fc1 + fc2;
         mlp_col = fc1;
+        c->mlp_fwd = mlp;
+        c->mlp_flops = mlp_flops;
     }
+    f = attention_flops + mlp_flops;
     c->linear_fwd = qkv + proj + mlp;
     c->col_gemm = qkv + mlp_col;
     c->flops_fwd += f;
 }
 
-/* Dispatch and combine all-to-alls, forward and backward, not overlapped by the alltoall
- * dispatcher (plan_layer_comm). */
+/* Dispatch and combine all-to-alls (plan_ep_comm): forward dispatch + combine, backward the
+ * two again on gradients; exposed unless the strategy overlaps them with the shared experts'
+ * GEMMs or with the other micro-batch's computation (the layer's forward and backward).
+ * Called after the computation costs of the layer are set. */
 static void ep_costs(const env *e, const dims *x, layer_cost *c)
 {
     if (x->e <= 1.0)
         return;
-    double one = e->comm.ep_alltoall;
-    c->ep_fwd = 2.0 * one;
-    c->ep_bwd = 2.0 * one;
+    double fwd = e->comm.ep_dispatch + e->comm.ep_combine;
+    double bwd = 2.0 * e->comm.ep_combine;
+    c->ep_fwd = fwd;
+    c->ep_bwd = bwd;
+    if (e->st->moe_overlap == CDSE_MOE_OVERLAP_SHARED) {
+        c->ep_fwd = exposed(fwd, c->shared_fwd);
+        c->ep_bwd = exposed(bwd, 2.0 * c->shared_fwd);
+    } else if (e->st->moe_overlap == CDSE_MOE_OVERLAP_A2A) {
+        double window = 3.0 * c->linear_fwd + c->attn_fwd + c->attn_bwd + c->ew_fwd + c->ew_bwd;
+        double all = exposed(fwd + bwd, window);
+        c->ep_fwd = all * fwd / (fwd + bwd);
+        c->ep_bwd = all - c->ep_fwd;
+    }
+}
+
+/* Flash attention with latent attention's head dimensions or sliding windows: 2 FLOPs per
+ * query-key pair and query/key dimension, 2 per pair and value dimension, over the keys each
+ * query attends to (cdse_attended_keys: half the causal sequence, or about the window). */
+static double flash_flops(const dims *x)
+{
+    double rows = x->b * x->heads_local * x->s_local;
+    double keys =
+        (1.0 - x->swa_share) * cdse_attended_keys(x->s_full, 0.0) + x->swa_share * x->swa_keys;
+    return 2.0 * rows * keys * (x->d_qk + x->d_v);
 }
 
 static void attention_costs(const env *e, const dims *x, bool flash, layer_cost *c)
@@ -221,6 +335,8 @@ static void attention_costs(const env *e, const dims *x, bool flash, layer_cost 
     double scores = x->b * x->heads_local * x->s_local * x->s_full; /* score elements */
     if (flash) {
         double f = 4.0 * scores * x->dh * FLASH_CAUSAL_FRACTION;
+        if (x->mla || x->swa_share > 0.0)
+            f = flash_flops(x);
         double eff = e->sys->attention_efficiency;
         c->attn_fwd = f / (e->attn_peak * eff);
         c->attn_bwd = FLASH_BWD_FACTOR * c->attn_fwd;
@@ -228,10 +344,11 @@ static void attention_costs(const env *e, const dims *x, bool flash, layer_cost 
         c->flops_fwd += f;
         return;
     }
+    /* Unfused attention computes the whole (masked) score matrix, windows or not. */
     double f = 0.0;
     double batch = x->b * x->heads_local;
-    double qk = batched_gemm_time(e, batch, x->s_local, x->s_full, x->dh, &f);
-    double av = batched_gemm_time(e, batch, x->s_local, x->dh, x->s_full, &f);
+    double qk = batched_gemm_time(e, batch, x->s_local, x->s_full, x->d_qk, &f);
+    double av = batched_gemm_time(e, batch, x->s_local, x->d_v, x->s_full, &f);
     double fwd_bytes = SOFTMAX_FWD_BYTES + (x->gpt ? ATTN_DROPOUT_FWD_BYTES : 0.0);
     double bwd_bytes = SOFTMAX_BWD_BYTES + (x->gpt ? ATTN_DROPOUT_BWD_BYTES : 0.0);
     c->attn_fwd = qk + av + scores * fwd_bytes / e->hbm;
@@ -256,6 +373,8 @@ static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, la
         mlp_width = (x->top_k * x->route_factor + x->shared) * x->moe_ffn / x->t / mlp_rows;
     }
     double fwd = x->tokens * (h_share * per_h + mlp_rows * mlp_width * act);
+    c->norm_bytes = x->tokens * h_share * 2.0 * LAYERNORM_FWD_BYTES;
+    c->act_bytes = x->tokens * mlp_rows * mlp_width * act;
     if (e->st->precision == CDSE_FP8) {
         /* Transformer Engine casts each GEMM input to fp8 and writes a transposed copy for the
          * weight gradient: read 2 B, write 1 + 1 B per element. */
@@ -305,24 +424,17 @@ static void cp_costs(const env *e, const dims *x, layer_cost *c)
     c->cp_bwd = 2.0 * c->cp_fwd;
 }
 
-static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c)
+static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c,
+                        const layer_cost *known)
 {
     memset(c, 0, sizeof *c);
-    linear_costs(e, x, moe, c);
+    linear_costs(e, x, moe, c, known);
     attention_costs(e, x, e->st->flash_attention, c);
     elementwise_costs(e, x, e->st->sequence_parallel, moe, c);
     tp_costs(e, x, e->st->sequence_parallel, c);
     cp_costs(e, x, c);
     if (moe)
         ep_costs(e, x, c);
-}
-
-/* The part of a collective that the computation window cannot hide, plus the slowdown the hidden
- * part inflicts on that computation. */
-static double exposed(double comm, double window)
-{
-    double hidden = comm < window ? comm : window;
-    return comm - hidden + OVERLAP_INTERFERENCE * hidden;
 }
 
 static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
@@ -354,6 +466,11 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->gpt = !model->gated_mlp;
     x->experts = model->experts;
     x->e = st->ep;
+    x->etp = st->etp > 0 ? st->etp : st->tp;
+    x->edp = st->edp > 0 ? st->edp : x->t * x->c * x->d / (x->etp * x->e);
+    if (model->experts > 0)
+        cdse_expert_strides(st->placement, (int)x->etp, st->ep, (int)x->edp, st->pp,
+                            x->expert_stride);
     x->moe_layers =
         model->experts > 0 ? (model->layers - model->first_dense_layers) / model->moe_every : 0;
     x->moe_share = x->moe_layers / model->layers;
@@ -365,6 +482,19 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->route_factor = model->moe_imbalance >= 1.0 ? model->moe_imbalance : MOE_DEFAULT_IMBALANCE;
     if (model->capacity_factor > 0.0 && model->capacity_factor < x->route_factor)
         x->route_factor = model->capacity_factor;
+    x->mla = model->kv_lora_rank > 0;
+    x->q_rank = model->q_lora_rank;
+    x->kv_rank = model->kv_lora_rank;
+    x->rope = model->qk_rope_head_dim;
+    x->d_qk = (double)model->head_dim + model->qk_rope_head_dim;
+    x->d_v = model->v_head_dim > 0 ? model->v_head_dim : model->head_dim;
+    x->swa_share = 0.0;
+    x->swa_keys = 0.0;
+    if (model->sliding_window > 0) {
+        x->swa_share = (double)cdse_model_swa_layers(model) / model->layers;
+        x->swa_keys = cdse_attended_keys(x->s_full, model->sliding_window);
+    }
+    x->node_limit = model->moe_node_limit;
 }
 
 /* Parameters held by one GPU of the first pipeline stage (which holds the embedding): the
@@ -376,19 +506,34 @@ typedef struct stage_param_count {
     double embed;   /* embedding, positions, final norm and untied output layer */
 } stage_param_count;
 
+/* Latent attention's weights on one TP rank: down projections and their RMSNorms replicated,
+ * up and output projections split by heads (mla_params in workload.c for the whole layer). */
+static double mla_params_per_gpu(const dims *x)
+{
+    double heads = x->heads_local;
+    double q = x->q_rank > 0.0 ? x->h * x->q_rank + x->q_rank + x->q_rank * heads * x->d_qk
+                               : x->h * heads * x->d_qk;
+    double kv = x->h * (x->kv_rank + x->rope) + x->kv_rank + x->kv_rank * heads * (x->dh + x->d_v);
+    return q + kv + heads * x->d_v * x->h;
+}
+
 static void stage_params(const cdse_model *model, const dims *x, stage_param_count *out)
 {
     double norms = (x->gpt ? 4.0 : 2.0) * x->h;
     double attn = x->h * x->q / x->t + 2.0 * x->h * x->kv_local * x->dh + x->q / x->t * x->h;
+    if (x->mla)
+        attn = mla_params_per_gpu(x);
     double mlp_weights = x->gpt ? 2.0 : 3.0;
     double mlp = mlp_weights * x->h * x->ffn / x->t;
     double attn_biases = x->gpt ? (x->q / x->t + 2.0 * x->kv_local * x->dh + x->h) : 0.0;
     double mlp_biases = x->gpt ? x->ffn / x->t + x->h : 0.0;
     double moe_layers = x->moe_share * x->stage_layers;
     double dense_layers = x->stage_layers - moe_layers;
-    double expert =
+    double shared =
         mlp_weights * x->h * x->moe_ffn / x->t + (x->gpt ? x->moe_ffn / x->t + x->h : 0.0);
-    double moe_dense = x->h * x->experts + x->shared * expert;
+    double expert =
+        mlp_weights * x->h * x->moe_ffn / x->etp + (x->gpt ? x->moe_ffn / x->etp + x->h : 0.0);
+    double moe_dense = x->h * x->experts + x->shared * shared;
     out->dense = x->stage_layers * (attn + attn_biases + norms) +
                  dense_layers * (mlp + mlp_biases) + moe_layers * moe_dense;
     out->experts = x->experts > 0.0 ? moe_layers * x->experts / x->e * expert : 0.0;
@@ -401,6 +546,49 @@ static void stage_params(const cdse_model *model, const dims *x, stage_param_cou
         if (!model->tied_embeddings)
             out->embed += vocab_shard;
     }
+}
+
+/* Activation bytes of one layer and micro-batch that fine-grained recomputation does not keep
+ * (Megatron-Core --recompute-modules; the terms of layer_activation_bytes below):
+ *   core_attn       the unfused attention core's scores (flash attention keeps none);
+ *   layernorm       the two norms' outputs (the QKV and FC1 inputs; their inputs stay);
+ *   mla_up_proj     latent attention's up-projected Q, K and V (the latents stay);
+ *   mlp             the dense MLP's activations (dense layers);
+ *   moe_act         the activation function's output on the routed copies;
+ *   shared_experts  the shared experts' activations;
+ *   moe             everything of the MoE MLP but its input (router, permuted tokens, experts,
+ *                   shared experts). */
+static double module_savings(const env *e, const dims *x, bool moe)
+{
+    int mods = e->st->recompute_modules;
+    if (mods == 0)
+        return 0.0;
+    const cdse_strategy *st = e->st;
+    double sb = x->tokens, saved = 0.0;
+    double mlp_acts = x->gpt ? 2.0 : 3.0;
+    if ((mods & CDSE_RECOMPUTE_CORE_ATTN) && !st->flash_attention &&
+        st->recompute != CDSE_RECOMPUTE_SELECTIVE)
+        saved += x->b * x->heads_local * x->s_local * x->s_full * (x->gpt ? 5.0 : 2.0);
+    if (mods & CDSE_RECOMPUTE_LAYERNORM)
+        saved += 2.0 * ACT_BYTES * sb * x->h * (st->sequence_parallel ? 1.0 / x->t : 1.0);
+    if ((mods & CDSE_RECOMPUTE_MLA_UP_PROJ) && x->mla)
+        saved += ACT_BYTES * sb * x->heads_local * (2.0 * x->d_qk + x->d_v);
+    if (!moe) {
+        if (mods & CDSE_RECOMPUTE_MLP)
+            saved += mlp_acts * ACT_BYTES * sb * x->ffn / x->t;
+        return saved;
+    }
+    double routed = sb * x->top_k * x->route_factor;
+    double shared = x->shared * mlp_acts * ACT_BYTES * sb * x->moe_ffn / x->t;
+    if (mods & CDSE_RECOMPUTE_MOE)
+        return saved + sb * x->experts * ROUTER_BYTES +
+               routed * (x->etp / x->t) * ACT_BYTES * x->h +
+               routed * mlp_acts * ACT_BYTES * x->moe_ffn / x->t + shared;
+    if (mods & CDSE_RECOMPUTE_MOE_ACT)
+        saved += routed * ACT_BYTES * x->moe_ffn / x->t;
+    if (mods & CDSE_RECOMPUTE_SHARED_EXPERTS)
+        saved += shared;
+    return saved;
 }
 
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al. 2022 Table 2,
@@ -418,13 +606,21 @@ static double layer_activation_bytes(const env *e, const dims *x, bool moe)
     /* Split by TP: Q, K, V, projection input, MLP inputs/activations. */
     double qkv = ACT_BYTES * sb * (x->q / x->t + 2.0 * x->kv_local * x->dh);
     double proj = ACT_BYTES * sb * x->q / x->t;
+    if (x->mla) {
+        /* Latent attention keeps the latents (replicated over TP) before and after their norms,
+         * the RoPE key, and the up-projected Q, K (query/key dimension) and V of the local
+         * heads; the projection's input has the value dimension. */
+        double latents = 2.0 * x->q_rank + 2.0 * x->kv_rank + x->rope;
+        qkv = ACT_BYTES * sb * (latents + x->heads_local * (2.0 * x->d_qk + x->d_v));
+        proj = ACT_BYTES * sb * x->heads_local * x->d_v;
+    }
     double mlp_acts = x->gpt ? 2.0 : 3.0; /* GeLU in + out; SwiGLU gate, up, out */
     double mlp = mlp_acts * ACT_BYTES * sb * x->ffn / x->t;
     if (moe) {
         /* Router logits and probabilities (fp32), the permuted routed tokens, the experts'
          * activations on them, and the shared experts on every token. */
         double routed = sb * x->top_k * x->route_factor;
-        mlp = sb * x->experts * ROUTER_BYTES + routed * ACT_BYTES * x->h +
+        mlp = sb * x->experts * ROUTER_BYTES + routed * (x->etp / x->t) * ACT_BYTES * x->h +
               routed * mlp_acts * ACT_BYTES * x->moe_ffn / x->t +
               x->shared * mlp_acts * ACT_BYTES * sb * x->moe_ffn / x->t;
     }
@@ -434,7 +630,8 @@ static double layer_activation_bytes(const env *e, const dims *x, bool moe)
         core = 4.0 * x->b * x->heads_local * x->s_local; /* fp32 log-sum-exp per row */
     else if (st->recompute != CDSE_RECOMPUTE_SELECTIVE)
         core = scores * (x->gpt ? 5.0 : 2.0); /* softmax out 2 B, dropout mask 1 B + out 2 B */
-    return repl * repl_share + qkv + proj + mlp + core;
+    double saved = st->recompute_modules != 0 ? module_savings(e, x, moe) : 0.0;
+    return repl * repl_share + qkv + proj + mlp + core - saved;
 }
 
 /* Bytes per parameter of weights, gradients and optimizer state when ZeRO shards them over
@@ -463,7 +660,7 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     stage_params(model, x, params);
     double dense = params->dense + params->embed;
     double dense_shard = x->d * x->c;
-    double expert_shard = x->d * x->c / x->e;
+    double expert_shard = x->edp; /* expert state shards over the expert data-parallel group */
     double w, g, o, we, ge, oe;
     state_bytes(st->zero, dense_shard, &w, &g, &o);
     state_bytes(st->zero, expert_shard, &we, &ge, &oe);
@@ -566,6 +763,92 @@ typedef struct layer_step {
     double fwd_comm; /* exposed communication of the forward pass alone */
 } layer_step;
 
+/* Distinct NVLink domains among `domains` that the top-k routing of one token touches when the
+ * E experts are spread evenly over them: domains x (1 - P(a domain holds none of the k)),
+ * P = prod_{i<k} (E - E/domains - i) / (E - i) (k experts drawn without replacement, uniform
+ * routing), capped by node-limited routing (DeepSeek-V3 Sec. 2.1.2: at most M nodes). */
+static double domains_per_token(double experts, double top_k, double domains, double limit)
+{
+    double none = 1.0, per_domain = experts / domains;
+    for (int i = 0; i < (int)top_k; i++)
+        none *= fmax(0.0, (experts - per_domain - i) / (experts - i));
+    double touched = domains * (1.0 - none);
+    return limit > 0.0 && touched > limit ? limit : touched;
+}
+
+/* With an expert tensor-parallel size above 1, the tokens an expert rank receives are
+ * all-gathered over its etp group before the experts and reduce-scattered after them (Megatron-
+ * Core's alltoall dispatcher over the expert TP group), backward the reverse: `bytes` is one
+ * rank's received copies, the gathered buffer etp times that; `calls` of each per iteration.
+ * They belong to the EP group's exchange of tokens (t_ep_comm_s); the times start the
+ * dispatch and combine of `lc`. */
+static void plan_etp_comm(const cdse_system *sys, const dims *x, double bytes, double calls,
+                          cdse_comm_plan *plan, layer_comm *lc)
+{
+    lc->ep_dispatch = lc->ep_combine = 0.0;
+    if (x->etp <= 1.0)
+        return;
+    int size = (int)x->etp, stride = x->expert_stride[CDSE_EXPERT_TP];
+    lc->ep_dispatch = cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLGATHER, size,
+                                         stride, bytes * x->etp, calls);
+    lc->ep_combine = cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_REDUCE_SCATTER, size,
+                                        stride, bytes * x->etp, calls);
+}
+
+/* The EP all-to-alls of a MoE layer (MoE parallel folding: the EP group at the expert grid's
+ * ep stride). Each moves the routed copies of the local tokens (T k h, split over the TP ranks
+ * with sequence parallelism), times the busiest rank's share (route factor). The deepep
+ * dispatcher, when the group spans several NVLink domains, sends a token across the network
+ * once per domain it touches (to the same local rank there) and forwards it to its experts
+ * over NVLink: two all-to-alls, one across domains (a sub-group of one rank per domain) and one
+ * inside (DeepEP's internode kernels). FP8 dispatch with deepep and fp8. `calls`: MoE layer
+ * passes per iteration; `again`: 1 when full recomputation repeats the forward. */
+static void plan_ep_comm(const cdse_system *sys, const cdse_strategy *st, const dims *x,
+                         double calls, double again, cdse_comm_plan *plan, layer_comm *lc)
+{
+    double tokens = st->sequence_parallel ? x->tokens / x->t : x->tokens;
+    double copies = tokens * x->top_k * x->route_factor; /* routed copies sent per rank */
+    bool deepep = st->moe_dispatcher == CDSE_DISPATCH_DEEPEP;
+    double dispatch_bytes = deepep && st->precision == CDSE_FP8 ? FP8_DISPATCH_BYTES : ACT_BYTES;
+    int size = (int)x->e, stride = x->expert_stride[CDSE_EXPERT_EP];
+    plan_etp_comm(sys, x, copies * x->h * ACT_BYTES, calls * (2.0 + again), plan, lc);
+    cdse_span span;
+    cdse_group_span(sys, size, stride, &span);
+    int inside = span.factor[0], across = size / inside;
+    if (!deepep || across <= 1) {
+        double bytes = copies * x->h;
+        if (dispatch_bytes == ACT_BYTES) { /* one op: 2 forward, 2 backward (+2 recomputed) */
+            double one = cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, size,
+                                            stride, bytes * ACT_BYTES, calls * (4.0 + 2.0 * again));
+            lc->ep_dispatch += one;
+            lc->ep_combine += one;
+            return;
+        }
+        lc->ep_dispatch +=
+            cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, size, stride,
+                               bytes * dispatch_bytes, calls * (1.0 + again));
+        lc->ep_combine += cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, size,
+                                             stride, bytes * ACT_BYTES, calls * (3.0 + again));
+        return;
+    }
+    double node_limit = x->node_limit;
+    double remote = tokens * x->route_factor *
+                    domains_per_token(x->experts, x->top_k, across, node_limit) * x->h;
+    double local = copies * x->h;
+    double phases[2] = {1.0 + again, 3.0 + again}; /* FP8-able dispatch, BF16 all-to-alls */
+    double per_byte[2] = {dispatch_bytes, ACT_BYTES};
+    double one[2];
+    for (int k = 0; k < 2; k++) {
+        one[k] = cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, across,
+                                    stride * inside, remote * per_byte[k], calls * phases[k]);
+        if (inside > 1)
+            one[k] += cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, inside,
+                                         stride, local * per_byte[k], calls * phases[k]);
+    }
+    lc->ep_dispatch += one[0];
+    lc->ep_combine += one[1];
+}
+
 /* The per-layer collectives of the slowest stage, added to `plan` with their calls per
  * iteration (m micro-batches x the stage's layers), and one call of each in `lc`. Calls per
  * layer and micro-batch, as the layer costs above spend them: TP without sequence parallelism
@@ -600,20 +883,14 @@ static void plan_layer_comm(const cdse_system *sys, const cdse_strategy *st, con
         /* Ring attention: each rank passes its key/value chunk around the CP ring (Liu et al.
          * 2023, "Ring Attention"; Megatron-Core context parallelism). */
         double chunk = x->b * x->s_local * 2.0 * x->kv_local * x->dh * ACT_BYTES;
+        if (x->mla) /* the up-projected keys (with their RoPE part) and values of the heads */
+            chunk = x->b * x->s_local * x->heads_local * (x->d_qk + x->d_v) * ACT_BYTES;
         lc->cp_step = cdse_comm_plan_add(plan, sys, CDSE_GROUP_CP, CDSE_COLL_SENDRECV, (int)x->c,
                                          x->stride[CDSE_PLACE_CP], chunk,
                                          passes * (x->c - 1.0) * (3.0 + again));
     }
-    if (x->e > 1.0 && x->moe_layers > 0.0) {
-        /* The EP group starts at dp's stride (expert parallelism is carved out of the data-
-         * parallel ranks, Megatron-Core); each all-to-all moves the routed copies of the local
-         * tokens (T k h 2 B, split over the TP ranks with sequence parallelism). */
-        double tokens = st->sequence_parallel ? x->tokens / x->t : x->tokens;
-        double bytes = tokens * x->top_k * x->route_factor * x->h * ACT_BYTES;
-        lc->ep_alltoall = cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL,
-                                             (int)x->e, x->stride[CDSE_PLACE_DP], bytes,
-                                             x->moe_share * passes * (4.0 + 2.0 * again));
-    }
+    if (x->e > 1.0 && x->moe_layers > 0.0)
+        plan_ep_comm(sys, st, x, x->moe_share * passes, again, plan, lc);
 }
 
 static void setup(const cdse_model *model, const cdse_system *system, const cdse_strategy *st,
@@ -637,55 +914,101 @@ static void setup(const cdse_model *model, const cdse_system *system, const cdse
     plan_layer_comm(system, st, x, plan, &e->comm);
 }
 
+/* Forward work that fine-grained recomputation repeats in the backward pass (the modules of
+ * module_savings): their forward kernels, and with `moe` the dispatch and combine again.
+ * core_attn adds nothing when `selective` already repeats the attention core. */
+static void module_recompute(const env *e, bool moe, const layer_cost *lc, layer_step *step)
+{
+    int mods = e->st->recompute_modules;
+    double t = 0.0, f = 0.0;
+    if ((mods & CDSE_RECOMPUTE_CORE_ATTN) && e->st->recompute != CDSE_RECOMPUTE_SELECTIVE) {
+        t += lc->attn_fwd;
+        f += lc->attn_flops_fwd;
+    }
+    if (mods & CDSE_RECOMPUTE_LAYERNORM)
+        t += lc->norm_bytes / e->hbm;
+    if (mods & CDSE_RECOMPUTE_MLA_UP_PROJ) {
+        t += lc->mla_up_fwd;
+        f += lc->mla_up_flops;
+    }
+    if (!moe && (mods & CDSE_RECOMPUTE_MLP)) {
+        t += lc->mlp_fwd + lc->act_bytes / e->hbm;
+        f += lc->mlp_flops;
+    }
+    if (moe && (mods & CDSE_RECOMPUTE_MOE)) {
+        t += lc->moe_fwd + lc->act_bytes / e->hbm;
+        f += lc->moe_flops;
+        step->ep += lc->ep_fwd;
+    } else if (moe) {
+        if (mods & CDSE_RECOMPUTE_MOE_ACT)
+            t += lc->act_bytes / e->hbm;
+        if (mods & CDSE_RECOMPUTE_SHARED_EXPERTS) {
+            t += lc->shared_fwd;
+            f += lc->shared_flops;
+        }
+    }
+    step->recompute += t;
+    step->recompute_flops += f;
+}
+
 /* Forward collectives are on the critical path; backward TP collectives overlap the
  * weight-gradient GEMMs (Megatron-LM's asynchronous TP all-reduce), CP exchanges overlap the
  * attention core; full recomputation repeats the forward pass with its collectives. */
-static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *step)
+/* `out` receives the layer's costs; `known` as in linear_costs. */
+static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *step, layer_cost *out,
+                          const layer_cost *known)
 {
-    layer_cost lc;
-    layer_costs(e, x, moe, &lc);
-    double tp_fwd = lc.tp_fwd;
-    double cp_fwd = exposed(lc.cp_fwd, lc.attn_fwd);
-    step->fwd = lc.linear_fwd + lc.attn_fwd + lc.ew_fwd;
-    step->bwd = 2.0 * lc.linear_fwd + lc.attn_bwd + lc.ew_bwd;
+    layer_costs(e, x, moe, out, known);
+    const layer_cost *lc = out;
+    double tp_fwd = lc->tp_fwd;
+    double cp_fwd = exposed(lc->cp_fwd, lc->attn_fwd);
+    step->fwd = lc->linear_fwd + lc->attn_fwd + lc->ew_fwd;
+    step->bwd = 2.0 * lc->linear_fwd + lc->attn_bwd + lc->ew_bwd;
     if (e->st->tp_comm_overlap) {
         /* Every TP collective is split into chunks pipelined with the GEMM it feeds or drains
          * (Transformer Engine userbuffers; Wang et al. 2022, "Overlap Communication with Dependent
          * Computation via Decomposition"): hidden behind all linear GEMMs of the layer. */
-        double all = tp_fwd + lc.tp_bwd_exposed + lc.tp_bwd_overlapped;
-        tp_fwd = exposed(tp_fwd, lc.linear_fwd);
-        step->tp = exposed(all, 3.0 * lc.linear_fwd);
+        double all = tp_fwd + lc->tp_bwd_exposed + lc->tp_bwd_overlapped;
+        tp_fwd = exposed(tp_fwd, lc->linear_fwd);
+        step->tp = exposed(all, 3.0 * lc->linear_fwd);
     } else {
-        step->tp = tp_fwd + lc.tp_bwd_exposed + exposed(lc.tp_bwd_overlapped, lc.tp_bwd_window);
+        step->tp = tp_fwd + lc->tp_bwd_exposed + exposed(lc->tp_bwd_overlapped, lc->tp_bwd_window);
     }
-    step->cp = cp_fwd + exposed(lc.cp_bwd, lc.attn_bwd);
-    step->ep = lc.ep_fwd + lc.ep_bwd;
+    step->cp = cp_fwd + exposed(lc->cp_bwd, lc->attn_bwd);
+    step->ep = lc->ep_fwd + lc->ep_bwd;
     step->recompute = 0.0;
     step->recompute_flops = 0.0;
     if (e->st->recompute == CDSE_RECOMPUTE_FULL) {
         step->recompute = step->fwd;
         step->tp += tp_fwd;
         step->cp += cp_fwd;
-        step->ep += lc.ep_fwd;
-        step->recompute_flops = lc.flops_fwd;
+        step->ep += lc->ep_fwd;
+        step->recompute_flops = lc->flops_fwd;
     } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE) {
         /* The attention core is checkpointed and run again in the backward pass; with flash
          * attention that saves no memory (the core keeps no score matrix) but still costs the
          * forward kernel (Megatron-Core checkpoints core attention whatever its kernel). */
-        step->recompute = lc.attn_fwd;
-        step->recompute_flops = lc.attn_flops_fwd;
+        step->recompute = lc->attn_fwd;
+        step->recompute_flops = lc->attn_flops_fwd;
     }
-    step->fwd_comm = tp_fwd + cp_fwd + lc.ep_fwd;
+    if (e->st->recompute != CDSE_RECOMPUTE_FULL && e->st->recompute_modules != 0)
+        module_recompute(e, moe, lc, step);
+    step->fwd_comm = tp_fwd + cp_fwd + lc->ep_fwd;
 }
 
 /* The average layer of a stage: MoE layers are spread evenly over the pipeline stages. */
 static void average_layer_step(const env *e, const dims *x, layer_step *step)
 {
-    layer_step_of(e, x, false, step);
+    layer_cost dense_costs, moe_costs;
+    if (x->moe_share >= 1.0) { /* every layer is a MoE layer */
+        layer_step_of(e, x, true, step, &moe_costs, NULL);
+        return;
+    }
+    layer_step_of(e, x, false, step, &dense_costs, NULL);
     if (x->moe_layers <= 0.0)
         return;
     layer_step moe;
-    layer_step_of(e, x, true, &moe);
+    layer_step_of(e, x, true, &moe, &moe_costs, &dense_costs);
     double f = x->moe_share;
 #define MIX(field) step->field = (1.0 - f) * step->field + f * moe.field
     MIX(fwd);
@@ -839,22 +1162,19 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     memory_model(model, &e, &x, r, &params, &updated, &act_per_mb, &in_flight);
 
     /* Data-parallel gradient reduction: dense parameters over the dp x cp ranks holding the same
-     * weights, expert parameters over the dp x cp / ep ranks holding the same experts (EP is the
-     * inner part of dp). The group starts at the smaller of its parts' strides (exact when cp
-     * and dp are adjacent in the placement, as by default: stride tp). */
+     * weights (the group starts at the smaller of its parts' strides, exact when cp and dp are
+     * adjacent in the placement, as by default: stride tp); expert parameters over the expert
+     * data-parallel group of the folded expert grid (edp ranks at its stride). */
     int dp_stride = x.stride[CDSE_PLACE_DP], cp_stride = x.stride[CDSE_PLACE_CP];
     int dense_stride = x.c > 1.0 && cp_stride < dp_stride ? cp_stride : dp_stride;
-    int expert_stride = (int)(dp_stride * x.e);
-    if (x.c > 1.0 && cp_stride < expert_stride)
-        expert_stride = cp_stride;
     dp_windows windows = {stage_fwd, stage_bwd + stage_rec, x.m};
     double dp_dense =
         dp_comm_time(plan, system, CDSE_GROUP_DP, st.zero, params.dense + params.embed,
                      (int)(x.d * x.c), dense_stride, &windows);
     double dp_expert = 0.0;
     if (params.experts > 0.0)
-        dp_expert = dp_comm_time(plan, system, CDSE_GROUP_EDP, st.zero, params.experts,
-                                 (int)(x.d * x.c / x.e), expert_stride, &windows);
+        dp_expert = dp_comm_time(plan, system, CDSE_GROUP_EDP, st.zero, params.experts, (int)x.edp,
+                                 x.expert_stride[CDSE_EXPERT_DP], &windows);
     double dp_comm = dp_dense + dp_expert;
 
     double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;

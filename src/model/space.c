@@ -2,6 +2,8 @@
  * index = sum(digit[a] * stride[a]) with stride[last] = 1 and stride[a] = stride[a+1] * n[a+1]. */
 #include "clusterdse/model/space.h"
 
+#include <string.h>
+
 static const char *const axis_names[CDSE_AXIS_COUNT] = {
     [CDSE_AXIS_MODEL] = "models",
     [CDSE_AXIS_SYSTEM] = "systems",
@@ -21,6 +23,10 @@ static const char *const axis_names[CDSE_AXIS_COUNT] = {
     [CDSE_AXIS_OFFLOAD] = "offload",
     [CDSE_AXIS_TP_COMM_OVERLAP] = "tp_comm_overlap",
     [CDSE_AXIS_PLACEMENT] = "placement",
+    [CDSE_AXIS_ETP] = "etp",
+    [CDSE_AXIS_RECOMPUTE_MODULES] = "recompute_modules",
+    [CDSE_AXIS_MOE_DISPATCHER] = "moe_dispatcher",
+    [CDSE_AXIS_MOE_OVERLAP] = "moe_overlap",
 };
 
 const char *cdse_axis_name(int axis)
@@ -55,33 +61,32 @@ int cdse_space_finish(cdse_space *space, cdse_diag *diag)
         size *= (uint64_t)n;
     }
     space->size = size;
+    space->n_varying = 0;
+    for (int a = CDSE_AXIS_COUNT - 1; a >= 0; a--)
+        if (space->n[a] > 1)
+            space->varying[space->n_varying++] = a;
     return CDSE_OK;
 }
 
 void cdse_space_decode(const cdse_space *space, uint64_t index, int digit[CDSE_AXIS_COUNT])
 {
     /* The sweep's hot path: most axes have one value, and a 64-bit division costs tens of
-     * cycles, so those are skipped, and indices below 2^32 use 32-bit divisions (several times
-     * cheaper on x86-64). */
+     * cycles, so only the axes with several values (cdse_space_finish lists them) are divided,
+     * and indices below 2^32 use 32-bit divisions (several times cheaper on x86-64). */
+    memset(digit, 0, CDSE_AXIS_COUNT * sizeof digit[0]);
     if (index <= UINT32_MAX) {
         uint32_t small = (uint32_t)index;
-        for (int a = CDSE_AXIS_COUNT - 1; a >= 0; a--) {
+        for (int k = 0; k < space->n_varying; k++) {
+            int a = space->varying[k];
             uint32_t n = (uint32_t)space->n[a];
-            if (n == 1) {
-                digit[a] = 0;
-                continue;
-            }
             digit[a] = (int)(small % n);
             small /= n;
         }
         return;
     }
-    for (int a = CDSE_AXIS_COUNT - 1; a >= 0; a--) {
+    for (int k = 0; k < space->n_varying; k++) {
+        int a = space->varying[k];
         uint64_t n = (uint64_t)space->n[a];
-        if (n == 1) {
-            digit[a] = 0;
-            continue;
-        }
         digit[a] = (int)(index % n);
         index /= n;
     }
@@ -116,6 +121,10 @@ void cdse_space_strategy(const cdse_space *space, const int digit[CDSE_AXIS_COUN
     strategy->offload = (int)AXIS_VALUE(CDSE_AXIS_OFFLOAD);
     strategy->tp_comm_overlap = AXIS_VALUE(CDSE_AXIS_TP_COMM_OVERLAP) != 0;
     strategy->placement = (int)AXIS_VALUE(CDSE_AXIS_PLACEMENT);
+    strategy->etp = (int)AXIS_VALUE(CDSE_AXIS_ETP);
+    strategy->recompute_modules = (int)AXIS_VALUE(CDSE_AXIS_RECOMPUTE_MODULES);
+    strategy->moe_dispatcher = (int)AXIS_VALUE(CDSE_AXIS_MOE_DISPATCHER);
+    strategy->moe_overlap = (int)AXIS_VALUE(CDSE_AXIS_MOE_OVERLAP);
 #undef AXIS_VALUE
     strategy->dp = 0;
     strategy->grad_accum = 0;

@@ -21,6 +21,25 @@ int cdse_recompute_parse(const char *name)
     return -1;
 }
 
+const char *const cdse_moe_dispatcher_names[CDSE_DISPATCH_COUNT + 1] = {"alltoall", "deepep", NULL};
+const char *const cdse_moe_overlap_names[CDSE_MOE_OVERLAP_COUNT + 1] = {"none", "shared_experts",
+                                                                        "a2a", NULL};
+
+const char *const cdse_recompute_module_names[CDSE_RECOMPUTE_MODULES + 1] = {
+    "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts", NULL};
+
+void cdse_recompute_modules_text(int mask, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < CDSE_RECOMPUTE_MODULES && used < size; i++)
+        if (mask & (1 << i))
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? "+" : "",
+                                     cdse_recompute_module_names[i]);
+    if (used == 0)
+        snprintf(buf, size, "none");
+}
+
 static const char *const status_names[CDSE_ST_COUNT] = {
     [CDSE_ST_OK] = "ok",
     [CDSE_ST_GPUS_NOT_DIVISIBLE] = "gpus_not_divisible",
@@ -59,11 +78,31 @@ static bool tp_fits(const cdse_model *model, int tp)
 {
     if (model->heads % tp != 0 || model->ffn % tp != 0)
         return false;
-    if (model->experts > 0 && model->moe_ffn % tp != 0)
-        return false; /* experts are split over TP like the dense MLP */
     if (model->kv_heads >= tp)
         return model->kv_heads % tp == 0;
     return tp % model->kv_heads == 0;
+}
+
+/* MoE parallel folding (Megatron-Core megatron/core/parallel_state.py, initialize_model_parallel
+ * with --expert-model-parallel-size and --expert-tensor-parallel-size): the expert grid
+ * etp x ep x edp x pp covers the same world as tp x cp x dp x pp, so etp * ep must divide
+ * tp * cp * dp (the world is then divisible by etp * ep * pp); experts divide over ep and each
+ * expert's FFN over etp; when pp is not the outermost group, the attention and MoE layers must
+ * have the same data-parallel size (its assertion), i.e. etp * ep == tp * cp. Derives edp. */
+static bool expert_groups_fit(const cdse_model *model, cdse_strategy *s)
+{
+    if (s->etp == 0)
+        s->etp = s->tp;
+    if (model->experts == 0) {
+        s->edp = s->cp * s->dp; /* no expert grid: the data-parallel ranks */
+        return s->ep == 1 && s->etp == s->tp;
+    }
+    int model_ranks = s->tp * s->cp * s->dp, expert_ranks = s->etp * s->ep;
+    s->edp = model_ranks / expert_ranks;
+    if (model->experts % s->ep != 0 || model->moe_ffn % s->etp != 0 ||
+        model_ranks % expert_ranks != 0)
+        return false;
+    return cdse_placement_pp_last(s->placement) || s->pp == 1 || s->edp == s->dp;
 }
 
 int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse_strategy *strategy)
@@ -71,6 +110,7 @@ int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse
     cdse_strategy *s = strategy;
     s->dp = 0;
     s->grad_accum = 0;
+    s->edp = 0;
     int model_parallel = s->tp * s->pp * s->cp;
     if (model_parallel <= 0 || s->gpus % model_parallel != 0)
         return CDSE_ST_GPUS_NOT_DIVISIBLE;
@@ -90,8 +130,7 @@ int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse
     /* Load-balanced context parallelism splits the sequence into 2 cp chunks (Megatron-Core). */
     if (s->cp > 1 && model->seq_len % (2 * s->cp) != 0)
         return CDSE_ST_CP;
-    if (s->ep > 1 &&
-        (model->experts == 0 || model->experts % s->ep != 0 || (s->dp * s->cp) % s->ep != 0))
+    if (!expert_groups_fit(model, s))
         return CDSE_ST_EP;
     if (s->sequence_parallel && s->tp == 1)
         return CDSE_ST_SP_NEEDS_TP;
@@ -173,6 +212,32 @@ __attribute__((constructor)) static void placement_tables(void)
         cdse_placement_names[p] = text;
     }
     cdse_placement_names[CDSE_PLACEMENT_COUNT] = NULL;
+}
+
+bool cdse_placement_pp_last(int placement)
+{
+    int p = placement >= 0 && placement < CDSE_PLACEMENT_COUNT ? placement : 0;
+    return placement_order[p][CDSE_PLACE_DIMS - 1] == CDSE_PLACE_PP;
+}
+
+void cdse_expert_strides(int placement, int etp, int ep, int edp, int pp,
+                         int strides[CDSE_EXPERT_DIMS])
+{
+    const int *order =
+        placement_order[placement >= 0 && placement < CDSE_PLACEMENT_COUNT ? placement : 0];
+    int stride = 1;
+    for (int k = 0; k < CDSE_PLACE_DIMS; k++) {
+        if (order[k] == CDSE_PLACE_TP) {
+            strides[CDSE_EXPERT_TP] = stride;
+            stride *= etp;
+        } else if (order[k] == CDSE_PLACE_DP) {
+            strides[CDSE_EXPERT_EP] = stride;
+            strides[CDSE_EXPERT_DP] = stride * ep;
+            stride *= ep * edp;
+        } else if (order[k] == CDSE_PLACE_PP) {
+            stride *= pp;
+        }
+    }
 }
 
 void cdse_placement_strides(int placement, int tp, int cp, int dp, int pp,

@@ -11,6 +11,8 @@ void cdse_model_fill_defaults(cdse_model *model)
         model->head_dim = model->hidden / model->heads;
     if (model->ffn == 0)
         model->ffn = 4 * model->hidden;
+    if (model->v_head_dim == 0)
+        model->v_head_dim = model->head_dim;
     if (model->experts > 0) {
         if (model->moe_ffn == 0)
             model->moe_ffn = model->ffn;
@@ -30,6 +32,48 @@ void cdse_model_fill_defaults(cdse_model *model)
         }                                                                                          \
     } while (0)
 #define REQUIRE_POSITIVE(field, hi) REQUIRE_RANGE(field, 1, hi)
+
+/* Latent attention and sliding windows: sizes that are wrong in themselves. */
+static int check_attention_kind(const cdse_model *model, cdse_diag *diag)
+{
+    if (model->q_lora_rank < 0 || model->kv_lora_rank < 0 || model->qk_rope_head_dim < 0 ||
+        model->v_head_dim < 0 || model->sliding_window < 0 || model->full_attention_every < 0) {
+        cdse_diag_set(diag,
+                      "model '%s': q_lora_rank %d, kv_lora_rank %d, qk_rope_head_dim %d, "
+                      "v_head_dim %d, sliding_window %d, full_attention_every %d; allowed: >= 0",
+                      model->name, model->q_lora_rank, model->kv_lora_rank, model->qk_rope_head_dim,
+                      model->v_head_dim, model->sliding_window, model->full_attention_every);
+        return CDSE_EINVAL;
+    }
+    bool mla = model->kv_lora_rank > 0;
+    if (!mla && (model->q_lora_rank > 0 || model->qk_rope_head_dim > 0)) {
+        cdse_diag_set(diag,
+                      "model '%s': q_lora_rank / qk_rope_head_dim without kv_lora_rank; allowed: "
+                      "them only with multi-head latent attention (kv_lora_rank > 0)",
+                      model->name);
+        return CDSE_EINVAL;
+    }
+    if (mla && model->kv_heads != model->heads) {
+        cdse_diag_set(diag,
+                      "model '%s': kv_heads = %d with latent attention; allowed: heads (%d): "
+                      "every head up-projects its own keys and values",
+                      model->name, model->kv_heads, model->heads);
+        return CDSE_EINVAL;
+    }
+    if (model->moe_node_limit < 0) {
+        cdse_diag_set(diag, "model '%s': moe_node_limit = %d; allowed: 0 (no limit) or more",
+                      model->name, model->moe_node_limit);
+        return CDSE_EINVAL;
+    }
+    if (model->full_attention_every > 0 && model->sliding_window == 0) {
+        cdse_diag_set(diag,
+                      "model '%s': full_attention_every = %d without sliding_window; allowed: 0, "
+                      "or a sliding_window > 0",
+                      model->name, model->full_attention_every);
+        return CDSE_EINVAL;
+    }
+    return CDSE_OK;
+}
 
 int cdse_model_check(const cdse_model *model, cdse_diag *diag)
 {
@@ -76,6 +120,8 @@ int cdse_model_check(const cdse_model *model, cdse_diag *diag)
                       model->name);
         return CDSE_EINVAL;
     }
+    if (check_attention_kind(model, diag) != CDSE_OK)
+        return CDSE_EINVAL;
     if (model->experts < 0 || model->experts == 1) {
         cdse_diag_set(diag, "model '%s': experts = %d; allowed: 0 (dense) or at least 2",
                       model->name, model->experts);
@@ -123,8 +169,26 @@ static double norm_params(const cdse_model *model)
     return has_biases(model) ? 2.0 * model->hidden : (double)model->hidden;
 }
 
+/* Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434 Sec. 2.1, eqs. 9-19, and the
+ * released modeling code's projections): queries from the hidden state directly (W^Q) or through
+ * a latent of q_lora_rank with its RMSNorm (W^DQ, W^UQ); keys and values through a latent of
+ * kv_lora_rank (W^DKV, with the shared RoPE key W^KR beside it) with its RMSNorm and one
+ * up-projection per head for keys and values (W^UK, W^UV); the output projection W^O. */
+static double mla_params(const cdse_model *model)
+{
+    double h = model->hidden, a = model->heads;
+    double qk = (double)model->head_dim + model->qk_rope_head_dim;
+    double qr = model->q_lora_rank, kvr = model->kv_lora_rank;
+    double query = qr > 0.0 ? h * qr + qr + qr * a * qk : h * a * qk;
+    double kv =
+        h * (kvr + model->qk_rope_head_dim) + kvr + kvr * a * (model->head_dim + model->v_head_dim);
+    return query + kv + a * model->v_head_dim * h;
+}
+
 double cdse_model_attention_params(const cdse_model *model)
 {
+    if (model->kv_lora_rank > 0)
+        return mla_params(model);
     double h = model->hidden;
     double q = (double)model->heads * model->head_dim;
     double kv = (double)model->kv_heads * model->head_dim;
@@ -182,6 +246,43 @@ double cdse_model_params(const cdse_model *model)
     return layers + embedding + output + positions + norm_params(model);
 }
 
+int cdse_model_swa_layers(const cdse_model *model)
+{
+    if (model->sliding_window <= 0)
+        return 0;
+    if (model->full_attention_every <= 0)
+        return model->layers;
+    return model->layers - model->layers / model->full_attention_every;
+}
+
+double cdse_attended_keys(double seq, double window)
+{
+    if (window <= 0.0 || window >= seq)
+        return seq / 2.0;
+    return window * (1.0 - window / (2.0 * seq));
+}
+
+/* Attention model FLOPs per token of a model with latent or sliding-window attention, summed
+ * over the layers, forward + backward (3 x forward).
+ * Projections: 2 FLOPs per weight (Megatron's 12 h q (1 + kv/q) for GQA, the weights of
+ * mla_params for latent attention). Scores and context: 2 q_dim + 2 v_dim FLOPs per key and
+ * head, counted over the full sequence as Megatron does (no causal halving), and over the
+ * window in sliding-window layers. */
+static double attention_flops_per_token(const cdse_model *model)
+{
+    double h = model->hidden, s = model->seq_len;
+    double q = (double)model->heads * model->head_dim;
+    double projections = 6.0 * cdse_model_attention_params(model);
+    if (model->kv_lora_rank <= 0)
+        projections = 12.0 * h * q * (1.0 + (double)model->kv_heads / model->heads);
+    double dims = (double)model->head_dim + model->qk_rope_head_dim + model->v_head_dim;
+    double per_key = 6.0 * model->heads * dims; /* 2 FLOPs x (q.k + p.v), x 3 */
+    int swa = cdse_model_swa_layers(model);
+    double window = model->sliding_window < s ? model->sliding_window : s;
+    return model->layers * projections + (model->layers - swa) * per_key * s +
+           swa * per_key * window;
+}
+
 /* Megatron-LM's counting (num_floating_point_operations in megatron/training/training.py; for
  * GPT it equals Narayanan et al. 2021 eq. 3): per token, forward + backward = 3 x forward,
  *   12 h [ q (1 + kv/a + s/h) + ffn_eff ] per layer + 6 h V for the logits,
@@ -198,6 +299,9 @@ double cdse_model_flops_per_token(const cdse_model *model)
     double dense_mlp = 12.0 * h * model->ffn * gated;
     int n_moe = moe_layers(model);
     double moe_mlp = 12.0 * h * model->moe_ffn * gated * (model->top_k + model->shared_experts);
+    double mlps = (model->layers - n_moe) * dense_mlp + n_moe * moe_mlp;
+    if (model->kv_lora_rank > 0 || model->sliding_window > 0)
+        return attention_flops_per_token(model) + mlps + 6.0 * h * model->vocab;
     double layers =
         model->layers * attention + (model->layers - n_moe) * dense_mlp + n_moe * moe_mlp;
     return layers + 6.0 * h * model->vocab;

@@ -153,6 +153,14 @@ const cdse_column cdse_columns[] = {
     F64("pool_share_3", pool_share[3], "fraction", "share of the work done by pool GPU type 3"),
     {"placement", CDSE_COL_PLACEMENT, STRATEGY(placement), "",
      "rank placement order, innermost first (tp-cp-dp-pp by default)"},
+    {"etp", CDSE_COL_I32, STRATEGY(etp), "",
+     "expert tensor-parallel size as given (0 = tp; MoE parallel folding)"},
+    {"recompute_modules", CDSE_COL_MODULES, STRATEGY(recompute_modules), "",
+     "fine-grained recomputation: none, or Megatron-Core module names joined by '+'"},
+    {"moe_dispatcher", CDSE_COL_DISPATCHER, STRATEGY(moe_dispatcher), "",
+     "MoE token exchange: alltoall, deepep"},
+    {"moe_overlap", CDSE_COL_MOE_OVERLAP, STRATEGY(moe_overlap), "",
+     "what hides the MoE all-to-alls: none, shared_experts, a2a"},
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 
@@ -167,6 +175,15 @@ const cdse_column *cdse_column_find(const char *name)
 static const void *field_of(const cdse_column *column, const cdse_record *record)
 {
     return (const char *)record + column->offset;
+}
+
+const char *const *cdse_column_names(int kind)
+{
+    if (kind == CDSE_COL_DISPATCHER)
+        return cdse_moe_dispatcher_names;
+    if (kind == CDSE_COL_MOE_OVERLAP)
+        return cdse_moe_overlap_names;
+    return NULL;
 }
 
 double cdse_column_value(const cdse_column *column, const cdse_record *record)
@@ -225,6 +242,13 @@ void cdse_column_format(const cdse_column *column, const cdse_record *record, co
         break;
     case CDSE_COL_RECOMPUTE:
         snprintf(buf, size, "%s", cdse_recompute_name(*(const int *)field));
+        break;
+    case CDSE_COL_DISPATCHER:
+    case CDSE_COL_MOE_OVERLAP:
+        snprintf(buf, size, "%s", cdse_column_names(column->kind)[*(const int *)field]);
+        break;
+    case CDSE_COL_MODULES:
+        cdse_recompute_modules_text(*(const int *)field, buf, size);
         break;
     case CDSE_COL_PRECISION:
         snprintf(buf, size, "%s", cdse_dtype_name(*(const int *)field));

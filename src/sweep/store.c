@@ -235,6 +235,18 @@ static const char *placement_code_name(int code)
     return cdse_placement_names[code];
 }
 
+/* Every mask of the recompute modules (below 128: an int8 code), named as the CSV writes it. */
+static hid_t modules_enum(void)
+{
+    static char text[CDSE_RECOMPUTE_MODULES_N][96];
+    const char *names[CDSE_RECOMPUTE_MODULES_N];
+    for (int i = 0; i < CDSE_RECOMPUTE_MODULES_N; i++) {
+        cdse_recompute_modules_text(i, text[i], sizeof text[i]);
+        names[i] = text[i];
+    }
+    return enum_type(names, CDSE_RECOMPUTE_MODULES_N);
+}
+
 static hid_t named_enum(int count, const char *(*name)(int))
 {
     const char *names[64];
@@ -281,6 +293,16 @@ static hid_t column_type(const cdse_column *col, const cdse_store *s)
         return named_enum(CDSE_POOL_PP + 1, cdse_pool_split_name);
     case CDSE_COL_PLACEMENT:
         return named_enum(CDSE_PLACEMENT_COUNT, placement_code_name);
+    case CDSE_COL_DISPATCHER:
+    case CDSE_COL_MOE_OVERLAP: {
+        const char *const *table = cdse_column_names(col->kind);
+        int n = 0;
+        while (table[n] != NULL)
+            n++;
+        return enum_type(table, n);
+    }
+    case CDSE_COL_MODULES:
+        return modules_enum();
     default:
         return H5Tcopy(H5T_NATIVE_INT8);
     }

@@ -1,4 +1,5 @@
-/* The evaluator (src/model/perf.c, cdse_eff_lookup of src/model/hardware.c) against hand calculations.
+/* The evaluator (src/model/perf.c, cdse_eff_lookup of src/model/hardware.c) against hand
+ * calculations.
  *
  * Models, systems and strategies are filled by hand here (no files are loaded). Each expected
  * value is written from the published formula it comes from, never produced by the code under
@@ -1296,7 +1297,8 @@ static void test_moe_activations(void **state)
  *   experts: 2 local experts, each on T k ep / E = 512 rows: FC1 512 x 4096 x 1024
  *   (4294967296 FLOP) and FC2 512 x 1024 x 2048 (2147483648 FLOP), both compute-bound;
  *   router logits/probabilities 8 B per token and expert, permutation 8 B per routed element:
- *   512 (8 * 8 + 2 * 1024 * 8) B;
+ *   512 (8 * 8 + 2 * 1024 * 8) B; the second sort by local expert (2 local experts, Megatron-
+ *   Core's sort_chunks_by_idxs) 8 B per element of the 2 x 512 rows received: 1024 * 1024 * 8 B;
  *   attention: Q K^T and A V, batch 16 of 512 x 512 x 64, 536870912 FLOP each (compute-bound,
  *   10485760 B -> 1.05e-5 s < 1.07e-5 s), softmax 4 B on 1 * 16 * 512^2 = 4194304 scores;
  *   element-wise: 2 RMSNorms (4 B) and 2 residual adds (6 B) on h per token, T 20 h B, and the
@@ -1315,7 +1317,7 @@ static void test_moe_layer_forward(void **state)
     double qkv = 3221225472.0 / pe, proj = 1073741824.0 / pe;
     double router = 1073152.0 / hbm;
     double experts = 2.0 * (4294967296.0 + 2147483648.0) / pe;
-    double moe_ew = T * (8.0 * 8.0 + 2.0 * 1024.0 * 8.0) / hbm;
+    double moe_ew = T * (8.0 * 8.0 + 2.0 * 1024.0 * 8.0) / hbm + 1024.0 * 1024.0 * 8.0 / hbm;
     double attn = 2.0 * 536870912.0 / pe + 4194304.0 * 4.0 / hbm;
     double ew = (T * 20.0 * H + 2.0 * T * 2048.0 * 6.0) / hbm;
     double ep = 2.0 * (0.75 * 2097152.0 / 240e9 + 3.0 * 2e-6);

@@ -1,5 +1,5 @@
-/* Validity rules of src/model/strategy.c: one minimal example per cdse_status reason, the derived dp
- * and grad_accum, and the order of the checks.
+/* Validity rules of src/model/strategy.c: one minimal example per cdse_status reason, the derived
+ * dp and grad_accum, and the order of the checks.
  *
  * Rules and their sources:
  *   - gpus = tp * pp * cp * dp (Narayanan et al. 2021, Sec. 3: n = t p d, plus Megatron-Core's
@@ -170,15 +170,15 @@ static void test_tp_heads(void **state)
     odd_ffn.ffn = 2050;
     assert_int_equal(check(&odd_ffn, st), CDSE_ST_TP_HEADS);
 
-    /* Experts are split over TP like the dense MLP (Megatron-Core expert tensor parallelism =
-     * tp; ColumnParallelLinear divides the output size by tp): an expert FFN of 2050 cannot be
-     * split 4 ways either. */
+    /* Experts are split over the expert tensor-parallel size, tp by default (Megatron-Core
+     * --expert-tensor-parallel-size; ColumnParallelLinear divides the output size by it): an
+     * expert FFN of 2050 cannot be split 4 ways, a fault of the expert grid (ep_invalid). */
     cdse_model odd_expert = small_gpt();
     odd_expert.experts = 8;
     odd_expert.top_k = 2;
     odd_expert.moe_every = 1;
     odd_expert.moe_ffn = 2050;
-    assert_int_equal(check(&odd_expert, st), CDSE_ST_TP_HEADS);
+    assert_int_equal(check(&odd_expert, st), CDSE_ST_EP);
 }
 
 /* Every pipeline chunk needs a layer: 8 layers on pp 9; on pp 2 with 5 virtual stages (10 chunks).
@@ -288,6 +288,75 @@ static void test_ep(void **state)
     assert_int_equal(check(&moe, st), CDSE_ST_EP);
     st.ep = 2;
     assert_int_equal(check(&moe, st), CDSE_ST_OK);
+}
+
+/* MoE parallel folding (Megatron-Core parallel_state.initialize_model_parallel): the expert grid
+ * etp x ep x edp x pp covers the world, so etp * ep must divide tp * cp * dp, and edp =
+ * tp cp dp / (etp ep). Qwen3-235B-A22B as Megatron-Bridge runs it: 256 GPUs, tp 2, pp 8 ->
+ * dp 16; ep 32 with etp 1: 32 divides 2 x 16 = 32, edp 1; with etp = tp = 2 (the default),
+ * 64 does not divide 32. With pp not the outermost group (placement tp-cp-pp-dp) the attention
+ * and MoE data-parallel sizes must agree (Megatron's assertion): tp 2, pp 2, dp 4 on 16 GPUs,
+ * etp 1, ep 2 -> edp 4 = dp (valid); ep 4 -> edp 2 (invalid). */
+static void test_moe_folding(void **state)
+{
+    (void)state;
+    cdse_model moe = small_gpt();
+    moe.experts = 64;
+    moe.top_k = 8;
+    moe.moe_ffn = 1024;
+    moe.moe_every = 1;
+    moe.layers = 16;
+    cdse_strategy st = base();
+    st.gpus = 256;
+    st.tp = 2;
+    st.pp = 8;
+    st.ep = 32;
+    st.etp = 1;
+    st.global_batch = 32;
+    cdse_system sys = small_system();
+    cdse_strategy checked = st;
+    assert_int_equal(cdse_strategy_check(&moe, &sys, &checked), CDSE_ST_OK);
+    assert_int_equal(checked.dp, 16);
+    assert_int_equal(checked.edp, 1);
+    st.etp = 0; /* = tp */
+    assert_int_equal(check(&moe, st), CDSE_ST_EP);
+
+    st.gpus = 16;
+    st.pp = 2;
+    st.etp = 1;
+    st.ep = 2;
+    st.global_batch = 8;
+    st.placement = 1; /* tp-cp-pp-dp */
+    assert_int_equal(check(&moe, st), CDSE_ST_OK);
+    st.ep = 4;
+    assert_int_equal(check(&moe, st), CDSE_ST_EP);
+    st.placement = 0; /* tp-cp-dp-pp: pp outermost, any edp */
+    assert_int_equal(check(&moe, st), CDSE_ST_OK);
+}
+
+/* Strides of the expert groups: the placement with tp -> etp, cp absent and ep just inside dp.
+ *   tp-cp-dp-pp, etp 2, ep 4, edp 2, pp 8: etp stride 1, ep 2, edp 2 x 4 = 8;
+ *   tp-cp-dp-pp, etp 1, ep 32, edp 1: 1, 1, 32;
+ *   dp-tp-cp-pp (ep and edp innermost), etp 2, ep 4, edp 2: ep 1, edp 4, etp 4 x 2 = 8. */
+static void test_expert_strides(void **state)
+{
+    (void)state;
+    int s[CDSE_EXPERT_DIMS];
+    cdse_expert_strides(0, 2, 4, 2, 8, s);
+    assert_int_equal(s[CDSE_EXPERT_TP], 1);
+    assert_int_equal(s[CDSE_EXPERT_EP], 2);
+    assert_int_equal(s[CDSE_EXPERT_DP], 8);
+    cdse_expert_strides(0, 1, 32, 1, 8, s);
+    assert_int_equal(s[CDSE_EXPERT_TP], 1);
+    assert_int_equal(s[CDSE_EXPERT_EP], 1);
+    assert_int_equal(s[CDSE_EXPERT_DP], 32);
+    assert_string_equal(cdse_placement_names[12], "dp-tp-cp-pp");
+    cdse_expert_strides(12, 2, 4, 2, 8, s);
+    assert_int_equal(s[CDSE_EXPERT_EP], 1);
+    assert_int_equal(s[CDSE_EXPERT_DP], 4);
+    assert_int_equal(s[CDSE_EXPERT_TP], 8);
+    assert_true(cdse_placement_pp_last(0));
+    assert_false(cdse_placement_pp_last(1));
 }
 
 static void test_sp_needs_tp(void **state)
@@ -452,6 +521,8 @@ int main(void)
         cmocka_unit_test(test_batch_not_divisible),
         cmocka_unit_test(test_cp),
         cmocka_unit_test(test_ep),
+        cmocka_unit_test(test_moe_folding),
+        cmocka_unit_test(test_expert_strides),
         cmocka_unit_test(test_sp_needs_tp),
         cmocka_unit_test(test_zero_needs_dp),
         cmocka_unit_test(test_dtype_unsupported),

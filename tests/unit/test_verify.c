@@ -112,13 +112,39 @@ static int min_int(int a, int b)
     return a < b ? a : b;
 }
 
-/* Size and stride the placement rule gives each group of `st`. */
-static void expected_group(const cdse_strategy *st, const char *placement, int group, int *size,
-                           int *stride)
+/* Strides of the expert grid under MoE parallel folding (Megatron-Core's expert rank generator
+ * in parallel_state.initialize_model_parallel: tp := etp, cp := 1, ep just inside dp := edp,
+ * same order): walk the placement name innermost first; "tp" holds etp ranks, "cp" none, "dp"
+ * holds ep x edp (ep inside), "pp" holds pp. stride[0] etp, [1] ep, [2] edp. */
+static void expert_strides_from_name(const char *name, int etp, int ep, int edp, int pp,
+                                     int stride[3])
+{
+    int below = 1;
+    for (int k = 0; k < 4; k++) {
+        const char *part = name + 3 * k;
+        if (strncmp(part, "tp", 2) == 0) {
+            stride[0] = below;
+            below *= etp;
+        } else if (strncmp(part, "dp", 2) == 0) {
+            stride[1] = below;
+            stride[2] = below * ep;
+            below *= ep * edp;
+        } else if (strncmp(part, "pp", 2) == 0) {
+            below *= pp;
+        }
+    }
+}
+
+/* Size and stride the placement rule gives each op of `st` (group and collective). */
+static void expected_group(const cdse_strategy *st, const char *placement, int group, int coll,
+                           int *size, int *stride)
 {
     int dp = st->gpus / (st->tp * st->cp * st->pp);
     int sizes[4] = {st->tp, st->cp, dp, st->pp}, s[4];
     strides_from_name(placement, sizes, s);
+    int etp = st->etp > 0 ? st->etp : st->tp;
+    int edp = st->tp * st->cp * dp / (etp * st->ep), e[3];
+    expert_strides_from_name(placement, etp, st->ep, edp, st->pp, e);
     switch (group) {
     case CDSE_GROUP_TP:
         *size = st->tp, *stride = s[0];
@@ -126,8 +152,11 @@ static void expected_group(const cdse_strategy *st, const char *placement, int g
     case CDSE_GROUP_CP:
         *size = st->cp, *stride = s[1];
         break;
-    case CDSE_GROUP_EP:
-        *size = st->ep, *stride = s[2];
+    case CDSE_GROUP_EP: /* all-to-alls over ep; the received tokens gathered over etp */
+        if (coll == CDSE_COLL_ALLTOALL)
+            *size = st->ep, *stride = e[1];
+        else
+            *size = etp, *stride = e[0];
         break;
     case CDSE_GROUP_PP:
         *size = st->pp, *stride = s[3];
@@ -135,8 +164,8 @@ static void expected_group(const cdse_strategy *st, const char *placement, int g
     case CDSE_GROUP_DP:
         *size = dp * st->cp, *stride = min_int(s[1], s[2]);
         break;
-    default: /* expert DP: the ranks of dp x cp holding the same experts */
-        *size = dp * st->cp / st->ep, *stride = min_int(s[1], s[2] * st->ep);
+    default: /* expert DP: the edp ranks holding the same experts */
+        *size = edp, *stride = e[2];
         break;
     }
 }
@@ -153,7 +182,7 @@ static void check_replay(const cdse_comm_plan *plan, const cdse_verify_op *ops, 
         assert_string_equal(op->comm, cdse_comm_group_name(p->group));
         assert_string_equal(op->collective, cdse_coll_name(p->coll));
         int size, stride;
-        expected_group(st, placement, p->group, &size, &stride);
+        expected_group(st, placement, p->group, p->coll, &size, &stride);
         if (op->group_size != size || op->stride != stride)
             fail_msg("%s %s %s: group %d stride %d, placement rule: %d stride %d", placement,
                      op->comm, op->collective, op->group_size, op->stride, size, stride);
@@ -226,9 +255,12 @@ static void test_named_strides(void **state)
         const char *placement;
         int tp, cp, dp, ep, pp, edp;
     } want[] = {
-        {"tp-cp-dp-pp", 1, 2, 2, 4, 32, 2},
+        /* Expert grid (etp = tp = 2, ep = 2, edp = tp cp dp / (etp ep) = 8), cp left out of
+         * it: tp-cp-dp-pp: etp 1, ep 2, edp 4; pp-dp-cp-tp: pp 1, ep 2, edp 4, etp 32;
+         * cp-tp-dp-pp: etp 1, ep 2, edp 4. */
+        {"tp-cp-dp-pp", 1, 2, 2, 2, 32, 4},
         {"pp-dp-cp-tp", 32, 16, 2, 2, 1, 4},
-        {"cp-tp-dp-pp", 2, 1, 1, 4, 32, 1},
+        {"cp-tp-dp-pp", 2, 1, 1, 2, 32, 4},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         int pl = 0;

@@ -25,13 +25,15 @@
 
 /* Names required by issue 2 (and the Mixtral models of the zoo). */
 static const char *const required_systems[] = {
-    "a100-40g-dgx", "a100-80g-dgx", "h100-sxm-dgx", "h200-sxm-dgx", "b200-dgx", "mi300x-oam",
+    "a100-40g-dgx", "a100-80g-dgx", "h100-sxm-dgx", "h200-sxm-dgx",
+    "b200-dgx",     "mi300x-oam",   "gb200-nvl72",  "gb300-nvl72",
 };
 static const char *const required_models[] = {
-    "gpt3-125m",    "gpt3-350m",     "gpt3-760m",   "gpt3-1.3b", "gpt3-2.7b",  "gpt3-6.7b",
-    "gpt3-13b",     "gpt3-175b",     "gpt3-5b",     "gpt-22b",   "gpt-530b",   "gpt-1t",
-    "llama2-7b",    "llama2-13b",    "llama2-70b",  "llama3-8b", "llama3-70b", "llama3-405b",
-    "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3",
+    "gpt3-125m",   "gpt3-350m",     "gpt3-760m",       "gpt3-1.3b",    "gpt3-2.7b",
+    "gpt3-6.7b",   "gpt3-13b",      "gpt3-175b",       "gpt3-5b",      "gpt-22b",
+    "gpt-530b",    "gpt-1t",        "llama2-7b",       "llama2-13b",   "llama2-70b",
+    "llama3-8b",   "llama3-70b",    "llama3-405b",     "mixtral-8x7b", "mixtral-8x22b",
+    "deepseek-v3", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-120b", "gpt-oss-20b",
 };
 
 typedef struct name_list {
@@ -146,10 +148,12 @@ static void test_every_system_loads(void **state)
         assert_int_equal(rc, 0);
         assert_string_equal(system.name, files.name[i]);
 
-        /* DGX-like: 8 GPUs per node, an intra-node level of 8 and a system-wide last level. */
-        assert_int_equal(system.gpus_per_node, 8);
+        /* DGX-like: 8 GPUs per node, an intra-node level of 8 and a system-wide last level;
+         * NVL72 racks: 4 GPUs per compute tray, a 72-GPU NVLink level, then the network. */
+        bool nvl72 = strstr(files.name[i], "nvl72") != NULL;
+        assert_int_equal(system.gpus_per_node, nvl72 ? 4 : 8);
         assert_int_equal(system.n_levels, 2);
-        assert_int_equal(system.level[0].size, 8);
+        assert_int_equal(system.level[0].size, nvl72 ? 72 : 8);
         assert_int_equal(system.level[1].size, 0);
         /* The intra-node link is faster than the one NIC per GPU. */
         assert_true(system.level[0].bandwidth_gbs > system.level[1].bandwidth_gbs);
@@ -213,6 +217,35 @@ static void test_datasheet_values(void **state)
     assert_float_equal(h100.level[1].bandwidth_gbs, 400.0 / 8.0, 1e-9);
 }
 
+/* GB200 / GB300 NVL72 datasheet values per GPU (NVIDIA GB200 NVL72 and GB300 NVL72 pages, rack
+ * totals over 72 GPUs, "with sparsity" halved): BF16 360 PFLOPS / 72 / 2 = 2500 TFLOPS, FP8
+ * 720 / 72 / 2 = 5000; HBM3e 13.4 TB / 72 = 186 GB (GB200; 372 GB per 2-GPU superchip) and 288 GB
+ * (GB300), 576 TB/s / 72 = 8000 GB/s; NVLink 130 TB/s / 72 = 1.8 TB/s both ways = 900 GB/s per
+ * direction; one ConnectX-7 400 Gb/s (50 GB/s) per GPU on GB200 and one ConnectX-8 800 Gb/s
+ * (100 GB/s) on GB300; Grace LPDDR5X per GPU: half of a 480 GB (GB200) or 500 GB (GB300,
+ * 18 TB / 36) Grace, at half of NVLink-C2C's 450 GB/s per direction. */
+static void test_nvl72_datasheet_values(void **state)
+{
+    (void)state;
+    const char *names[2] = {"gb200-nvl72", "gb300-nvl72"};
+    const double hbm_gb[2] = {186.0, 288.0}, nic_gbs[2] = {400.0 / 8.0, 800.0 / 8.0};
+    const double grace_gb[2] = {480.0 / 2.0, 500.0 / 2.0};
+    for (int i = 0; i < 2; i++) {
+        cdse_system s;
+        load_system(names[i], &s);
+        assert_float_equal(s.peak_tflops[CDSE_BF16], 360e3 / 72.0 / 2.0, 1e-9);
+        assert_float_equal(s.peak_tflops[CDSE_FP8], 720e3 / 72.0 / 2.0, 1e-9);
+        assert_float_equal(s.hbm_gib, hbm_gb[i] * 1e9 / CDSE_GIB, 0.05);
+        assert_float_equal(s.hbm_bandwidth_gbs, 576e3 / 72.0, 1e-9);
+        assert_float_equal(s.level[0].bandwidth_gbs, 130e3 / 72.0 / 2.0, 3.0);
+        assert_float_equal(s.level[1].bandwidth_gbs, nic_gbs[i], 1e-9);
+        assert_int_equal(s.tier.attach, CDSE_TIER_PER_GPU);
+        assert_int_equal(s.tier.shared_by, 1);
+        assert_float_equal(s.tier.capacity_gib, grace_gb[i] * 1e9 / CDSE_GIB, 0.05);
+        assert_float_equal(s.tier.bandwidth_gbs, 450.0 / 2.0, 1e-9);
+    }
+}
+
 /* Every model loads, passes cdse_model_check, and is named after its file. */
 static void test_every_model_loads(void **state)
 {
@@ -233,8 +266,12 @@ static void test_every_model_loads(void **state)
             print_error("%s: %s\n", files.name[i], diag.msg);
         assert_int_equal(rc, 0);
         assert_string_equal(model.name, files.name[i]);
-        /* DeepSeek-V3's latent attention is approximated with 128 heads of 128 (its file). */
-        if (strcmp(files.name[i], "deepseek-v3") != 0)
+        /* Heads span the hidden size, except in the models whose configuration gives another
+         * head dimension (latent attention, Qwen3 MoE, GPT-OSS). */
+        bool own_head_dim = strcmp(files.name[i], "deepseek-v3") == 0 ||
+                            strncmp(files.name[i], "qwen3-", 6) == 0 ||
+                            strncmp(files.name[i], "gpt-oss-", 8) == 0;
+        if (!own_head_dim)
             assert_int_equal(model.heads * model.head_dim, model.hidden);
         /* GPT: tied embeddings, plain MLP; Llama/Mixtral: untied, gated. */
         assert_int_equal(model.gated_mlp, !model.tied_embeddings);
@@ -394,25 +431,71 @@ static void test_moe_param_counts(void **state)
     assert_close("mixtral-8x22b vs published total", cdse_model_params(&model), 141e9, 0.01);
 
     /* DeepSeek-V3 (arXiv:2412.19437): 671B parameters without the multi-token-prediction module.
-     * By hand, with the file's GQA approximation of MLA:
-     *   attention per layer 7168 (16384 + 2 x 1024) + 16384 x 7168 = 249561088, norms 2 x 7168;
+     * By hand, with multi-head latent attention (DeepSeek-V2 Sec. 2.1; config.json ranks):
+     *   attention per layer 7168 x 1536 + 1536 + 1536 x 128 x 192 + 7168 x 576 + 512
+     *   + 512 x 128 x 256 + 128 x 128 x 7168 = 187107328, norms 2 x 7168;
      *   3 dense layers: SwiGLU 3 x 7168 x 18432 = 396361728;
      *   58 MoE layers: (256 + 1) experts x 3 x 7168 x 2048 + router 256 x 7168 = 11320164352;
      *   embedding and output 2 x 129280 x 7168 = 1853358080, final norm 7168;
-     *   61 x (249561088 + 14336) + 3 x 396361728 + 58 x 11320164352 + 1853358080 + 7168
-     *   = 15224100864 + 1189085184 + 656569532416 + 1853365248 = 674836083712 (+0.6%). */
+     *   61 x (187107328 + 14336) + 3 x 396361728 + 58 x 11320164352 + 1853358080 + 7168
+     *   = 11414421504 + 1189085184 + 656569532416 + 1853365248 = 671026404352 (671.0B). */
     load_model("deepseek-v3", &model);
     assert_int_equal(model.first_dense_layers, 3);
-    assert_close("deepseek-v3 by hand", cdse_model_params(&model), 674836083712.0, 1e-12);
-    assert_close("deepseek-v3 vs published total", cdse_model_params(&model), 671e9, 0.01);
+    assert_int_equal(model.kv_lora_rank, 512);
+    assert_close("deepseek-v3 by hand", cdse_model_params(&model), 671026404352.0, 1e-12);
+    assert_close("deepseek-v3 vs published total", cdse_model_params(&model), 671e9, 0.001);
+}
+
+/* Qwen3 MoE and GPT-OSS, by hand from their config.json (sources in the files): per layer
+ * attention h a d + 2 h kv d + a d h, E SwiGLU experts 3 h f, router h E, two RMSNorms 2 h; plus
+ * the untied embedding and output layer 2 V h and the final norm h.
+ *   qwen3-30b-a3b:   8388608 + 2097152 + 8388608 = 18874368; 128 x 3 x 2048 x 768 = 603979776;
+ *                    262144; 4096 -> 623120384 x 48 = 29909778432; + 2 x 151936 x 2048
+ *                    = 622329856; + 2048 -> 30532110336 (model card: 30.5B)
+ *   qwen3-235b-a22b: 67108864 + 4194304 = 71303168; 128 x 3 x 4096 x 1536 = 2415919104;
+ *                    524288; 8192 -> 2487754752 x 94 = 233848946688; + 1244659712 + 4096
+ *                    -> 235093610496 (235B)
+ *   gpt-oss-120b:    23592960 + 2949120 = 26542080; 128 x 3 x 2880^2 = 3185049600; 368640;
+ *                    5760 -> 3211966080 x 36 = 115630778880; + 2 x 201088 x 2880
+ *                    = 1158266880; + 2880 -> 116789048640 (model card: 116.83B; the biases
+ *                    and sinks not counted are 0.04%)
+ *   gpt-oss-20b:     26542080 + 32 x 24883200 = 796262400 + 92160 + 5760 = 822902400 x 24
+ *                    = 19749657600; + 1158266880 + 2880 -> 20907927360 (20.91B)
+ * Tolerance against the published totals: 0.5% (they are given to 3-4 digits). */
+static void test_moe_zoo_param_counts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        double by_hand, published;
+    } cases[] = {
+        {"qwen3-30b-a3b", 30532110336.0, 30.5e9},
+        {"qwen3-235b-a22b", 235093610496.0, 235e9},
+        {"gpt-oss-120b", 116789048640.0, 116.83e9},
+        {"gpt-oss-20b", 20907927360.0, 20.91e9},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cdse_model model;
+        load_model(cases[i].name, &model);
+        char what[96];
+        snprintf(what, sizeof what, "%s by hand", cases[i].name);
+        assert_close(what, cdse_model_params(&model), cases[i].by_hand, 1e-12);
+        snprintf(what, sizeof what, "%s vs published total", cases[i].name);
+        assert_close(what, cdse_model_params(&model), cases[i].published, 0.005);
+    }
+    cdse_model oss;
+    load_model("gpt-oss-120b", &oss);
+    assert_int_equal(oss.sliding_window, 128);
+    assert_int_equal(cdse_model_swa_layers(&oss), 18); /* 36 layers, every other one full */
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_system_loads), cmocka_unit_test(test_datasheet_values),
-        cmocka_unit_test(test_every_model_loads),  cmocka_unit_test(test_gpt_param_counts),
-        cmocka_unit_test(test_llama_param_counts), cmocka_unit_test(test_moe_param_counts),
+        cmocka_unit_test(test_every_system_loads),     cmocka_unit_test(test_datasheet_values),
+        cmocka_unit_test(test_nvl72_datasheet_values), cmocka_unit_test(test_every_model_loads),
+        cmocka_unit_test(test_gpt_param_counts),       cmocka_unit_test(test_llama_param_counts),
+        cmocka_unit_test(test_moe_param_counts),       cmocka_unit_test(test_moe_zoo_param_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

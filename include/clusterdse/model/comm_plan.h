@@ -11,10 +11,12 @@
 typedef enum cdse_comm_group {
     CDSE_GROUP_TP = 0, /* tensor-parallel group */
     CDSE_GROUP_CP,     /* context-parallel ring */
-    CDSE_GROUP_EP,     /* expert-parallel group (inner part of dp) */
+    CDSE_GROUP_EP,     /* expert-parallel token exchange: all-to-alls over ep (and across and
+                          inside NVLink domains with deepep), all-gather / reduce-scatter over
+                          etp (MoE parallel folding) */
     CDSE_GROUP_PP,     /* pipeline stages */
     CDSE_GROUP_DP,     /* ranks holding the same dense weights (dp x cp) */
-    CDSE_GROUP_EDP,    /* ranks holding the same experts (dp x cp / ep) */
+    CDSE_GROUP_EDP,    /* ranks holding the same experts (the folded expert data-parallel group) */
     CDSE_GROUP_COUNT
 } cdse_comm_group;
 

@@ -20,11 +20,15 @@ typedef enum cdse_axis {
     CDSE_AXIS_RECOMPUTE,         /* cdse_recompute */
     CDSE_AXIS_SEQUENCE_PARALLEL, /* 0/1 */
     CDSE_AXIS_ZERO,
-    CDSE_AXIS_PRECISION,       /* cdse_dtype */
-    CDSE_AXIS_FLASH_ATTENTION, /* 0/1 */
-    CDSE_AXIS_OFFLOAD,         /* CDSE_OFFLOAD_* mask */
-    CDSE_AXIS_TP_COMM_OVERLAP, /* 0/1 */
-    CDSE_AXIS_PLACEMENT,       /* index into cdse_placement_names */
+    CDSE_AXIS_PRECISION,         /* cdse_dtype */
+    CDSE_AXIS_FLASH_ATTENTION,   /* 0/1 */
+    CDSE_AXIS_OFFLOAD,           /* CDSE_OFFLOAD_* mask */
+    CDSE_AXIS_TP_COMM_OVERLAP,   /* 0/1 */
+    CDSE_AXIS_PLACEMENT,         /* index into cdse_placement_names */
+    CDSE_AXIS_ETP,               /* expert tensor-parallel size; 0 = tp */
+    CDSE_AXIS_RECOMPUTE_MODULES, /* CDSE_RECOMPUTE_* module mask */
+    CDSE_AXIS_MOE_DISPATCHER,    /* cdse_moe_dispatcher */
+    CDSE_AXIS_MOE_OVERLAP,       /* cdse_moe_overlap */
     CDSE_AXIS_COUNT
 } cdse_axis;
 
@@ -35,6 +39,10 @@ typedef struct cdse_space {
     int64_t value[CDSE_AXIS_COUNT][CDSE_AXIS_MAX_VALUES];
     uint64_t stride[CDSE_AXIS_COUNT]; /* filled by cdse_space_finish */
     uint64_t size;                    /* product of n; filled by cdse_space_finish */
+    /* Axes with more than one value, last axis first (the decoding order); filled by
+     * cdse_space_finish. */
+    int n_varying;
+    int varying[CDSE_AXIS_COUNT];
 } cdse_space;
 
 /* Job-file key of an axis under `space` ("models" and "systems" for the first two). */

@@ -15,6 +15,54 @@ typedef enum cdse_recompute {
 const char *cdse_recompute_name(int recompute); /* "none", "selective", "full" */
 int cdse_recompute_parse(const char *name);     /* -1 if unknown */
 
+/* Fine-grained recomputation (Megatron-Core --recompute-granularity selective
+ * --recompute-modules): modules whose outputs are dropped in the forward pass and recomputed
+ * in the backward pass, a bit mask. core_attn is what `selective` recomputes. */
+enum {
+    CDSE_RECOMPUTE_CORE_ATTN = 1,      /* attention core (scores, softmax, context) */
+    CDSE_RECOMPUTE_MOE_ACT = 2,        /* the experts' activation function (SwiGLU / GeLU) */
+    CDSE_RECOMPUTE_LAYERNORM = 4,      /* input and pre-MLP norms */
+    CDSE_RECOMPUTE_MLA_UP_PROJ = 8,    /* latent attention's up projections (and RoPE) */
+    CDSE_RECOMPUTE_MLP = 16,           /* the dense MLP of dense layers */
+    CDSE_RECOMPUTE_MOE = 32,           /* the whole MoE layer, with its all-to-alls */
+    CDSE_RECOMPUTE_SHARED_EXPERTS = 64 /* the shared experts */
+};
+#define CDSE_RECOMPUTE_MODULES   7
+#define CDSE_RECOMPUTE_MODULES_N (1 << CDSE_RECOMPUTE_MODULES)
+/* Megatron-Core's names, in bit order: "core_attn", "moe_act", "layernorm", "mla_up_proj",
+ * "mlp", "moe", "shared_experts". */
+extern const char *const cdse_recompute_module_names[CDSE_RECOMPUTE_MODULES + 1];
+/* A mask as text: "none" or the names joined by '+' ("mla_up_proj+layernorm"). */
+void cdse_recompute_modules_text(int mask, char *buf, size_t size);
+
+/* How MoE layers exchange tokens (Megatron-Core --moe-token-dispatcher-type):
+ *   alltoall  NCCL all-to-all over the expert-parallel group, every routed copy sent on its own;
+ *   deepep    hierarchical dispatch as DeepEP / HybridEP run it (flex dispatcher): a token
+ *             crosses the network once per NVLink domain that holds one of its experts (at most
+ *             the model's moe_node_limit), then is forwarded inside the domain over NVLink;
+ *             FP8 dispatch (BF16 combine) when the precision is FP8. */
+typedef enum cdse_moe_dispatcher {
+    CDSE_DISPATCH_ALLTOALL = 0,
+    CDSE_DISPATCH_DEEPEP,
+    CDSE_DISPATCH_COUNT
+} cdse_moe_dispatcher;
+extern const char *const cdse_moe_dispatcher_names[CDSE_DISPATCH_COUNT + 1];
+
+/* What hides the dispatch and combine all-to-alls:
+ *   none            nothing (exposed);
+ *   shared_experts  the shared experts' GEMMs (Megatron-Core --moe-shared-expert-overlap);
+ *   a2a             the other micro-batch's computation (Megatron-Core
+ *                   --overlap-moe-expert-parallel-comm: 1F1B all-to-all overlap, the forward
+ *                   of one micro-batch with the backward of another, as DeepSeek-V3's
+ *                   DualPipe pairs them). */
+typedef enum cdse_moe_overlap {
+    CDSE_MOE_OVERLAP_NONE = 0,
+    CDSE_MOE_OVERLAP_SHARED,
+    CDSE_MOE_OVERLAP_A2A,
+    CDSE_MOE_OVERLAP_COUNT
+} cdse_moe_overlap;
+extern const char *const cdse_moe_overlap_names[CDSE_MOE_OVERLAP_COUNT + 1];
+
 /* Offload of state to the second memory tier (bit mask). */
 enum {
     CDSE_OFFLOAD_WEIGHTS = 1,
@@ -46,9 +94,21 @@ struct cdse_strategy;
  * with dp = gpus / (tp cp pp). 0 when the sizes are not positive. */
 int cdse_placement_ranks_without(const struct cdse_strategy *strategy, int dim);
 
+/* MoE parallel folding (Megatron-Core parallel_state.initialize_model_parallel): the MoE layers
+ * lay the same ranks out as expert-tensor (etp) x expert (ep) x expert-data (edp) x pp groups,
+ * following the placement with tp replaced by etp, cp absent and ep just inside dp (Megatron's
+ * expert RankGenerator: tp=etp, ep, dp=edp, cp=1, same order). Strides of those groups. */
+enum { CDSE_EXPERT_TP = 0, CDSE_EXPERT_EP, CDSE_EXPERT_DP, CDSE_EXPERT_DIMS };
+void cdse_expert_strides(int placement, int etp, int ep, int edp, int pp,
+                         int strides[CDSE_EXPERT_DIMS]);
+
+/* True when pp is the outermost group of the placement. */
+bool cdse_placement_pp_last(int placement);
+
 typedef struct cdse_strategy {
     int gpus;
     int tp, pp, cp, ep, vpp;
+    int etp; /* expert tensor-parallel size (Megatron-Core --expert-tensor-parallel-size); 0 = tp */
     int microbatch;
     int global_batch;
     int recompute; /* cdse_recompute */
@@ -56,13 +116,17 @@ typedef struct cdse_strategy {
     int zero;      /* 0..3; 1 = distributed optimizer */
     int precision; /* cdse_dtype: bf16, fp16 or fp8 */
     bool flash_attention;
-    bool tp_comm_overlap; /* TP collectives pipelined with the GEMMs (Transformer Engine
-                             userbuffers, Megatron-Core --tp-comm-overlap) */
-    int offload;          /* CDSE_OFFLOAD_* mask */
-    int placement;        /* index into cdse_placement_names; 0 = tp-cp-dp-pp */
+    bool tp_comm_overlap;  /* TP collectives pipelined with the GEMMs (Transformer Engine
+                              userbuffers, Megatron-Core --tp-comm-overlap) */
+    int offload;           /* CDSE_OFFLOAD_* mask */
+    int placement;         /* index into cdse_placement_names; 0 = tp-cp-dp-pp */
+    int recompute_modules; /* CDSE_RECOMPUTE_* module mask (fine-grained recomputation) */
+    int moe_dispatcher;    /* cdse_moe_dispatcher */
+    int moe_overlap;       /* cdse_moe_overlap */
     /* Derived by cdse_strategy_check. */
     int dp;
     int grad_accum; /* micro-batches per iteration per pipeline */
+    int edp;        /* expert data-parallel size: tp cp dp / (etp ep) */
 } cdse_strategy;
 
 /* Reasons a configuration is not feasible; CDSE_ST_OK when it is. Order is the order of checks. */
@@ -74,13 +138,15 @@ typedef enum cdse_status {
     CDSE_ST_VPP,                 /* interleaving needs pp >= 2 and micro-batches % pp == 0 */
     CDSE_ST_BATCH_NOT_DIVISIBLE, /* global_batch % (microbatch * dp) != 0 */
     CDSE_ST_CP,                  /* seq_len % (2 * cp) != 0 */
-    CDSE_ST_EP,                  /* ep > 1 without experts, or ep not dividing experts or dp*cp */
-    CDSE_ST_SP_NEEDS_TP,         /* sequence parallelism with tp == 1 (same as without) */
-    CDSE_ST_ZERO_NEEDS_DP,       /* zero > 0 with dp == 1 (same as zero 0) */
-    CDSE_ST_DTYPE_UNSUPPORTED,   /* precision not supported by the GPU */
-    CDSE_ST_OFFLOAD_NO_TIER,     /* offload without a second memory tier */
-    CDSE_ST_POOL_SPLIT,          /* a pool's GPU types cannot form whole replicas or stages */
-    CDSE_ST_OOM,                 /* does not fit in HBM (and second tier, if any) */
+    CDSE_ST_EP, /* ep > 1 without experts, ep not dividing experts, etp not dividing the expert
+                   FFN, etp * ep not dividing tp * cp * dp, or (pp not outermost) etp * ep != tp
+                   * cp: Megatron-Core's folding rules */
+    CDSE_ST_SP_NEEDS_TP,       /* sequence parallelism with tp == 1 (same as without) */
+    CDSE_ST_ZERO_NEEDS_DP,     /* zero > 0 with dp == 1 (same as zero 0) */
+    CDSE_ST_DTYPE_UNSUPPORTED, /* precision not supported by the GPU */
+    CDSE_ST_OFFLOAD_NO_TIER,   /* offload without a second memory tier */
+    CDSE_ST_POOL_SPLIT,        /* a pool's GPU types cannot form whole replicas or stages */
+    CDSE_ST_OOM,               /* does not fit in HBM (and second tier, if any) */
     CDSE_ST_COUNT
 } cdse_status;
 

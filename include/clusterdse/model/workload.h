@@ -42,6 +42,24 @@ typedef struct cdse_model {
     double moe_imbalance;   /* tokens on the busiest expert rank / the average (>= 1;
                                0 = the evaluator's default for trained routers) */
     int first_dense_layers; /* leading dense layers before the MoE layers (DeepSeek-V3: 3) */
+    /* Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434 Sec. 2.1), on when
+     * kv_lora_rank > 0: keys and values are up-projected per head from a compressed latent of
+     * kv_lora_rank; queries from one of q_lora_rank (0 = queries projected from the hidden state
+     * directly). head_dim is the per-head query/key dimension without position (qk_nope_head_dim),
+     * qk_rope_head_dim the decoupled RoPE part shared by the heads' keys, v_head_dim the value
+     * dimension (0 = head_dim). kv_heads is then heads. */
+    int q_lora_rank;
+    int kv_lora_rank;
+    int qk_rope_head_dim;
+    int v_head_dim;
+    /* Sliding-window attention: a query attends to the last sliding_window keys (0 = full
+     * attention everywhere); every full_attention_every-th layer keeps full attention (GPT-OSS:
+     * 2, alternating; 0 = every layer slides). */
+    int sliding_window;
+    int full_attention_every;
+    /* Node-limited routing: the routed copies of a token reach experts in at most this many
+     * NVLink domains (DeepSeek-V3: 4 nodes, arXiv:2412.19437 Sec. 2.1.2); 0 = no limit. */
+    int moe_node_limit;
     /* Variable sequence lengths: a histogram of sample lengths (seq_len is then the longest
      * sample, used for memory; time is costed at the mean length and the slowest DP rank). */
     int n_seq_bins;
@@ -80,10 +98,20 @@ int cdse_model_check(const cdse_model *model, cdse_diag *diag);
 
 /* Parameter counts (Narayanan et al. 2021, Sec. 5.1 for the GPT case). */
 double cdse_model_params_per_layer(const cdse_model *model); /* dense layer, incl. norms */
-double cdse_model_attention_params(const cdse_model *model); /* QKV + output projection */
+double cdse_model_attention_params(const cdse_model *model); /* QKV + output projection
+                                                                (MLA: down and up projections,
+                                                                their norms and the output) */
 double cdse_model_mlp_params(const cdse_model *model);       /* one dense MLP */
 double cdse_model_embedding_params(const cdse_model *model); /* vocab * hidden */
 double cdse_model_params(const cdse_model *model);           /* whole model */
+
+/* Layers with sliding-window attention (0 without a window). */
+int cdse_model_swa_layers(const cdse_model *model);
+
+/* Keys a query attends to, averaged over the queries of a causal sequence of `seq` tokens with a
+ * window of `window` keys: seq / 2 without a window (or one at least as long as the sequence),
+ * window (1 - window / (2 seq)) with one (the first `window` queries see fewer keys). */
+double cdse_attended_keys(double seq, double window);
 
 /* Model FLOPs of one iteration of `tokens` tokens (forward + backward, no recomputation), counted
  * as Megatron-LM does (Narayanan et al. 2021 eq. 3, extended to GQA and gated MLPs as in

@@ -25,18 +25,21 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record);
 double cdse_record_cost(const cdse_record *record, int metric);
 
 typedef enum cdse_col_kind {
-    CDSE_COL_U64 = 0,    /* uint64_t */
-    CDSE_COL_I32,        /* int32_t or int */
-    CDSE_COL_BOOL,       /* bool, written as 0/1 */
-    CDSE_COL_F64,        /* double */
-    CDSE_COL_MODEL,      /* int32 index, written as the model name */
-    CDSE_COL_SYSTEM,     /* int32 index, written as the system name */
-    CDSE_COL_RECOMPUTE,  /* int, written as "none" | "selective" | "full" */
-    CDSE_COL_PRECISION,  /* int, written as "bf16" | ... */
-    CDSE_COL_STATUS,     /* int, written as the status name */
-    CDSE_COL_OFFLOAD,    /* int CDSE_OFFLOAD_* mask, written as "none" | "weights+optimizer" ... */
-    CDSE_COL_POOL_SPLIT, /* int cdse_pool_split, written as "none" | "dp" | "pp" */
-    CDSE_COL_PLACEMENT,  /* int index into cdse_placement_names, written as "tp-cp-dp-pp" ... */
+    CDSE_COL_U64 = 0,     /* uint64_t */
+    CDSE_COL_I32,         /* int32_t or int */
+    CDSE_COL_BOOL,        /* bool, written as 0/1 */
+    CDSE_COL_F64,         /* double */
+    CDSE_COL_MODEL,       /* int32 index, written as the model name */
+    CDSE_COL_SYSTEM,      /* int32 index, written as the system name */
+    CDSE_COL_RECOMPUTE,   /* int, written as "none" | "selective" | "full" */
+    CDSE_COL_PRECISION,   /* int, written as "bf16" | ... */
+    CDSE_COL_STATUS,      /* int, written as the status name */
+    CDSE_COL_OFFLOAD,     /* int CDSE_OFFLOAD_* mask, written as "none" | "weights+optimizer" ... */
+    CDSE_COL_POOL_SPLIT,  /* int cdse_pool_split, written as "none" | "dp" | "pp" */
+    CDSE_COL_PLACEMENT,   /* int index into cdse_placement_names, written as "tp-cp-dp-pp" ... */
+    CDSE_COL_DISPATCHER,  /* int cdse_moe_dispatcher, written as "alltoall" | "deepep" */
+    CDSE_COL_MOE_OVERLAP, /* int cdse_moe_overlap, written as "none" | "shared_experts" | "a2a" */
+    CDSE_COL_MODULES,     /* int CDSE_RECOMPUTE_* module mask, written as "none" | "moe_act+..." */
 } cdse_col_kind;
 
 /* One output column: its name in CSV, tables and the HDF5 store (the contract), how to read it
@@ -48,6 +51,10 @@ typedef struct cdse_column {
     const char *unit;
     const char *help;
 } cdse_column;
+
+/* The names of an enumeration column's codes, NULL-terminated, for the kinds that keep them in
+ * a table (CDSE_COL_DISPATCHER, CDSE_COL_MOE_OVERLAP); NULL for other kinds. */
+const char *const *cdse_column_names(int kind);
 
 extern const cdse_column cdse_columns[];
 extern const int cdse_column_count;
