@@ -13,21 +13,8 @@ static char *share_text(const char *path, MPI_Comm comm, int rank, cdse_diag *di
 {
     long length = -1;
     char *text = NULL;
-    if (rank == 0) {
-        FILE *f = fopen(path, "rb");
-        if (f != NULL && fseek(f, 0, SEEK_END) == 0 && (length = ftell(f)) >= 0 &&
-            fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)length + 1)) != NULL &&
-            fread(text, 1, (size_t)length, f) == (size_t)length) {
-            text[length] = '\0';
-        } else {
-            cdse_diag_set(diag, "%s: cannot read the probe plan", path);
-            free(text);
-            text = NULL;
-            length = -1;
-        }
-        if (f != NULL)
-            fclose(f);
-    }
+    if (rank == 0 && cdse_plan_read_file(path, &text, diag) == 0)
+        length = (long)strlen(text);
     MPI_Bcast(&length, 1, MPI_LONG, 0, comm);
     if (length < 0)
         return NULL;
