@@ -7,25 +7,14 @@
 #include "keys.h"
 #include "clusterdse/config/datadir.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <libconfig.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#ifndef CDSE_SOURCE_DIR
-#define CDSE_SOURCE_DIR "."
-#endif
-
-/* Profiles may start from another profile (`base`); this bounds the chain (and stops cycles). */
-#define MAX_PROFILE_DEPTH 4
 
 /* Bounds that keep every product the evaluator forms in `int` (tp * pp * cp, pp * vpp,
  * microbatch * dp) below 2^31: 2^10 per parallel degree and micro-batch, 2^20 GPUs. Both are far
@@ -58,225 +47,6 @@ int cdse_metric_parse(const char *name)
 bool cdse_metric_higher_is_better(int metric)
 {
     return metric == CDSE_METRIC_TOKENS_PER_S || metric == CDSE_METRIC_MFU;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Data files: models and system profiles                                                    */
-
-static void dir_of(const char *path, char *out, size_t size)
-{
-    snprintf(out, size, "%s", path);
-    char *slash = strrchr(out, '/');
-    if (slash == NULL)
-        snprintf(out, size, ".");
-    else if (slash == out)
-        out[1] = '\0';
-    else
-        *slash = '\0';
-}
-
-static bool readable(const char *path)
-{
-    return access(path, R_OK) == 0;
-}
-
-/* Calls visit(dir) on each data directory in search order until it returns true. */
-static bool each_data_dir(const char *job_path, bool (*visit)(const char *dir, void *arg),
-                          void *arg)
-{
-    const char *env = getenv("CLUSTERDSE_DATA");
-    if (env != NULL && env[0] != '\0') {
-        char list[CDSE_PATH_MAX];
-        snprintf(list, sizeof list, "%s", env);
-        char *save = NULL;
-        for (char *dir = strtok_r(list, ":", &save); dir != NULL; dir = strtok_r(NULL, ":", &save))
-            if (visit(dir, arg))
-                return true;
-    }
-    if (job_path != NULL && job_path[0] != '<') {
-        char given[CDSE_PATH_MAX], dir[PATH_MAX], up[PATH_MAX];
-        dir_of(job_path, given, sizeof given);
-        if (realpath(given, dir) == NULL) {
-            if (visit(given, arg))
-                return true;
-        } else {
-            /* The job file's directory and its parents, up to the root. */
-            for (int depth = 0; depth < 64; depth++) {
-                if (visit(dir, arg))
-                    return true;
-                if (strcmp(dir, "/") == 0)
-                    break;
-                dir_of(dir, up, sizeof up);
-                memcpy(dir, up, sizeof dir);
-            }
-        }
-    } else if (visit(".", arg)) {
-        return true; /* the embedded job: the working directory */
-    }
-    if (visit(CDSE_SOURCE_DIR, arg))
-        return true;
-    char installed[PATH_MAX];
-    return cdse_installed_data_dir(installed, sizeof installed) == 0 && visit(installed, arg);
-}
-
-typedef struct find_arg {
-    const char *subdir;
-    const char *name;
-    char *out;
-    size_t size;
-} find_arg;
-
-static bool visit_find(const char *dir, void *arg)
-{
-    find_arg *find = arg;
-    if (find->subdir[0] != '\0')
-        snprintf(find->out, find->size, "%s/%s/%s.cfg", dir, find->subdir, find->name);
-    else
-        snprintf(find->out, find->size, "%s/%s", dir, find->name);
-    return readable(find->out);
-}
-
-int cdse_job_find_data(const char *subdir, const char *name, const char *job_path, char *out,
-                       size_t out_size)
-{
-    find_arg find = {subdir, name, out, out_size};
-    if (each_data_dir(job_path, visit_find, &find))
-        return CDSE_OK;
-    out[0] = '\0';
-    return CDSE_EIO;
-}
-
-/* A name with a '/' or ending in ".cfg" is a path: relative to the job file's directory, then
- * to the data directories. */
-static bool is_path(const char *name)
-{
-    size_t len = strlen(name);
-    return strchr(name, '/') != NULL || (len > 4 && strcmp(name + len - 4, ".cfg") == 0);
-}
-
-static int resolve_file(const char *subdir, const char *name, const char *job_path, char *out,
-                        size_t size)
-{
-    if (!is_path(name))
-        return cdse_job_find_data(subdir, name, job_path, out, size);
-    if (name[0] == '/') {
-        snprintf(out, size, "%s", name);
-        return readable(out) ? CDSE_OK : CDSE_EIO;
-    }
-    if (job_path != NULL && job_path[0] != '<') { /* the job file's own directory first */
-        char dir[CDSE_PATH_MAX];
-        dir_of(job_path, dir, sizeof dir);
-        int len = snprintf(out, size, "%s/%s", dir, name);
-        if (len > 0 && (size_t)len < size && readable(out))
-            return CDSE_OK;
-    }
-    return cdse_job_find_data("", name, job_path, out, size);
-}
-
-typedef struct list_arg {
-    const char *subdir;
-    char *buf;
-    size_t size;
-} list_arg;
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Lists the NAME.cfg files of the first data directory that has SUBDIR. */
-static bool visit_list(const char *dir, void *arg)
-{
-    list_arg *list = arg;
-    char path[CDSE_PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", dir, list->subdir);
-    DIR *d = opendir(path);
-    if (d == NULL)
-        return false;
-    char *names[128];
-    int n = 0;
-    for (struct dirent *e = readdir(d); e != NULL && n < 128; e = readdir(d)) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".cfg") == 0) {
-            names[n] = strdup(e->d_name);
-            if (names[n] != NULL)
-                names[n++][len - 4] = '\0';
-        }
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], compare_names);
-    size_t len = 0;
-    for (int i = 0; i < n; i++) {
-        if (len < list->size)
-            len += (size_t)snprintf(list->buf + len, list->size - len, "%s%s", i ? ", " : "",
-                                    names[i]);
-        free(names[i]);
-    }
-    return n > 0;
-}
-
-static void list_names(const char *subdir, const char *job_path, char *buf, size_t size)
-{
-    list_arg list = {subdir, buf, size};
-    buf[0] = '\0';
-    if (!each_data_dir(job_path, visit_list, &list))
-        snprintf(buf, size, "(none found)");
-}
-
-/* Which kind of profile a parser reads; picks the table and the post-parse checks. */
-typedef int (*profile_parse_fn)(parse_ctx *ctx, const config_setting_t *group, void *target,
-                                bool fresh);
-
-/* Loads the file NAME (a zoo name or a path) found for the setting `name_setting`. */
-static int load_profile_named(parse_ctx *ctx, const config_setting_t *name_setting,
-                              const char *subdir, const char *what, profile_parse_fn parse,
-                              void *target, bool fresh)
-{
-    const char *name = config_setting_get_string(name_setting);
-    char path[CDSE_PATH_MAX];
-    if (ctx->depth >= MAX_PROFILE_DEPTH)
-        return cdse__key_fail(ctx, name_setting, NULL, name_setting,
-                              "profiles nested at most 4 deep",
-                              "%s '%s' nests too deep (a cycle of base profiles?)", what, name);
-    if (name[0] == '\0' || resolve_file(subdir, name, ctx->job_path, path, sizeof path) != 0) {
-        char names[1200], allowed[1400], installed[PATH_MAX];
-        if (cdse_installed_data_dir(installed, sizeof installed) != 0)
-            snprintf(installed, sizeof installed, "BINDIR/../share/clusterdse");
-        if (subdir[0] != '\0') {
-            list_names(subdir, ctx->job_path, names, sizeof names);
-            snprintf(allowed, sizeof allowed,
-                     "a name from %s/ (%s), a path to a .cfg file, or an inline group", subdir,
-                     names);
-        } else {
-            snprintf(allowed, sizeof allowed,
-                     "a readable file: an absolute path, or a path relative to the job file's "
-                     "directory, its parents, or a data directory");
-        }
-        return cdse__key_fail(
-            ctx, name_setting, NULL, name_setting, allowed,
-            "%s '%s' not found (searched $CLUSTERDSE_DATA, the job file's directory and "
-            "its parents, %s, %s)",
-            what, name, CDSE_SOURCE_DIR, installed);
-    }
-    char *text, why[160];
-    int nul_line;
-    if (cdse__read_file(path, &text, why, sizeof why, &nul_line) != 0) {
-        if (nul_line > 0)
-            snprintf(why + strlen(why), sizeof why - strlen(why), " at line %d", nul_line);
-        return cdse__key_fail(ctx, name_setting, NULL, name_setting,
-                              "a readable regular file of at most 16 MiB without NUL bytes",
-                              "cannot read %s (%s)", path, why);
-    }
-    parse_ctx inner = {
-        .file = path, .job_path = ctx->job_path, .diag = ctx->diag, .depth = ctx->depth + 1};
-    config_t cfg;
-    int rc = cdse__read_config(&inner, text, &cfg);
-    free(text);
-    if (rc != 0)
-        return rc;
-    rc = parse(&inner, config_root_setting(&cfg), target, fresh);
-    config_destroy(&cfg);
-    return rc;
 }
 
 /* --- Models --- */
@@ -554,406 +324,6 @@ int cdse_model_load_file(const char *path, cdse_model *model, cdse_diag *diag)
     return rc;
 }
 
-/* --- Systems --- */
-
-static int parse_eff_table(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                           const key_spec *key);
-static int parse_network(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                         const key_spec *key);
-static int parse_coll(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                      const key_spec *key);
-static void print_eff_table(FILE *out, const void *target, const key_spec *key, int indent);
-static void print_network(FILE *out, const void *target, const key_spec *key, int indent);
-static void print_coll(FILE *out, const void *target, const key_spec *key, int indent);
-static int skip_key(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                    const key_spec *key)
-{
-    (void)ctx, (void)setting, (void)target, (void)key;
-    return 0;
-}
-
-#define FLOAT_KEY(st, key, field, lo, open, hi, req, dflt, dtext, text)                            \
-    {                                                                                              \
-        .name = key, .type = KEY_FLOAT, .offset = offsetof(st, field), .min = lo,                  \
-        .min_open = open, .max = hi, .required = req, .has_default = !(req), .def = dflt,          \
-        .def_text = dtext, .help = text                                                            \
-    }
-
-static const key_spec peak_keys[] = {
-#define PEAK(key, dtype)                                                                           \
-    FLOAT_KEY(cdse_system, key, peak_tflops[dtype], 0, false, 1e7, false, 0, "0",                  \
-              "dense " key " peak TFLOP/s per GPU (0 = unsupported)")
-    PEAK("fp32", CDSE_FP32), PEAK("tf32", CDSE_TF32), PEAK("bf16", CDSE_BF16),
-    PEAK("fp16", CDSE_FP16), PEAK("fp8", CDSE_FP8),
-#undef PEAK
-};
-/* Offsets of peak_keys are relative to the system; the group's offset is 0. */
-static const key_table peak_table = {"systems[].peak_tflops", peak_keys,
-                                     (int)(sizeof peak_keys / sizeof peak_keys[0])};
-
-typedef struct coll_fit {
-    double latency_us;
-    double bandwidth_gbs;
-} coll_fit;
-
-static const key_spec coll_keys[] = {
-    FLOAT_KEY(coll_fit, "latency", latency_us, 0, false, 1e9, true, 0, "required",
-              "fitted latency (us)"),
-    FLOAT_KEY(coll_fit, "bandwidth", bandwidth_gbs, 0, true, 1e9, true, 0, "required",
-              "fitted effective bus bandwidth (GB/s)"),
-};
-static const key_table coll_table = {"systems[].network[].<collective>", coll_keys,
-                                     (int)(sizeof coll_keys / sizeof coll_keys[0])};
-
-#define COLL_KEY(key, coll)                                                                        \
-    {                                                                                              \
-        .name = key, .type = KEY_CUSTOM, .parse = parse_coll, .print = print_coll, .arg = coll,    \
-        .type_text = "group { latency; bandwidth; }", .def_text = "unset",                         \
-        .help = "fitted parameters for " key " (written by clusterdse fit)"                        \
-    }
-
-static const key_spec level_keys[] = {
-    {.name = "name",
-     .type = KEY_STRING,
-     .offset = offsetof(cdse_net_level, name),
-     .size = CDSE_NAME_MAX,
-     .required = true,
-     .def_text = "required",
-     .help = "level name (nvlink, ib, ...)"},
-    {.name = "size",
-     .type = KEY_INT,
-     .offset = offsetof(cdse_net_level, size),
-     .min = 0,
-     .max = INT_MAX_D,
-     .required = true,
-     .def_text = "required",
-     .help = "GPUs in one domain of this level (0 on the last level = the whole system)"},
-    FLOAT_KEY(cdse_net_level, "bandwidth", bandwidth_gbs, 0, true, 1e9, true, 0, "required",
-              "GB/s per GPU, one direction"),
-    FLOAT_KEY(cdse_net_level, "latency", latency_us, 0, false, 1e9, true, 0, "required",
-              "latency per step (us)"),
-    FLOAT_KEY(cdse_net_level, "efficiency", efficiency, 0, true, 1, false, 1.0, "1.0",
-              "achievable share of bandwidth for collectives"),
-    COLL_KEY("allreduce", CDSE_COLL_ALLREDUCE),
-    COLL_KEY("allgather", CDSE_COLL_ALLGATHER),
-    COLL_KEY("reduce_scatter", CDSE_COLL_REDUCE_SCATTER),
-    COLL_KEY("alltoall", CDSE_COLL_ALLTOALL),
-    COLL_KEY("sendrecv", CDSE_COLL_SENDRECV),
-};
-static const key_table level_table = {"systems[].network[]", level_keys,
-                                      (int)(sizeof level_keys / sizeof level_keys[0])};
-
-static const char *const attach_names[] = {"none", "per_gpu", "per_node", "pool", NULL};
-
-static const key_spec tier_keys[] = {
-    {.name = "attach",
-     .type = KEY_ENUM,
-     .offset = offsetof(cdse_mem_tier, attach),
-     .choices = attach_names,
-     .required = true,
-     .def_text = "required",
-     .help = "per_gpu: each GPU has its own; per_node: one per node; pool: shared by shared_by "
-             "GPUs"},
-    FLOAT_KEY(cdse_mem_tier, "capacity_gib", capacity_gib, 0, true, 1e9, true, 0, "required",
-              "capacity per attachment domain (GiB)"),
-    FLOAT_KEY(cdse_mem_tier, "bandwidth", bandwidth_gbs, 0, true, 1e9, true, 0, "required",
-              "GB/s per attachment domain, one direction"),
-    FLOAT_KEY(cdse_mem_tier, "latency", latency_us, 0, false, 1e9, false, 0, "0",
-              "access latency (us)"),
-    {.name = "shared_by",
-     .type = KEY_INT,
-     .offset = offsetof(cdse_mem_tier, shared_by),
-     .min = 1,
-     .max = INT_MAX_D,
-     .def_text = "1 / gpus_per_node",
-     .help = "GPUs sharing one domain (default 1 for per_gpu, gpus_per_node otherwise)"},
-};
-static const key_table tier_table = {"systems[].memory_tier", tier_keys,
-                                     (int)(sizeof tier_keys / sizeof tier_keys[0])};
-
-static const key_spec system_keys[] = {
-    {.name = "base",
-     .type = KEY_CUSTOM,
-     .parse = skip_key,
-     .type_text = "string",
-     .def_text = "none",
-     .help = "start from this profile (name or path) and override the keys given"},
-    {.name = "name",
-     .type = KEY_STRING,
-     .offset = offsetof(cdse_system, name),
-     .size = CDSE_NAME_MAX,
-     .required = true,
-     .def_text = "required",
-     .help = "system name used in outputs"},
-    {.name = "gpu",
-     .type = KEY_STRING,
-     .offset = offsetof(cdse_system, gpu),
-     .size = CDSE_NAME_MAX,
-     .required = true,
-     .def_text = "required",
-     .help = "accelerator model"},
-    {.name = "gpus_per_node",
-     .type = KEY_INT,
-     .offset = offsetof(cdse_system, gpus_per_node),
-     .min = 1,
-     .max = 1e6,
-     .required = true,
-     .def_text = "required",
-     .help = "GPUs per node"},
-    {.name = "peak_tflops",
-     .type = KEY_GROUP,
-     .offset = 0,
-     .sub = &peak_table,
-     .required = true,
-     .type_text = "group { fp32; tf32; bf16; fp16; fp8; }",
-     .def_text = "required",
-     .help = "dense peak TFLOP/s per GPU per data type"},
-    {.name = "gemm_efficiency",
-     .type = KEY_CUSTOM,
-     .offset = offsetof(cdse_system, gemm_eff),
-     .parse = parse_eff_table,
-     .print = print_eff_table,
-     .required = true,
-     .type_text = "list of [flops, efficiency]",
-     .def_text = "required",
-     .help = "GEMM efficiency vs GEMM FLOPs, sorted by FLOPs (interpolated in log FLOPs)"},
-    {.name = "gemm_efficiency_fp8",
-     .type = KEY_CUSTOM,
-     .offset = offsetof(cdse_system, gemm_eff_fp8),
-     .parse = parse_eff_table,
-     .print = print_eff_table,
-     .type_text = "list of [flops, efficiency]",
-     .def_text = "gemm_efficiency",
-     .help = "GEMM efficiency table for fp8 GEMMs"},
-    FLOAT_KEY(cdse_system, "attention_efficiency", attention_efficiency, 0, true, 1, true, 0,
-              "required", "fused (flash) attention kernels, fraction of bf16 peak"),
-    FLOAT_KEY(cdse_system, "hbm_gib", hbm_gib, 0, true, 1e6, true, 0, "required",
-              "HBM capacity per GPU (GiB)"),
-    FLOAT_KEY(cdse_system, "hbm_bandwidth", hbm_bandwidth_gbs, 0, true, 1e6, true, 0, "required",
-              "HBM bandwidth per GPU (GB/s)"),
-    FLOAT_KEY(cdse_system, "hbm_efficiency", hbm_efficiency, 0, true, 1, true, 0, "required",
-              "achievable share of HBM bandwidth for streaming kernels"),
-    FLOAT_KEY(cdse_system, "reserved_gib", reserved_gib, 0, false, 1e6, true, 0, "required",
-              "HBM not available to the model: context, allocator, workspaces (GiB)"),
-    {.name = "network",
-     .type = KEY_CUSTOM,
-     .parse = parse_network,
-     .print = print_network,
-     .type_text = "list of level groups",
-     .def_text = "required",
-     .help = "network levels, innermost first (required unless network_profile is given)"},
-    {.name = "network_profile",
-     .type = KEY_CUSTOM,
-     .parse = skip_key,
-     .type_text = "string (path)",
-     .def_text = "none",
-     .help = "take the network levels from this fitted profile file"},
-    {.name = "memory_tier",
-     .type = KEY_GROUP,
-     .offset = offsetof(cdse_system, tier),
-     .sub = &tier_table,
-     .type_text = "group",
-     .def_text = "none",
-     .help = "second memory tier (offload / memory expansion target)"},
-};
-static const key_table system_table = {"systems[]", system_keys,
-                                       (int)(sizeof system_keys / sizeof system_keys[0])};
-
-static int parse_eff_table(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                           const key_spec *key)
-{
-    cdse_eff_table *table = (cdse_eff_table *)((char *)target + key->offset);
-    char allowed[CDSE_ALLOWED_MAX];
-    snprintf(allowed, sizeof allowed,
-             "a list of 1 to %d pairs [flops > 0, efficiency in (0, 1]] sorted by increasing flops",
-             CDSE_MAX_EFF_POINTS);
-    if (!config_setting_is_list(setting) && !config_setting_is_array(setting))
-        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "expected a list");
-    int n = config_setting_length(setting);
-    if (n < 1 || n > CDSE_MAX_EFF_POINTS)
-        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "%d points", n);
-    memset(table, 0, sizeof *table);
-    for (int i = 0; i < n; i++) {
-        const config_setting_t *pair = config_setting_get_elem(setting, i);
-        if (!config_setting_is_aggregate(pair) || config_setting_is_group(pair) ||
-            config_setting_length(pair) != 2)
-            return cdse__key_fail(ctx, setting, NULL, pair, allowed, "point %d is not a pair", i);
-        double v[2];
-        for (int j = 0; j < 2; j++) {
-            const config_setting_t *x = config_setting_get_elem(pair, j);
-            if (!config_setting_is_number(x))
-                return cdse__key_fail(ctx, setting, NULL, pair, allowed,
-                                      "point %d holds a non-number", i);
-            v[j] = config_setting_type(x) == CONFIG_TYPE_FLOAT
-                       ? config_setting_get_float(x)
-                       : (double)config_setting_get_int64(x);
-            if (config_setting_type(x) == CONFIG_TYPE_INT)
-                v[j] = config_setting_get_int(x);
-        }
-        if (!(v[0] > 0) || !(v[1] > 0 && v[1] <= 1))
-            return cdse__key_fail(ctx, setting, NULL, pair, allowed,
-                                  "point %d = [%g, %g] is out of range", i, v[0], v[1]);
-        if (i > 0 && !(v[0] > table->flops[i - 1]))
-            return cdse__key_fail(ctx, setting, NULL, pair, allowed,
-                                  "point %d: flops %g not above the previous %g", i, v[0],
-                                  table->flops[i - 1]);
-        table->flops[i] = v[0];
-        table->eff[i] = v[1];
-        table->n = i + 1;
-    }
-    return 0;
-}
-
-static int parse_coll(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                      const key_spec *key)
-{
-    cdse_net_level *level = target;
-    coll_fit fit = {0, 0};
-    int rc = cdse__parse_group(ctx, setting, &coll_table, &fit, true);
-    if (rc != 0)
-        return rc;
-    level->coll_latency_us[key->arg] = fit.latency_us;
-    level->coll_bandwidth_gbs[key->arg] = fit.bandwidth_gbs;
-    return 0;
-}
-
-static int parse_network(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                         const key_spec *key)
-{
-    (void)key;
-    cdse_system *system = target;
-    char allowed[CDSE_ALLOWED_MAX];
-    snprintf(allowed, sizeof allowed,
-             "a list of 1 to %d level groups ( { name; size; bandwidth; latency; efficiency; }, "
-             "... ), innermost first",
-             CDSE_MAX_LEVELS);
-    if (!config_setting_is_list(setting))
-        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "expected a list ( ... )");
-    int n = config_setting_length(setting);
-    if (n < 1 || n > CDSE_MAX_LEVELS)
-        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "%d levels", n);
-    system->n_levels = 0;
-    memset(system->level, 0, sizeof system->level);
-    for (int i = 0; i < n; i++) {
-        const config_setting_t *group = config_setting_get_elem(setting, i);
-        cdse_net_level *level = &system->level[i];
-        int rc = cdse__parse_group(ctx, group, &level_table, level, true);
-        if (rc != 0)
-            return rc;
-        const config_setting_t *size = config_setting_get_member(group, "size");
-        if (level->size == 0 && i < n - 1)
-            return cdse__key_fail(ctx, size, NULL, size, "size >= 1 on every level but the last",
-                                  "size 0 (whole system) on level %d of %d", i, n);
-        if (i > 0 && level->size != 0 && level->size % system->level[i - 1].size != 0) {
-            char nest[120];
-            snprintf(nest, sizeof nest,
-                     "a multiple of the inner level's size %d, or 0 on the "
-                     "last level",
-                     system->level[i - 1].size);
-            return cdse__key_fail(ctx, size, NULL, size, nest, "size %d does not nest",
-                                  level->size);
-        }
-        system->n_levels = i + 1;
-    }
-    return 0;
-}
-
-static int parse_system_group(parse_ctx *ctx, const config_setting_t *group, void *target,
-                              bool fresh);
-
-static int system_finish(parse_ctx *ctx, const config_setting_t *group, cdse_system *system,
-                         bool fresh)
-{
-    const config_setting_t *profile = config_setting_get_member(group, "network_profile");
-    const config_setting_t *network = config_setting_get_member(group, "network");
-    if (profile != NULL) {
-        if (network != NULL)
-            return cdse__key_fail(
-                ctx, profile, NULL, profile, "network or network_profile, not both",
-                "given together with network (line %d)", config_setting_source_line(network));
-        if (config_setting_type(profile) != CONFIG_TYPE_STRING)
-            return cdse__key_fail(ctx, profile, NULL, profile, "a path to a fitted profile file",
-                                  "expected a string");
-        cdse_system *fitted = calloc(1, sizeof *fitted);
-        if (fitted == NULL)
-            return CDSE_ENOMEM;
-        int rc = load_profile_named(ctx, profile, "", "network profile", parse_system_group, fitted,
-                                    false);
-        if (rc == 0 && fitted->n_levels == 0)
-            rc = cdse__key_fail(ctx, profile, NULL, profile, "a file holding network = ( ... )",
-                                "the profile has no network levels");
-        if (rc == 0) {
-            system->n_levels = fitted->n_levels;
-            memcpy(system->level, fitted->level, sizeof system->level);
-        }
-        free(fitted);
-        if (rc != 0)
-            return rc;
-    } else if (fresh && network == NULL) {
-        return cdse__key_fail(ctx, group, "network", group,
-                              "a list of level groups, or network_profile", "missing (required)");
-    }
-    const config_setting_t *tier = config_setting_get_member(group, "memory_tier");
-    if (tier != NULL && system->tier.attach == CDSE_TIER_NONE &&
-        config_setting_get_member(tier, "attach") == NULL)
-        return cdse__key_fail(ctx, tier, "attach", tier,
-                              "one of \"per_gpu\", \"per_node\", \"pool\"", "missing (required)");
-    if (tier != NULL && system->tier.shared_by == 0)
-        system->tier.shared_by =
-            system->tier.attach == CDSE_TIER_PER_GPU ? 1 : system->gpus_per_node;
-    cdse_diag inner;
-    inner.msg[0] = '\0';
-    if (cdse_system_check(system, &inner) != 0)
-        return cdse__key_fail(ctx, group, NULL, group, "values consistent with each other",
-                              "system '%s': %s", system->name, inner.msg);
-    return 0;
-}
-
-static int parse_system_group(parse_ctx *ctx, const config_setting_t *group, void *target,
-                              bool fresh)
-{
-    cdse_system *system = target;
-    if (!config_setting_is_group(group))
-        return cdse__key_fail(ctx, group, NULL, group, "a group { key = value; ... }",
-                              "expected a group");
-    const config_setting_t *base = config_setting_get_member(group, "base");
-    if (base != NULL) {
-        if (config_setting_type(base) != CONFIG_TYPE_STRING)
-            return cdse__key_fail(ctx, base, NULL, base, "a system name or a path",
-                                  "expected a string");
-        int rc = load_profile_named(ctx, base, "calibration/systems", "system", parse_system_group,
-                                    system, true);
-        if (rc != 0)
-            return rc;
-        fresh = false;
-    }
-    int rc = cdse__parse_group(ctx, group, &system_table, system, fresh);
-    if (rc != 0)
-        return rc;
-    /* A profile used only for its network (network_profile) need not be complete. */
-    if (!fresh && base == NULL)
-        return 0;
-    return system_finish(ctx, group, system, fresh);
-}
-
-int cdse_system_load_file(const char *path, cdse_system *system, cdse_diag *diag)
-{
-    char *text;
-    int rc_read = cdse__read_file_diag(path, "system profile", &text, diag);
-    if (rc_read != 0)
-        return rc_read;
-    parse_ctx ctx = {.file = path, .job_path = path, .diag = diag};
-    config_t cfg;
-    memset(system, 0, sizeof *system);
-    int rc = cdse__read_config(&ctx, text, &cfg);
-    free(text);
-    if (rc != 0)
-        return rc;
-    rc = parse_system_group(&ctx, config_root_setting(&cfg), system, true);
-    config_destroy(&cfg);
-    return rc;
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* The job: models, systems, space, objective                                                 */
 
@@ -970,10 +340,10 @@ static int parse_member_system(parse_ctx *ctx, const config_setting_t *setting, 
     (void)key;
     pool_member *member = target;
     if (config_setting_type(setting) == CONFIG_TYPE_STRING)
-        return load_profile_named(ctx, setting, "calibration/systems", "system", parse_system_group,
-                                  &member->system, true);
+        return cdse__load_profile_named(ctx, setting, "calibration/systems", "system",
+                                        cdse__parse_system_group, &member->system, true);
     if (config_setting_is_group(setting))
-        return parse_system_group(ctx, setting, &member->system, true);
+        return cdse__parse_system_group(ctx, setting, &member->system, true);
     return cdse__key_fail(
         ctx, setting, NULL, setting,
         "a system name from calibration/systems/, a path, or an inline system group",
@@ -1123,7 +493,8 @@ static int parse_entries(parse_ctx *ctx, const config_setting_t *setting, const 
             config_setting_get_member(elem, "pool") != NULL)
             rc = 0; /* a pool: parsed once every listed system is known */
         else if (config_setting_type(elem) == CONFIG_TYPE_STRING)
-            rc = load_profile_named(ctx, elem, kind->subdir, kind->what, kind->parse, target, true);
+            rc = cdse__load_profile_named(ctx, elem, kind->subdir, kind->what, kind->parse, target,
+                                          true);
         else if (config_setting_is_group(elem))
             rc = kind->parse(ctx, elem, target, true);
         else
@@ -1159,8 +530,9 @@ static int parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *
 {
     (void)key;
     cdse_job *job = target;
-    static const job_entry kind = {"calibration/systems", "system",           CDSE_MAX_SYSTEMS,
-                                   sizeof(cdse_system),   parse_system_group, true};
+    static const job_entry kind = {"calibration/systems",    "system",
+                                   CDSE_MAX_SYSTEMS,         sizeof(cdse_system),
+                                   cdse__parse_system_group, true};
     int rc = parse_entries(ctx, setting, &kind, (char *)job->system, &job->n_systems);
     ctx->axis_systems = job->n_systems;
     ctx->job = job;
@@ -1335,60 +707,162 @@ static void axis_values_text(const space_input *in, int axis, char *buf, size_t 
         snprintf(buf + len, size - len, "]");
 }
 
-/* Errors when no value of an axis can ever work for one of the job's models or systems. */
-static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, const cdse_job *job,
+/* The space check asks the evaluator's own validity rules (cdse_strategy_check), so that it
+ * cannot disagree with the hot path: a strategy with every knob at its neutral value (one
+ * GPU, no parallelism, batch 1) except those under test, and whether the check stops at
+ * `rule`. Every rule before `rule` (the status enum is in check order) passes with these
+ * values, so any other status means the rule itself passed. */
+static cdse_strategy neutral_strategy(int gpus, int tp, int pp, int cp)
+{
+    cdse_strategy s = {.gpus = gpus, .tp = tp, .pp = pp, .cp = cp, .ep = 1, .vpp = 1};
+    s.microbatch = 1;
+    s.global_batch = gpus / (tp * pp * cp) > 0 ? gpus / (tp * pp * cp) : 1; /* one per replica */
+    s.precision = CDSE_BF16;
+    return s;
+}
+
+static bool rule_passes(const cdse_model *model, const cdse_system *system, cdse_strategy s,
+                        int rule)
+{
+    return cdse_strategy_check(model, system, &s) != rule;
+}
+
+/* Whether some value of `axis` (with some value of axis2, if >= 0) passes `rule` for the
+ * model; make() builds the strategy from the two values. */
+static bool some_value_passes(const cdse_model *model, const cdse_system *system,
+                              const space_input *in, int axis, int rule,
+                              cdse_strategy (*make)(int64_t v, int64_t w), int axis2)
+{
+    int n2 = axis2 >= 0 ? in->n[axis2] : 1;
+    for (int i = 0; i < in->n[axis]; i++)
+        for (int j = 0; j < n2; j++)
+            if (rule_passes(model, system,
+                            make(in->value[axis][i], axis2 >= 0 ? in->value[axis2][j] : 1), rule))
+                return true;
+    return false;
+}
+
+static cdse_strategy with_tp(int64_t tp, int64_t unused)
+{
+    (void)unused;
+    return neutral_strategy((int)tp, (int)tp, 1, 1);
+}
+
+static cdse_strategy with_pp_vpp(int64_t pp, int64_t vpp)
+{
+    cdse_strategy s = neutral_strategy((int)pp, 1, (int)pp, 1);
+    s.vpp = (int)vpp;
+    return s;
+}
+
+static cdse_strategy with_ep(int64_t ep, int64_t unused)
+{
+    (void)unused;
+    cdse_strategy s = neutral_strategy((int)ep, 1, 1, 1); /* dp = ep */
+    s.ep = (int)ep;
+    return s;
+}
+
+/* Errors when no value of tp, pp x vpp or ep can ever work for one of the job's models. */
+static int model_feasibility(parse_ctx *ctx, const config_setting_t *space, const cdse_job *job,
                              const space_input *in)
 {
     char values[400], values2[400];
+    const cdse_system *system = &job->system[0]; /* the model rules do not read the system */
     for (int m = 0; m < job->n_models; m++) {
         const cdse_model *model = &job->model[m];
-        bool tp_ok = false, pp_ok = false, ep_ok = false;
-        for (int i = 0; i < in->n[CDSE_AXIS_TP]; i++)
-            tp_ok |= model->heads % in->value[CDSE_AXIS_TP][i] == 0;
-        for (int i = 0; i < in->n[CDSE_AXIS_PP]; i++)
-            for (int j = 0; j < in->n[CDSE_AXIS_VPP]; j++)
-                pp_ok |= in->value[CDSE_AXIS_PP][i] * in->value[CDSE_AXIS_VPP][j] <= model->layers;
-        for (int i = 0; i < in->n[CDSE_AXIS_EP]; i++) {
-            int64_t ep = in->value[CDSE_AXIS_EP][i];
-            ep_ok |= ep == 1 || (model->experts > 0 && model->experts % ep == 0);
-        }
-        if (!tp_ok) {
+        const config_setting_t *at;
+        if (!some_value_passes(model, system, in, CDSE_AXIS_TP, CDSE_ST_TP_HEADS, with_tp, -1)) {
             axis_values_text(in, CDSE_AXIS_TP, values, sizeof values);
-            const config_setting_t *at = in->setting[CDSE_AXIS_TP];
-            return cdse__key_fail(ctx, at ? at : space, at ? NULL : "tp", at ? at : space,
-                                  "at least one tp that divides the heads of every model",
-                                  "no value in %s divides the %d heads of model '%s'", values,
-                                  model->heads, model->name);
+            at = in->setting[CDSE_AXIS_TP];
+            return cdse__key_fail(
+                ctx, at ? at : space, at ? NULL : "tp", at ? at : space,
+                "at least one tp that divides the heads, ffn (and moe_ffn) of every model and "
+                "divides its kv_heads or is a multiple of them",
+                "no value in %s fits model '%s' (%d heads, ffn %d, %d kv_heads)", values,
+                model->name, model->heads, model->ffn, model->kv_heads);
         }
-        if (!pp_ok) {
+        if (!some_value_passes(model, system, in, CDSE_AXIS_PP, CDSE_ST_PP_LAYERS, with_pp_vpp,
+                               CDSE_AXIS_VPP)) {
             axis_values_text(in, CDSE_AXIS_PP, values, sizeof values);
             axis_values_text(in, CDSE_AXIS_VPP, values2, sizeof values2);
-            const config_setting_t *at = in->setting[CDSE_AXIS_PP];
+            at = in->setting[CDSE_AXIS_PP];
             return cdse__key_fail(
                 ctx, at ? at : space, at ? NULL : "pp", at ? at : space,
                 "at least one pp * vpp no larger than the layers of every model",
                 "every pp in %s times vpp in %s exceeds the %d layers of model '%s'", values,
                 values2, model->layers, model->name);
         }
-        if (!ep_ok) {
+        if (!some_value_passes(model, system, in, CDSE_AXIS_EP, CDSE_ST_EP, with_ep, -1)) {
             axis_values_text(in, CDSE_AXIS_EP, values, sizeof values);
-            const config_setting_t *at = in->setting[CDSE_AXIS_EP];
+            at = in->setting[CDSE_AXIS_EP];
             return cdse__key_fail(ctx, at ? at : space, at ? NULL : "ep", at ? at : space,
                                   "1, or a divisor of the model's experts",
                                   "no value in %s works for model '%s' with %d experts", values,
                                   model->name, model->experts);
         }
     }
-    bool gpus_ok = false;
+    return 0;
+}
+
+/* Whether some gpus value is divisible by some tp * pp * cp (the first rule of the check). */
+static bool gpus_feasible(const cdse_job *job, const space_input *in)
+{
     for (int g = 0; g < in->n[CDSE_AXIS_GPUS]; g++)
         for (int t = 0; t < in->n[CDSE_AXIS_TP]; t++)
             for (int p = 0; p < in->n[CDSE_AXIS_PP]; p++)
                 for (int c = 0; c < in->n[CDSE_AXIS_CP]; c++) {
-                    int64_t group = in->value[CDSE_AXIS_TP][t] * in->value[CDSE_AXIS_PP][p] *
-                                    in->value[CDSE_AXIS_CP][c];
-                    gpus_ok |= in->value[CDSE_AXIS_GPUS][g] % group == 0;
+                    cdse_strategy s = neutral_strategy(
+                        (int)in->value[CDSE_AXIS_GPUS][g], (int)in->value[CDSE_AXIS_TP][t],
+                        (int)in->value[CDSE_AXIS_PP][p], (int)in->value[CDSE_AXIS_CP][c]);
+                    if (rule_passes(&job->model[0], &job->system[0], s, CDSE_ST_GPUS_NOT_DIVISIBLE))
+                        return true;
                 }
-    if (!gpus_ok) {
+    return false;
+}
+
+/* A model that every neutral strategy fits, for the rules that read only the system. */
+static const cdse_model any_model = {
+    .layers = 1, .heads = 1, .kv_heads = 1, .ffn = 1, .seq_len = 2};
+
+/* The first precision of the axis that `system` supports, or -1. */
+static int supported_precision(const cdse_system *system, const space_input *in)
+{
+    for (int i = 0; i < in->n[CDSE_AXIS_PRECISION]; i++) {
+        cdse_strategy s = neutral_strategy(1, 1, 1, 1);
+        s.precision = (int)in->value[CDSE_AXIS_PRECISION][i];
+        if (rule_passes(&any_model, system, s, CDSE_ST_DTYPE_UNSUPPORTED))
+            return s.precision;
+    }
+    return -1;
+}
+
+/* Whether some offload value passes the tier rule on `system` (at a precision it supports;
+ * without one the precision rule reports the system). */
+static bool offload_feasible(const cdse_system *system, const space_input *in)
+{
+    int precision = supported_precision(system, in);
+    if (precision < 0)
+        return true;
+    for (int i = 0; i < in->n[CDSE_AXIS_OFFLOAD]; i++) {
+        cdse_strategy s = neutral_strategy(1, 1, 1, 1);
+        s.precision = precision;
+        s.offload = (int)in->value[CDSE_AXIS_OFFLOAD][i];
+        if (rule_passes(&any_model, system, s, CDSE_ST_OFFLOAD_NO_TIER))
+            return true;
+    }
+    return false;
+}
+
+/* Errors when no value of an axis can ever work for one of the job's models or systems. */
+static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, const cdse_job *job,
+                             const space_input *in)
+{
+    char values[400];
+    int rc = model_feasibility(ctx, space, job, in);
+    if (rc != 0)
+        return rc;
+    if (!gpus_feasible(job, in)) {
         axis_values_text(in, CDSE_AXIS_GPUS, values, sizeof values);
         const config_setting_t *at =
             in->setting[CDSE_AXIS_GPUS] ? in->setting[CDSE_AXIS_GPUS] : in->setting[AXIS_NODES];
@@ -1397,10 +871,7 @@ static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
                               "no value in %s is divisible by any tp * pp * cp", values);
     }
     for (int s = 0; s < job->n_systems; s++) {
-        bool offload_ok = job->system[s].tier.attach != CDSE_TIER_NONE;
-        for (int i = 0; i < in->n[CDSE_AXIS_OFFLOAD]; i++)
-            offload_ok |= in->value[CDSE_AXIS_OFFLOAD][i] == 0;
-        if (!offload_ok) {
+        if (!offload_feasible(&job->system[s], in)) {
             const config_setting_t *at = in->setting[CDSE_AXIS_OFFLOAD];
             return cdse__key_fail(
                 ctx, at, NULL, at, "\"none\" among the values, or a memory_tier on every system",
@@ -1408,10 +879,7 @@ static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
         }
     }
     for (int s = 0; s < job->n_systems; s++) {
-        bool ok = false;
-        for (int i = 0; i < in->n[CDSE_AXIS_PRECISION]; i++)
-            ok |= job->system[s].peak_tflops[in->value[CDSE_AXIS_PRECISION][i]] > 0;
-        if (!ok) {
+        if (supported_precision(&job->system[s], in) < 0) {
             const config_setting_t *at = in->setting[CDSE_AXIS_PRECISION];
             return cdse__key_fail(ctx, at ? at : space, at ? NULL : "precision", at ? at : space,
                                   "a precision with a non-zero peak_tflops on every system",
@@ -1585,10 +1053,10 @@ static int parse_probe_plan(parse_ctx *ctx, const config_setting_t *setting, voi
                               "a plan name from calibration/plans/ or a path to a plan file",
                               "expected a string");
     const char *name = config_setting_get_string(setting);
-    if (name[0] == '\0' || resolve_file("calibration/plans", name, ctx->job_path, job->probe_plan,
-                                        sizeof job->probe_plan) != 0) {
+    if (name[0] == '\0' || cdse__resolve_file("calibration/plans", name, ctx->job_path,
+                                              job->probe_plan, sizeof job->probe_plan) != 0) {
         char names[600], allowed[800];
-        list_names("calibration/plans", ctx->job_path, names, sizeof names);
+        cdse__list_names("calibration/plans", ctx->job_path, names, sizeof names);
         snprintf(allowed, sizeof allowed,
                  "a plan name from calibration/plans/ (%s) or a path to a plan file", names);
         return cdse__key_fail(ctx, setting, NULL, setting, allowed, "probe plan '%s' not found",
@@ -1845,22 +1313,6 @@ void cdse_job_free(cdse_job *job)
     job->text_len = 0;
 }
 
-static void print_eff_table(FILE *out, const void *target, const key_spec *key, int indent)
-{
-    const cdse_eff_table *table = (const cdse_eff_table *)((const char *)target + key->offset);
-    if (table->n == 0)
-        return;
-    fprintf(out, "%*s%s = (", indent, "", key->name);
-    for (int i = 0; i < table->n; i++) {
-        fputs(i ? ", [" : " [", out);
-        cdse__print_float(out, table->flops[i]);
-        fputs(", ", out);
-        cdse__print_float(out, table->eff[i]);
-        fputs("]", out);
-    }
-    fputs(" );\n", out);
-}
-
 static void print_seq_histogram(FILE *out, const void *target, const key_spec *key, int indent)
 {
     const cdse_model *model = target;
@@ -1875,31 +1327,6 @@ static void print_seq_histogram(FILE *out, const void *target, const key_spec *k
         fputs("]", out);
     }
     fputs(" );\n", out);
-}
-
-static void print_coll(FILE *out, const void *target, const key_spec *key, int indent)
-{
-    const cdse_net_level *level = target;
-    if (!(level->coll_bandwidth_gbs[key->arg] > 0))
-        return;
-    fprintf(out, "%*s%s = { latency = ", indent, "", key->name);
-    cdse__print_float(out, level->coll_latency_us[key->arg]);
-    fputs("; bandwidth = ", out);
-    cdse__print_float(out, level->coll_bandwidth_gbs[key->arg]);
-    fputs("; };\n", out);
-}
-
-static void print_network(FILE *out, const void *target, const key_spec *key, int indent)
-{
-    (void)key;
-    const cdse_system *system = target;
-    fprintf(out, "%*snetwork = (\n", indent, "");
-    for (int l = 0; l < system->n_levels; l++) {
-        fprintf(out, "%*s{\n", indent + 2, "");
-        cdse__print_table_values(out, &level_table, &system->level[l], indent + 4);
-        fprintf(out, "%*s}%s\n", indent + 2, "", l + 1 < system->n_levels ? "," : "");
-    }
-    fprintf(out, "%*s);\n", indent, "");
 }
 
 static void print_group_by(FILE *out, const void *target, const key_spec *key, int indent)
@@ -1926,17 +1353,6 @@ static void print_models(FILE *out, const void *target, const key_spec *key, int
     fprintf(out, "%*s);\n", indent, "");
 }
 
-static void print_system_body(FILE *out, const cdse_system *system, int indent)
-{
-    for (int i = 0; i < system_table.n; i++) {
-        const key_spec *k = &system_table.keys[i];
-        static const cdse_mem_tier no_tier; /* all zero: memory_tier never given */
-        if (k->sub == &tier_table && memcmp(&system->tier, &no_tier, sizeof no_tier) == 0)
-            continue; /* attach = "none" with values is printed: the fingerprint hashes them */
-        cdse__print_field(out, k, system, indent);
-    }
-}
-
 /* The systems of the axis; a pool lists its members inline (they follow the listed systems in
  * job->system). */
 static void print_systems(FILE *out, const void *target, const key_spec *key, int indent)
@@ -1949,7 +1365,7 @@ static void print_systems(FILE *out, const void *target, const key_spec *key, in
         const cdse_system *system = &job->system[s];
         fprintf(out, "%*s{\n", indent + 2, "");
         if (system->pool.n_types == 0) {
-            print_system_body(out, system, indent + 4);
+            cdse__print_system_body(out, system, indent + 4);
         } else {
             fprintf(out, "%*sname = ", indent + 4, "");
             cdse__print_string(out, system->name);
@@ -1957,7 +1373,7 @@ static void print_systems(FILE *out, const void *target, const key_spec *key, in
             for (int t = 0; t < system->pool.n_types; t++) {
                 fprintf(out, "%*s{ gpus = %d;\n%*ssystem = {\n", indent + 6, "",
                         system->pool.gpus[t], indent + 8, "");
-                print_system_body(out, &job->system[system->pool.member[t]], indent + 10);
+                cdse__print_system_body(out, &job->system[system->pool.member[t]], indent + 10);
                 fprintf(out, "%*s}; }%s\n", indent + 8, "",
                         t + 1 < system->pool.n_types ? "," : "");
             }
@@ -1996,10 +1412,13 @@ void cdse_job_print(FILE *out, const cdse_job *job)
 
 void cdse_job_print_keys(FILE *out)
 {
-    static const key_table *const tables[] = {
-        &job_table,   &space_table, &objective_table, &model_table, &system_table, &peak_table,
-        &level_table, &coll_table,  &tier_table,      &pool_table,  &member_table, &probe_table};
+    static const key_table *const before[] = {&job_table, &space_table, &objective_table,
+                                              &model_table};
+    static const key_table *const after[] = {&pool_table, &member_table, &probe_table};
     fprintf(out, "# %-42s %-30s %-24s %s\n", "key", "type", "default", "meaning");
-    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
-        cdse__print_key_table(out, tables[t]);
+    for (size_t t = 0; t < sizeof before / sizeof before[0]; t++)
+        cdse__print_key_table(out, before[t]);
+    cdse__system_print_keys(out); /* systems[], peak_tflops, network[], collectives, tier */
+    for (size_t t = 0; t < sizeof after / sizeof after[0]; t++)
+        cdse__print_key_table(out, after[t]);
 }

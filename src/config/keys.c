@@ -569,7 +569,7 @@ static void scan_text(const char *text, text_finding *found)
         } else if (*p == '=' || *p == ':') {
             found->assignments++;
             p++;
-        } else if (*p == '@') {
+        } else if (strncmp(p, "@include", 8) == 0) {
             found->line = line;
             found->include = true;
         } else if ((*p >= '0' && *p <= '9') && (p == text || !(isalnum((unsigned char)p[-1]) ||

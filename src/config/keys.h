@@ -153,4 +153,38 @@ void cdse__print_table_values(FILE *out, const key_table *table, const void *tar
 /* One line per key of `table` for the key reference (--help-keys). */
 void cdse__print_key_table(FILE *out, const key_table *table);
 
+/* A float key of struct `st`: bounds (lo exclusive when `open`), required or a default. */
+#define FLOAT_KEY(st, key, field, lo, open, hi, req, dflt, dtext, text)                            \
+    {                                                                                              \
+        .name = key, .type = KEY_FLOAT, .offset = offsetof(st, field), .min = lo,                  \
+        .min_open = open, .max = hi, .required = req, .has_default = !(req), .def = dflt,          \
+        .def_text = dtext, .help = text                                                            \
+    }
+
+/* ---- Data files (datadir.c) ---- */
+
+/* A name with a '/' or ending in ".cfg" is a path (relative to the job file's directory);
+ * otherwise NAME.cfg in SUBDIR of the first data directory that has it. 0 or -1. */
+int cdse__resolve_file(const char *subdir, const char *name, const char *job_path, char *out,
+                       size_t size);
+/* The NAME.cfg names of the first data directory that has SUBDIR, comma separated. */
+void cdse__list_names(const char *subdir, const char *job_path, char *buf, size_t size);
+/* Which kind of profile a parser reads; picks the table and the post-parse checks. */
+typedef int (*profile_parse_fn)(parse_ctx *ctx, const config_setting_t *group, void *target,
+                                bool fresh);
+/* Loads the file NAME (a zoo name or a path) found for the setting `name_setting`. */
+int cdse__load_profile_named(parse_ctx *ctx, const config_setting_t *name_setting,
+                             const char *subdir, const char *what, profile_parse_fn parse,
+                             void *target, bool fresh);
+
+/* ---- System profiles (system_profile.c) ---- */
+
+/* Parses a system group (with its `base`) into `target` (a cdse_system) and checks it. */
+int cdse__parse_system_group(parse_ctx *ctx, const config_setting_t *group, void *target,
+                             bool fresh);
+/* The keys of a system in job-file syntax, at `indent`. */
+void cdse__print_system_body(FILE *out, const cdse_system *system, int indent);
+/* The key reference of systems[] and its sub-groups. */
+void cdse__system_print_keys(FILE *out);
+
 #endif
