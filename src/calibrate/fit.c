@@ -7,31 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clusterdse/model/collective.h"
+
 /* Minimum distinct sizes per regime for a two-regime fit. */
 #define FIT_MIN_REGIME_SIZES 3
 
+/* The collective's own terms (collective.h, cdse_coll_table). */
 double cdse_fit_steps(int coll, int n)
 {
-    switch (coll) {
-    case CDSE_COLL_ALLREDUCE:
-        return 2.0 * (n - 1);
-    case CDSE_COLL_SENDRECV:
-        return 1.0;
-    default:
-        return n - 1.0;
-    }
+    return cdse_coll_steps(coll, n);
 }
 
 double cdse_fit_volume(int coll, int n)
 {
-    switch (coll) {
-    case CDSE_COLL_ALLREDUCE:
-        return 2.0 * (n - 1) / n;
-    case CDSE_COLL_SENDRECV:
-        return 1.0;
-    default:
-        return (n - 1.0) / n;
-    }
+    return cdse_coll_volume(coll, n);
 }
 
 /* us per byte <-> GB/s: 1 GB/s moves 1e9 bytes per 1e6 us, i.e. 1e3 bytes per us. */
@@ -418,7 +407,7 @@ double cdse_fit_median(double *v, int n)
 
 void cdse_fit_remove_reduction(int coll, double reduce_gbs, cdse_fit_point *pts, int n)
 {
-    if (reduce_gbs <= 0 || (coll != CDSE_COLL_ALLREDUCE && coll != CDSE_COLL_REDUCE_SCATTER))
+    if (reduce_gbs <= 0 || !cdse_coll_table[coll].reduces)
         return;
     for (int i = 0; i < n; i++) {
         double reduced = (pts[i].n - 1.0) / pts[i].n * pts[i].bytes;
@@ -457,7 +446,7 @@ int cdse_fit_apply(const cdse_probe_result *pr, cdse_system *system, cdse_diag *
             for (int i = 0; i < pr->n_rows; i++) {
                 const cdse_probe_row *r = &pr->rows[i];
                 if (r->level == l && strcmp(r->dtype, dtype) == 0 &&
-                    strcmp(r->collective, cdse_probe_coll_name(c)) == 0 && r->t_median_us > 0)
+                    strcmp(r->collective, cdse_coll_name(c)) == 0 && r->t_median_us > 0)
                     pts[n++] = (cdse_fit_point){r->group_size, (double)r->bytes, r->t_median_us};
             }
             cdse_fit_result fit;

@@ -9,6 +9,7 @@
 
 #include "clusterdse/calibrate/fit.h"
 #include "clusterdse/config/job.h"
+#include "clusterdse/model/collective.h"
 #include "commands.h"
 
 #ifndef CDSE_VERSION
@@ -220,7 +221,7 @@ static int fit_levels(const cdse_probe_result *pr, const fit_args *a, const char
             levels[l].holdout_rel[c] = malloc(sizeof(double) * (size_t)n);
             if (levels[l].holdout_rel[c] != NULL)
                 cdse_fit_holdout(c, pts, n, levels[l].holdout_rel[c], &levels[l].n_holdout[c]);
-            if (reduce_gbs > 0 && (c == CDSE_COLL_ALLREDUCE || c == CDSE_COLL_REDUCE_SCATTER)) {
+            if (reduce_gbs > 0 && cdse_coll_table[c].reduces) {
                 cdse_fit_result comm;
                 cdse_fit_remove_reduction(c, reduce_gbs, pts, n);
                 if (cdse_fit_collective(c, pts, n, &comm) == 0)

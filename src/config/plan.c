@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clusterdse/model/collective.h"
+
 typedef enum plan_kind {
     PK_STRING = 0,
     PK_INT,
@@ -62,8 +64,6 @@ static const char *const shape_names[CDSE_SHAPE_COUNT] = {"world", "node", "per_
                                                           "strided"};
 static const char *const dtype_names[CDSE_PDT_COUNT] = {"float", "double", "int32", "uint8"};
 static const int dtype_sizes[CDSE_PDT_COUNT] = {4, 8, 4, 1};
-static const char *const coll_names[CDSE_COLL_COUNT] = {"allreduce", "allgather", "reduce_scatter",
-                                                        "alltoall", "sendrecv"};
 
 const char *cdse_shape_name(int kind)
 {
@@ -82,7 +82,7 @@ int cdse_probe_dtype_size(int dtype)
 
 const char *cdse_probe_coll_name(int coll)
 {
-    return coll >= 0 && coll < CDSE_COLL_COUNT ? coll_names[coll] : "?";
+    return cdse_coll_name(coll);
 }
 
 static int find_name(const char *const *names, int n, const char *name)
@@ -95,7 +95,7 @@ static int find_name(const char *const *names, int n, const char *name)
 
 int cdse_probe_coll_parse(const char *name)
 {
-    return find_name(coll_names, CDSE_COLL_COUNT, name);
+    return cdse_coll_parse(name);
 }
 
 /* Parsing context: where messages point to. */
@@ -357,8 +357,12 @@ static int parse_scalar(const plan_ctx *ctx, const config_setting_t *s, const pl
             return fail(ctx, s, "'%s' must be true or false%s", key->name, "");
         *(bool *)field = config_setting_get_bool(s);
         return 0;
-    case PK_COLLS:
+    case PK_COLLS: {
+        const char *coll_names[CDSE_COLL_COUNT]; /* cdse_coll_table's */
+        for (int c = 0; c < CDSE_COLL_COUNT; c++)
+            coll_names[c] = cdse_coll_name(c);
         return parse_name_list(ctx, s, key, coll_names, CDSE_COLL_COUNT, (bool *)field);
+    }
     case PK_DTYPES:
         return parse_name_list(ctx, s, key, dtype_names, CDSE_PDT_COUNT, (bool *)field);
     case PK_SIZES:
