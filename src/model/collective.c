@@ -138,18 +138,11 @@ double cdse_sendrecv_time(const cdse_system *system, int stride, double bytes)
            cdse_level_latency(system, l, CDSE_COLL_SENDRECV);
 }
 
-const cdse_coll_desc cdse_coll_table[CDSE_COLL_COUNT] = {
-    [CDSE_COLL_ALLREDUCE] = {"allreduce", CDSE_ALGO_RING, 2.0, false, true, 0, 0,
-                             cdse_allreduce_time},
-    [CDSE_COLL_ALLGATHER] = {"allgather", CDSE_ALGO_RING, 1.0, true, false, 0, 1,
-                             cdse_allgather_time},
-    [CDSE_COLL_REDUCE_SCATTER] = {"reduce_scatter", CDSE_ALGO_RING, 1.0, true, true, 1, 0,
-                                  cdse_reduce_scatter_time},
-    [CDSE_COLL_ALLTOALL] = {"alltoall", CDSE_ALGO_PAIRWISE, 1.0, true, false, 1, 1,
-                            cdse_alltoall_time},
-    [CDSE_COLL_SENDRECV] = {"sendrecv", CDSE_ALGO_P2P, 1.0, false, false, 0, 0,
-                            cdse_group_p2p_time},
-};
+#define DESCRIPTOR_ROW(coll, name, ...) [coll] = {name, __VA_ARGS__},
+#define NAME_ROW(coll, name, ...)       [coll] = name,
+
+const cdse_coll_desc cdse_coll_table[CDSE_COLL_COUNT] = {CDSE_COLLECTIVES(DESCRIPTOR_ROW)};
+const char *const cdse_coll_names[CDSE_COLL_COUNT + 1] = {CDSE_COLLECTIVES(NAME_ROW) NULL};
 
 const cdse_coll_desc *cdse_coll_desc_of(int coll)
 {

@@ -58,7 +58,24 @@ typedef struct cdse_coll_desc {
     double (*time)(const cdse_system *system, const cdse_span *span, double bytes);
 } cdse_coll_desc;
 
+/* One row per collective: its cdse_coll, name, algorithm, ring passes, split into per-rank
+ * blocks, reduction, send and receive buffers of n blocks, cost function (collective.h,
+ * cdse_coll_desc). cdse_coll_table, cdse_coll_names and the fitted keys of network
+ * levels in profiles are all made from these rows. */
+#define CDSE_COLLECTIVES(ROW)                                                                      \
+    ROW(CDSE_COLL_ALLREDUCE, "allreduce", CDSE_ALGO_RING, 2.0, false, true, 0, 0,                  \
+        cdse_allreduce_time)                                                                       \
+    ROW(CDSE_COLL_ALLGATHER, "allgather", CDSE_ALGO_RING, 1.0, true, false, 0, 1,                  \
+        cdse_allgather_time)                                                                       \
+    ROW(CDSE_COLL_REDUCE_SCATTER, "reduce_scatter", CDSE_ALGO_RING, 1.0, true, true, 1, 0,         \
+        cdse_reduce_scatter_time)                                                                  \
+    ROW(CDSE_COLL_ALLTOALL, "alltoall", CDSE_ALGO_PAIRWISE, 1.0, true, false, 1, 1,                \
+        cdse_alltoall_time)                                                                        \
+    ROW(CDSE_COLL_SENDRECV, "sendrecv", CDSE_ALGO_P2P, 1.0, false, false, 0, 0, cdse_group_p2p_time)
+
 extern const cdse_coll_desc cdse_coll_table[CDSE_COLL_COUNT];
+/* The rows' names, NULL-terminated (for key tables that list allowed names). */
+extern const char *const cdse_coll_names[CDSE_COLL_COUNT + 1];
 
 /* The row of `coll` (cdse_coll), or NULL when out of range. */
 const cdse_coll_desc *cdse_coll_desc_of(int coll);
