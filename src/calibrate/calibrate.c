@@ -13,21 +13,8 @@ static char *share_text(const char *path, MPI_Comm comm, int rank, cdse_diag *di
 {
     long length = -1;
     char *text = NULL;
-    if (rank == 0) {
-        FILE *f = fopen(path, "rb");
-        if (f != NULL && fseek(f, 0, SEEK_END) == 0 && (length = ftell(f)) >= 0 &&
-            fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)length + 1)) != NULL &&
-            fread(text, 1, (size_t)length, f) == (size_t)length) {
-            text[length] = '\0';
-        } else {
-            cdse_diag_set(diag, "%s: cannot read the probe plan", path);
-            free(text);
-            text = NULL;
-            length = -1;
-        }
-        if (f != NULL)
-            fclose(f);
-    }
+    if (rank == 0 && cdse_plan_read_file(path, &text, diag) == 0)
+        length = (long)strlen(text);
     MPI_Bcast(&length, 1, MPI_LONG, 0, comm);
     if (length < 0)
         return NULL;
@@ -45,19 +32,60 @@ static int agree(int rc, MPI_Comm comm)
     return worst;
 }
 
-static int fit_systems(cdse_job *job, const cdse_probe_result *probes, FILE *log, cdse_diag *diag)
+/* Where the fitted network of `system` is written: the probes' path with ".probes.h5" (or
+ * ".h5") replaced by ".fitted-SYSTEM.cfg". */
+static void profile_path(const char *probes_path, const char *system, char *out, size_t size)
 {
-    for (int i = 0; i < job->n_systems && i < 32; i++) {
-        if (!(job->probe_systems & (1u << i)))
-            continue;
-        int pairs = cdse_fit_apply(probes, &job->system[i], diag);
-        if (pairs < 0)
-            return pairs;
-        if (log != NULL)
-            fprintf(log, "sweep: probe: %d fitted (level, collective) pairs applied to system %s\n",
-                    pairs, job->system[i].name);
+    size_t len = strlen(probes_path);
+    size_t stem = len;
+    if (len > 10 && strcmp(probes_path + len - 10, ".probes.h5") == 0)
+        stem = len - 10;
+    else if (len > 3 && strcmp(probes_path + len - 3, ".h5") == 0)
+        stem = len - 3;
+    snprintf(out, size, "%.*s.fitted-%s.cfg", (int)stem, probes_path, system);
+}
+
+/* Applies the fit to one system and writes its network profile: the same pipeline and bytes
+ * as `clusterdse fit PROBES --job JOB --system NAME`. */
+static int fit_system(cdse_system *system, const cdse_probe_fit *fit,
+                      const cdse_probe_result *probes, const char *probes_path, FILE *log,
+                      cdse_diag *diag)
+{
+    int pairs = cdse_fit_to_system(fit, system);
+    char path[CDSE_PATH_MAX], name[CDSE_NAME_MAX];
+    profile_path(probes_path, system->name, path, sizeof path);
+    snprintf(name, sizeof name, "%.30s-fitted", system->name);
+    FILE *out = fopen(path, "w");
+    int rc = out ? cdse_fit_write_profile(out, fit, &probes->info, probes_path, system, NULL, name)
+                 : CDSE_EIO;
+    if (out != NULL && fclose(out) != 0)
+        rc = CDSE_EIO;
+    if (rc != 0) {
+        cdse_diag_set(diag, "%s: cannot write the fitted network profile", path);
+        return rc;
     }
-    return CDSE_OK;
+    if (log != NULL)
+        fprintf(log,
+                "sweep: probe: %d fitted (level, collective) pairs applied to system %s; its "
+                "network written to %s\n",
+                pairs, system->name, path);
+    return 0;
+}
+
+static int fit_systems(cdse_job *job, const cdse_probe_result *probes, const char *probes_path,
+                       FILE *log, cdse_diag *diag)
+{
+    cdse_fit_options options;
+    cdse_fit_options_default(&options);
+    cdse_probe_fit fit;
+    int rc = cdse_fit_probes(probes, &options, &fit, diag);
+    if (rc == CDSE_EINVAL && log != NULL) /* nothing to fit: the systems stay as they are */
+        fprintf(log, "sweep: probe: %s; no system changed\n", diag->msg);
+    for (int i = 0; rc == 0 && i < job->n_systems && i < 32; i++)
+        if (job->probe_systems & (1u << i))
+            rc = fit_system(&job->system[i], &fit, probes, probes_path, log, diag);
+    cdse_probe_fit_free(&fit);
+    return rc == CDSE_EINVAL ? CDSE_OK : rc;
 }
 
 int cdse_sweep_calibrate(cdse_job *job, MPI_Comm comm, const char *probes_path, bool reuse,
@@ -96,7 +124,7 @@ int cdse_sweep_calibrate(cdse_job *job, MPI_Comm comm, const char *probes_path, 
             rc = cdse_probe_write(probes_path, &probes, text, true, diag);
     }
     if (rc == 0 && rank == 0)
-        rc = fit_systems(job, &probes, log, diag);
+        rc = fit_systems(job, &probes, probes_path, log, diag);
     rc = agree(rc, comm);
     if (rc == 0)
         MPI_Bcast(job->system, (int)sizeof job->system, MPI_BYTE, 0, comm);

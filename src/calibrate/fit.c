@@ -3,11 +3,16 @@
  * 256-MiB messages count alike. */
 #include "clusterdse/calibrate/fit.h"
 
+#include "clusterdse/config/job.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clusterdse/model/collective.h"
+#ifndef CDSE_VERSION
+#define CDSE_VERSION "0"
+#endif
 
 /* Minimum distinct sizes per regime for a two-regime fit. */
 #define FIT_MIN_REGIME_SIZES 3
@@ -423,42 +428,298 @@ const char *cdse_fit_choice_name(int choice)
     return choice >= 0 && choice < CDSE_FIT_CHOICE_COUNT ? names[choice] : "?";
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* The pipeline: probe rows -> fits -> a system's network -> profile text                     */
+
+static const char *const fit_time_names[CDSE_FT_COUNT] = {"median", "avg", "itermax",
+                                                          "min",    "max", "best"};
+
+const char *cdse_fit_time_name(int time)
+{
+    return time >= 0 && time < CDSE_FT_COUNT ? fit_time_names[time] : "?";
+}
+
+void cdse_fit_options_default(cdse_fit_options *options)
+{
+    options->time = CDSE_FT_MEDIAN;
+    options->dtype = -1;
+    options->min_bytes = 0;
+    options->max_bytes = 1e300;
+}
+
+static double row_time(const cdse_probe_row *r, int which)
+{
+    switch (which) {
+    case CDSE_FT_ITERMAX:
+        return r->t_itermax_us;
+    case CDSE_FT_MIN:
+        return r->t_min_us;
+    case CDSE_FT_MAX:
+        return r->t_max_us;
+    case CDSE_FT_AVG:
+        return r->t_avg_us;
+    case CDSE_FT_BEST:
+        return r->t_best_us;
+    default:
+        return r->t_median_us;
+    }
+}
+
+/* The dtype to fit: the requested one, else float, else the first row's; NULL if absent. */
+static const char *pick_dtype(const cdse_probe_result *pr, int wanted)
+{
+    const char *want = wanted >= 0 ? cdse_probe_dtype_name(wanted) : "float";
+    for (int i = 0; i < pr->n_rows; i++)
+        if (strcmp(pr->rows[i].dtype, want) == 0)
+            return want;
+    return wanted < 0 && pr->n_rows > 0 ? pr->rows[0].dtype : NULL;
+}
+
+/* The local reduction rate for the dtype: the rate at the largest probed size. */
+static double reduce_rate(const cdse_probe_result *pr, const char *dtype, int64_t *at_bytes)
+{
+    double gbs = 0;
+    *at_bytes = 0;
+    for (int i = 0; i < pr->n_reduce; i++)
+        if (strcmp(pr->reduce[i].dtype, dtype) == 0 && pr->reduce[i].bytes >= *at_bytes) {
+            *at_bytes = pr->reduce[i].bytes;
+            gbs = pr->reduce[i].gbs;
+        }
+    return gbs;
+}
+
+/* The points of one (level, collective), filtered as the options say. */
+static int level_points(const cdse_probe_result *pr, const cdse_probe_fit *fit, int level, int coll,
+                        cdse_fit_point *pts)
+{
+    const cdse_fit_options *o = &fit->options;
+    int n = 0;
+    for (int i = 0; i < pr->n_rows; i++) {
+        const cdse_probe_row *r = &pr->rows[i];
+        if (r->level != level || strcmp(r->dtype, fit->dtype) != 0 ||
+            strcmp(r->collective, cdse_coll_name(coll)) != 0 ||
+            (double)r->bytes < o->min_bytes || (double)r->bytes > o->max_bytes)
+            continue;
+        double t = row_time(r, o->time);
+        if (t > 0)
+            pts[n++] = (cdse_fit_point){r->group_size, (double)r->bytes, t};
+    }
+    return n;
+}
+
+/* Fits one (level, collective) from its n points (pts is reordered and overwritten). */
+static void fit_one(cdse_level_fit *lf, int coll, cdse_fit_point *pts, int n, double reduce_gbs)
+{
+    if (n < 2 || cdse_fit_collective(coll, pts, n, &lf->fit[coll]) != 0)
+        return;
+    lf->has[coll] = true;
+    lf->holdout_rel[coll] = malloc(sizeof(double) * (size_t)n);
+    if (lf->holdout_rel[coll] != NULL)
+        cdse_fit_holdout(coll, pts, n, lf->holdout_rel[coll], &lf->n_holdout[coll]);
+    if (reduce_gbs > 0 && cdse_coll_table[coll].reduces) {
+        cdse_fit_result comm;
+        cdse_fit_remove_reduction(coll, reduce_gbs, pts, n);
+        if (cdse_fit_collective(coll, pts, n, &comm) == 0)
+            lf->comm_only_gbs[coll] = comm.profile.bandwidth_gbs;
+    }
+}
+
+int cdse_fit_probes(const cdse_probe_result *pr, const cdse_fit_options *options,
+                    cdse_probe_fit *fit, cdse_diag *diag)
+{
+    memset(fit, 0, sizeof *fit);
+    fit->options = *options;
+    const char *dtype = pick_dtype(pr, options->dtype);
+    if (dtype == NULL) {
+        cdse_diag_set(diag, "no probe rows%s%s", options->dtype >= 0 ? " of dtype " : "",
+                      options->dtype >= 0 ? cdse_probe_dtype_name(options->dtype) : "");
+        return CDSE_EINVAL;
+    }
+    snprintf(fit->dtype, sizeof fit->dtype, "%s", dtype);
+    fit->reduce_gbs = reduce_rate(pr, fit->dtype, &fit->reduce_bytes);
+    for (int i = 0; i < pr->n_rows; i++) {
+        const cdse_probe_row *r = &pr->rows[i];
+        if (strcmp(r->dtype, fit->dtype) != 0)
+            continue;
+        if (r->level >= 0 && r->level < CDSE_FIT_LEVELS)
+            fit->level[r->level].n_rows++;
+        else
+            fit->mixed++;
+    }
+    cdse_fit_point *pts = malloc(sizeof *pts * (size_t)(pr->n_rows + 1));
+    if (pts == NULL) {
+        cdse_diag_set(diag, "out of memory");
+        return CDSE_ENOMEM;
+    }
+    for (int l = 0; l < CDSE_FIT_LEVELS; l++)
+        for (int c = 0; c < CDSE_COLL_COUNT; c++) {
+            fit_one(&fit->level[l], c, pts, level_points(pr, fit, l, c, pts), fit->reduce_gbs);
+            fit->fitted += fit->level[l].has[c];
+        }
+    free(pts);
+    if (fit->fitted == 0) {
+        cdse_diag_set(diag, "no collective has 2 or more sizes on level 0 or 1");
+        return CDSE_EINVAL;
+    }
+    return 0;
+}
+
+void cdse_probe_fit_free(cdse_probe_fit *fit)
+{
+    for (int l = 0; l < CDSE_FIT_LEVELS; l++)
+        for (int c = 0; c < CDSE_COLL_COUNT; c++) {
+            free(fit->level[l].holdout_rel[c]);
+            fit->level[l].holdout_rel[c] = NULL;
+        }
+}
+
+/* Copies the fitted pairs of one probe level into a network level. */
+static int apply_level(const cdse_level_fit *lf, cdse_net_level *level)
+{
+    int written = 0;
+    for (int c = 0; c < CDSE_COLL_COUNT; c++) {
+        if (!lf->has[c])
+            continue;
+        level->coll_latency_us[c] = lf->fit[c].profile.latency_us;
+        level->coll_bandwidth_gbs[c] = lf->fit[c].profile.bandwidth_gbs;
+        written++;
+    }
+    return written;
+}
+
+int cdse_fit_to_system(const cdse_probe_fit *fit, cdse_system *system)
+{
+    if (system->n_levels < 1)
+        return 0;
+    int written = apply_level(&fit->level[0], &system->level[0]);
+    if (system->n_levels >= 2)
+        written += apply_level(&fit->level[1], &system->level[system->n_levels - 1]);
+    return written;
+}
+
+static bool level_measured(const cdse_level_fit *lf)
+{
+    for (int c = 0; c < CDSE_COLL_COUNT; c++)
+        if (lf->has[c])
+            return true;
+    return false;
+}
+
+/* A level from fits alone: the link is the sendrecv fit (point to point), else the collective
+ * with the highest bandwidth. */
+static void fitted_level(const cdse_level_fit *lf, const char *name, int size,
+                         cdse_net_level *level)
+{
+    memset(level, 0, sizeof *level);
+    snprintf(level->name, sizeof level->name, "%s", name);
+    level->size = size;
+    level->efficiency = 1.0;
+    for (int c = 0; c < CDSE_COLL_COUNT; c++) {
+        bool better = lf->has[c] && (c == CDSE_COLL_SENDRECV ||
+                                     (!lf->has[CDSE_COLL_SENDRECV] &&
+                                      lf->fit[c].profile.bandwidth_gbs > level->bandwidth_gbs));
+        if (better) {
+            level->bandwidth_gbs = lf->fit[c].profile.bandwidth_gbs;
+            level->latency_us = lf->fit[c].profile.latency_us;
+        }
+    }
+    apply_level(lf, level);
+}
+
+void cdse_fit_network(const cdse_probe_fit *fit, int ranks_per_node, cdse_system *system)
+{
+    bool intra = level_measured(&fit->level[0]), inter = level_measured(&fit->level[1]);
+    system->n_levels = 0;
+    if (intra)
+        fitted_level(&fit->level[0], "intra_node", inter ? ranks_per_node : 0,
+                     &system->level[system->n_levels++]);
+    if (inter)
+        fitted_level(&fit->level[1], "inter_node", 0, &system->level[system->n_levels++]);
+}
+
+static void write_fit_comments(FILE *out, const cdse_probe_fit *fit)
+{
+    static const char *const level_names[CDSE_FIT_LEVELS] = {"intra_node", "inter_node"};
+    fprintf(out, "# Fits (probe level: collective R2, median error, hold-out median error):\n");
+    for (int l = 0; l < CDSE_FIT_LEVELS; l++)
+        for (int c = 0; c < CDSE_COLL_COUNT; c++) {
+            const cdse_fit_result *f = &fit->level[l].fit[c];
+            if (fit->level[l].has[c])
+                fprintf(out, "#   %s %s: R2 %.3f, median err %.1f%%, hold-out %.1f%%\n",
+                        level_names[l], cdse_coll_name(c), f->stats.r2,
+                        100 * f->stats.median_rel, 100 * f->holdout_median);
+        }
+    if (fit->reduce_gbs <= 0)
+        return;
+    fprintf(out,
+            "# reduce_bandwidth = %.4g GB/s: local reduction rate (MPI_Reduce_local, %s, %lld B).\n"
+            "#   The allreduce / reduce_scatter bandwidths include the reduction; without it:\n",
+            fit->reduce_gbs, fit->dtype, (long long)fit->reduce_bytes);
+    for (int l = 0; l < CDSE_FIT_LEVELS; l++)
+        for (int c = 0; c < CDSE_COLL_COUNT; c++)
+            if (fit->level[l].comm_only_gbs[c] > 0)
+                fprintf(out, "#   %s %s: %.4g GB/s\n", level_names[l], cdse_coll_name(c),
+                        fit->level[l].comm_only_gbs[c]);
+}
+
+static void write_provenance(FILE *out, const cdse_probe_fit *fit, const cdse_probe_info *in,
+                             const char *probes_path)
+{
+    fprintf(out, "# Network profile fitted by clusterdse %s from %s.\n", CDSE_VERSION, probes_path);
+    fprintf(out, "# Measured %s on %s: %d ranks on %d node(s), %d per node; plan \"%s\".\n",
+            in->date, in->hostnames, in->ranks, in->nodes, in->ranks_per_node, in->plan_name);
+    fprintf(out, "# MPI library: %s\n", in->mpi_library);
+    if (in->env[0]) {
+        fprintf(out, "# Environment selecting collective algorithms:\n");
+        const char *line = in->env;
+        while (*line) {
+            size_t len = strcspn(line, "\n");
+            if (len > 0)
+                fprintf(out, "#   %.*s\n", (int)len, line);
+            line += len + (line[len] == '\n');
+        }
+    }
+    const cdse_fit_options *o = &fit->options;
+    fprintf(out, "# Fitted on dtype %s, time t_%s, weighted least squares on relative error.\n",
+            fit->dtype, cdse_fit_time_name(o->time));
+    if (o->min_bytes > 0 || o->max_bytes < 1e300)
+        fprintf(out, "# Only messages from %.0f to %.4g bytes were fitted.\n", o->min_bytes,
+                o->max_bytes);
+    fprintf(
+        out,
+        "# Per collective: latency (us per step) and effective bandwidth (GB/s) in the\n"
+        "# terms of src/model/collective.c (ring: allreduce 2(n-1)/n B/bw + 2(n-1) lat; ...).\n");
+}
+
+int cdse_fit_write_profile(FILE *out, const cdse_probe_fit *fit, const cdse_probe_info *info,
+                           const char *probes_path, const cdse_system *system,
+                           const char *base_path, const char *name)
+{
+    write_provenance(out, fit, info, probes_path);
+    write_fit_comments(out, fit);
+    if (base_path != NULL) {
+        fprintf(out, "# Everything but the network comes from %s.\n", base_path);
+        fprintf(out, "base = \"%s\";\n", base_path);
+    }
+    fprintf(out, "name = \"%s\";\n", name);
+    cdse_system_print_network(out, system);
+    return ferror(out) ? CDSE_EIO : 0;
+}
+
 int cdse_fit_apply(const cdse_probe_result *pr, cdse_system *system, cdse_diag *diag)
 {
     if (pr->n_rows == 0 || system->n_levels < 1) {
         cdse_diag_set(diag, "no probe rows or no network levels to fit");
         return CDSE_EINVAL;
     }
-    const char *dtype = pr->rows[0].dtype;
-    for (int i = 0; i < pr->n_rows; i++)
-        if (strcmp(pr->rows[i].dtype, "float") == 0)
-            dtype = "float";
-    cdse_fit_point *pts = malloc(sizeof *pts * (size_t)pr->n_rows);
-    if (pts == NULL)
-        return CDSE_ENOMEM;
-    int written = 0;
-    for (int l = 0; l < 2; l++) {
-        int target = l == 0 ? 0 : system->n_levels - 1;
-        if (l == 1 && target == 0)
-            break;
-        for (int c = 0; c < CDSE_COLL_COUNT; c++) {
-            int n = 0;
-            for (int i = 0; i < pr->n_rows; i++) {
-                const cdse_probe_row *r = &pr->rows[i];
-                if (r->level == l && strcmp(r->dtype, dtype) == 0 &&
-                    strcmp(r->collective, cdse_coll_name(c)) == 0 && r->t_median_us > 0)
-                    pts[n++] = (cdse_fit_point){r->group_size, (double)r->bytes, r->t_median_us};
-            }
-            cdse_fit_result fit;
-            if (n < 2 || cdse_fit_collective(c, pts, n, &fit) != 0)
-                continue;
-            system->level[target].coll_latency_us[c] = fit.profile.latency_us;
-            system->level[target].coll_bandwidth_gbs[c] = fit.profile.bandwidth_gbs;
-            written++;
-        }
-    }
-    free(pts);
-    if (written == 0)
-        cdse_diag_set(diag, "no collective has 2 or more sizes on level 0 or 1");
-    return written;
+    cdse_fit_options options;
+    cdse_fit_options_default(&options);
+    cdse_probe_fit fit;
+    int rc = cdse_fit_probes(pr, &options, &fit, diag);
+    if (rc == CDSE_EINVAL) /* nothing to fit: no pairs written, as before */
+        rc = 0;
+    else if (rc == 0)
+        rc = cdse_fit_to_system(&fit, system);
+    cdse_probe_fit_free(&fit);
+    return rc;
 }

@@ -63,25 +63,6 @@ static int parse_args(int argc, char **argv, probe_args *a)
     return -1;
 }
 
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (text && fread(text, 1, (size_t)n, f) == (size_t)n) {
-        text[n] = '\0';
-    } else {
-        free(text);
-        text = NULL;
-    }
-    fclose(f);
-    return text;
-}
-
 /* Whether the directory of `path` exists and is writable: checked before measuring, so that a
  * typo in -o does not cost the whole probe run. */
 static bool output_dir_writable(const char *path)
@@ -115,8 +96,8 @@ static int load_plan(const probe_args *a, int rank, int size, cdse_probe_plan *p
                     "writable\n",
                     a->output);
             status = 1;
-        } else if ((*text = read_text(a->plan)) == NULL) {
-            fprintf(stderr, "clusterdse probe: %s: cannot read\n", a->plan);
+        } else if (cdse_plan_read_file(a->plan, text, &diag) != 0) {
+            fprintf(stderr, "clusterdse probe: %s\n", diag.msg);
             status = 1;
         } else if (cdse_plan_load_text(*text, a->plan, size, plan, &diag) != 0) {
             fprintf(stderr, "clusterdse probe: %s\n", diag.msg);

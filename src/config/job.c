@@ -613,60 +613,162 @@ static void axis_values_text(const space_input *in, int axis, char *buf, size_t 
         snprintf(buf + len, size - len, "]");
 }
 
-/* Errors when no value of an axis can ever work for one of the job's models or systems. */
-static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, const cdse_job *job,
+/* The space check asks the evaluator's own validity rules (cdse_strategy_check), so that it
+ * cannot disagree with the hot path: a strategy with every knob at its neutral value (one
+ * GPU, no parallelism, batch 1) except those under test, and whether the check stops at
+ * `rule`. Every rule before `rule` (the status enum is in check order) passes with these
+ * values, so any other status means the rule itself passed. */
+static cdse_strategy neutral_strategy(int gpus, int tp, int pp, int cp)
+{
+    cdse_strategy s = {.gpus = gpus, .tp = tp, .pp = pp, .cp = cp, .ep = 1, .vpp = 1};
+    s.microbatch = 1;
+    s.global_batch = gpus / (tp * pp * cp) > 0 ? gpus / (tp * pp * cp) : 1; /* one per replica */
+    s.precision = CDSE_BF16;
+    return s;
+}
+
+static bool rule_passes(const cdse_model *model, const cdse_system *system, cdse_strategy s,
+                        int rule)
+{
+    return cdse_strategy_check(model, system, &s) != rule;
+}
+
+/* Whether some value of `axis` (with some value of axis2, if >= 0) passes `rule` for the
+ * model; make() builds the strategy from the two values. */
+static bool some_value_passes(const cdse_model *model, const cdse_system *system,
+                              const space_input *in, int axis, int rule,
+                              cdse_strategy (*make)(int64_t v, int64_t w), int axis2)
+{
+    int n2 = axis2 >= 0 ? in->n[axis2] : 1;
+    for (int i = 0; i < in->n[axis]; i++)
+        for (int j = 0; j < n2; j++)
+            if (rule_passes(model, system,
+                            make(in->value[axis][i], axis2 >= 0 ? in->value[axis2][j] : 1), rule))
+                return true;
+    return false;
+}
+
+static cdse_strategy with_tp(int64_t tp, int64_t unused)
+{
+    (void)unused;
+    return neutral_strategy((int)tp, (int)tp, 1, 1);
+}
+
+static cdse_strategy with_pp_vpp(int64_t pp, int64_t vpp)
+{
+    cdse_strategy s = neutral_strategy((int)pp, 1, (int)pp, 1);
+    s.vpp = (int)vpp;
+    return s;
+}
+
+static cdse_strategy with_ep(int64_t ep, int64_t unused)
+{
+    (void)unused;
+    cdse_strategy s = neutral_strategy((int)ep, 1, 1, 1); /* dp = ep */
+    s.ep = (int)ep;
+    return s;
+}
+
+/* Errors when no value of tp, pp x vpp or ep can ever work for one of the job's models. */
+static int model_feasibility(parse_ctx *ctx, const config_setting_t *space, const cdse_job *job,
                              const space_input *in)
 {
     char values[400], values2[400];
+    const cdse_system *system = &job->system[0]; /* the model rules do not read the system */
     for (int m = 0; m < job->n_models; m++) {
         const cdse_model *model = &job->model[m];
-        bool tp_ok = false, pp_ok = false, ep_ok = false;
-        for (int i = 0; i < in->n[CDSE_AXIS_TP]; i++)
-            tp_ok |= model->heads % in->value[CDSE_AXIS_TP][i] == 0;
-        for (int i = 0; i < in->n[CDSE_AXIS_PP]; i++)
-            for (int j = 0; j < in->n[CDSE_AXIS_VPP]; j++)
-                pp_ok |= in->value[CDSE_AXIS_PP][i] * in->value[CDSE_AXIS_VPP][j] <= model->layers;
-        for (int i = 0; i < in->n[CDSE_AXIS_EP]; i++) {
-            int64_t ep = in->value[CDSE_AXIS_EP][i];
-            ep_ok |= ep == 1 || (model->experts > 0 && model->experts % ep == 0);
-        }
-        if (!tp_ok) {
+        const config_setting_t *at;
+        if (!some_value_passes(model, system, in, CDSE_AXIS_TP, CDSE_ST_TP_HEADS, with_tp, -1)) {
             axis_values_text(in, CDSE_AXIS_TP, values, sizeof values);
-            const config_setting_t *at = in->setting[CDSE_AXIS_TP];
-            return cdse__key_fail(ctx, at ? at : space, at ? NULL : "tp", at ? at : space,
-                                  "at least one tp that divides the heads of every model",
-                                  "no value in %s divides the %d heads of model '%s'", values,
-                                  model->heads, model->name);
+            at = in->setting[CDSE_AXIS_TP];
+            return cdse__key_fail(
+                ctx, at ? at : space, at ? NULL : "tp", at ? at : space,
+                "at least one tp that divides the heads, ffn (and moe_ffn) of every model and "
+                "divides its kv_heads or is a multiple of them",
+                "no value in %s fits model '%s' (%d heads, ffn %d, %d kv_heads)", values,
+                model->name, model->heads, model->ffn, model->kv_heads);
         }
-        if (!pp_ok) {
+        if (!some_value_passes(model, system, in, CDSE_AXIS_PP, CDSE_ST_PP_LAYERS, with_pp_vpp,
+                               CDSE_AXIS_VPP)) {
             axis_values_text(in, CDSE_AXIS_PP, values, sizeof values);
             axis_values_text(in, CDSE_AXIS_VPP, values2, sizeof values2);
-            const config_setting_t *at = in->setting[CDSE_AXIS_PP];
+            at = in->setting[CDSE_AXIS_PP];
             return cdse__key_fail(
                 ctx, at ? at : space, at ? NULL : "pp", at ? at : space,
                 "at least one pp * vpp no larger than the layers of every model",
                 "every pp in %s times vpp in %s exceeds the %d layers of model '%s'", values,
                 values2, model->layers, model->name);
         }
-        if (!ep_ok) {
+        if (!some_value_passes(model, system, in, CDSE_AXIS_EP, CDSE_ST_EP, with_ep, -1)) {
             axis_values_text(in, CDSE_AXIS_EP, values, sizeof values);
-            const config_setting_t *at = in->setting[CDSE_AXIS_EP];
+            at = in->setting[CDSE_AXIS_EP];
             return cdse__key_fail(ctx, at ? at : space, at ? NULL : "ep", at ? at : space,
                                   "1, or a divisor of the model's experts",
                                   "no value in %s works for model '%s' with %d experts", values,
                                   model->name, model->experts);
         }
     }
-    bool gpus_ok = false;
+    return 0;
+}
+
+/* Whether some gpus value is divisible by some tp * pp * cp (the first rule of the check). */
+static bool gpus_feasible(const cdse_job *job, const space_input *in)
+{
     for (int g = 0; g < in->n[CDSE_AXIS_GPUS]; g++)
         for (int t = 0; t < in->n[CDSE_AXIS_TP]; t++)
             for (int p = 0; p < in->n[CDSE_AXIS_PP]; p++)
                 for (int c = 0; c < in->n[CDSE_AXIS_CP]; c++) {
-                    int64_t group = in->value[CDSE_AXIS_TP][t] * in->value[CDSE_AXIS_PP][p] *
-                                    in->value[CDSE_AXIS_CP][c];
-                    gpus_ok |= in->value[CDSE_AXIS_GPUS][g] % group == 0;
+                    cdse_strategy s = neutral_strategy(
+                        (int)in->value[CDSE_AXIS_GPUS][g], (int)in->value[CDSE_AXIS_TP][t],
+                        (int)in->value[CDSE_AXIS_PP][p], (int)in->value[CDSE_AXIS_CP][c]);
+                    if (rule_passes(&job->model[0], &job->system[0], s, CDSE_ST_GPUS_NOT_DIVISIBLE))
+                        return true;
                 }
-    if (!gpus_ok) {
+    return false;
+}
+
+/* A model that every neutral strategy fits, for the rules that read only the system. */
+static const cdse_model any_model = {
+    .layers = 1, .heads = 1, .kv_heads = 1, .ffn = 1, .seq_len = 2};
+
+/* The first precision of the axis that `system` supports, or -1. */
+static int supported_precision(const cdse_system *system, const space_input *in)
+{
+    for (int i = 0; i < in->n[CDSE_AXIS_PRECISION]; i++) {
+        cdse_strategy s = neutral_strategy(1, 1, 1, 1);
+        s.precision = (int)in->value[CDSE_AXIS_PRECISION][i];
+        if (rule_passes(&any_model, system, s, CDSE_ST_DTYPE_UNSUPPORTED))
+            return s.precision;
+    }
+    return -1;
+}
+
+/* Whether some offload value passes the tier rule on `system` (at a precision it supports;
+ * without one the precision rule reports the system). */
+static bool offload_feasible(const cdse_system *system, const space_input *in)
+{
+    int precision = supported_precision(system, in);
+    if (precision < 0)
+        return true;
+    for (int i = 0; i < in->n[CDSE_AXIS_OFFLOAD]; i++) {
+        cdse_strategy s = neutral_strategy(1, 1, 1, 1);
+        s.precision = precision;
+        s.offload = (int)in->value[CDSE_AXIS_OFFLOAD][i];
+        if (rule_passes(&any_model, system, s, CDSE_ST_OFFLOAD_NO_TIER))
+            return true;
+    }
+    return false;
+}
+
+/* Errors when no value of an axis can ever work for one of the job's models or systems. */
+static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, const cdse_job *job,
+                             const space_input *in)
+{
+    char values[400];
+    int rc = model_feasibility(ctx, space, job, in);
+    if (rc != 0)
+        return rc;
+    if (!gpus_feasible(job, in)) {
         axis_values_text(in, CDSE_AXIS_GPUS, values, sizeof values);
         const config_setting_t *at =
             in->setting[CDSE_AXIS_GPUS] ? in->setting[CDSE_AXIS_GPUS] : in->setting[AXIS_NODES];
@@ -675,10 +777,7 @@ static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
                               "no value in %s is divisible by any tp * pp * cp", values);
     }
     for (int s = 0; s < job->n_systems; s++) {
-        bool offload_ok = job->system[s].tier.attach != CDSE_TIER_NONE;
-        for (int i = 0; i < in->n[CDSE_AXIS_OFFLOAD]; i++)
-            offload_ok |= in->value[CDSE_AXIS_OFFLOAD][i] == 0;
-        if (!offload_ok) {
+        if (!offload_feasible(&job->system[s], in)) {
             const config_setting_t *at = in->setting[CDSE_AXIS_OFFLOAD];
             return cdse__key_fail(
                 ctx, at, NULL, at, "\"none\" among the values, or a memory_tier on every system",
@@ -686,10 +785,7 @@ static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
         }
     }
     for (int s = 0; s < job->n_systems; s++) {
-        bool ok = false;
-        for (int i = 0; i < in->n[CDSE_AXIS_PRECISION]; i++)
-            ok |= job->system[s].peak_tflops[in->value[CDSE_AXIS_PRECISION][i]] > 0;
-        if (!ok) {
+        if (supported_precision(&job->system[s], in) < 0) {
             const config_setting_t *at = in->setting[CDSE_AXIS_PRECISION];
             return cdse__key_fail(ctx, at ? at : space, at ? NULL : "precision", at ? at : space,
                                   "a precision with a non-zero peak_tflops on every system",

@@ -386,10 +386,15 @@ int cdse_plan_load_text(const char *text, const char *path, int world_size, cdse
     return rc;
 }
 
+int cdse_plan_read_file(const char *path, char **text, cdse_diag *diag)
+{
+    return cdse__read_file_diag(path, "probe plan", text, diag);
+}
+
 int cdse_plan_load_file(const char *path, int world_size, cdse_probe_plan *plan, cdse_diag *diag)
 {
     char *text;
-    int rc = cdse__read_file_diag(path, "probe plan", &text, diag);
+    int rc = cdse_plan_read_file(path, &text, diag);
     if (rc != 0)
         return rc;
     rc = cdse_plan_load_text(text, path, world_size, plan, diag);

@@ -453,3 +453,8 @@ void cdse__system_print_keys(FILE *out)
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         cdse__print_key_table(out, tables[t]);
 }
+
+void cdse_system_print_network(FILE *out, const cdse_system *system)
+{
+    print_network(out, system, NULL, 0);
+}

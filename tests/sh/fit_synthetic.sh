@@ -48,7 +48,7 @@ echo "+ /usr/bin/python3 (check $tmp/fitted.cfg)"
 /usr/bin/python3 - "$tmp/fitted.cfg" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
-levels = re.findall(r'\{ name = "(\w+)"; size = (\d+);(.*?)\n  \}', text, re.S)
+levels = re.findall(r'\{\s+name = "(\w+)";\s+size = (\d+);(.*?)\n  \}', text, re.S)
 assert [(n, int(s)) for n, s, _ in levels] == [("intra_node", 4), ("inter_node", 0)], levels
 want = {("intra_node", "allreduce"): (2.0, 20.0), ("intra_node", "allgather"): (1.5, 30.0),
         ("intra_node", "sendrecv"): (1.0, 10.0), ("inter_node", "allreduce"): (5.0, 5.0),
@@ -77,7 +77,7 @@ cmd="$CLUSTERDSE fit $tmp/synthetic.h5 -o $tmp/based.cfg --base h100-sxm-dgx"
 echo "+ $cmd"
 $cmd >/dev/null
 grep -q '^base = "h100-sxm-dgx";' "$tmp/based.cfg"
-grep -q 'name = "nvlink"; size = 8;' "$tmp/based.cfg"
+grep -A1 'name = "nvlink";' "$tmp/based.cfg" | grep -q 'size = 8;'
 cmd="$CLUSTERDSE eval $tmp/job.cfg"
 echo "+ $cmd"
 $cmd

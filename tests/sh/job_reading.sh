@@ -42,6 +42,22 @@ expect 1 "$tmp/keys.cfg: 100005 settings; allowed: at most 10000 settings (key =
 # A model file given by path goes through the same reader (B10: /dev/zero as a model path).
 printf 'models = ( "/dev/zero" );\nsystems = ( "a100-80g-dgx" );\nspace = { gpus = 8; global_batch = 64; };\n' >"$tmp/model_zero.cfg"
 expect 1 "model_zero.cfg:1: key 'models[0]': cannot read /dev/zero (not a regular file (a FIFO, device or socket))" "$tmp/model_zero.cfg"
+# Probe plans go through the same reader (clusterdse probe, a singleton MPI run).
+echo "+ $CLUSTERDSE probe $tmp/fifo -o $tmp/p.h5"
+set +e
+timeout -k 5 60 "$CLUSTERDSE" probe "$tmp/fifo" -o "$tmp/p.h5" >/dev/null 2>"$tmp/err"
+rc=$?
+set -e
+cat "$tmp/err"
+[ "$rc" -eq 1 ] || fail "probe of a FIFO: exit $rc"
+grep -qF "$tmp/fifo: cannot read probe plan (not a regular file (a FIFO, device or socket)); $regular" "$tmp/err" || fail "probe of a FIFO: message"
+# The allowed values are never cut (space.placement's 24 orders were cut at 400 characters,
+# "... up to 64 distinct s").
+echo "+ $CLUSTERDSE eval --help-keys | grep '^space.placement'"
+"$CLUSTERDSE" eval --help-keys | grep '^space.placement' | grep -q '"pp-dp-cp-tp", or a list of up to 64 distinct such values$' || fail "space.placement's allowed text is cut"
+printf 'models = ( "gpt3-1.3b" );\nsystems = ( "a100-80g-dgx" );\nspace = { gpus = 8; global_batch = 64;\n  placement = "x"; };\n' >"$tmp/placement.cfg"
+expect 1 'placement.cfg:4: key '"'"'space.placement'"'"': unknown value "x"; allowed: one of "tp-cp-dp-pp",' "$tmp/placement.cfg"
+grep -q 'or a list of up to 64 distinct such values$' "$tmp/err" || fail "the error's allowed text is cut"
 # B8a: the effective job of a system with memory_tier attach = "none" (and values) reproduces
 # the job: printing it again gives the same text, and it keeps the tier.
 echo "+ $CLUSTERDSE eval roundtrip_tier_none.cfg --show-job > $tmp/s1.cfg; $CLUSTERDSE eval $tmp/s1.cfg --show-job > $tmp/s2.cfg"

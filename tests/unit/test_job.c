@@ -723,6 +723,38 @@ static void test_tp_never_divides_heads(void **state)
     drop(job);
 }
 
+/* Issue 9: the space check uses the evaluator's validity rules (cdse_strategy_check), not a
+ * weaker copy that looked at the heads only. Each case divides the heads but fails another part
+ * of the tensor-parallel rule (strategy.c tp_fits), so every point would be infeasible. */
+static void test_space_check_uses_strategy_rules(void **state)
+{
+    (void)state;
+    /* 24 heads and 6 kv_heads, tp = 4: 24 % 4 == 0, but kv_heads 6 >= 4 and 6 % 4 == 2. */
+    expect_error("models = ( { name = \"gqa\"; layers = 2; hidden = 768; heads = 24;\n"
+                 "  kv_heads = 6; seq_len = 128; vocab = 1000; } );\n"
+                 "systems = ( \"a100-80g-dgx\" );\n"
+                 "space = { gpus = 8; global_batch = 64;\n"
+                 "  tp = [ 4 ]; };\n",
+                 5, "space.tp");
+    /* 16 heads, ffn = 1000, tp = 16: 16 % 16 == 0, but 1000 % 16 == 8. */
+    expect_error("models = ( { name = \"odd-ffn\"; layers = 2; hidden = 1024; heads = 16;\n"
+                 "  ffn = 1000; seq_len = 128; vocab = 1000; } );\n"
+                 "systems = ( \"a100-80g-dgx\" );\n"
+                 "space = { gpus = 16; global_batch = 64;\n"
+                 "  tp = [ 16 ]; };\n",
+                 5, "space.tp");
+    /* The same models with a tp that passes every part (tp = 2: 6 % 2 == 0, 1000 % 2 == 0). */
+    cdse_diag diag;
+    cdse_job *job = load("models = ( { name = \"gqa\"; layers = 2; hidden = 768; heads = 24;\n"
+                         "  kv_heads = 6; seq_len = 128; vocab = 1000; },\n"
+                         "  { name = \"odd-ffn\"; layers = 2; hidden = 1024; heads = 16;\n"
+                         "  ffn = 1000; seq_len = 128; vocab = 1000; } );\n"
+                         "systems = ( \"a100-80g-dgx\" );\n"
+                         "space = { gpus = 16; global_batch = 64; tp = [ 2, 4, 16 ]; };\n",
+                         CDSE_OK, &diag);
+    drop(job);
+}
+
 static void test_axis_never_works(void **state)
 {
     (void)state;
@@ -831,6 +863,7 @@ int main(void)
         cmocka_unit_test(test_probe_section),
         cmocka_unit_test(test_l_suffix_tokens),
         cmocka_unit_test(test_fingerprint),
+        cmocka_unit_test(test_space_check_uses_strategy_rules),
         cmocka_unit_test(test_zoo_files),
         cmocka_unit_test(test_every_shipped_profile_loads),
         cmocka_unit_test(test_embedded_job),

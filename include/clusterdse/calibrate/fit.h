@@ -1,5 +1,10 @@
 /* Fitting latency and bandwidth to probe measurements, in the terms of collective.h, and
- * writing a network profile. Pure computation apart from cdse_fit_write_profile. No MPI. */
+ * writing a network profile. Pure computation apart from cdse_fit_write_profile (which writes
+ * to a FILE * the caller gives). No MPI.
+ *
+ * One pipeline turns probe rows into a network, used by `clusterdse fit` and by a job's probe
+ * section alike: cdse_fit_probes (rows -> fits per level and collective), cdse_fit_to_system
+ * (fits -> a system's network levels), cdse_fit_write_profile (that network -> profile text). */
 #ifndef CLUSTERDSE_FIT_H
 #define CLUSTERDSE_FIT_H
 
@@ -92,11 +97,78 @@ double cdse_fit_median(double *v, int n);
  * the points with that time subtracted (floored at 1% of the measured time). */
 void cdse_fit_remove_reduction(int coll, double reduce_gbs, cdse_fit_point *pts, int n_pts);
 
-/* Fits every collective of the probe rows of level 0 (groups within a node) and level 1 (one
- * rank per node), on t_median and the float rows (or the first dtype's), and writes the fitted
- * pairs into `system`: probe level 0 into level 0, probe level 1 into the outermost level (when
- * the system has two or more). For a job that probes its own allocation before sweeping.
- * Returns the number of (level, collective) pairs written, or a negative code. */
+/* Which probe rows and times a fit uses. */
+typedef enum cdse_fit_time {
+    CDSE_FT_MEDIAN = 0, /* t_median: median over iterations of the slowest rank */
+    CDSE_FT_AVG,        /* mean over ranks of the per-rank means */
+    CDSE_FT_ITERMAX,    /* mean over iterations of the slowest rank */
+    CDSE_FT_MIN,
+    CDSE_FT_MAX,
+    CDSE_FT_BEST, /* fastest iteration of the slowest rank */
+    CDSE_FT_COUNT
+} cdse_fit_time;
+
+const char *cdse_fit_time_name(int time); /* "median", "avg", "itermax", "min", "max", "best" */
+
+typedef struct cdse_fit_options {
+    int time;                    /* cdse_fit_time */
+    int dtype;                   /* cdse_probe_dtype; -1: float if probed, else the first row's */
+    double min_bytes, max_bytes; /* rows outside [min, max] are not fitted */
+} cdse_fit_options;
+
+/* The defaults (median, float, every size): what a job's probe section uses. */
+void cdse_fit_options_default(cdse_fit_options *options);
+
+/* Probe rows of level 0 (groups within a node) and 1 (one rank per node); mixed ones are not
+ * fitted. */
+#define CDSE_FIT_LEVELS 2
+
+typedef struct cdse_level_fit {
+    int n_rows;
+    bool has[CDSE_COLL_COUNT];
+    cdse_fit_result fit[CDSE_COLL_COUNT];
+    double *holdout_rel[CDSE_COLL_COUNT]; /* hold-out relative errors (malloc'd) */
+    int n_holdout[CDSE_COLL_COUNT];
+    double comm_only_gbs[CDSE_COLL_COUNT]; /* allreduce / reduce_scatter without the reduction */
+} cdse_level_fit;
+
+typedef struct cdse_probe_fit {
+    cdse_fit_options options;
+    char dtype[8];        /* the dtype fitted */
+    double reduce_gbs;    /* local reduction rate at the largest size (0: not measured) */
+    int64_t reduce_bytes; /* that size */
+    int mixed;            /* rows of mixed groups, not fitted */
+    int fitted;           /* (level, collective) pairs fitted */
+    cdse_level_fit level[CDSE_FIT_LEVELS];
+} cdse_probe_fit;
+
+/* Fits every collective with 2 or more sizes on each level. CDSE_EINVAL (diag filled) when no
+ * row has the dtype or nothing can be fitted. Free with cdse_probe_fit_free. */
+int cdse_fit_probes(const cdse_probe_result *probes, const cdse_fit_options *options,
+                    cdse_probe_fit *fit, cdse_diag *diag);
+void cdse_probe_fit_free(cdse_probe_fit *fit);
+
+/* Writes the fitted pairs into `system`: probe level 0 into its level 0, probe level 1 into its
+ * outermost level (when it has two or more). Returns the number of pairs written. */
+int cdse_fit_to_system(const cdse_probe_fit *fit, cdse_system *system);
+
+/* A network from the fits alone, for a profile without a base system: "intra_node" (the ranks
+ * of a node, `ranks_per_node`) and "inter_node" levels, whichever were measured, with the link
+ * bandwidth and latency of the sendrecv fit (else the fastest collective) and the fitted pairs.
+ * With only inter-node rows, one level spanning the system. */
+void cdse_fit_network(const cdse_probe_fit *fit, int ranks_per_node, cdse_system *system);
+
+/* The profile text: provenance comments (the probes, `probes_path`, how they were fitted),
+ * `base = "base_path";` when base_path is not NULL, `name = "name";` and the network of
+ * `system` (cdse_system_print_network). Deterministic: the same probes and system give the same
+ * bytes. */
+int cdse_fit_write_profile(FILE *out, const cdse_probe_fit *fit, const cdse_probe_info *info,
+                           const char *probes_path, const cdse_system *system,
+                           const char *base_path, const char *name);
+
+/* cdse_fit_probes with the default options, then cdse_fit_to_system: for a job that probes its
+ * own allocation before sweeping. Returns the number of (level, collective) pairs written, or a
+ * negative code. */
 int cdse_fit_apply(const cdse_probe_result *probes, cdse_system *system, cdse_diag *diag);
 
 #endif

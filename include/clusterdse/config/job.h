@@ -79,6 +79,9 @@ void cdse_job_free(cdse_job *job);
 /* Loads one model or system profile file (the same keys as inline groups in a job). */
 int cdse_model_load_file(const char *path, cdse_model *model, cdse_diag *diag);
 int cdse_system_load_file(const char *path, cdse_system *system, cdse_diag *diag);
+/* The network of a system as a profile's `network = ( ... );` in job-file syntax, every level
+ * key and fitted collective (values that read back to the same doubles). */
+void cdse_system_print_network(FILE *out, const cdse_system *system);
 
 /* Finds NAME.cfg in SUBDIR ("jobs/models" or "calibration/systems") of: $CLUSTERDSE_DATA,
  * the directory of the job file and its parents, the source tree, the install prefix. */

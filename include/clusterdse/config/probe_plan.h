@@ -71,6 +71,9 @@ typedef struct cdse_probe_plan {
 int cdse_plan_load_text(const char *text, const char *path, int world_size, cdse_probe_plan *plan,
                         cdse_diag *diag);
 int cdse_plan_load_file(const char *path, int world_size, cdse_probe_plan *plan, cdse_diag *diag);
+/* The plan file's text (malloc'd), read with the checks of every configuration file (a regular
+ * file of at most 16 MiB without NUL bytes, docs/job-file.md), for a caller that stores it. */
+int cdse_plan_read_file(const char *path, char **text, cdse_diag *diag);
 /* The plan keys with types, bounds, defaults and meaning (for --help and docs). */
 void cdse_plan_print_keys(FILE *out);
 

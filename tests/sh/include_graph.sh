@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Issue 9: the include graph per layer (docs/architecture.md). Follows every #include of the
+# layer's sources and headers through the project's headers (transitively) and fails when
+#   - the model layer (src/model, include/clusterdse/model) reaches mpi.h, hdf5.h or libconfig.h,
+#     or a header of another layer;
+#   - the configuration layer (src/config, include/clusterdse/config) reaches mpi.h or hdf5.h,
+#     or a header of sweep or calibrate;
+#   - the MPI-free calibration headers (fit.h, probe_rows.h) reach mpi.h;
+#   - anything in src/{model,config,sweep,calibrate} writes to stdout or stderr itself (printf,
+#     puts, putchar, perror, vprintf, or the names stdout / stderr outside comments and
+#     strings): below the commands, output goes to a FILE * that a command passes.
+# Prints every violation with the chain of includes that leads to it.
+set -euo pipefail
+: "${CDSE_SRC:?}"
+cmd="/usr/bin/python3 - $CDSE_SRC"
+echo "+ $cmd (include graph)"
+/usr/bin/python3 - "$CDSE_SRC" <<'PY'
+import os, re, sys
+
+root = sys.argv[1]
+inc = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+def strip(text):
+    """Source without comments and string/char literals (kept line for line)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith('/*', i):
+            j = text.find('*/', i + 2)
+            j = n if j < 0 else j + 2
+            out.append('\n' * text.count('\n', i, j)); i = j
+        elif text.startswith('//', i):
+            j = text.find('\n', i); j = n if j < 0 else j
+            i = j
+        elif c in '"\'':
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == '\\' else 1
+            out.append(c + c); i = j + 1
+        else:
+            out.append(c); i += 1
+    return ''.join(out)
+
+def resolve(src, kind, name):
+    """Project file an include names, or None for a system header."""
+    if kind == '"':
+        for base in (os.path.dirname(src), os.path.join(root, 'include')):
+            p = os.path.normpath(os.path.join(base, name))
+            if os.path.isfile(p):
+                return p
+    p = os.path.join(root, 'include', name)
+    return p if os.path.isfile(p) else None
+
+cache = {}
+def includes(path):
+    if path not in cache:
+        text = open(path).read()
+        cache[path] = [(k, n) for k, n in inc.findall(text)]
+    return cache[path]
+
+def reach(path):
+    """Every include reachable from path: {name: chain}."""
+    seen, found, todo = set(), {}, [(path, [os.path.relpath(path, root)])]
+    while todo:
+        cur, chain = todo.pop()
+        if cur in seen:
+            continue
+        seen.add(cur)
+        for kind, name in includes(cur):
+            p = resolve(cur, kind, name)
+            found.setdefault(name, chain + [name])
+            if p is not None:
+                todo.append((p, chain + [os.path.relpath(p, root)]))
+    return found
+
+def files(*dirs):
+    for d in dirs:
+        full = os.path.join(root, d)
+        for f in sorted(os.listdir(full)):
+            if f.endswith(('.c', '.h')):
+                yield os.path.join(full, f)
+
+bad = []
+def forbid(paths, names, prefixes, why):
+    for path in paths:
+        for name, chain in reach(path).items():
+            if name in names or any(name.startswith(p) for p in prefixes):
+                bad.append(f"{why}: {' -> '.join(chain)}")
+
+upper = ('clusterdse/config/', 'clusterdse/sweep/', 'clusterdse/calibrate/')
+forbid(files('src/model', 'include/clusterdse/model'), {'mpi.h', 'hdf5.h', 'libconfig.h'},
+       upper, 'model layer')
+forbid(files('src/config', 'include/clusterdse/config'), {'mpi.h', 'hdf5.h'},
+       ('clusterdse/sweep/', 'clusterdse/calibrate/'), 'configuration layer')
+forbid([os.path.join(root, 'include/clusterdse/calibrate', h) for h in ('fit.h', 'probe_rows.h')],
+       {'mpi.h'}, (), 'MPI-free calibration header')
+
+out = re.compile(r'\b(stdout|stderr)\b|(?<![\w.>])(printf|puts|putchar|perror|vprintf)\s*\(')
+for path in files('src/model', 'src/config', 'src/sweep', 'src/calibrate'):
+    for no, line in enumerate(strip(open(path).read()).split('\n'), 1):
+        m = out.search(line)
+        if m:
+            bad.append(f"prints below the commands: {os.path.relpath(path, root)}:{no}: "
+                       f"{line.strip()}")
+
+for b in bad:
+    print('FAIL', b)
+checked = sum(1 for _ in files('src/model', 'include/clusterdse/model', 'src/config',
+                               'include/clusterdse/config', 'src/sweep', 'src/calibrate'))
+print(f"include_graph: {checked} files checked, {len(bad)} violation(s)")
+sys.exit(1 if bad else 0)
+PY
