@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clusterdse/model/collective.h"
 #ifndef CDSE_VERSION
 #define CDSE_VERSION "0"
 #endif
@@ -16,28 +17,15 @@
 /* Minimum distinct sizes per regime for a two-regime fit. */
 #define FIT_MIN_REGIME_SIZES 3
 
+/* The collective's own terms (collective.h, cdse_coll_table). */
 double cdse_fit_steps(int coll, int n)
 {
-    switch (coll) {
-    case CDSE_COLL_ALLREDUCE:
-        return 2.0 * (n - 1);
-    case CDSE_COLL_SENDRECV:
-        return 1.0;
-    default:
-        return n - 1.0;
-    }
+    return cdse_coll_steps(coll, n);
 }
 
 double cdse_fit_volume(int coll, int n)
 {
-    switch (coll) {
-    case CDSE_COLL_ALLREDUCE:
-        return 2.0 * (n - 1) / n;
-    case CDSE_COLL_SENDRECV:
-        return 1.0;
-    default:
-        return (n - 1.0) / n;
-    }
+    return cdse_coll_volume(coll, n);
 }
 
 /* us per byte <-> GB/s: 1 GB/s moves 1e9 bytes per 1e6 us, i.e. 1e3 bytes per us. */
@@ -424,7 +412,7 @@ double cdse_fit_median(double *v, int n)
 
 void cdse_fit_remove_reduction(int coll, double reduce_gbs, cdse_fit_point *pts, int n)
 {
-    if (reduce_gbs <= 0 || (coll != CDSE_COLL_ALLREDUCE && coll != CDSE_COLL_REDUCE_SCATTER))
+    if (reduce_gbs <= 0 || !cdse_coll_table[coll].reduces)
         return;
     for (int i = 0; i < n; i++) {
         double reduced = (pts[i].n - 1.0) / pts[i].n * pts[i].bytes;
@@ -509,7 +497,7 @@ static int level_points(const cdse_probe_result *pr, const cdse_probe_fit *fit, 
     for (int i = 0; i < pr->n_rows; i++) {
         const cdse_probe_row *r = &pr->rows[i];
         if (r->level != level || strcmp(r->dtype, fit->dtype) != 0 ||
-            strcmp(r->collective, cdse_probe_coll_name(coll)) != 0 ||
+            strcmp(r->collective, cdse_coll_name(coll)) != 0 ||
             (double)r->bytes < o->min_bytes || (double)r->bytes > o->max_bytes)
             continue;
         double t = row_time(r, o->time);
@@ -528,7 +516,7 @@ static void fit_one(cdse_level_fit *lf, int coll, cdse_fit_point *pts, int n, do
     lf->holdout_rel[coll] = malloc(sizeof(double) * (size_t)n);
     if (lf->holdout_rel[coll] != NULL)
         cdse_fit_holdout(coll, pts, n, lf->holdout_rel[coll], &lf->n_holdout[coll]);
-    if (reduce_gbs > 0 && (coll == CDSE_COLL_ALLREDUCE || coll == CDSE_COLL_REDUCE_SCATTER)) {
+    if (reduce_gbs > 0 && cdse_coll_table[coll].reduces) {
         cdse_fit_result comm;
         cdse_fit_remove_reduction(coll, reduce_gbs, pts, n);
         if (cdse_fit_collective(coll, pts, n, &comm) == 0)
@@ -658,7 +646,7 @@ static void write_fit_comments(FILE *out, const cdse_probe_fit *fit)
             const cdse_fit_result *f = &fit->level[l].fit[c];
             if (fit->level[l].has[c])
                 fprintf(out, "#   %s %s: R2 %.3f, median err %.1f%%, hold-out %.1f%%\n",
-                        level_names[l], cdse_probe_coll_name(c), f->stats.r2,
+                        level_names[l], cdse_coll_name(c), f->stats.r2,
                         100 * f->stats.median_rel, 100 * f->holdout_median);
         }
     if (fit->reduce_gbs <= 0)
@@ -670,7 +658,7 @@ static void write_fit_comments(FILE *out, const cdse_probe_fit *fit)
     for (int l = 0; l < CDSE_FIT_LEVELS; l++)
         for (int c = 0; c < CDSE_COLL_COUNT; c++)
             if (fit->level[l].comm_only_gbs[c] > 0)
-                fprintf(out, "#   %s %s: %.4g GB/s\n", level_names[l], cdse_probe_coll_name(c),
+                fprintf(out, "#   %s %s: %.4g GB/s\n", level_names[l], cdse_coll_name(c),
                         fit->level[l].comm_only_gbs[c]);
 }
 

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clusterdse/model/collective.h"
+
 extern char **environ; /* POSIX; read only */
 static MPI_Datatype mpi_type(int dtype)
 {
@@ -184,19 +186,13 @@ static bool shape_make(const cdse_probe_shape *shape, const topo *t, MPI_Comm co
 static int64_t chunk_elems(int coll, int64_t bytes, int elem, int n)
 {
     int64_t elems = bytes / elem;
-    if (coll == CDSE_COLL_ALLGATHER || coll == CDSE_COLL_REDUCE_SCATTER ||
-        coll == CDSE_COLL_ALLTOALL)
-        return elems / n; /* per destination / per contribution */
-    return elems;
+    return cdse_coll_table[coll].split ? elems / n : elems; /* per destination / contribution */
 }
 
 /* Actual payload bytes after rounding to whole elements (and whole per-rank chunks). */
 static int64_t payload_bytes(int coll, int64_t chunk, int elem, int n)
 {
-    if (coll == CDSE_COLL_ALLGATHER || coll == CDSE_COLL_REDUCE_SCATTER ||
-        coll == CDSE_COLL_ALLTOALL)
-        return chunk * elem * n;
-    return chunk * elem;
+    return cdse_coll_table[coll].split ? chunk * elem * n : chunk * elem;
 }
 
 typedef struct call {
@@ -208,29 +204,52 @@ typedef struct call {
     void *send, *recv;
 } call;
 
-static int run_call(const call *c)
+/* The MPI call of each row of cdse_coll_table, in one place. */
+static int mpi_allreduce(const call *c, int cnt)
 {
-    int cnt = (int)c->chunk;
-    switch (c->coll) {
-    case CDSE_COLL_ALLREDUCE:
-        return MPI_Allreduce(c->send, c->recv, cnt, c->type, MPI_SUM, c->group);
-    case CDSE_COLL_ALLGATHER:
-        return MPI_Allgather(c->send, cnt, c->type, c->recv, cnt, c->type, c->group);
-    case CDSE_COLL_REDUCE_SCATTER:
-        return MPI_Reduce_scatter_block(c->send, c->recv, cnt, c->type, MPI_SUM, c->group);
-    case CDSE_COLL_ALLTOALL:
-        return MPI_Alltoall(c->send, cnt, c->type, c->recv, cnt, c->type, c->group);
-    default:
-        if (c->partner < 0)
-            return MPI_SUCCESS;
-        return MPI_Sendrecv(c->send, cnt, c->type, c->partner, 0, c->recv, cnt, c->type, c->partner,
-                            0, c->group, MPI_STATUS_IGNORE);
-    }
+    return MPI_Allreduce(c->send, c->recv, cnt, c->type, MPI_SUM, c->group);
 }
 
-/* Data check. Reductions: rank r contributes (r mod 3) + (i mod 5) at global index i, so the
- * sum is S3(n) + n (i mod 5) with S3(n) = sum of (r mod 3). Data movement: rank r sends
- * (7r + 3d + i) mod 100 to destination d (d = 0 when there is one destination). */
+static int mpi_allgather(const call *c, int cnt)
+{
+    return MPI_Allgather(c->send, cnt, c->type, c->recv, cnt, c->type, c->group);
+}
+
+static int mpi_reduce_scatter(const call *c, int cnt)
+{
+    return MPI_Reduce_scatter_block(c->send, c->recv, cnt, c->type, MPI_SUM, c->group);
+}
+
+static int mpi_alltoall(const call *c, int cnt)
+{
+    return MPI_Alltoall(c->send, cnt, c->type, c->recv, cnt, c->type, c->group);
+}
+
+static int mpi_sendrecv(const call *c, int cnt)
+{
+    if (c->partner < 0)
+        return MPI_SUCCESS;
+    return MPI_Sendrecv(c->send, cnt, c->type, c->partner, 0, c->recv, cnt, c->type, c->partner, 0,
+                        c->group, MPI_STATUS_IGNORE);
+}
+
+static int (*const mpi_call[CDSE_COLL_COUNT])(const call *c, int cnt) = {
+    [CDSE_COLL_ALLREDUCE] = mpi_allreduce,
+    [CDSE_COLL_ALLGATHER] = mpi_allgather,
+    [CDSE_COLL_REDUCE_SCATTER] = mpi_reduce_scatter,
+    [CDSE_COLL_ALLTOALL] = mpi_alltoall,
+    [CDSE_COLL_SENDRECV] = mpi_sendrecv,
+};
+
+static int run_call(const call *c)
+{
+    return mpi_call[c->coll](c, (int)c->chunk);
+}
+
+/* Data check, from the collective's row of cdse_coll_table. Reductions: rank r contributes
+ * (r mod 3) + (i mod 5) at global index i, so the sum is S3(n) + n (i mod 5) with S3(n) = sum
+ * of (r mod 3). Data movement: rank r sends (7r + 3d + i) mod 100 to destination d (d = 0 when
+ * it sends one block to all or one peer). */
 static double s3(int n)
 {
     double s = 0;
@@ -241,47 +260,31 @@ static double s3(int n)
 
 static void check_fill(const call *c)
 {
-    int64_t total = c->coll == CDSE_COLL_ALLTOALL || c->coll == CDSE_COLL_REDUCE_SCATTER
-                        ? c->chunk * c->n
-                        : c->chunk;
+    const cdse_coll_desc *d = &cdse_coll_table[c->coll];
+    int64_t total = d->send_blocks_n ? c->chunk * c->n : c->chunk;
     for (int64_t i = 0; i < total; i++) {
-        double v;
-        if (c->coll == CDSE_COLL_ALLREDUCE || c->coll == CDSE_COLL_REDUCE_SCATTER)
-            v = c->me % 3 + i % 5;
-        else if (c->coll == CDSE_COLL_ALLTOALL)
-            v = (7 * c->me + 3 * (i / c->chunk) + i % c->chunk) % 100;
-        else
-            v = (7 * c->me + i) % 100;
+        double v =
+            d->reduces ? c->me % 3 + i % 5 : (7 * c->me + 3 * (i / c->chunk) + i % c->chunk) % 100;
         set_elem(c->send, c->dtype, (size_t)i, v);
     }
 }
 
 static bool check_result(const call *c)
 {
-    int64_t total = c->coll == CDSE_COLL_ALLGATHER || c->coll == CDSE_COLL_ALLTOALL
-                        ? c->chunk * c->n
-                        : c->chunk;
+    const cdse_coll_desc *d = &cdse_coll_table[c->coll];
+    if (d->algo == CDSE_ALGO_P2P && c->partner < 0)
+        return true;
+    int64_t total = d->recv_blocks_n ? c->chunk * c->n : c->chunk;
+    int64_t offset = d->split ? c->me * c->chunk : 0; /* this rank's block of a reduction */
+    int to = d->send_blocks_n ? c->me : 0;            /* destination index the sender used */
     double sum_r = s3(c->n);
     for (int64_t i = 0; i < total; i++) {
         double want;
-        switch (c->coll) {
-        case CDSE_COLL_ALLREDUCE:
-            want = wrap(c->dtype, sum_r + c->n * (i % 5));
-            break;
-        case CDSE_COLL_REDUCE_SCATTER:
-            want = wrap(c->dtype, sum_r + c->n * ((c->me * c->chunk + i) % 5));
-            break;
-        case CDSE_COLL_ALLGATHER:
-            want = (7 * (i / c->chunk) + i % c->chunk) % 100;
-            break;
-        case CDSE_COLL_ALLTOALL:
-            want = (7 * (i / c->chunk) + 3 * c->me + i % c->chunk) % 100;
-            break;
-        default:
-            if (c->partner < 0)
-                return true;
-            want = (7 * c->partner + i) % 100;
-            break;
+        if (d->reduces) {
+            want = wrap(c->dtype, sum_r + c->n * ((offset + i) % 5));
+        } else {
+            int64_t from = d->recv_blocks_n ? i / c->chunk : c->partner;
+            want = (7 * from + 3 * to + i % c->chunk) % 100;
         }
         if (get_elem(c->recv, c->dtype, (size_t)i) != want)
             return false;
@@ -441,7 +444,7 @@ static int measure_row(const bench *b, const call *c, const cdse_probe_shape *sh
     int rc = measure(b, c, row);
     if (rc || b->rank != 0)
         return rc;
-    snprintf(row->collective, sizeof row->collective, "%s", cdse_probe_coll_name(c->coll));
+    snprintf(row->collective, sizeof row->collective, "%s", cdse_coll_name(c->coll));
     snprintf(row->shape, sizeof row->shape, "%s", cdse_shape_name(shape->kind));
     snprintf(row->dtype, sizeof row->dtype, "%s", cdse_probe_dtype_name(c->dtype));
     row->group_size = sc->group_size;
@@ -470,7 +473,7 @@ static int probe_shape(const bench *b, const cdse_probe_shape *shape, const topo
     for (int coll = 0; coll < CDSE_COLL_COUNT && rc == 0; coll++) {
         if (!b->plan->coll[coll])
             continue;
-        if (coll == CDSE_COLL_SENDRECV && sc.group_size % 2 != 0) {
+        if (cdse_coll_table[coll].algo == CDSE_ALGO_P2P && sc.group_size % 2 != 0) {
             if (b->rank == 0 && table)
                 fprintf(table, "# sendrecv on shape %s skipped: odd group of %d\n",
                         cdse_shape_name(shape->kind), sc.group_size);

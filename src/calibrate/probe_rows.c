@@ -11,22 +11,11 @@
 
 #include <hdf5.h>
 
+#include "clusterdse/model/collective.h"
+
 double cdse_busbw_factor(int coll, int n)
 {
-    /* nccl-tests doc/PERFORMANCE.md, "Bus bandwidth": allreduce 2(n-1)/n, reduce_scatter,
-     * allgather and alltoall (n-1)/n; point-to-point 1. */
-    if (n < 1)
-        return 0;
-    switch (coll) {
-    case CDSE_COLL_ALLREDUCE:
-        return 2.0 * (n - 1) / n;
-    case CDSE_COLL_ALLGATHER:
-    case CDSE_COLL_REDUCE_SCATTER:
-    case CDSE_COLL_ALLTOALL:
-        return (double)(n - 1) / n;
-    default:
-        return 1.0;
-    }
+    return cdse_coll_volume(coll, n); /* nccl-tests' factor, from cdse_coll_table */
 }
 
 void cdse_probe_table_header(FILE *out)

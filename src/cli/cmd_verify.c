@@ -244,7 +244,7 @@ static int measure_ops(const verify_args *a, int rank, cdse_verify_op *ops, int 
                                   op->run_group_size, op->run_stride, 0};
         cdse_probe_row row;
         cdse_diag diag = {""};
-        int rc = cdse_probe_measure(&timing, MPI_COMM_WORLD, cdse_probe_coll_parse(op->collective),
+        int rc = cdse_probe_measure(&timing, MPI_COMM_WORLD, cdse_coll_parse(op->collective),
                                     CDSE_PDT_FLOAT, &shape, op->run_bytes, &row, &diag);
         if (rc != 0) {
             if (rank == 0)

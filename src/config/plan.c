@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clusterdse/model/collective.h"
 #include "keys.h"
 
 static const char *const shape_names[CDSE_SHAPE_COUNT + 1] = {"world",      "node",    "per_node",
@@ -15,8 +16,6 @@ static const char *const shape_names[CDSE_SHAPE_COUNT + 1] = {"world",      "nod
 static const char *const dtype_names[CDSE_PDT_COUNT + 1] = {"float", "double", "int32", "uint8",
                                                             NULL};
 static const int dtype_sizes[CDSE_PDT_COUNT] = {4, 8, 4, 1};
-static const char *const coll_names[CDSE_COLL_COUNT + 1] = {
-    "allreduce", "allgather", "reduce_scatter", "alltoall", "sendrecv", NULL};
 
 const char *cdse_shape_name(int kind)
 {
@@ -35,7 +34,7 @@ int cdse_probe_dtype_size(int dtype)
 
 const char *cdse_probe_coll_name(int coll)
 {
-    return coll >= 0 && coll < CDSE_COLL_COUNT ? coll_names[coll] : "?";
+    return cdse_coll_name(coll);
 }
 
 static int find_name(const char *const *names, const char *name)
@@ -48,7 +47,7 @@ static int find_name(const char *const *names, const char *name)
 
 int cdse_probe_coll_parse(const char *name)
 {
-    return find_name(coll_names, name);
+    return cdse_coll_parse(name);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -296,7 +295,7 @@ static const key_spec plan_keys[] = {
      .type = KEY_CUSTOM,
      .offset = offsetof(cdse_probe_plan, coll),
      .parse = parse_names,
-     .choices = coll_names,
+     .choices = cdse_coll_names, /* cdse_coll_table's */
      .required = true,
      .def_text = "required",
      .type_text = "a non-empty list of: allreduce, allgather, reduce_scatter, alltoall, sendrecv",

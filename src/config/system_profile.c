@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clusterdse/model/collective.h"
 #include "keys.h"
 
 static int parse_eff_table(parse_ctx *ctx, const config_setting_t *setting, void *target,
@@ -56,6 +57,8 @@ static const key_table coll_table = {"systems[].network[].<collective>", coll_ke
         .help = "fitted parameters for " key " (written by clusterdse fit)"                        \
     }
 
+#define COLL_KEY_ROW(coll, name, ...) COLL_KEY(name, coll),
+
 static const key_spec level_keys[] = {
     {.name = "name",
      .type = KEY_STRING,
@@ -78,11 +81,7 @@ static const key_spec level_keys[] = {
               "latency per step (us)"),
     FLOAT_KEY(cdse_net_level, "efficiency", efficiency, 0, true, 1, false, 1.0, "1.0",
               "achievable share of bandwidth for collectives"),
-    COLL_KEY("allreduce", CDSE_COLL_ALLREDUCE),
-    COLL_KEY("allgather", CDSE_COLL_ALLGATHER),
-    COLL_KEY("reduce_scatter", CDSE_COLL_REDUCE_SCATTER),
-    COLL_KEY("alltoall", CDSE_COLL_ALLTOALL),
-    COLL_KEY("sendrecv", CDSE_COLL_SENDRECV),
+    CDSE_COLLECTIVES(COLL_KEY_ROW) /* one key per row of collective.h's table */
 };
 static const key_table level_table = {"systems[].network[]", level_keys,
                                       (int)(sizeof level_keys / sizeof level_keys[0])};

@@ -8,6 +8,8 @@
  * data, all-gather inside; so level l carries the buffer divided by the group members below it. */
 #include "clusterdse/model/collective.h"
 
+#include <string.h>
+
 static double level_domain(const cdse_system *system, int level)
 {
     int size = system->level[level].size;
@@ -57,10 +59,12 @@ double cdse_level_latency(const cdse_system *system, int level, int coll)
     return lv->latency_us * 1e-6;
 }
 
-/* A ring phase repeated `passes` times (1 for reduce-scatter / all-gather, 2 for all-reduce). */
+/* A ring phase repeated the collective's `passes` times (1 for reduce-scatter / all-gather, 2
+ * for all-reduce). */
 static double hierarchical_ring(const cdse_system *system, const cdse_span *span, double bytes,
-                                int coll, double passes)
+                                int coll)
 {
+    double passes = cdse_coll_table[coll].passes;
     double time = 0.0;
     for (int l = 0; l < span->n_levels; l++) {
         int f = span->factor[l];
@@ -75,17 +79,17 @@ static double hierarchical_ring(const cdse_system *system, const cdse_span *span
 
 double cdse_allreduce_time(const cdse_system *system, const cdse_span *span, double bytes)
 {
-    return hierarchical_ring(system, span, bytes, CDSE_COLL_ALLREDUCE, 2.0);
+    return hierarchical_ring(system, span, bytes, CDSE_COLL_ALLREDUCE);
 }
 
 double cdse_allgather_time(const cdse_system *system, const cdse_span *span, double bytes)
 {
-    return hierarchical_ring(system, span, bytes, CDSE_COLL_ALLGATHER, 1.0);
+    return hierarchical_ring(system, span, bytes, CDSE_COLL_ALLGATHER);
 }
 
 double cdse_reduce_scatter_time(const cdse_system *system, const cdse_span *span, double bytes)
 {
-    return hierarchical_ring(system, span, bytes, CDSE_COLL_REDUCE_SCATTER, 1.0);
+    return hierarchical_ring(system, span, bytes, CDSE_COLL_REDUCE_SCATTER);
 }
 
 /* Pairwise exchange: of the (n-1)/n of the buffer that leaves a rank, the share addressed to
@@ -134,18 +138,45 @@ double cdse_sendrecv_time(const cdse_system *system, int stride, double bytes)
            cdse_level_latency(system, l, CDSE_COLL_SENDRECV);
 }
 
+#define DESCRIPTOR_ROW(coll, name, ...) [coll] = {name, __VA_ARGS__},
+#define NAME_ROW(coll, name, ...)       [coll] = name,
+
+const cdse_coll_desc cdse_coll_table[CDSE_COLL_COUNT] = {CDSE_COLLECTIVES(DESCRIPTOR_ROW)};
+const char *const cdse_coll_names[CDSE_COLL_COUNT + 1] = {CDSE_COLLECTIVES(NAME_ROW) NULL};
+
+const cdse_coll_desc *cdse_coll_desc_of(int coll)
+{
+    return coll >= 0 && coll < CDSE_COLL_COUNT ? &cdse_coll_table[coll] : NULL;
+}
+
+const char *cdse_coll_name(int coll)
+{
+    return coll >= 0 && coll < CDSE_COLL_COUNT ? cdse_coll_table[coll].name : "?";
+}
+
+int cdse_coll_parse(const char *name)
+{
+    for (int c = 0; c < CDSE_COLL_COUNT; c++)
+        if (strcmp(name, cdse_coll_table[c].name) == 0)
+            return c;
+    return -1;
+}
+
+double cdse_coll_steps(int coll, int n)
+{
+    const cdse_coll_desc *d = &cdse_coll_table[coll];
+    return d->algo == CDSE_ALGO_P2P ? 1.0 : d->passes * (n - 1);
+}
+
+double cdse_coll_volume(int coll, int n)
+{
+    const cdse_coll_desc *d = &cdse_coll_table[coll];
+    if (n < 1)
+        return 0.0;
+    return d->algo == CDSE_ALGO_P2P ? 1.0 : d->passes * (n - 1) / n;
+}
+
 double cdse_coll_time(const cdse_system *system, int coll, const cdse_span *span, double bytes)
 {
-    switch (coll) {
-    case CDSE_COLL_ALLREDUCE:
-        return cdse_allreduce_time(system, span, bytes);
-    case CDSE_COLL_ALLGATHER:
-        return cdse_allgather_time(system, span, bytes);
-    case CDSE_COLL_REDUCE_SCATTER:
-        return cdse_reduce_scatter_time(system, span, bytes);
-    case CDSE_COLL_ALLTOALL:
-        return cdse_alltoall_time(system, span, bytes);
-    default:
-        return cdse_group_p2p_time(system, span, bytes);
-    }
+    return cdse_coll_table[coll].time(system, span, bytes);
 }

@@ -3,16 +3,6 @@
 
 #include <math.h>
 
-static const char *const coll_names[CDSE_COLL_COUNT] = {"allreduce", "allgather", "reduce_scatter",
-                                                        "alltoall", "sendrecv"};
-
-const char *cdse_coll_name(int coll)
-{
-    if (coll < 0 || coll >= CDSE_COLL_COUNT)
-        return "?";
-    return coll_names[coll];
-}
-
 double cdse_eff_lookup(const cdse_eff_table *table, double flops)
 {
     if (table->n == 0)

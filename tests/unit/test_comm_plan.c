@@ -29,69 +29,7 @@
 #include <string.h>
 
 #include "clusterdse/model/perf.h"
-
-static void assert_rel_at(double actual, double expected, double rel, const char *file, int line)
-{
-    double tol = rel * fabs(expected);
-    if (!(fabs(actual - expected) <= tol)) {
-        print_error("%s:%d: actual %.17g, expected %.17g (relative tolerance %g)\n", file, line,
-                    actual, expected, rel);
-        _fail(file, line);
-    }
-}
-#define assert_rel(actual, expected, rel) assert_rel_at(actual, expected, rel, __FILE__, __LINE__)
-
-/* GPT-style: h = 1024, 16 heads of 64, ffn 4h, s = 512, V = 4096, tied embeddings. */
-static cdse_model gpt(int layers)
-{
-    cdse_model m;
-    memset(&m, 0, sizeof m);
-    strcpy(m.name, "plan-gpt");
-    m.layers = layers;
-    m.hidden = 1024;
-    m.heads = 16;
-    m.kv_heads = 16;
-    m.head_dim = 64;
-    m.ffn = 4096;
-    m.seq_len = 512;
-    m.vocab = 4096;
-    m.tied_embeddings = true;
-    return m;
-}
-
-/* 8 GPUs per node on NVLink (300 GB/s at 80%, 2 us), InfiniBand between nodes (25 GB/s at
- * 90%, 5 us); HBM large enough that nothing runs out of memory. */
-static cdse_system sys(void)
-{
-    cdse_system s;
-    memset(&s, 0, sizeof s);
-    strcpy(s.name, "plan-sys");
-    s.peak_tflops[CDSE_BF16] = 100.0;
-    s.gemm_eff.n = 2;
-    s.gemm_eff.flops[0] = 1e6;
-    s.gemm_eff.eff[0] = 0.5;
-    s.gemm_eff.flops[1] = 1e15;
-    s.gemm_eff.eff[1] = 0.5;
-    s.attention_efficiency = 0.4;
-    s.hbm_gib = 1e4;
-    s.hbm_bandwidth_gbs = 1000.0;
-    s.hbm_efficiency = 1.0;
-    s.gpus_per_node = 8;
-    s.n_levels = 2;
-    s.level[0].size = 8;
-    s.level[0].bandwidth_gbs = 300.0;
-    s.level[0].efficiency = 0.8;
-    s.level[0].latency_us = 2.0;
-    s.level[1].bandwidth_gbs = 25.0;
-    s.level[1].efficiency = 0.9;
-    s.level[1].latency_us = 5.0;
-    return s;
-}
-
-#define NVLINK_BW  (300e9 * 0.8)
-#define NVLINK_LAT 2e-6
-#define IB_BW      (25e9 * 0.9)
-#define IB_LAT     5e-6
+#include "plan_fixtures.h"
 
 static cdse_strategy strat(int gpus, int tp, int pp, int microbatch, int global_batch)
 {
@@ -107,15 +45,6 @@ static cdse_strategy strat(int gpus, int tp, int pp, int microbatch, int global_
     st.global_batch = global_batch;
     st.precision = CDSE_BF16;
     return st;
-}
-
-static int placement(const char *name)
-{
-    for (int i = 0; cdse_placement_names[i]; i++)
-        if (strcmp(cdse_placement_names[i], name) == 0)
-            return i;
-    fail_msg("no placement %s", name);
-    return -1;
 }
 
 static const cdse_comm_op *find(const cdse_comm_plan *plan, int group, int coll)
@@ -158,8 +87,8 @@ static double exposed_of(const cdse_comm_plan *plan, int group)
 static void test_default_plan(void **state)
 {
     (void)state;
-    cdse_model m = gpt(8);
-    cdse_system s = sys();
+    cdse_model m = fixture_gpt(8);
+    cdse_system s = fixture_sys();
     cdse_strategy st = strat(32, 4, 2, 1, 16);
     cdse_result r;
     cdse_comm_plan plan;
@@ -206,8 +135,8 @@ static void test_default_plan(void **state)
 static void test_sequence_parallel_full_recompute(void **state)
 {
     (void)state;
-    cdse_model m = gpt(8);
-    cdse_system s = sys();
+    cdse_model m = fixture_gpt(8);
+    cdse_system s = fixture_sys();
     cdse_strategy st = strat(32, 4, 2, 1, 16);
     st.sequence_parallel = true;
     st.recompute = CDSE_RECOMPUTE_FULL;
@@ -229,8 +158,8 @@ static void test_sequence_parallel_full_recompute(void **state)
 static void test_zero_stages(void **state)
 {
     (void)state;
-    cdse_model m = gpt(8);
-    cdse_system s = sys();
+    cdse_model m = fixture_gpt(8);
+    cdse_system s = fixture_sys();
     cdse_strategy st = strat(32, 4, 2, 1, 16);
     cdse_result r;
     cdse_comm_plan plan;
@@ -259,8 +188,8 @@ static void test_zero_stages(void **state)
 static void test_context_parallel(void **state)
 {
     (void)state;
-    cdse_model m = gpt(8);
-    cdse_system s = sys();
+    cdse_model m = fixture_gpt(8);
+    cdse_system s = fixture_sys();
     cdse_strategy st = strat(32, 2, 1, 1, 8);
     st.cp = 2;
     cdse_result r;
@@ -283,10 +212,10 @@ static void test_context_parallel(void **state)
 static void test_placement_strides(void **state)
 {
     (void)state;
-    cdse_model m = gpt(8);
-    cdse_system s = sys();
+    cdse_model m = fixture_gpt(8);
+    cdse_system s = fixture_sys();
     cdse_strategy st = strat(128, 4, 2, 1, 64);
-    st.placement = placement("dp-tp-cp-pp");
+    st.placement = fixture_placement("dp-tp-cp-pp");
     cdse_result r;
     cdse_comm_plan plan;
     plan_ok(&m, &s, &st, &r, &plan);
@@ -299,7 +228,7 @@ static void test_placement_strides(void **state)
     assert_int_equal(tp->span.factor[0], 1);
     assert_int_equal(tp->span.factor[1], 4);
     assert_rel(tp->time_s, 2.0 * (0.75 * 1048576.0 / IB_BW + 3.0 * IB_LAT), 1e-12);
-    st.placement = placement("tp-cp-dp-pp");
+    st.placement = fixture_placement("tp-cp-dp-pp");
     plan_ok(&m, &s, &st, &r, &plan);
     assert_int_equal(find(&plan, CDSE_GROUP_TP, CDSE_COLL_ALLREDUCE)->stride, 1);
     assert_int_equal(find(&plan, CDSE_GROUP_DP, CDSE_COLL_ALLREDUCE)->stride, 4);
@@ -313,13 +242,13 @@ static void test_placement_strides(void **state)
 static void test_moe_groups(void **state)
 {
     (void)state;
-    cdse_model m = gpt(4);
+    cdse_model m = fixture_gpt(4);
     m.experts = 8;
     m.top_k = 2;
     m.moe_every = 1;
     m.moe_ffn = 4096;
     m.capacity_factor = 1.0;
-    cdse_system s = sys();
+    cdse_system s = fixture_sys();
     cdse_strategy st = strat(8, 1, 1, 1, 8);
     st.ep = 4;
     cdse_result r;
@@ -343,8 +272,8 @@ static void test_moe_groups(void **state)
 static void test_same_result(void **state)
 {
     (void)state;
-    cdse_model m = gpt(8);
-    cdse_system s = sys();
+    cdse_model m = fixture_gpt(8);
+    cdse_system s = fixture_sys();
     cdse_strategy st = strat(32, 4, 2, 1, 16);
     st.sequence_parallel = true;
     st.zero = 1;

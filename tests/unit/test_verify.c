@@ -22,53 +22,17 @@
 
 #include "clusterdse/calibrate/verify.h"
 #include "clusterdse/model/perf.h"
+#include "plan_fixtures.h"
 
-/* GPT-style MoE: h = 1024, 16 heads of 64, s = 512, 8 experts of ffn 4h, top-2, 8 layers. */
+/* The GPT fixture with 8 layers of 8 experts of ffn 4h, top-2. */
 static cdse_model moe_gpt(void)
 {
-    cdse_model m;
-    memset(&m, 0, sizeof m);
-    strcpy(m.name, "verify-moe");
-    m.layers = 8;
-    m.hidden = 1024;
-    m.heads = 16;
-    m.kv_heads = 16;
-    m.head_dim = 64;
-    m.ffn = 4096;
-    m.seq_len = 512;
-    m.vocab = 4096;
-    m.tied_embeddings = true;
+    cdse_model m = fixture_gpt(8);
     m.experts = 8;
     m.top_k = 2;
     m.moe_every = 1;
     m.moe_ffn = 4096;
     return m;
-}
-
-/* 8 GPUs per node (NVLink), InfiniBand between nodes. */
-static cdse_system sys(void)
-{
-    cdse_system s;
-    memset(&s, 0, sizeof s);
-    strcpy(s.name, "verify-sys");
-    s.peak_tflops[CDSE_BF16] = 100.0;
-    s.gemm_eff.n = 1;
-    s.gemm_eff.flops[0] = 1e9;
-    s.gemm_eff.eff[0] = 0.5;
-    s.attention_efficiency = 0.4;
-    s.hbm_gib = 1e4;
-    s.hbm_bandwidth_gbs = 1000.0;
-    s.hbm_efficiency = 1.0;
-    s.gpus_per_node = 8;
-    s.n_levels = 2;
-    s.level[0].size = 8;
-    s.level[0].bandwidth_gbs = 300.0;
-    s.level[0].efficiency = 0.8;
-    s.level[0].latency_us = 2.0;
-    s.level[1].bandwidth_gbs = 25.0;
-    s.level[1].efficiency = 0.9;
-    s.level[1].latency_us = 5.0;
-    return s;
 }
 
 /* 64 GPUs: t = 2, c = 2, p = 2, d = 8, ep = 2, global batch 32 (m = 4). */
@@ -209,7 +173,7 @@ static void test_every_placement(void **state)
 {
     (void)state;
     cdse_model m = moe_gpt();
-    cdse_system s = sys();
+    cdse_system s = fixture_sys();
     int checked = 0;
     for (int pl = 0; cdse_placement_names[pl]; pl++) {
         for (int sp = 0; sp < 2; sp++) {
@@ -250,7 +214,7 @@ static void test_named_strides(void **state)
 {
     (void)state;
     cdse_model m = moe_gpt();
-    cdse_system s = sys();
+    cdse_system s = fixture_sys();
     const struct {
         const char *placement;
         int tp, cp, dp, ep, pp, edp;
@@ -263,10 +227,7 @@ static void test_named_strides(void **state)
         {"cp-tp-dp-pp", 2, 1, 1, 2, 32, 4},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        int pl = 0;
-        while (strcmp(cdse_placement_names[pl], want[i].placement) != 0)
-            pl++;
-        cdse_strategy st = strat(pl, false, 0);
+        cdse_strategy st = strat(fixture_placement(want[i].placement), false, 0);
         cdse_record rec;
         memset(&rec, 0, sizeof rec);
         cdse_comm_plan plan;

@@ -17,8 +17,9 @@ typedef enum cdse_coll {
     CDSE_COLL_COUNT
 } cdse_coll;
 
-const char *
-cdse_coll_name(int coll); /* "allreduce", "allgather", "reduce_scatter", "alltoall", "sendrecv" */
+/* "allreduce", "allgather", "reduce_scatter", "alltoall", "sendrecv": the names of
+ * cdse_coll_table (collective.h), which describes each collective. */
+const char *cdse_coll_name(int coll);
 
 /* Efficiency as a function of operation size in FLOPs; interpolated linearly in log10(flops),
  * clamped at both ends. Points are sorted by flops. */
