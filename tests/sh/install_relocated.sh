@@ -36,7 +36,7 @@ grep -q "package $p/share/clusterdse/python/clusterdse" rep/report.html
 grep -q '<figure id="fig-pareto"' rep/report.html
 
 # The man page has every command; completion offers the commands and a command's options.
-man -l "$p/share/man/man1/clusterdse.1" 2>/dev/null | grep -q '^   report' ||
+grep -q '^   report' <<<"$(man -l "$p/share/man/man1/clusterdse.1" 2>/dev/null)" ||
     grep -q '^\.SS report' "$p/share/man/man1/clusterdse.1"
 complete_words() {   # complete_words WORD... : what bash completion offers for the last word
     bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _clusterdse;

@@ -30,5 +30,5 @@ echo "+ $cmd"
 set +e; $cmd >/dev/null 2>"$tmp/stderr"; rc=$?; set -e
 [ "$rc" -eq 1 ] && grep -q "exists; use --force" "$tmp/stderr"
 # --help works without mpirun and lists the plan keys.
-"$CLUSTERDSE" probe --help | grep -q "time_budget_ms"
+grep -q "time_budget_ms" <<<"$("$CLUSTERDSE" probe --help)"  # no pipe: grep -q would close it early (SIGPIPE under pipefail)
 echo "probe_bad_plans: ok"
