@@ -146,10 +146,12 @@ static void test_every_system_loads(void **state)
         assert_int_equal(rc, 0);
         assert_string_equal(system.name, files.name[i]);
 
-        /* DGX-like: 8 GPUs per node, an intra-node level of 8 and a system-wide last level. */
-        assert_int_equal(system.gpus_per_node, 8);
+        /* DGX-like: 8 GPUs per node, an intra-node level of 8 and a system-wide last level;
+         * GB200 NVL72: 4 GPUs per compute tray, one NVLink domain of 72 (its file). */
+        bool nvl72 = strcmp(files.name[i], "gb200-nvl72") == 0;
+        assert_int_equal(system.gpus_per_node, nvl72 ? 4 : 8);
         assert_int_equal(system.n_levels, 2);
-        assert_int_equal(system.level[0].size, 8);
+        assert_int_equal(system.level[0].size, nvl72 ? 72 : 8);
         assert_int_equal(system.level[1].size, 0);
         /* The intra-node link is faster than the one NIC per GPU. */
         assert_true(system.level[0].bandwidth_gbs > system.level[1].bandwidth_gbs);
@@ -233,8 +235,16 @@ static void test_every_model_loads(void **state)
             print_error("%s: %s\n", files.name[i], diag.msg);
         assert_int_equal(rc, 0);
         assert_string_equal(model.name, files.name[i]);
-        /* DeepSeek-V3's latent attention is approximated with 128 heads of 128 (its file). */
-        if (strcmp(files.name[i], "deepseek-v3") != 0)
+        /* Query width = hidden, except where the model's config gives a head size that does not
+         * divide the hidden size (DeepSeek-V3's latent attention approximated with 128 heads of
+         * 128; Qwen3 MoE and gpt-oss heads of 128 and 64 over hidden 2048, 4096 and 2880: their
+         * files). */
+        static const char *const wide_q[] = {"deepseek-v3", "qwen3-30b-a3b", "qwen3-235b-a22b",
+                                             "gpt-oss-120b"};
+        bool wide = false;
+        for (size_t k = 0; k < sizeof wide_q / sizeof wide_q[0]; k++)
+            wide = wide || strcmp(files.name[i], wide_q[k]) == 0;
+        if (!wide)
             assert_int_equal(model.heads * model.head_dim, model.hidden);
         /* GPT: tied embeddings, plain MLP; Llama/Mixtral: untied, gated. */
         assert_int_equal(model.gated_mlp, !model.tied_embeddings);

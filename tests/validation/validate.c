@@ -9,12 +9,15 @@
  *   - every group's mean |error| within 5% (Korthikanti Table 5: 3%);
  *   - no configuration that ran is `oom` (Figure 1 shows configurations that did not fit in
  *     80 GB, e.g. 22B without recomputation: its rows compare memory only).
- * Settings a publication does not give (micro-batch size, interleaving, recomputation) are the
- * ones the model finds fastest among those the stack offers: the authors tuned them, and a
- * planner is judged by whether the configuration people ran is feasible and how fast it is.
+ * Settings a publication does not give: the micro-batch size (1, 2, 4 or 8) and recomputation
+ * (among those the stack offers) are the ones the model finds fastest and feasible, since the
+ * authors tuned them; interleaving and the global batch come from a row of the same source,
+ * model and layout that gives them, else interleaving is off (vpp 1; it is opt-in in every stack,
+ * --num-layers-per-virtual-pipeline-stage) and the batch is one sequence per GPU.
  * Exit 0 when all hold, 1 otherwise, 2 on bad input.
  *
- * Usage: validate PUBLISHED.csv DATA_DIR   (DATA_DIR holds calibration/ and jobs/models) */
+ * Usage: validate PUBLISHED.csv DATA_DIR [-v]   (DATA_DIR holds calibration/ and jobs/models;
+ * -v prints the memory and time breakdown of each evaluated configuration) */
 #include <ctype.h>
 #include <dirent.h>
 #include <math.h>
@@ -171,6 +174,7 @@ static double tally_mean(const tally *t)
 
 typedef struct ctx {
     const char *data;
+    bool verbose; /* -v: the memory and time breakdown of every evaluated row */
     const table *t;
     tally group[N_GROUPS];
     tally stack[MAX_STACKS];
@@ -322,6 +326,36 @@ static int load_stack(const char *data, const char *name, cdse_stack *stack)
     return 0;
 }
 
+/* Another row of the same source, model and model-parallel layout that gives `col`, or -1:
+ * the abstract of Korthikanti et al. scales Table 3's 530B run (batch per replica, interleaving)
+ * to 2240 GPUs. */
+static int sibling_row(const table *t, int i, const char *col)
+{
+    for (int j = 0; j < t->rows; j++)
+        if (j != i && geti(t, j, col, 0) > 0 && geti(t, j, "num_gpus", 0) > 0 &&
+            strncmp(get(t, j, "source"), get(t, i, "source"), 20) == 0 &&
+            strcmp(get(t, j, "hidden"), get(t, i, "hidden")) == 0 &&
+            strcmp(get(t, j, "layers"), get(t, i, "layers")) == 0 &&
+            geti(t, j, "tp", 1) == geti(t, i, "tp", 1) &&
+            geti(t, j, "pp", 1) == geti(t, i, "pp", 1))
+            return j;
+    return -1;
+}
+
+/* A missing global batch: the sibling row's batch per data-parallel replica, else one sequence
+ * per GPU. */
+static int global_batch(const table *t, int i, const cdse_strategy *s)
+{
+    int gbs = geti(t, i, "gbs", 0);
+    if (gbs)
+        return gbs;
+    int j = sibling_row(t, i, "gbs");
+    if (j < 0)
+        return s->gpus;
+    int replicas = geti(t, j, "num_gpus", 0) / (s->tp * s->pp);
+    return geti(t, j, "gbs", 0) / replicas * (s->gpus / (s->tp * s->pp));
+}
+
 /* Choices the row leaves open: tried in order, the fastest feasible wins. */
 typedef struct choices {
     int mbs[4], n_mbs;
@@ -340,8 +374,7 @@ static int parse_recompute(const char *rc)
     return -1;
 }
 
-static void open_choices(const table *t, int i, const cdse_strategy *s, const cdse_model *m,
-                         const cdse_stack *stack, choices *ch)
+static void open_choices(const table *t, int i, const cdse_stack *stack, choices *ch)
 {
     memset(ch, 0, sizeof *ch);
     int mbs = geti(t, i, "mbs", 0);
@@ -349,12 +382,8 @@ static void open_choices(const table *t, int i, const cdse_strategy *s, const cd
         ch->mbs[ch->n_mbs++] = b;
     if (mbs)
         ch->mbs[ch->n_mbs++] = mbs;
-    int vpp = geti(t, i, "vpp", 0);
-    if (vpp || s->pp == 1)
-        ch->vpp[ch->n_vpp++] = vpp ? vpp : 1;
-    for (int v = 1; !vpp && s->pp > 1 && v <= 8; v++)
-        if (m->layers % (s->pp * v) == 0)
-            ch->vpp[ch->n_vpp++] = v;
+    int sibling = sibling_row(t, i, "vpp");
+    ch->vpp[ch->n_vpp++] = geti(t, i, "vpp", sibling >= 0 ? geti(t, sibling, "vpp", 1) : 1);
     int rc = parse_recompute(get(t, i, "recompute"));
     if (rc >= 0) {
         ch->recompute[ch->n_recompute++] = rc;
@@ -364,23 +393,6 @@ static void open_choices(const table *t, int i, const cdse_strategy *s, const cd
     if (stack->selective_recompute)
         ch->recompute[ch->n_recompute++] = CDSE_RECOMPUTE_SELECTIVE;
     ch->recompute[ch->n_recompute++] = CDSE_RECOMPUTE_FULL;
-}
-
-/* A missing global batch: the batch per data-parallel replica of a row of the same model and
- * model-parallel layout (Korthikanti et al. run Table 3's batch per replica at 2240 GPUs). */
-static int global_batch(const table *t, int i, const cdse_strategy *s)
-{
-    int gbs = geti(t, i, "gbs", 0);
-    if (gbs)
-        return gbs;
-    for (int j = 0; j < t->rows; j++) {
-        int g = geti(t, j, "gbs", 0), gpus = geti(t, j, "num_gpus", 0);
-        if (g && strcmp(get(t, j, "hidden"), get(t, i, "hidden")) == 0 &&
-            strcmp(get(t, j, "layers"), get(t, i, "layers")) == 0 && geti(t, j, "tp", 1) == s->tp &&
-            geti(t, j, "pp", 1) == s->pp && gpus)
-            return g / (gpus / (s->tp * s->pp)) * (s->gpus / (s->tp * s->pp));
-    }
-    return s->gpus;
 }
 
 static void strategy_of_row(const table *t, int i, const cdse_stack *stack, cdse_strategy *s)
@@ -421,7 +433,7 @@ static int evaluate_row(const table *t, int i, const cdse_model *m, const cdse_s
                         const cdse_stack *stack, cdse_strategy *s, cdse_result *r)
 {
     choices ch;
-    open_choices(t, i, s, m, stack, &ch);
+    open_choices(t, i, stack, &ch);
     cdse_strategy best = *s, trial = *s;
     cdse_result res;
     bool found = false;
@@ -462,6 +474,19 @@ static void describe(const cdse_strategy *s, const cdse_result *r, char *buf, si
              cdse_recompute_name(s->recompute), s->sequence_parallel ? " sp" : "", s->zero, r->dp);
 }
 
+static void breakdown(const cdse_result *r, const cdse_system *sys)
+{
+    printf("      memory GiB: weights %.2f grads %.2f optimizer %.2f activations %.2f fp8 %.2f "
+           "runtime %.2f reserved %.2f = %.2f of %.2f\n",
+           r->mem_weights_gib, r->mem_gradients_gib, r->mem_optimizer_gib, r->mem_activations_gib,
+           r->mem_fp8_cache_gib, r->mem_runtime_gib, r->mem_other_gib, r->mem_total_gib,
+           sys->hbm_gib);
+    printf("      time s: fwd %.3f bwd %.3f rec %.3f tp %.3f pp %.3f dp %.3f bubble %.3f opt %.3f "
+           "fixed %.3f = %.3f\n",
+           r->t_forward_s, r->t_backward_s, r->t_recompute_s, r->t_tp_comm_s, r->t_pp_comm_s,
+           r->t_dp_comm_s, r->t_bubble_s, r->t_optimizer_s, r->t_fixed_s, r->time_per_iteration_s);
+}
+
 static void check_row(ctx *c, int g, int i, const cdse_system *sys, const cdse_stack *stack)
 {
     const table *t = c->t;
@@ -489,6 +514,10 @@ static void check_row(ctx *c, int g, int i, const cdse_system *sys, const cdse_s
     int status = evaluate_row(t, i, &m, sys, stack, &s, &r);
     char how[128];
     describe(&s, &r, how, sizeof how);
+    if (c->verbose) {
+        printf("    %s [%s]\n", id, how);
+        breakdown(&r, sys);
+    }
     if (spec->kind == K_MEMORY) {
         /* Figure 1 counts transformer layers only: 18 B x 12 L h^2 / (t p) is exactly its
          * 45.5625 GiB for the 22B model; compare like with like. Its configurations without
@@ -569,14 +598,15 @@ static bool summary(const ctx *c)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: validate PUBLISHED.csv DATA_DIR\n");
+    bool verbose = argc == 4 && strcmp(argv[3], "-v") == 0;
+    if (argc != 3 && !verbose) {
+        fprintf(stderr, "usage: validate PUBLISHED.csv DATA_DIR [-v]\n");
         return 2;
     }
     table t;
     if (read_table(argv[1], &t) != 0)
         return 2;
-    ctx c = {.data = argv[2], .t = &t};
+    ctx c = {.data = argv[2], .t = &t, .verbose = verbose};
     static cdse_system systems[N_GROUPS];
     static cdse_stack stacks[N_GROUPS], zero3;
     if (load_stack(c.data, ZERO3_STACK, &zero3) != 0)

@@ -22,9 +22,11 @@ typedef struct cdse_stack {
     bool overlap_param_gather;  /* distributed optimizer's gather overlaps the next forward */
     bool overlap_tp_comm;       /* TP collectives pipelined with their GEMMs */
     bool overlap_p2p;           /* interleaved pipeline overlaps its sends with computation */
+    /* Bytes per element of the data-parallel gradient buffer and its reduction: 4 (fp32) or
+     * 2 (bf16/fp16); below 4 the optimizer keeps an fp32 copy of its gradient shard. */
+    double grad_bytes;
     /* ZeRO-3 / FSDP. */
     int zero3_style;            /* cdse_zero3_style */
-    double zero3_grad_bytes;    /* bytes per gradient element in the reduce-scatter */
     double zero3_bucket_params; /* parameters per all-gather / reduce-scatter call */
     /* Memory the runtime holds besides tensors (per GPU). */
     double runtime_gib;        /* CUDA context, NCCL / cuBLAS / TE workspaces */
@@ -34,8 +36,8 @@ typedef struct cdse_stack {
     double launch_s_per_layer; /* host time to launch one layer's kernels (fwd; bwd twice) */
 } cdse_stack;
 
-/* The evaluator's stack when a strategy names none: the model as calibrated before stacks
- * existed (scale 1, every overlap, no runtime or fixed costs beyond the system's reserve). */
-extern const cdse_stack cdse_stack_neutral;
+/* The evaluator's stack when a strategy names none: current Megatron-Core (the values of
+ * calibration/stacks/megatron-core-2025.cfg). */
+extern const cdse_stack cdse_stack_default;
 
 #endif

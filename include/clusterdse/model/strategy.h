@@ -44,11 +44,12 @@ typedef struct cdse_strategy {
     int zero;      /* 0..3; 1 = distributed optimizer */
     int precision; /* cdse_dtype: bf16, fp16 or fp8 */
     bool flash_attention;
-    bool tp_comm_overlap;    /* TP collectives pipelined with the GEMMs (Transformer Engine
-                                userbuffers, Megatron-Core --tp-comm-overlap) */
-    int offload;             /* CDSE_OFFLOAD_* mask */
-    int placement;           /* index into cdse_placement_names; 0 = tp-cp-dp-pp */
-    const cdse_stack *stack; /* software stack that runs it; NULL = cdse_stack_neutral */
+    bool tp_comm_overlap; /* TP collectives pipelined with the GEMMs (Transformer Engine
+                             userbuffers, Megatron-Core --tp-comm-overlap) */
+    int offload;          /* CDSE_OFFLOAD_* mask */
+    int placement;        /* index into cdse_placement_names; 0 = tp-cp-dp-pp */
+    /* The software stack that runs it (calibration/stacks); NULL = cdse_stack_default. */
+    const cdse_stack *stack;
     /* Derived by cdse_strategy_check. */
     int dp;
     int grad_accum; /* micro-batches per iteration per pipeline */
