@@ -6,39 +6,14 @@
 
 #include <hdf5.h>
 
-#include "clusterdse/model/collective.h"
-#include "clusterdse/calibrate/probe.h"
+#include "clusterdse/model/perf.h"
 
-/* Bytes per element and per parameter as src/model/perf.c counts them: activations and weights in
- * bf16 (2 B), gradients accumulated and reduced in fp32 (4 B; Megatron-LM's default
- * accumulate_allreduce_grads_in_fp32 with the distributed optimizer). */
-#define VERIFY_ACT_BYTES    2.0
-#define VERIFY_WEIGHT_BYTES 2.0
-#define VERIFY_GRAD_BYTES   4.0
-
+/* Microseconds of one call of `coll` on a group of `size` ranks `stride` apart. */
 static double predict_us(const cdse_system *system, int coll, int size, int stride, double bytes)
 {
     cdse_span span;
     cdse_group_span(system, size, stride, &span);
-    double s;
-    switch (coll) {
-    case CDSE_COLL_ALLREDUCE:
-        s = cdse_allreduce_time(system, &span, bytes);
-        break;
-    case CDSE_COLL_ALLGATHER:
-        s = cdse_allgather_time(system, &span, bytes);
-        break;
-    case CDSE_COLL_REDUCE_SCATTER:
-        s = cdse_reduce_scatter_time(system, &span, bytes);
-        break;
-    case CDSE_COLL_ALLTOALL:
-        s = cdse_alltoall_time(system, &span, bytes);
-        break;
-    default:
-        s = cdse_sendrecv_time(system, stride, bytes);
-        break;
-    }
-    return s * 1e6;
+    return cdse_coll_time(system, coll, &span, bytes) * 1e6;
 }
 
 /* Fills the run_* fields: the configuration's group if the allocation holds it, else the
@@ -61,68 +36,37 @@ static void plan_run(const cdse_system *system, int world, int64_t max_bytes, cd
     op->predicted_run_us = predict_us(system, coll, g, s, (double)op->run_bytes);
 }
 
-static void add_op(cdse_verify_op *ops, int *n, const cdse_record *rec, const cdse_model *model,
-                   const cdse_system *system, const char *comm, int coll, int size, int stride,
-                   double bytes, int world, int64_t max_bytes)
+void cdse_verify_plan(const cdse_job *job, uint64_t index, cdse_record *record,
+                      cdse_comm_plan *plan)
 {
-    if (*n >= CDSE_VERIFY_MAX_OPS || size < 2 || bytes <= 0)
-        return;
-    cdse_verify_op *op = &ops[(*n)++];
-    memset(op, 0, sizeof *op);
-    op->index = rec->index;
-    snprintf(op->model, sizeof op->model, "%s", model->name);
-    snprintf(op->system, sizeof op->system, "%s", system->name);
-    snprintf(op->comm, sizeof op->comm, "%s", comm);
-    snprintf(op->collective, sizeof op->collective, "%s", cdse_probe_coll_name(coll));
-    op->group_size = size;
-    op->stride = stride;
-    op->bytes = bytes;
-    op->predicted_us = predict_us(system, coll, size, stride, bytes);
-    if (world >= 2)
-        plan_run(system, world, max_bytes, op, coll);
+    cdse_record_eval(job, index, record);
+    cdse_result result;
+    cdse_evaluate_plan(&job->model[record->model], &job->system[record->system], &record->strategy,
+                       &result, plan);
 }
 
-int cdse_verify_ops(const cdse_record *rec, const cdse_model *model, const cdse_system *system,
-                    int world, int64_t max_bytes, cdse_verify_op *ops)
+int cdse_verify_ops(const cdse_record *rec, const cdse_comm_plan *plan, const cdse_model *model,
+                    const cdse_system *system, int world, int64_t max_bytes, cdse_verify_op *ops)
 {
-    const cdse_strategy *st = &rec->strategy;
-    int n = 0, tp = st->tp, cp = st->cp, dp = rec->result.dp, pp = st->pp, ep = st->ep;
-    /* Activations of one micro-batch on one CP rank (perf.c: tokens = b s / cp). */
-    double act = (double)st->microbatch * model->seq_len / cp * model->hidden * VERIFY_ACT_BYTES;
-    if (tp > 1 && st->sequence_parallel) {
-        add_op(ops, &n, rec, model, system, "tp", CDSE_COLL_ALLGATHER, tp, 1, act, world,
-               max_bytes);
-        add_op(ops, &n, rec, model, system, "tp", CDSE_COLL_REDUCE_SCATTER, tp, 1, act, world,
-               max_bytes);
-    } else if (tp > 1) {
-        add_op(ops, &n, rec, model, system, "tp", CDSE_COLL_ALLREDUCE, tp, 1, act, world,
-               max_bytes);
+    int n = 0;
+    for (int i = 0; i < plan->n && n < CDSE_VERIFY_MAX_OPS; i++) {
+        const cdse_comm_op *p = &plan->op[i];
+        cdse_verify_op *op = &ops[n++];
+        memset(op, 0, sizeof *op);
+        op->index = rec->index;
+        snprintf(op->model, sizeof op->model, "%s", model->name);
+        snprintf(op->system, sizeof op->system, "%s", system->name);
+        snprintf(op->comm, sizeof op->comm, "%s", cdse_comm_group_name(p->group));
+        snprintf(op->collective, sizeof op->collective, "%s", cdse_coll_name(p->coll));
+        op->group_size = p->size;
+        op->stride = p->stride;
+        op->bytes = p->bytes;
+        op->calls = p->calls;
+        op->exposed_share = p->exposed_share;
+        op->predicted_us = cdse_coll_time(system, p->coll, &p->span, p->bytes) * 1e6;
+        if (world >= 2)
+            plan_run(system, world, max_bytes, op, p->coll);
     }
-    /* DP (with CP): the stage's gradients; perf.c derives the stage's parameters from the
-     * weight memory. */
-    double stage_params = rec->result.mem_weights_gib * CDSE_GIB / VERIFY_WEIGHT_BYTES;
-    if (st->zero >= 3)
-        stage_params *= (double)dp * cp;
-    double grads = stage_params * VERIFY_GRAD_BYTES;
-    if (dp * cp > 1) {
-        if (st->zero == 0) {
-            add_op(ops, &n, rec, model, system, "dp", CDSE_COLL_ALLREDUCE, dp * cp, tp, grads,
-                   world, max_bytes);
-        } else {
-            add_op(ops, &n, rec, model, system, "dp", CDSE_COLL_REDUCE_SCATTER, dp * cp, tp, grads,
-                   world, max_bytes);
-            add_op(ops, &n, rec, model, system, "dp", CDSE_COLL_ALLGATHER, dp * cp, tp,
-                   stage_params * VERIFY_WEIGHT_BYTES, world, max_bytes);
-        }
-    }
-    if (ep > 1 && model->experts > 0) {
-        double k = model->top_k > 0 ? model->top_k : 1;
-        add_op(ops, &n, rec, model, system, "ep", CDSE_COLL_ALLTOALL, ep, tp * cp, act * k, world,
-               max_bytes);
-    }
-    if (pp > 1) /* Megatron scatters the boundary activation over the TP ranks before sending */
-        add_op(ops, &n, rec, model, system, "pp", CDSE_COLL_SENDRECV, 2, tp * cp * dp, act / tp,
-               world, max_bytes);
     return n;
 }
 
@@ -143,6 +87,8 @@ static hid_t verify_type(void)
     F(group_size, H5T_NATIVE_INT32);
     F(stride, H5T_NATIVE_INT32);
     F(bytes, H5T_NATIVE_DOUBLE);
+    F(calls, H5T_NATIVE_DOUBLE);
+    F(exposed_share, H5T_NATIVE_DOUBLE);
     F(predicted_us, H5T_NATIVE_DOUBLE);
     F(run_group_size, H5T_NATIVE_INT32);
     F(run_stride, H5T_NATIVE_INT32);

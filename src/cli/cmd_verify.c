@@ -22,12 +22,12 @@ static void verify_usage(FILE *out)
             "usage: mpirun -np N clusterdse verify OUT.h5 [-n K] [--max-bytes B]\n"
             "                                    [--time-budget MS]\n"
             "\n"
-            "Replays the collectives of the best K configurations stored in OUT.h5 (by the\n"
-            "job's objective): TP allreduce, or all-gather + reduce-scatter with sequence\n"
-            "parallelism; DP gradient allreduce, or reduce-scatter + all-gather with the\n"
-            "distributed optimizer; EP alltoall; PP send/recv between stages. Each runs on\n"
-            "groups of the configuration's size and stride where the N ranks allow it, else on\n"
-            "the largest that fits (marked scaled), with messages of at most B bytes. The model's\n"
+            "Replays the communication plan of the best K configurations stored in OUT.h5 (by\n"
+            "the job's objective), as the evaluator costs it: every collective of the iteration\n"
+            "(TP, CP, EP, PP, DP and expert-DP groups) with its bytes, calls per iteration and\n"
+            "exposed share. Each runs on groups of the configuration's size and stride (from its\n"
+            "placement) where the N ranks allow it, else on the largest that fits (marked\n"
+            "scaled), with messages of at most B bytes. The model's\n"
             "prediction for the configuration's system and the measured time (median over\n"
             "iterations of the slowest rank) are printed and stored as /verify in OUT.h5.\n"
             "\n"
@@ -198,8 +198,17 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
         size_t k = feasible < (size_t)a->top ? feasible : (size_t)a->top;
         cdse_verify_op *ops = calloc(k * CDSE_VERIFY_MAX_OPS + 1, sizeof *ops);
         for (size_t i = 0; ops && i < k; i++) {
-            const cdse_record *r = &best[i].record;
-            int n = cdse_verify_ops(r, &job->model[r->model], &job->system[r->system], world,
+            cdse_record r;
+            cdse_comm_plan plan;
+            cdse_verify_plan(job, best[i].record.index, &r, &plan);
+            if (r.result.time_per_iteration_s != best[i].record.result.time_per_iteration_s)
+                fprintf(stderr,
+                        "clusterdse verify: %s: configuration %llu evaluates to %.6g s per "
+                        "iteration, the store says %.6g s (made by another version?); replaying "
+                        "the plan of this version\n",
+                        a->store, (unsigned long long)r.index, r.result.time_per_iteration_s,
+                        best[i].record.result.time_per_iteration_s);
+            int n = cdse_verify_ops(&r, &plan, &job->model[r.model], &job->system[r.system], world,
                                     a->max_bytes, ops + *n_out);
             for (int j = 0; j < n; j++)
                 ops[*n_out + j].top_rank = (int32_t)(i + 1);

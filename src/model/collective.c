@@ -133,3 +133,19 @@ double cdse_sendrecv_time(const cdse_system *system, int stride, double bytes)
     return bytes / cdse_level_bandwidth(system, l, CDSE_COLL_SENDRECV) +
            cdse_level_latency(system, l, CDSE_COLL_SENDRECV);
 }
+
+double cdse_coll_time(const cdse_system *system, int coll, const cdse_span *span, double bytes)
+{
+    switch (coll) {
+    case CDSE_COLL_ALLREDUCE:
+        return cdse_allreduce_time(system, span, bytes);
+    case CDSE_COLL_ALLGATHER:
+        return cdse_allgather_time(system, span, bytes);
+    case CDSE_COLL_REDUCE_SCATTER:
+        return cdse_reduce_scatter_time(system, span, bytes);
+    case CDSE_COLL_ALLTOALL:
+        return cdse_alltoall_time(system, span, bytes);
+    default:
+        return cdse_group_p2p_time(system, span, bytes);
+    }
+}

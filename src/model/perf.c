@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "clusterdse/model/collective.h"
+#include "clusterdse/model/comm_plan.h"
 
 /* Bytes of an activation element in bf16/fp16 mixed precision. FP8 training (Transformer Engine)
  * keeps activations and the attention core in bf16 and casts GEMM inputs to fp8 (Micikevicius et
@@ -112,6 +112,13 @@ typedef struct dims {
     double route_factor; /* busiest expert rank's tokens over the balanced share */
 } dims;
 
+/* One call of each per-layer collective, from the communication plan (0 when not issued). */
+typedef struct layer_comm {
+    double tp_allreduce, tp_allgather, tp_reduce_scatter; /* b s/cp h activations */
+    double cp_step;                                       /* one ring step of keys/values */
+    double ep_alltoall;                                   /* dispatch or combine */
+} layer_comm;
+
 typedef struct env {
     double peak; /* FLOP/s of the chosen precision (MFU denominator) */
     const cdse_system *sys;
@@ -123,6 +130,7 @@ typedef struct env {
     double operand_bytes;  /* GEMM operand element size */
     const cdse_stack *stk; /* the software stack (never NULL) */
     double gemm_scale;     /* the stack's GEMM efficiency relative to the system's table */
+    layer_comm comm;
 } env;
 
 /* Per layer, per micro-batch, on one GPU. */
@@ -209,19 +217,13 @@ static void linear_costs(const env *e, const dims *x, bool moe, layer_cost *c)
     c->flops_fwd += f;
 }
 
-/* Dispatch and combine all-to-alls over the EP group (stride tp * cp: expert parallelism is
- * carved out of the data-parallel ranks, Megatron-Core), each moving the routed copies of the
- * local tokens (T k h 2 B, split over TP ranks with sequence parallelism), forward and backward,
- * not overlapped by the alltoall dispatcher. */
+/* Dispatch and combine all-to-alls, forward and backward, not overlapped by the alltoall
+ * dispatcher (plan_layer_comm). */
 static void ep_costs(const env *e, const dims *x, layer_cost *c)
 {
     if (x->e <= 1.0)
         return;
-    cdse_span span;
-    cdse_group_span(e->sys, (int)x->e, x->stride[CDSE_PLACE_DP], &span);
-    double tokens = e->st->sequence_parallel ? x->tokens / x->t : x->tokens;
-    double bytes = tokens * x->top_k * x->route_factor * x->h * ACT_BYTES;
-    double one = cdse_alltoall_time(e->sys, &span, bytes);
+    double one = e->comm.ep_alltoall;
     c->ep_fwd = 2.0 * one;
     c->ep_bwd = 2.0 * one;
 }
@@ -280,14 +282,11 @@ static void tp_costs(const env *e, const dims *x, bool sp, layer_cost *c)
 {
     if (x->t <= 1.0)
         return;
-    cdse_span span;
-    cdse_group_span(e->sys, (int)x->t, x->stride[CDSE_PLACE_TP], &span);
-    double bytes = x->tokens * x->h * ACT_BYTES;
     if (!sp) {
         /* Two all-reduces forward (g after the row-parallel layers) and two backward (f before
          * the column-parallel layers, overlapping their weight-gradient GEMMs) (Shoeybi et al.
          * 2019, Fig. 3). */
-        double ar = cdse_allreduce_time(e->sys, &span, bytes);
+        double ar = e->comm.tp_allreduce;
         c->tp_fwd = 2.0 * ar;
         c->tp_bwd_exposed = 0.0;
         c->tp_bwd_overlapped = 2.0 * ar;
@@ -299,8 +298,8 @@ static void tp_costs(const env *e, const dims *x, bool sp, layer_cost *c)
      * row-parallel layers must all-gather their output gradient before their GEMMs (exposed); the
      * column-parallel layers re-gather their input during the data-gradient GEMM and
      * reduce-scatter the input gradient during the weight-gradient GEMM (overlapped). */
-    double ag = cdse_allgather_time(e->sys, &span, bytes);
-    double rs = cdse_reduce_scatter_time(e->sys, &span, bytes);
+    double ag = e->comm.tp_allgather;
+    double rs = e->comm.tp_reduce_scatter;
     c->tp_fwd = 2.0 * (ag + rs);
     c->tp_bwd_exposed = 2.0 * ag;
     c->tp_bwd_overlapped = 2.0 * (ag + rs);
@@ -311,13 +310,9 @@ static void cp_costs(const env *e, const dims *x, layer_cost *c)
 {
     if (x->c <= 1.0)
         return;
-    /* Ring attention: each rank passes its key/value chunk around the CP ring, c - 1 steps
-     * forward; backward passes keys/values and their gradients (Liu et al. 2023, "Ring
-     * Attention"; Megatron-Core context parallelism). */
-    double chunk = x->b * x->s_local * 2.0 * x->kv_local * x->dh * ACT_BYTES;
-    cdse_span span;
-    cdse_group_span(e->sys, (int)x->c, x->stride[CDSE_PLACE_CP], &span);
-    double step = cdse_group_p2p_time(e->sys, &span, chunk);
+    /* Ring attention: c - 1 steps forward; backward passes keys/values and their gradients
+     * (plan_layer_comm). */
+    double step = e->comm.cp_step;
     c->cp_fwd = (x->c - 1.0) * step;
     c->cp_bwd = 2.0 * c->cp_fwd;
 }
@@ -593,8 +588,58 @@ typedef struct layer_step {
     double fwd_comm; /* exposed communication of the forward pass alone */
 } layer_step;
 
+/* The per-layer collectives of the slowest stage, added to `plan` with their calls per
+ * iteration (m micro-batches x the stage's layers), and one call of each in `lc`. Calls per
+ * layer and micro-batch, as the layer costs above spend them: TP without sequence parallelism
+ * 2 all-reduces forward and 2 backward (Shoeybi et al. 2019, Fig. 3); with it 2 all-gathers
+ * forward, 2 exposed + 2 overlapped backward, 2 reduce-scatters forward and 2 backward
+ * (Korthikanti et al. 2022 Sec. 4.2.2); CP c - 1 ring steps forward and 2 (c - 1) backward;
+ * EP dispatch + combine forward and backward, in MoE layers. Full recomputation repeats the
+ * forward pass's collectives. */
+static void plan_layer_comm(const cdse_system *sys, const cdse_strategy *st, const dims *x,
+                            cdse_comm_plan *plan, layer_comm *lc)
+{
+    memset(lc, 0, sizeof *lc);
+    double again = st->recompute == CDSE_RECOMPUTE_FULL ? 1.0 : 0.0; /* forward repeated */
+    double passes = x->m * x->stage_layers;
+    if (x->t > 1.0) {
+        int size = (int)x->t, stride = x->stride[CDSE_PLACE_TP];
+        double bytes = x->tokens * x->h * ACT_BYTES; /* activations of the micro-batch */
+        if (!st->sequence_parallel) {
+            lc->tp_allreduce =
+                cdse_comm_plan_add(plan, sys, CDSE_GROUP_TP, CDSE_COLL_ALLREDUCE, size, stride,
+                                   bytes, passes * (4.0 + 2.0 * again));
+        } else {
+            lc->tp_allgather =
+                cdse_comm_plan_add(plan, sys, CDSE_GROUP_TP, CDSE_COLL_ALLGATHER, size, stride,
+                                   bytes, passes * (6.0 + 2.0 * again));
+            lc->tp_reduce_scatter =
+                cdse_comm_plan_add(plan, sys, CDSE_GROUP_TP, CDSE_COLL_REDUCE_SCATTER, size, stride,
+                                   bytes, passes * (4.0 + 2.0 * again));
+        }
+    }
+    if (x->c > 1.0) {
+        /* Ring attention: each rank passes its key/value chunk around the CP ring (Liu et al.
+         * 2023, "Ring Attention"; Megatron-Core context parallelism). */
+        double chunk = x->b * x->s_local * 2.0 * x->kv_local * x->dh * ACT_BYTES;
+        lc->cp_step = cdse_comm_plan_add(plan, sys, CDSE_GROUP_CP, CDSE_COLL_SENDRECV, (int)x->c,
+                                         x->stride[CDSE_PLACE_CP], chunk,
+                                         passes * (x->c - 1.0) * (3.0 + again));
+    }
+    if (x->e > 1.0 && x->moe_layers > 0.0) {
+        /* The EP group starts at dp's stride (expert parallelism is carved out of the data-
+         * parallel ranks, Megatron-Core); each all-to-all moves the routed copies of the local
+         * tokens (T k h 2 B, split over the TP ranks with sequence parallelism). */
+        double tokens = st->sequence_parallel ? x->tokens / x->t : x->tokens;
+        double bytes = tokens * x->top_k * x->route_factor * x->h * ACT_BYTES;
+        lc->ep_alltoall = cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL,
+                                             (int)x->e, x->stride[CDSE_PLACE_DP], bytes,
+                                             x->moe_share * passes * (4.0 + 2.0 * again));
+    }
+}
+
 static void setup(const cdse_model *model, const cdse_system *system, const cdse_strategy *st,
-                  env *e, dims *x)
+                  env *e, dims *x, cdse_comm_plan *plan)
 {
     bool fp8 = st->precision == CDSE_FP8;
     double peak_bf16 = system->peak_tflops[CDSE_BF16] > 0.0 ? system->peak_tflops[CDSE_BF16]
@@ -612,6 +657,8 @@ static void setup(const cdse_model *model, const cdse_system *system, const cdse
     e->stk = st->stack != NULL ? st->stack : &cdse_stack_default;
     e->gemm_scale = e->stk->gemm_scale;
     fill_dims(model, st, x);
+    plan->n = 0;
+    plan_layer_comm(system, st, x, plan, &e->comm);
 }
 
 /* Forward collectives are on the critical path; backward TP collectives overlap the
@@ -687,7 +734,8 @@ int cdse_layer_times(const cdse_model *model, const cdse_system *system,
         return status;
     env e;
     dims x;
-    setup(model, system, &st, &e, &x);
+    cdse_comm_plan plan;
+    setup(model, system, &st, &e, &x, &plan);
     layer_step step;
     average_layer_step(&e, &x, &step);
     *forward_s = step.fwd + step.fwd_comm;
@@ -746,18 +794,20 @@ static double prefetched(double comm, double window, double units)
  * operations per rank and call. FSDP2 / Megatron-FSDP: calls of zero3_bucket_params parameters,
  * at least one per layer; a layer's bucket is prefetched while the previous layer computes, and the
  * gradient reduce-scatter of a layer runs during the backward pass of the layers before it. */
-static double zero3_time(const cdse_system *system, const cdse_stack *stk, const cdse_span *span,
-                         int group, double params, const dp_windows *w)
+static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const cdse_stack *stk,
+                         int comm_group, int group, int stride, double params, const dp_windows *w)
 {
     bool deepspeed = stk->zero3_style == CDSE_ZERO3_DEEPSPEED;
     double gathers = w->recompute && deepspeed ? 2.0 : 1.0; /* in the backward pass */
     double calls = deepspeed ? w->layers * w->tensors_per_layer
                              : fmax(ceil(params / stk->zero3_bucket_params), w->layers);
     double host = deepspeed ? group * DEEPSPEED_OPS_PER_RANK * HOST_OP_S : 0.0;
-    double ag = cdse_allgather_time(system, span, params * WEIGHT_BYTES) +
-                (calls - 1.0) * cdse_allgather_time(system, span, 0.0) + calls * host;
-    double rs = cdse_reduce_scatter_time(system, span, params * stk->grad_bytes) +
-                (calls - 1.0) * cdse_reduce_scatter_time(system, span, 0.0) + calls * host;
+    double ag_call =
+        cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_ALLGATHER, group, stride,
+                           params * WEIGHT_BYTES / calls, w->m * (1.0 + gathers) * calls);
+    double rs_call = cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_REDUCE_SCATTER, group,
+                                        stride, params * stk->grad_bytes / calls, w->m * calls);
+    double ag = calls * (ag_call + host), rs = calls * (rs_call + host);
     if (deepspeed)
         return w->m * ((1.0 + gathers) * ag + rs);
     double fwd = prefetched(ag, w->fwd, w->layers);
@@ -769,25 +819,27 @@ static double zero3_time(const cdse_system *system, const cdse_stack *stk, const
  * apart, in the stack's gradient dtype: bucketed and overlapped with the last micro-batch's
  * backward pass when the stack overlaps it (Megatron-Core DDP overlap_grad_reduce; Megatron-LM
  * of 2021-22 all-reduced after the backward pass); the distributed optimizer's parameter
- * all-gather overlaps the next forward pass when the stack overlaps it (overlap_param_gather). */
-static double dp_comm_time(const cdse_system *system, const cdse_stack *stk, int zero,
-                           double params, int group, int stride, const dp_windows *w)
+ * all-gather overlaps the next forward pass when the stack overlaps it (overlap_param_gather).
+ * Every collective is an entry of the communication plan. */
+static double dp_comm_time(cdse_comm_plan *plan, const cdse_system *system, const cdse_stack *stk,
+                           int comm_group, int zero, double params, int group, int stride,
+                           const dp_windows *w)
 {
     if (group <= 1 || params <= 0.0)
         return 0.0;
-    cdse_span span;
-    cdse_group_span(system, group, stride, &span);
     if (zero >= 3)
-        return zero3_time(system, stk, &span, group, params, w);
+        return zero3_time(plan, system, stk, comm_group, group, stride, params, w);
     double grad_bytes = params * stk->grad_bytes;
     double weight_bytes = params * WEIGHT_BYTES;
     double bucket = fmin(1.0, DP_BUCKET_PARAMS / params);
-    double reduce = zero == 0 ? cdse_allreduce_time(system, &span, grad_bytes)
-                              : cdse_reduce_scatter_time(system, &span, grad_bytes);
+    int reduce_coll = zero == 0 ? CDSE_COLL_ALLREDUCE : CDSE_COLL_REDUCE_SCATTER;
+    double reduce =
+        cdse_comm_plan_add(plan, system, comm_group, reduce_coll, group, stride, grad_bytes, 1.0);
     double t = stk->overlap_grad_reduce ? fmax(bucket * reduce, exposed(reduce, w->bwd)) : reduce;
     if (zero == 0)
         return t;
-    double ag = cdse_allgather_time(system, &span, weight_bytes);
+    double ag = cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_ALLGATHER, group, stride,
+                                   weight_bytes, 1.0);
     return t + (stk->overlap_param_gather ? fmax(bucket * ag, exposed(ag, w->fwd)) : ag);
 }
 
@@ -806,9 +858,11 @@ static double fixed_time(const env *e, const dims *x, const layer_step *step)
 /* `position_len`: rows of the learned position table, which a histogram's mean-length
  * evaluation keeps at the model's seq_len. */
 static void evaluate_one(const cdse_model *model, const cdse_system *system,
-                         const cdse_strategy *strategy, int position_len, cdse_result *r)
+                         const cdse_strategy *strategy, int position_len, cdse_result *r,
+                         cdse_comm_plan *plan, double exposed_s[CDSE_GROUP_COUNT])
 {
     memset(r, 0, sizeof *r);
+    plan->n = 0;
     r->seq_imbalance = 1.0;
     cdse_strategy st = *strategy;
     r->status = cdse_strategy_check(model, system, &st);
@@ -819,7 +873,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
 
     env e;
     dims x;
-    setup(model, system, &st, &e, &x);
+    setup(model, system, &st, &e, &x, plan);
     x.s_positions = position_len;
     layer_step step;
     average_layer_step(&e, &x, &step);
@@ -856,10 +910,9 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
         /* Megatron scatters the boundary activation over the TP ranks before sending
          * (Narayanan et al. 2021 Sec. 4.1); each chunk step sends forward and backward. */
         double bytes = x.tokens * x.h * ACT_BYTES / x.t;
-        cdse_span span;
-        cdse_group_span(system, (int)x.p, x.stride[CDSE_PLACE_PP], &span);
-        double one = cdse_group_p2p_time(system, &span, bytes);
         double steps = x.m * x.v + x.p - 1.0;
+        double one = cdse_comm_plan_add(plan, system, CDSE_GROUP_PP, CDSE_COLL_SENDRECV, (int)x.p,
+                                        x.stride[CDSE_PLACE_PP], bytes, 2.0 * steps);
         if (x.v > 1.0 && e.stk->overlap_p2p) {
             /* The interleaved schedule overlaps each transfer with the next chunk's computation
              * (Megatron-Core overlap_p2p_comm, available with interleaving only). */
@@ -886,11 +939,14 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     dp_windows windows = {
         stage_fwd,      stage_bwd + stage_rec, x.m,
         x.stage_layers, x.gpt ? 4.0 : 5.0,     st.recompute == CDSE_RECOMPUTE_FULL};
-    double dp_comm = dp_comm_time(system, e.stk, st.zero, params.dense + params.embed,
-                                  (int)(x.d * x.c), dense_stride, &windows);
+    double dp_dense =
+        dp_comm_time(plan, system, e.stk, CDSE_GROUP_DP, st.zero, params.dense + params.embed,
+                     (int)(x.d * x.c), dense_stride, &windows);
+    double dp_expert = 0.0;
     if (params.experts > 0.0)
-        dp_comm += dp_comm_time(system, e.stk, st.zero, params.experts, (int)(x.d * x.c / x.e),
-                                expert_stride, &windows);
+        dp_expert = dp_comm_time(plan, system, e.stk, CDSE_GROUP_EDP, st.zero, params.experts,
+                                 (int)(x.d * x.c / x.e), expert_stride, &windows);
+    double dp_comm = dp_dense + dp_expert;
 
     double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
     double compute_iter = x.m * per_mb;
@@ -914,6 +970,12 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     r->t_dp_comm_s = dp_comm;
     r->t_bubble_s = bubble;
     r->t_optimizer_s = optimizer;
+    exposed_s[CDSE_GROUP_TP] = r->t_tp_comm_s;
+    exposed_s[CDSE_GROUP_CP] = r->t_cp_comm_s;
+    exposed_s[CDSE_GROUP_EP] = r->t_ep_comm_s;
+    exposed_s[CDSE_GROUP_PP] = pp_comm;
+    exposed_s[CDSE_GROUP_DP] = dp_dense;
+    exposed_s[CDSE_GROUP_EDP] = dp_expert;
 
     double tokens = (double)st.global_batch * model->seq_len;
     double model_flops = cdse_model_flops_per_token(model) * tokens;
@@ -995,10 +1057,11 @@ void cdse_result_set_throughput(cdse_result *r, double tokens, double model_flop
  * histogram's mean cost (per-token work grows with the attention span, Narayanan et al. 2021
  * eq. 3); the data-parallel ranks wait for the slowest, whose samples cost seq_imbalance times the
  * mean (cdse_seq_imbalance). Tokens and model FLOPs are those of the histogram's samples. */
-void cdse_evaluate(const cdse_model *model, const cdse_system *system,
-                   const cdse_strategy *strategy, cdse_result *r)
+static void evaluate(const cdse_model *model, const cdse_system *system,
+                     const cdse_strategy *strategy, cdse_result *r, cdse_comm_plan *plan,
+                     double exposed_s[CDSE_GROUP_COUNT])
 {
-    evaluate_one(model, system, strategy, model->seq_len, r);
+    evaluate_one(model, system, strategy, model->seq_len, r, plan, exposed_s);
     r->seq_imbalance = 1.0;
     if (model->n_seq_bins < 1 || (r->status != CDSE_ST_OK && r->status != CDSE_ST_OOM))
         return;
@@ -1011,7 +1074,7 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
     if (timed_model.seq_len < granule)
         timed_model.seq_len = granule;
     cdse_result timed;
-    evaluate_one(&timed_model, system, strategy, model->seq_len, &timed);
+    evaluate_one(&timed_model, system, strategy, model->seq_len, &timed, plan, exposed_s);
     double compute = timed.t_forward_s + timed.t_backward_s + timed.t_recompute_s +
                      timed.t_tp_comm_s + timed.t_cp_comm_s + timed.t_ep_comm_s + timed.t_bubble_s;
     double seqs = (double)strategy->global_batch / r->dp;
@@ -1029,4 +1092,21 @@ void cdse_evaluate(const cdse_model *model, const cdse_system *system,
     timed.status = r->status;
     cdse_result_take_memory(&timed, r);
     *r = timed;
+}
+
+void cdse_evaluate(const cdse_model *model, const cdse_system *system,
+                   const cdse_strategy *strategy, cdse_result *r)
+{
+    cdse_comm_plan plan;
+    double exposed_s[CDSE_GROUP_COUNT];
+    evaluate(model, system, strategy, r, &plan, exposed_s);
+}
+
+void cdse_evaluate_plan(const cdse_model *model, const cdse_system *system,
+                        const cdse_strategy *strategy, cdse_result *r, cdse_comm_plan *plan)
+{
+    double exposed_s[CDSE_GROUP_COUNT] = {0};
+    evaluate(model, system, strategy, r, plan, exposed_s);
+    for (int g = 0; g < CDSE_GROUP_COUNT; g++)
+        cdse_comm_plan_expose(plan, g, exposed_s[g]);
 }

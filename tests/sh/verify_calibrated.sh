@@ -53,7 +53,8 @@ for r in v:
     assert n <= 2 and b <= 1048576
     scaled = (n != r["group_size"] or r["run_stride"] != r["stride"] or b != r["bytes"])
     assert bool(r["scaled"]) == scaled
-    assert r["comm"].decode() in ("tp", "dp", "ep", "pp")
+    assert r["comm"].decode() in ("tp", "cp", "ep", "pp", "dp", "edp")
+    assert r["calls"] > 0 and 0 < r["exposed_share"] <= 1
 assert tops == {1, 2}, tops
 print(f"ok: {len(v)} verify rows, predictions follow fitted.cfg")
 PY

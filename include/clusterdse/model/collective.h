@@ -24,6 +24,10 @@ double cdse_alltoall_time(const cdse_system *system, const cdse_span *span, doub
 /* One step of a ring or pipeline over the group: its members advance in lock-step, so every step
  * waits for the slowest hop, the transfer on the outermost level the group crosses. */
 double cdse_group_p2p_time(const cdse_system *system, const cdse_span *span, double bytes);
+/* One call of collective `coll` (cdse_coll) on a group placed as `span`: the function above
+ * for its kind; a send/recv is one step of cdse_group_p2p_time. The communication plan's ops
+ * are costed here, by the evaluator and by `verify` alike. */
+double cdse_coll_time(const cdse_system *system, int coll, const cdse_span *span, double bytes);
 /* Point-to-point transfer between two ranks `stride` apart. */
 double cdse_sendrecv_time(const cdse_system *system, int stride, double bytes);
 

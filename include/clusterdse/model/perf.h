@@ -2,6 +2,7 @@
 #ifndef CLUSTERDSE_PERF_H
 #define CLUSTERDSE_PERF_H
 
+#include "clusterdse/model/comm_plan.h"
 #include "clusterdse/model/strategy.h"
 
 typedef struct cdse_result {
@@ -60,6 +61,15 @@ const char *cdse_pool_split_name(int split); /* "none", "dp", "pp" */
  * its full figures and status CDSE_ST_OOM, so that users see by how much it misses. */
 void cdse_evaluate(const cdse_model *model, const cdse_system *system,
                    const cdse_strategy *strategy, cdse_result *result);
+
+/* cdse_evaluate, and the iteration's communication plan it costed: the collectives of the
+ * slowest pipeline stage with their groups, bytes, calls per iteration and exposed shares (so
+ * that sum over a group's ops of calls x time_s x exposed_share is the result's t_*_comm_s for
+ * that group; DP and expert DP together make t_dp_comm_s). With a sequence-length histogram
+ * the plan is that of the cost-equivalent length the time is computed at. A configuration
+ * that is structurally impossible gets an empty plan. Pure, like cdse_evaluate. */
+void cdse_evaluate_plan(const cdse_model *model, const cdse_system *system,
+                        const cdse_strategy *strategy, cdse_result *result, cdse_comm_plan *plan);
 
 /* Tokens and model FLOPs of one iteration of `global_batch` samples: seq_len tokens each, or the
  * samples of the model's sequence-length histogram (model FLOPs per token grow linearly with the
