@@ -122,7 +122,7 @@ const cdse_column cdse_columns[] = {
     F64("mem_optimizer_gib", mem_optimizer_gib, "GiB", "optimizer state (fp32 master and moments)"),
     F64("mem_activations_gib", mem_activations_gib, "GiB",
         "activations of the in-flight micro-batches"),
-    F64("mem_other_gib", mem_other_gib, "GiB", "reserved memory and workspaces"),
+    F64("mem_other_gib", mem_other_gib, "GiB", "reserved by the system (driver, CUDA context)"),
     F64("mem_offloaded_gib", mem_offloaded_gib, "GiB", "placed on the second memory tier"),
     F64("t_forward_s", t_forward_s, "s", "forward compute per iteration"),
     F64("t_backward_s", t_backward_s, "s", "backward compute per iteration"),
@@ -151,6 +151,12 @@ const cdse_column cdse_columns[] = {
     F64("pool_share_3", pool_share[3], "fraction", "share of the work done by pool GPU type 3"),
     {"placement", CDSE_COL_PLACEMENT, STRATEGY(placement), "",
      "rank placement order, innermost first (tp-cp-dp-pp by default)"},
+    F64("mem_fp8_cache_gib", mem_fp8_cache_gib, "GiB",
+        "FP8 copies and transposes of the weights (Transformer Engine, FP8 only)"),
+    F64("mem_runtime_gib", mem_runtime_gib, "GiB",
+        "the stack's NCCL/cuBLAS/TE workspaces and caching-allocator reserve"),
+    F64("t_fixed_s", t_fixed_s, "s",
+        "host costs not hidden by the GPU: kernel launches of small layers, per-iteration work"),
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 
