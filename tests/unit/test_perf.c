@@ -827,6 +827,120 @@ static void test_fp8_layer(void **state)
     assert_rel(r.mfu, r.model_tflops_per_gpu / 200.0, 1e-12);
 }
 
+/* FP8 memory (Transformer Engine): every linear layer keeps an FP8 copy of its weight and of the
+ * transpose (1 + 1 B per parameter of the layers, 12 h^2 + 13 h per GPT layer with t = 1, i.e.
+ * 2 x 12,596,224 = 25,192,448 for two layers), and saves the FP8 cast (1 B) of each GEMM input
+ * instead of its bf16 original: per token and layer QKV input h and FC1 input h (1 B instead of
+ * 2), FC2 input 4h (1 B instead of 2); the projection keeps its FP8 input besides the bf16
+ * attention output that the fused attention's backward pass needs (+h). Against bf16:
+ * -h - h - 4h + h = -5h bytes per token and layer (Korthikanti et al. 2022 Table 2 counts 34 s b h
+ * in bf16 without the attention scores). One micro-batch in flight (p = 1). */
+static void test_fp8_memory(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    cdse_system s = sys();
+    s.peak_tflops[CDSE_FP8] = 200.0;
+    s.gemm_eff_fp8 = s.gemm_eff;
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.flash_attention = true;
+    cdse_result bf16, fp8;
+    eval_ok(&m, &s, &st, &bf16);
+    st.precision = CDSE_FP8;
+    eval_ok(&m, &s, &st, &fp8);
+    assert_rel(fp8.mem_fp8_cache_gib, 25192448.0 * 2.0 / GIB, 1e-12);
+    assert_true(bf16.mem_fp8_cache_gib == 0.0);
+    double tokens = 2.0 * 512.0, h = 1024.0;
+    assert_rel(bf16.mem_activations_gib - fp8.mem_activations_gib, 2.0 * tokens * 5.0 * h / GIB,
+               1e-9);
+}
+
+/* Host costs (fixed_time in perf.c): the stack's per-iteration cost plus, per layer and
+ * micro-batch, what launching the layer's kernels takes beyond the GPU time of the layer
+ * (forward: launch - f; backward, twice the kernels: 2 launch - b), here with an exaggerated
+ * launch time of 1 ms per layer forward against GPU layer times f, b of the test model:
+ * 0.25 + m L ((1e-3 - f) + (2e-3 - b)), m = 2 micro-batches, L = 4 layers. */
+static void test_host_costs(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 1, 2);
+    cdse_stack k = bare_stack();
+    k.launch_s_per_layer = 1e-3;
+    k.iteration_fixed_s = 0.25;
+    st.stack = &k;
+    double f, b;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &f, &b), CDSE_ST_OK);
+    assert_true(f < 1e-3 && b < 2e-3); /* the small layers are host-bound */
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.t_fixed_s, 0.25 + 2.0 * 4.0 * ((1e-3 - f) + (2e-3 - b)), 1e-12);
+    /* A launch time below the GPU's layer time costs nothing. */
+    k.launch_s_per_layer = 0.5 * f;
+    k.iteration_fixed_s = 0.0;
+    eval_ok(&m, &s, &st, &r);
+    assert_true(r.t_fixed_s == 0.0);
+}
+
+/* Runtime memory: the stack's workspaces plus its allocator's reserve over the activations,
+ * beside the system's reserve (1.5 GiB in sys()): 2 + 0.1 x activations. */
+static void test_runtime_memory(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 1, 2);
+    cdse_stack k = bare_stack();
+    k.runtime_gib = 2.0;
+    k.allocator_overhead = 0.1;
+    st.stack = &k;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_runtime_gib, 2.0 + 0.1 * r.mem_activations_gib, 1e-12);
+    assert_rel(r.mem_other_gib, 1.5, 1e-15);
+}
+
+/* A stack that reduces gradients after the backward pass (Megatron-LM of 2021-22) exposes the
+ * whole all-reduce: the case of test_dp_comm_last_bucket, where the overlapped reduction costs
+ * only its last bucket, now costs 2 (d - 1) / d G / bw + 2 (d - 1) lat with d = 2. */
+static void test_dp_comm_not_overlapped(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(64);
+    cdse_system s = sys();
+    s.level[1].bandwidth_gbs = 200.0;
+    cdse_strategy st = strat(32, 8, 2, 1, 8);
+    cdse_stack k = bare_stack();
+    k.overlap_grad_reduce = false;
+    st.stack = &k;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double params = 32.0 * 1579904.0 + 1048576.0;
+    assert_rel(r.t_dp_comm_s, 2.0 * 0.5 * params * 4.0 / (200e9 * 0.9) + 2.0 * 5e-6, 1e-12);
+}
+
+/* The stack's GEMM efficiency scales the system's table: at 0.8 every GEMM of the layer takes
+ * 1 / 0.8 as long (all GEMMs of this layer are compute-bound); the flash attention kernel has its
+ * own efficiency and element-wise kernels run on HBM, both unchanged. */
+static void test_gemm_scale(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(1);
+    cdse_system s = sys();
+    s.attention_efficiency = 0.5;
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.flash_attention = true;
+    double f1, b1, f2, b2;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &f1, &b1), CDSE_ST_OK);
+    cdse_stack k = bare_stack();
+    k.gemm_scale = 0.8;
+    st.stack = &k;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &f2, &b2), CDSE_ST_OK);
+    double linear = 24.0 * 1024.0 * 1024.0 * 1024.0 / (100e12 * 0.5); /* 24 T h^2 / (peak eff) */
+    assert_rel(f2 - f1, linear / 0.8 - linear, 1e-9);
+}
+
 /* ---- Pipeline bubble, Narayanan et al. 2021 Sec. 2.2 ------------------------------------ */
 
 /* The 1F1B bubble is (p - 1) times the time of one micro-batch on a stage; interleaving with v
@@ -1519,6 +1633,11 @@ int main(void)
         cmocka_unit_test(test_dp_comm_one_bucket),
         cmocka_unit_test(test_dp_comm_zero3),
         cmocka_unit_test(test_dp_comm_zero3_deepspeed),
+        cmocka_unit_test(test_dp_comm_not_overlapped),
+        cmocka_unit_test(test_fp8_memory),
+        cmocka_unit_test(test_host_costs),
+        cmocka_unit_test(test_runtime_memory),
+        cmocka_unit_test(test_gemm_scale),
         cmocka_unit_test(test_dp_comm_last_bucket),
         cmocka_unit_test(test_offload_optimizer),
         cmocka_unit_test(test_offload_activations),
