@@ -21,6 +21,7 @@ static const char *const axis_names[CDSE_AXIS_COUNT] = {
     [CDSE_AXIS_OFFLOAD] = "offload",
     [CDSE_AXIS_TP_COMM_OVERLAP] = "tp_comm_overlap",
     [CDSE_AXIS_PLACEMENT] = "placement",
+    [CDSE_AXIS_STACK] = "stacks",
 };
 
 const char *cdse_axis_name(int axis)

@@ -20,6 +20,9 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
     record->model = (int32_t)job->space.value[CDSE_AXIS_MODEL][digit[CDSE_AXIS_MODEL]];
     record->system = (int32_t)job->space.value[CDSE_AXIS_SYSTEM][digit[CDSE_AXIS_SYSTEM]];
     cdse_space_strategy(&job->space, digit, &record->strategy);
+    record->stack = (int32_t)job->space.value[CDSE_AXIS_STACK][digit[CDSE_AXIS_STACK]];
+    int stack = record->stack >= 0 ? record->stack : job->system_stack[record->system];
+    record->strategy.stack = stack >= 0 ? &job->stack[stack] : NULL;
     const cdse_model *model = &job->model[record->model];
     const cdse_system *system = &job->system[record->system];
     if (system->pool.n_types == 0) {
@@ -151,6 +154,8 @@ const cdse_column cdse_columns[] = {
     F64("pool_share_3", pool_share[3], "fraction", "share of the work done by pool GPU type 3"),
     {"placement", CDSE_COL_PLACEMENT, STRATEGY(placement), "",
      "rank placement order, innermost first (tp-cp-dp-pp by default)"},
+    {"stack", CDSE_COL_I32, offsetof(cdse_record, stack), "",
+     "software stack: index into the job's stacks list (--show-job), -1 = the system's default"},
     F64("mem_fp8_cache_gib", mem_fp8_cache_gib, "GiB",
         "FP8 copies and transposes of the weights (Transformer Engine, FP8 only)"),
     F64("mem_runtime_gib", mem_runtime_gib, "GiB",

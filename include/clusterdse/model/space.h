@@ -25,6 +25,7 @@ typedef enum cdse_axis {
     CDSE_AXIS_OFFLOAD,         /* CDSE_OFFLOAD_* mask */
     CDSE_AXIS_TP_COMM_OVERLAP, /* 0/1 */
     CDSE_AXIS_PLACEMENT,       /* index into cdse_placement_names */
+    CDSE_AXIS_STACK,           /* index into job->stack[]; -1 = the system's default stack */
     CDSE_AXIS_COUNT
 } cdse_axis;
 
