@@ -1,42 +1,20 @@
-/* Job files (libconfig 1.5) -> validated, immutable job.
- *
- * One table per group describes every key (name, type, bounds, default, help, target field).
- * The tables drive parsing, the rejection of unknown keys, the defaults and the key reference
- * that `clusterdse eval --help-keys` prints. Every error is one line:
- *   FILE:LINE: key 'space.tp': <what is wrong>; allowed: <what is allowed>
- *
- * libconfig 1.5 pitfalls handled here (DESIGN.md): an integer literal is not a float (floats
- * accept ints here); integers above 2^31 without the L suffix wrap silently (the text is scanned
- * for such literals); config_error_file() is NULL for a missing file (the path is reported from
- * our side; job files are read into memory first). */
+/* Job files (libconfig 1.5) -> validated, immutable job: the key tables of job files, models
+ * and systems, on the key-table engine of keys.h (which also describes the error shape). */
 #define _XOPEN_SOURCE 700 /* realpath, strdup, strtok_r */
 
 #include "clusterdse/config/job.h"
-#include "clusterdse/calibrate/probe.h"
+#include "clusterdse/config/probe_plan.h"
 #include "clusterdse/config/stack.h"
+#include "keys.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <libconfig.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#ifndef CDSE_SOURCE_DIR
-#define CDSE_SOURCE_DIR "."
-#endif
-#ifndef CDSE_DATA_DIR
-#define CDSE_DATA_DIR "/usr/local/share/clusterdse"
-#endif
-
-/* Profiles may start from another profile (`base`); this bounds the chain (and stops cycles). */
-#define MAX_PROFILE_DEPTH 4
 
 /* Bounds that keep every product the evaluator forms in `int` (tp * pp * cp, pp * vpp,
  * microbatch * dp) below 2^31: 2^10 per parallel degree and micro-batch, 2^20 GPUs. Both are far
@@ -69,795 +47,6 @@ int cdse_metric_parse(const char *name)
 bool cdse_metric_higher_is_better(int metric)
 {
     return metric == CDSE_METRIC_TOKENS_PER_S || metric == CDSE_METRIC_MFU;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Parse context and diagnostics                                                              */
-
-typedef struct parse_ctx {
-    const char *file;     /* the file being parsed, for messages */
-    const char *job_path; /* the job file: relative names resolve from its directory */
-    cdse_diag *diag;
-    int depth; /* nesting of profile files (base, network_profile, names) */
-    /* While parsing a job: pools add their member profiles to job->system after the systems
-     * the job lists (the first axis_systems, the values of the systems axis). */
-    cdse_job *job;
-    int axis_systems;
-} parse_ctx;
-
-/* Key path of a setting: "space.tp", "models[1].heads", "network[0].size". */
-static void setting_path(const config_setting_t *setting, char *buf, size_t size)
-{
-    if (size == 0)
-        return;
-    buf[0] = '\0';
-    if (setting == NULL || config_setting_parent(setting) == NULL)
-        return;
-    setting_path(config_setting_parent(setting), buf, size);
-    size_t len = strlen(buf);
-    const char *name = config_setting_name(setting);
-    if (name != NULL)
-        snprintf(buf + len, size - len, "%s%s", len > 0 ? "." : "", name);
-    else
-        snprintf(buf + len, size - len, "[%d]", config_setting_index(setting));
-}
-
-/* Reports an error on key `key` (plus `.member` when given) at the line of `at`. */
-static int fail(const parse_ctx *ctx, const config_setting_t *key, const char *member,
-                const config_setting_t *at, const char *allowed, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
-
-static int fail(const parse_ctx *ctx, const config_setting_t *key, const char *member,
-                const config_setting_t *at, const char *allowed, const char *fmt, ...)
-{
-    char what[640];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    char path[160];
-    setting_path(key, path, sizeof path);
-    if (member != NULL) {
-        size_t len = strlen(path);
-        snprintf(path + len, sizeof path - len, "%s%s", len > 0 ? "." : "", member);
-    }
-    unsigned line = at != NULL ? (unsigned)config_setting_source_line(at) : 0;
-    if (line == 0)
-        line = 1;
-    const char *file = at != NULL ? config_setting_source_file(at) : NULL;
-    if (file == NULL)
-        file = ctx->file;
-    cdse_diag_set(ctx->diag, "%s:%u: key '%s': %s; allowed: %s", file, line, path, what, allowed);
-    return CDSE_EINVAL;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Key tables                                                                                 */
-
-typedef enum key_type {
-    KEY_INT,     /* int field; integer literal within [min, max] */
-    KEY_FLOAT,   /* double field; integer or float literal within bounds */
-    KEY_BOOL,    /* bool field */
-    KEY_STRING,  /* char[size] field */
-    KEY_ENUM,    /* int field; one of `choices` (value = choice_value[i] or i) */
-    KEY_OFFLOAD, /* int field; CDSE_OFFLOAD_* mask from "none" or "a+b+c" */
-    KEY_GROUP,   /* a nested group described by `sub` */
-    KEY_CUSTOM,  /* parsed by `parse` */
-} key_type;
-
-typedef struct key_spec key_spec;
-typedef struct key_table key_table;
-typedef int (*key_parse_fn)(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                            const key_spec *key);
-/* Prints a KEY_CUSTOM key of `target` as `name = value;` at `indent` (effective job). */
-typedef void (*key_print_fn)(FILE *out, const void *target, const key_spec *key, int indent);
-
-struct key_spec {
-    const char *name;
-    key_type type;
-    size_t offset; /* of the field in the target struct */
-    size_t size;   /* capacity of a KEY_STRING field */
-    double min, max;
-    bool min_open;              /* min is an exclusive bound */
-    const char *const *choices; /* KEY_ENUM: NULL-terminated names */
-    const int *choice_value;    /* KEY_ENUM: value of each name (NULL: its position) */
-    bool is_axis;               /* a sweep axis under `space`: a scalar or a list of values */
-    int axis;                   /* cdse_axis, or AXIS_NODES */
-    bool required;
-    bool has_default;
-    double def;            /* default applied to fresh structs (numbers, bools, enums) */
-    const char *def_text;  /* default as the reference shows it */
-    const key_table *sub;  /* KEY_GROUP */
-    key_parse_fn parse;    /* KEY_CUSTOM */
-    key_print_fn print;    /* KEY_CUSTOM: NULL for keys that the effective job resolves away */
-    int arg;               /* KEY_CUSTOM: a parameter of `parse` */
-    const char *type_text; /* KEY_CUSTOM, KEY_GROUP: the type as the reference shows it */
-    const char *help;
-};
-
-struct key_table {
-    const char *prefix; /* how the reference names the group: "space", "models[]", ... */
-    const key_spec *keys;
-    int n;
-};
-
-#define INT_MAX_D 2147483647.0
-
-static const key_spec *key_find(const key_table *table, const char *name)
-{
-    for (int i = 0; i < table->n; i++)
-        if (strcmp(table->keys[i].name, name) == 0)
-            return &table->keys[i];
-    return NULL;
-}
-
-static void key_names(const key_table *table, char *buf, size_t size)
-{
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < table->n && len < size; i++)
-        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", table->keys[i].name);
-}
-
-static void format_bound(double x, char *buf, size_t size)
-{
-    if (x == INT_MAX_D)
-        snprintf(buf, size, "2^31-1");
-    else
-        snprintf(buf, size, "%.15g", x);
-}
-
-/* What a key allows, in words: "an integer from 1 to 2^31-1", "one of \"none\", ...". */
-static void key_allowed(const key_spec *key, char *buf, size_t size)
-{
-    char lo[32], hi[32];
-    format_bound(key->min, lo, sizeof lo);
-    format_bound(key->max, hi, sizeof hi);
-    size_t len = 0;
-    switch (key->type) {
-    case KEY_INT:
-        len = (size_t)snprintf(buf, size, "an integer from %s to %s", lo, hi);
-        break;
-    case KEY_FLOAT:
-        len = (size_t)snprintf(buf, size, "a number %s %s and <= %s",
-                               key->min_open ? ">" : ">=", lo, hi);
-        break;
-    case KEY_BOOL:
-        len = (size_t)snprintf(buf, size, "true or false");
-        break;
-    case KEY_STRING:
-        len = (size_t)snprintf(buf, size, "a string of 1 to %zu characters", key->size - 1);
-        break;
-    case KEY_ENUM:
-        len = (size_t)snprintf(buf, size, "one of");
-        for (int i = 0; key->choices[i] != NULL && len < size; i++)
-            len +=
-                (size_t)snprintf(buf + len, size - len, "%s \"%s\"", i ? "," : "", key->choices[i]);
-        break;
-    case KEY_OFFLOAD:
-        len = (size_t)snprintf(buf, size,
-                               "\"none\", or \"weights\", \"activations\", \"optimizer\" joined "
-                               "by '+' (e.g. \"optimizer+activations\")");
-        break;
-    case KEY_GROUP:
-    case KEY_CUSTOM:
-        len = (size_t)snprintf(buf, size, "%s", key->type_text);
-        break;
-    }
-    if (key->is_axis && len < size)
-        snprintf(buf + len, size - len, ", or a list of up to %d distinct such values",
-                 CDSE_AXIS_MAX_VALUES);
-}
-
-static const char *key_type_text(const key_spec *key)
-{
-    static const char *const names[] = {
-        [KEY_INT] = "int",       [KEY_FLOAT] = "float",  [KEY_BOOL] = "bool",
-        [KEY_STRING] = "string", [KEY_ENUM] = "string",  [KEY_OFFLOAD] = "string",
-        [KEY_GROUP] = "group",   [KEY_CUSTOM] = "custom"};
-    static const char *const axis_names[] = {[KEY_INT] = "int list",
-                                             [KEY_BOOL] = "bool list",
-                                             [KEY_ENUM] = "string list",
-                                             [KEY_OFFLOAD] = "string list"};
-    if (key->type == KEY_CUSTOM || key->type == KEY_GROUP)
-        return key->type_text;
-    return key->is_axis ? axis_names[key->type] : names[key->type];
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Scalar values                                                                              */
-
-static const char *const offload_parts[] = {"weights", "activations", "optimizer"};
-static const int offload_bits[] = {CDSE_OFFLOAD_WEIGHTS, CDSE_OFFLOAD_ACTIVATIONS,
-                                   CDSE_OFFLOAD_OPTIMIZER};
-
-static int parse_offload(const char *text, int *mask)
-{
-    *mask = 0;
-    if (strcmp(text, "none") == 0)
-        return 0;
-    const char *p = text;
-    for (;;) {
-        const char *end = strchr(p, '+');
-        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
-        int bit = 0;
-        for (int i = 0; i < 3; i++)
-            if (strlen(offload_parts[i]) == len && strncmp(p, offload_parts[i], len) == 0)
-                bit = offload_bits[i];
-        if (bit == 0 || (*mask & bit) != 0)
-            return -1;
-        *mask |= bit;
-        if (end == NULL)
-            return 0;
-        p = end + 1;
-    }
-}
-
-/* Reads one scalar of `key`'s type from `value` (an element for axes) into *number or *text.
- * `holder` names the key in messages. */
-static int read_scalar(const parse_ctx *ctx, const key_spec *key, const config_setting_t *holder,
-                       const config_setting_t *value, double *number, const char **text)
-{
-    char allowed[400];
-    key_allowed(key, allowed, sizeof allowed);
-    int type = config_setting_type(value);
-    switch (key->type) {
-    case KEY_INT:
-    case KEY_FLOAT: {
-        if (type == CONFIG_TYPE_INT)
-            *number = config_setting_get_int(value);
-        else if (type == CONFIG_TYPE_INT64)
-            *number = (double)config_setting_get_int64(value);
-        else if (type == CONFIG_TYPE_FLOAT && key->type == KEY_FLOAT)
-            *number = config_setting_get_float(value);
-        else if (type == CONFIG_TYPE_FLOAT)
-            return fail(ctx, holder, NULL, value, allowed,
-                        "the float %g where an integer is expected",
-                        config_setting_get_float(value));
-        else
-            return fail(ctx, holder, NULL, value, allowed, "expected a number");
-        bool low = key->min_open ? !(*number > key->min) : !(*number >= key->min);
-        if (low || !(*number <= key->max) || !isfinite(*number))
-            return fail(ctx, holder, NULL, value, allowed, "%.15g is out of range", *number);
-        return 0;
-    }
-    case KEY_BOOL:
-        if (type != CONFIG_TYPE_BOOL)
-            return fail(ctx, holder, NULL, value, allowed, "expected true or false");
-        *number = config_setting_get_bool(value) ? 1.0 : 0.0;
-        return 0;
-    default:
-        break;
-    }
-    if (type != CONFIG_TYPE_STRING)
-        return fail(ctx, holder, NULL, value, allowed, "expected a string");
-    *text = config_setting_get_string(value);
-    if (key->type == KEY_ENUM) {
-        for (int i = 0; key->choices[i] != NULL; i++)
-            if (strcmp(*text, key->choices[i]) == 0) {
-                *number = key->choice_value != NULL ? key->choice_value[i] : i;
-                return 0;
-            }
-        return fail(ctx, holder, NULL, value, allowed, "unknown value \"%s\"", *text);
-    }
-    if (key->type == KEY_OFFLOAD) {
-        int mask;
-        if (parse_offload(*text, &mask) != 0)
-            return fail(ctx, holder, NULL, value, allowed, "unknown value \"%s\"", *text);
-        *number = mask;
-        return 0;
-    }
-    if ((*text)[0] == '\0' || strlen(*text) >= key->size)
-        return fail(ctx, holder, NULL, value, allowed, "\"%s\" has %zu characters", *text,
-                    strlen(*text));
-    return 0;
-}
-
-static void store_scalar(const key_spec *key, void *target, double number, const char *text)
-{
-    char *field = (char *)target + key->offset;
-    switch (key->type) {
-    case KEY_INT:
-    case KEY_ENUM:
-    case KEY_OFFLOAD:
-        *(int *)field = (int)number;
-        break;
-    case KEY_FLOAT:
-        *(double *)field = number;
-        break;
-    case KEY_BOOL:
-        *(bool *)field = number != 0.0;
-        break;
-    case KEY_STRING:
-        /* The whole field is rewritten: an override of a base's longer name leaves no bytes of
-         * it behind (the fingerprint hashes whole structs). */
-        memset(field, 0, key->size);
-        snprintf(field, key->size, "%s", text);
-        break;
-    default:
-        break;
-    }
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Groups                                                                                     */
-
-/* Scratch target of the `space` table: the values of every axis, plus `nodes`. */
-#define AXIS_NODES CDSE_AXIS_COUNT
-typedef struct space_input {
-    int n[CDSE_AXIS_COUNT + 1];
-    int64_t value[CDSE_AXIS_COUNT + 1][CDSE_AXIS_MAX_VALUES];
-    const config_setting_t *setting[CDSE_AXIS_COUNT + 1];
-} space_input;
-
-static void apply_defaults(const key_table *table, void *target)
-{
-    for (int i = 0; i < table->n; i++) {
-        const key_spec *key = &table->keys[i];
-        if (key->type == KEY_GROUP)
-            apply_defaults(key->sub, (char *)target + key->offset);
-        else if (key->is_axis && key->has_default) {
-            space_input *in = target;
-            if (in->n[key->axis] == 0) {
-                in->n[key->axis] = 1;
-                in->value[key->axis][0] = (int64_t)key->def;
-            }
-        } else if (key->has_default)
-            store_scalar(key, target, key->def, NULL);
-    }
-}
-
-static int parse_axis(parse_ctx *ctx, const config_setting_t *setting, const key_spec *key,
-                      space_input *in)
-{
-    char allowed[400];
-    key_allowed(key, allowed, sizeof allowed);
-    int axis = key->axis;
-    int count = config_setting_is_aggregate(setting) ? config_setting_length(setting) : 1;
-    if (config_setting_is_group(setting))
-        return fail(ctx, setting, NULL, setting, allowed, "a group is not a value");
-    if (count == 0)
-        return fail(ctx, setting, NULL, setting, allowed, "the list is empty");
-    if (count > CDSE_AXIS_MAX_VALUES)
-        return fail(ctx, setting, NULL, setting, allowed, "%d values (more than %d)", count,
-                    CDSE_AXIS_MAX_VALUES);
-    in->setting[axis] = setting;
-    in->n[axis] = 0;
-    for (int i = 0; i < count; i++) {
-        const config_setting_t *elem =
-            config_setting_is_aggregate(setting) ? config_setting_get_elem(setting, i) : setting;
-        if (config_setting_is_aggregate(elem))
-            return fail(ctx, setting, NULL, elem, allowed, "a nested list is not a value");
-        double number = 0;
-        const char *text = NULL;
-        int rc = read_scalar(ctx, key, setting, elem, &number, &text);
-        if (rc != 0)
-            return rc;
-        for (int j = 0; j < in->n[axis]; j++) {
-            if (in->value[axis][j] != (int64_t)number)
-                continue;
-            if (text != NULL)
-                return fail(ctx, setting, NULL, elem, allowed, "value \"%s\" appears twice", text);
-            return fail(ctx, setting, NULL, elem, allowed, "value %.15g appears twice", number);
-        }
-        in->value[axis][in->n[axis]++] = (int64_t)number;
-    }
-    return 0;
-}
-
-static int parse_group(parse_ctx *ctx, const config_setting_t *group, const key_table *table,
-                       void *target, bool fresh);
-
-static int parse_member(parse_ctx *ctx, const config_setting_t *setting, const key_spec *key,
-                        void *target, bool fresh)
-{
-    if (key->type == KEY_CUSTOM)
-        return key->parse(ctx, setting, target, key);
-    if (key->type == KEY_GROUP)
-        return parse_group(ctx, setting, key->sub, (char *)target + key->offset, fresh);
-    if (key->is_axis)
-        return parse_axis(ctx, setting, key, target);
-    if (config_setting_is_aggregate(setting)) {
-        char allowed[400];
-        key_allowed(key, allowed, sizeof allowed);
-        return fail(ctx, setting, NULL, setting, allowed, "a list or group, not one value");
-    }
-    double number = 0;
-    const char *text = NULL;
-    int rc = read_scalar(ctx, key, setting, setting, &number, &text);
-    if (rc == 0)
-        store_scalar(key, target, number, text);
-    return rc;
-}
-
-/* Parses `group` against `table` into `target`: rejects unknown keys, then parses the keys in
- * table order. A fresh target gets the table's defaults and must have the required keys; a
- * target that already holds values (a `base` profile) only takes the keys given. */
-static int parse_group(parse_ctx *ctx, const config_setting_t *group, const key_table *table,
-                       void *target, bool fresh)
-{
-    char allowed[600];
-    if (!config_setting_is_group(group))
-        return fail(ctx, group, NULL, group, "a group { key = value; ... }", "expected a group");
-    int count = config_setting_length(group);
-    for (int i = 0; i < count; i++) {
-        const config_setting_t *member = config_setting_get_elem(group, i);
-        if (key_find(table, config_setting_name(member)) == NULL) {
-            key_names(table, allowed, sizeof allowed);
-            return fail(ctx, member, NULL, member, allowed, "unknown key");
-        }
-    }
-    if (fresh)
-        apply_defaults(table, target);
-    for (int k = 0; k < table->n; k++) {
-        const key_spec *key = &table->keys[k];
-        const config_setting_t *member = config_setting_get_member(group, key->name);
-        if (member == NULL) {
-            if (fresh && key->required) {
-                key_allowed(key, allowed, sizeof allowed);
-                return fail(ctx, group, key->name, group, allowed, "missing (required)");
-            }
-            continue;
-        }
-        int rc = parse_member(ctx, member, key, target, fresh);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Reading files                                                                              */
-
-static char *read_text(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1)
-            break;
-        char *grown = realloc(buf, cap * 2);
-        if (grown == NULL) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = grown;
-        cap *= 2;
-    }
-    int error = ferror(f);
-    fclose(f);
-    if (buf == NULL || error) {
-        free(buf);
-        errno = error ? EIO : ENOMEM;
-        return NULL;
-    }
-    buf[n] = '\0';
-    if (len != NULL)
-        *len = n;
-    return buf;
-}
-
-/* Finds the first integer literal without the L suffix that does not fit 32 bits (libconfig
- * 1.5 wraps it silently). Skips strings and comments. Returns its line, or 0. */
-static int find_wrapped_integer(const char *text, char *literal, size_t size)
-{
-    int line = 1;
-    const char *p = text;
-    while (*p != '\0') {
-        if (*p == '\n') {
-            line++;
-            p++;
-        } else if (*p == '"') {
-            for (p++; *p != '\0' && *p != '"'; p++) {
-                if (*p == '\\' && p[1] != '\0')
-                    p++;
-                else if (*p == '\n')
-                    line++;
-            }
-            if (*p == '"')
-                p++;
-        } else if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
-            while (*p != '\0' && *p != '\n')
-                p++;
-        } else if (p[0] == '/' && p[1] == '*') {
-            for (p += 2; *p != '\0' && !(p[0] == '*' && p[1] == '/'); p++)
-                if (*p == '\n')
-                    line++;
-            if (*p != '\0')
-                p += 2;
-        } else if ((*p >= '0' && *p <= '9') && (p == text || !(isalnum((unsigned char)p[-1]) ||
-                                                               p[-1] == '_' || p[-1] == '.'))) {
-            const char *start = p;
-            bool negative = p > text && p[-1] == '-';
-            bool hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
-            p += hex ? 2 : 0;
-            while (hex ? isxdigit((unsigned char)*p) : isdigit((unsigned char)*p))
-                p++;
-            if (!hex && (*p == '.' || *p == 'e' || *p == 'E')) {
-                while (isalnum((unsigned char)*p) || *p == '.' ||
-                       ((*p == '+' || *p == '-') && (p[-1] == 'e' || p[-1] == 'E')))
-                    p++;
-                continue;
-            }
-            if (*p == 'L')
-                continue;
-            errno = 0;
-            unsigned long long v = strtoull(start, NULL, hex ? 16 : 10);
-            bool overflow = errno == ERANGE || (negative ? v > 2147483648ULL : v > 2147483647ULL);
-            if (overflow) {
-                snprintf(literal, size, "%s%.*s", negative ? "-" : "", (int)(p - start), start);
-                return line;
-            }
-        } else {
-            p++;
-        }
-    }
-    return 0;
-}
-
-/* The first integer setting at `line` (the key a wrapped literal belongs to). */
-static const config_setting_t *int_setting_at(const config_setting_t *setting, int line)
-{
-    int type = config_setting_type(setting);
-    if ((type == CONFIG_TYPE_INT || type == CONFIG_TYPE_INT64) &&
-        (int)config_setting_source_line(setting) == line)
-        return setting;
-    if (!config_setting_is_aggregate(setting))
-        return NULL;
-    for (int i = 0; i < config_setting_length(setting); i++) {
-        const config_setting_t *found = int_setting_at(config_setting_get_elem(setting, i), line);
-        if (found != NULL)
-            return found;
-    }
-    return NULL;
-}
-
-/* Parses `text` with libconfig into `cfg` and rejects wrapped integer literals. */
-static int read_config(parse_ctx *ctx, const char *text, config_t *cfg)
-{
-    config_init(cfg);
-    if (!config_read_string(cfg, text)) {
-        cdse_diag_set(ctx->diag,
-                      "%s:%d: syntax error (%s); allowed: libconfig syntax: key = value; "
-                      "groups { ... }, arrays [ ... ], lists ( ... ), strings in double quotes",
-                      ctx->file, config_error_line(cfg), config_error_text(cfg));
-        config_destroy(cfg);
-        return CDSE_EINVAL;
-    }
-    char literal[64];
-    int line = find_wrapped_integer(text, literal, sizeof literal);
-    if (line > 0) {
-        const config_setting_t *at = int_setting_at(config_root_setting(cfg), line);
-        const config_setting_t *key = at;
-        while (key != NULL && config_setting_name(key) == NULL)
-            key = config_setting_parent(key);
-        char path[160] = "?";
-        if (key != NULL)
-            setting_path(key, path, sizeof path);
-        cdse_diag_set(ctx->diag,
-                      "%s:%d: key '%s': integer %s does not fit in 32 bits (libconfig would wrap "
-                      "it); allowed: integers from -2^31 to 2^31-1, or a 64-bit integer with the "
-                      "L suffix (%sL), or a float (e.g. 3e11)",
-                      ctx->file, line, path, literal, literal);
-        config_destroy(cfg);
-        return CDSE_EINVAL;
-    }
-    return 0;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Data files: models and system profiles                                                    */
-
-static void dir_of(const char *path, char *out, size_t size)
-{
-    snprintf(out, size, "%s", path);
-    char *slash = strrchr(out, '/');
-    if (slash == NULL)
-        snprintf(out, size, ".");
-    else if (slash == out)
-        out[1] = '\0';
-    else
-        *slash = '\0';
-}
-
-static bool readable(const char *path)
-{
-    return access(path, R_OK) == 0;
-}
-
-/* Calls visit(dir) on each data directory in search order until it returns true. */
-static bool each_data_dir(const char *job_path, bool (*visit)(const char *dir, void *arg),
-                          void *arg)
-{
-    const char *env = getenv("CLUSTERDSE_DATA");
-    if (env != NULL && env[0] != '\0') {
-        char list[CDSE_PATH_MAX];
-        snprintf(list, sizeof list, "%s", env);
-        char *save = NULL;
-        for (char *dir = strtok_r(list, ":", &save); dir != NULL; dir = strtok_r(NULL, ":", &save))
-            if (visit(dir, arg))
-                return true;
-    }
-    if (job_path != NULL && job_path[0] != '<') {
-        char given[CDSE_PATH_MAX], dir[PATH_MAX], up[PATH_MAX];
-        dir_of(job_path, given, sizeof given);
-        if (realpath(given, dir) == NULL) {
-            if (visit(given, arg))
-                return true;
-        } else {
-            /* The job file's directory and its parents, up to the root. */
-            for (int depth = 0; depth < 64; depth++) {
-                if (visit(dir, arg))
-                    return true;
-                if (strcmp(dir, "/") == 0)
-                    break;
-                dir_of(dir, up, sizeof up);
-                memcpy(dir, up, sizeof dir);
-            }
-        }
-    } else if (visit(".", arg)) {
-        return true; /* the embedded job: the working directory */
-    }
-    if (visit(CDSE_SOURCE_DIR, arg))
-        return true;
-    return visit(CDSE_DATA_DIR, arg);
-}
-
-typedef struct find_arg {
-    const char *subdir;
-    const char *name;
-    char *out;
-    size_t size;
-} find_arg;
-
-static bool visit_find(const char *dir, void *arg)
-{
-    find_arg *find = arg;
-    if (find->subdir[0] != '\0')
-        snprintf(find->out, find->size, "%s/%s/%s.cfg", dir, find->subdir, find->name);
-    else
-        snprintf(find->out, find->size, "%s/%s", dir, find->name);
-    return readable(find->out);
-}
-
-int cdse_job_find_data(const char *subdir, const char *name, const char *job_path, char *out,
-                       size_t out_size)
-{
-    find_arg find = {subdir, name, out, out_size};
-    if (each_data_dir(job_path, visit_find, &find))
-        return CDSE_OK;
-    out[0] = '\0';
-    return CDSE_EIO;
-}
-
-/* A name with a '/' or ending in ".cfg" is a path: relative to the job file's directory, then
- * to the data directories. */
-static bool is_path(const char *name)
-{
-    size_t len = strlen(name);
-    return strchr(name, '/') != NULL || (len > 4 && strcmp(name + len - 4, ".cfg") == 0);
-}
-
-static int resolve_file(const char *subdir, const char *name, const char *job_path, char *out,
-                        size_t size)
-{
-    if (!is_path(name))
-        return cdse_job_find_data(subdir, name, job_path, out, size);
-    if (name[0] == '/') {
-        snprintf(out, size, "%s", name);
-        return readable(out) ? CDSE_OK : CDSE_EIO;
-    }
-    if (job_path != NULL && job_path[0] != '<') { /* the job file's own directory first */
-        char dir[CDSE_PATH_MAX];
-        dir_of(job_path, dir, sizeof dir);
-        int len = snprintf(out, size, "%s/%s", dir, name);
-        if (len > 0 && (size_t)len < size && readable(out))
-            return CDSE_OK;
-    }
-    return cdse_job_find_data("", name, job_path, out, size);
-}
-
-typedef struct list_arg {
-    const char *subdir;
-    char *buf;
-    size_t size;
-} list_arg;
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Lists the NAME.cfg files of the first data directory that has SUBDIR. */
-static bool visit_list(const char *dir, void *arg)
-{
-    list_arg *list = arg;
-    char path[CDSE_PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", dir, list->subdir);
-    DIR *d = opendir(path);
-    if (d == NULL)
-        return false;
-    char *names[128];
-    int n = 0;
-    for (struct dirent *e = readdir(d); e != NULL && n < 128; e = readdir(d)) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".cfg") == 0) {
-            names[n] = strdup(e->d_name);
-            if (names[n] != NULL)
-                names[n++][len - 4] = '\0';
-        }
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], compare_names);
-    size_t len = 0;
-    for (int i = 0; i < n; i++) {
-        if (len < list->size)
-            len += (size_t)snprintf(list->buf + len, list->size - len, "%s%s", i ? ", " : "",
-                                    names[i]);
-        free(names[i]);
-    }
-    return n > 0;
-}
-
-static void list_names(const char *subdir, const char *job_path, char *buf, size_t size)
-{
-    list_arg list = {subdir, buf, size};
-    buf[0] = '\0';
-    if (!each_data_dir(job_path, visit_list, &list))
-        snprintf(buf, size, "(none found)");
-}
-
-/* Which kind of profile a parser reads; picks the table and the post-parse checks. */
-typedef int (*profile_parse_fn)(parse_ctx *ctx, const config_setting_t *group, void *target,
-                                bool fresh);
-
-/* Loads the file NAME (a zoo name or a path) found for the setting `name_setting`. */
-static int load_profile_named(parse_ctx *ctx, const config_setting_t *name_setting,
-                              const char *subdir, const char *what, profile_parse_fn parse,
-                              void *target, bool fresh)
-{
-    const char *name = config_setting_get_string(name_setting);
-    char path[CDSE_PATH_MAX];
-    if (ctx->depth >= MAX_PROFILE_DEPTH)
-        return fail(ctx, name_setting, NULL, name_setting, "profiles nested at most 4 deep",
-                    "%s '%s' nests too deep (a cycle of base profiles?)", what, name);
-    if (name[0] == '\0' || resolve_file(subdir, name, ctx->job_path, path, sizeof path) != 0) {
-        char names[1200], allowed[1400];
-        if (subdir[0] != '\0') {
-            list_names(subdir, ctx->job_path, names, sizeof names);
-            snprintf(allowed, sizeof allowed,
-                     "a name from %s/ (%s), a path to a .cfg file, or an inline group", subdir,
-                     names);
-        } else {
-            snprintf(allowed, sizeof allowed,
-                     "a readable file: an absolute path, or a path relative to the job file's "
-                     "directory, its parents, or a data directory");
-        }
-        return fail(ctx, name_setting, NULL, name_setting, allowed,
-                    "%s '%s' not found (searched $CLUSTERDSE_DATA, the job file's directory and "
-                    "its parents, %s, %s)",
-                    what, name, CDSE_SOURCE_DIR, CDSE_DATA_DIR);
-    }
-    size_t len;
-    char *text = read_text(path, &len);
-    if (text == NULL)
-        return fail(ctx, name_setting, NULL, name_setting, "a readable file", "cannot read %s: %s",
-                    path, strerror(errno));
-    parse_ctx inner = {
-        .file = path, .job_path = ctx->job_path, .diag = ctx->diag, .depth = ctx->depth + 1};
-    config_t cfg;
-    int rc = read_config(&inner, text, &cfg);
-    free(text);
-    if (rc != 0)
-        return rc;
-    rc = parse(&inner, config_root_setting(&cfg), target, fresh);
-    config_destroy(&cfg);
-    return rc;
 }
 
 /* --- Models --- */
@@ -939,37 +128,39 @@ static int parse_seq_histogram(parse_ctx *ctx, const config_setting_t *setting, 
 {
     (void)key;
     cdse_model *model = target;
-    char allowed[200];
+    char allowed[CDSE_ALLOWED_MAX];
     snprintf(allowed, sizeof allowed,
              "a list of 1 to %d pairs [length >= 1, weight >= 0] with distinct lengths, e.g. "
              "( [512.0, 0.3], [2048.0, 0.5], [8192.0, 0.2] )",
              CDSE_MAX_SEQ_BINS);
     if (!config_setting_is_list(setting) && !config_setting_is_array(setting))
-        return fail(ctx, setting, NULL, setting, allowed, "expected a list");
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "expected a list");
     int n = config_setting_length(setting);
     if (n < 1 || n > CDSE_MAX_SEQ_BINS)
-        return fail(ctx, setting, NULL, setting, allowed, "%d bins", n);
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "%d bins", n);
     model->n_seq_bins = 0;
     for (int i = 0; i < n; i++) {
         const config_setting_t *pair = config_setting_get_elem(setting, i);
         if (!config_setting_is_aggregate(pair) || config_setting_is_group(pair) ||
             config_setting_length(pair) != 2)
-            return fail(ctx, setting, NULL, pair, allowed, "bin %d is not a pair", i);
+            return cdse__key_fail(ctx, setting, NULL, pair, allowed, "bin %d is not a pair", i);
         double v[2];
         for (int j = 0; j < 2; j++) {
             const config_setting_t *x = config_setting_get_elem(pair, j);
             if (!config_setting_is_number(x))
-                return fail(ctx, setting, NULL, pair, allowed, "bin %d holds a non-number", i);
+                return cdse__key_fail(ctx, setting, NULL, pair, allowed,
+                                      "bin %d holds a non-number", i);
             v[j] = config_setting_type(x) == CONFIG_TYPE_FLOAT
                        ? config_setting_get_float(x)
                        : (double)config_setting_get_int64(x);
         }
         if (!(v[0] >= 1.0 && v[0] <= INT_MAX_D) || !(v[1] >= 0.0 && v[1] <= 1e300))
-            return fail(ctx, setting, NULL, pair, allowed, "bin %d = [%g, %g] is out of range", i,
-                        v[0], v[1]);
+            return cdse__key_fail(ctx, setting, NULL, pair, allowed,
+                                  "bin %d = [%g, %g] is out of range", i, v[0], v[1]);
         for (int j = 0; j < i; j++)
             if (model->seq_bin_len[j] == v[0])
-                return fail(ctx, setting, NULL, pair, allowed, "length %g appears twice", v[0]);
+                return cdse__key_fail(ctx, setting, NULL, pair, allowed, "length %g appears twice",
+                                      v[0]);
         model->seq_bin_len[i] = v[0];
         model->seq_bin_weight[i] = v[1];
         model->n_seq_bins = i + 1;
@@ -983,39 +174,42 @@ static int model_finish(parse_ctx *ctx, const config_setting_t *group, cdse_mode
     const config_setting_t *heads = config_setting_get_member(group, "heads");
     const config_setting_t *kv = config_setting_get_member(group, "kv_heads");
     const config_setting_t *experts = config_setting_get_member(group, "experts");
-    char allowed[160];
+    char allowed[CDSE_ALLOWED_MAX];
     if (model->kv_heads == 0)
         model->kv_heads = model->heads;
     if (model->ffn == 0)
         model->ffn = 4 * model->hidden;
     if (model->heads % model->kv_heads != 0) {
         snprintf(allowed, sizeof allowed, "a divisor of heads = %d", model->heads);
-        return fail(ctx, kv ? kv : group, kv ? NULL : "kv_heads", kv ? kv : group, allowed,
-                    "kv_heads = %d does not divide heads = %d", model->kv_heads, model->heads);
+        return cdse__key_fail(ctx, kv ? kv : group, kv ? NULL : "kv_heads", kv ? kv : group,
+                              allowed, "kv_heads = %d does not divide heads = %d", model->kv_heads,
+                              model->heads);
     }
     if (model->head_dim == 0 && model->hidden % model->heads != 0) {
-        return fail(ctx, heads ? heads : group, heads ? NULL : "heads", heads ? heads : group,
-                    "a divisor of hidden, or an explicit head_dim",
-                    "heads = %d does not divide hidden = %d and head_dim is not given",
-                    model->heads, model->hidden);
+        return cdse__key_fail(ctx, heads ? heads : group, heads ? NULL : "heads",
+                              heads ? heads : group, "a divisor of hidden, or an explicit head_dim",
+                              "heads = %d does not divide hidden = %d and head_dim is not given",
+                              model->heads, model->hidden);
     }
     if (model->experts > 0 && model->top_k == 0)
-        return fail(ctx, group, "top_k", experts ? experts : group, "an integer from 1 to experts",
-                    "missing (required when experts = %d)", model->experts);
+        return cdse__key_fail(ctx, group, "top_k", experts ? experts : group,
+                              "an integer from 1 to experts",
+                              "missing (required when experts = %d)", model->experts);
     if (model->top_k > 0 && model->top_k > (model->experts > 0 ? model->experts : 0))
-        return fail(ctx, group, "top_k", config_setting_get_member(group, "top_k"),
-                    "an integer from 1 to experts (and experts > 0)",
-                    "top_k = %d with experts = %d", model->top_k, model->experts);
+        return cdse__key_fail(ctx, group, "top_k", config_setting_get_member(group, "top_k"),
+                              "an integer from 1 to experts (and experts > 0)",
+                              "top_k = %d with experts = %d", model->top_k, model->experts);
     const config_setting_t *imbalance = config_setting_get_member(group, "moe_imbalance");
     if (model->moe_imbalance > 0.0 && model->moe_imbalance < 1.0)
-        return fail(ctx, imbalance, NULL, imbalance, "0 (the default) or a ratio >= 1",
-                    "%g: the busiest expert rank cannot have fewer tokens than the average",
-                    model->moe_imbalance);
+        return cdse__key_fail(
+            ctx, imbalance, NULL, imbalance, "0 (the default) or a ratio >= 1",
+            "%g: the busiest expert rank cannot have fewer tokens than the average",
+            model->moe_imbalance);
     const config_setting_t *dense = config_setting_get_member(group, "first_dense_layers");
     if (model->first_dense_layers >= model->layers) {
         snprintf(allowed, sizeof allowed, "0 to layers - 1 = %d", model->layers - 1);
-        return fail(ctx, dense, NULL, dense, allowed, "%d dense layers of %d",
-                    model->first_dense_layers, model->layers);
+        return cdse__key_fail(ctx, dense, NULL, dense, allowed, "%d dense layers of %d",
+                              model->first_dense_layers, model->layers);
     }
     const config_setting_t *histogram = config_setting_get_member(group, "seq_len_histogram");
     if (histogram != NULL) {
@@ -1024,20 +218,21 @@ static int model_finish(parse_ctx *ctx, const config_setting_t *group, cdse_mode
             weights += model->seq_bin_weight[i];
             if (model->seq_bin_len[i] > model->seq_len) {
                 snprintf(allowed, sizeof allowed, "lengths up to seq_len = %d", model->seq_len);
-                return fail(ctx, histogram, NULL, config_setting_get_elem(histogram, i), allowed,
-                            "length %g is longer than seq_len", model->seq_bin_len[i]);
+                return cdse__key_fail(ctx, histogram, NULL, config_setting_get_elem(histogram, i),
+                                      allowed, "length %g is longer than seq_len",
+                                      model->seq_bin_len[i]);
             }
         }
         if (!(weights > 0.0))
-            return fail(ctx, histogram, NULL, histogram, "weights with a positive sum",
-                        "the weights sum to 0");
+            return cdse__key_fail(ctx, histogram, NULL, histogram, "weights with a positive sum",
+                                  "the weights sum to 0");
     }
     cdse_model_fill_defaults(model);
     cdse_diag inner;
     inner.msg[0] = '\0';
     if (cdse_model_check(model, &inner) != 0)
-        return fail(ctx, group, NULL, group, "values consistent with each other", "model '%s': %s",
-                    model->name, inner.msg);
+        return cdse__key_fail(ctx, group, NULL, group, "values consistent with each other",
+                              "model '%s': %s", model->name, inner.msg);
     /* Normalizes the histogram and precomputes its imbalance grid (seeded: the same on every
      * rank). */
     cdse_model_prepare(model);
@@ -1048,434 +243,24 @@ static int parse_model_group(parse_ctx *ctx, const config_setting_t *group, void
                              bool fresh)
 {
     cdse_model *model = target;
-    int rc = parse_group(ctx, group, &model_table, model, fresh);
+    int rc = cdse__parse_group(ctx, group, &model_table, model, fresh);
     return rc != 0 ? rc : model_finish(ctx, group, model);
 }
 
 int cdse_model_load_file(const char *path, cdse_model *model, cdse_diag *diag)
 {
-    size_t len;
-    char *text = read_text(path, &len);
-    if (text == NULL) {
-        cdse_diag_set(diag, "%s: cannot read model file (%s); allowed: a readable libconfig file",
-                      path, strerror(errno));
-        return CDSE_EIO;
-    }
+    char *text;
+    int rc_read = cdse__read_file_diag(path, "model file", &text, diag);
+    if (rc_read != 0)
+        return rc_read;
     parse_ctx ctx = {.file = path, .job_path = path, .diag = diag};
     config_t cfg;
     memset(model, 0, sizeof *model);
-    int rc = read_config(&ctx, text, &cfg);
+    int rc = cdse__read_config(&ctx, text, &cfg);
     free(text);
     if (rc != 0)
         return rc;
     rc = parse_model_group(&ctx, config_root_setting(&cfg), model, true);
-    config_destroy(&cfg);
-    return rc;
-}
-
-/* --- Systems --- */
-
-static int parse_eff_table(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                           const key_spec *key);
-static int parse_network(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                         const key_spec *key);
-static int parse_coll(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                      const key_spec *key);
-static void print_eff_table(FILE *out, const void *target, const key_spec *key, int indent);
-static void print_network(FILE *out, const void *target, const key_spec *key, int indent);
-static void print_coll(FILE *out, const void *target, const key_spec *key, int indent);
-static int skip_key(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                    const key_spec *key)
-{
-    (void)ctx, (void)setting, (void)target, (void)key;
-    return 0;
-}
-
-#define FLOAT_KEY(st, key, field, lo, open, hi, req, dflt, dtext, text)                            \
-    {                                                                                              \
-        .name = key, .type = KEY_FLOAT, .offset = offsetof(st, field), .min = lo,                  \
-        .min_open = open, .max = hi, .required = req, .has_default = !(req), .def = dflt,          \
-        .def_text = dtext, .help = text                                                            \
-    }
-
-static const key_spec peak_keys[] = {
-#define PEAK(key, dtype)                                                                           \
-    FLOAT_KEY(cdse_system, key, peak_tflops[dtype], 0, false, 1e7, false, 0, "0",                  \
-              "dense " key " peak TFLOP/s per GPU (0 = unsupported)")
-    PEAK("fp32", CDSE_FP32), PEAK("tf32", CDSE_TF32), PEAK("bf16", CDSE_BF16),
-    PEAK("fp16", CDSE_FP16), PEAK("fp8", CDSE_FP8),
-#undef PEAK
-};
-/* Offsets of peak_keys are relative to the system; the group's offset is 0. */
-static const key_table peak_table = {"systems[].peak_tflops", peak_keys,
-                                     (int)(sizeof peak_keys / sizeof peak_keys[0])};
-
-typedef struct coll_fit {
-    double latency_us;
-    double bandwidth_gbs;
-} coll_fit;
-
-static const key_spec coll_keys[] = {
-    FLOAT_KEY(coll_fit, "latency", latency_us, 0, false, 1e9, true, 0, "required",
-              "fitted latency (us)"),
-    FLOAT_KEY(coll_fit, "bandwidth", bandwidth_gbs, 0, true, 1e9, true, 0, "required",
-              "fitted effective bus bandwidth (GB/s)"),
-};
-static const key_table coll_table = {"systems[].network[].<collective>", coll_keys,
-                                     (int)(sizeof coll_keys / sizeof coll_keys[0])};
-
-#define COLL_KEY(key, coll)                                                                        \
-    {                                                                                              \
-        .name = key, .type = KEY_CUSTOM, .parse = parse_coll, .print = print_coll, .arg = coll,    \
-        .type_text = "group { latency; bandwidth; }", .def_text = "unset",                         \
-        .help = "fitted parameters for " key " (written by clusterdse fit)"                        \
-    }
-
-static const key_spec level_keys[] = {
-    {.name = "name",
-     .type = KEY_STRING,
-     .offset = offsetof(cdse_net_level, name),
-     .size = CDSE_NAME_MAX,
-     .required = true,
-     .def_text = "required",
-     .help = "level name (nvlink, ib, ...)"},
-    {.name = "size",
-     .type = KEY_INT,
-     .offset = offsetof(cdse_net_level, size),
-     .min = 0,
-     .max = INT_MAX_D,
-     .required = true,
-     .def_text = "required",
-     .help = "GPUs in one domain of this level (0 on the last level = the whole system)"},
-    FLOAT_KEY(cdse_net_level, "bandwidth", bandwidth_gbs, 0, true, 1e9, true, 0, "required",
-              "GB/s per GPU, one direction"),
-    FLOAT_KEY(cdse_net_level, "latency", latency_us, 0, false, 1e9, true, 0, "required",
-              "latency per step (us)"),
-    FLOAT_KEY(cdse_net_level, "efficiency", efficiency, 0, true, 1, false, 1.0, "1.0",
-              "achievable share of bandwidth for collectives"),
-    COLL_KEY("allreduce", CDSE_COLL_ALLREDUCE),
-    COLL_KEY("allgather", CDSE_COLL_ALLGATHER),
-    COLL_KEY("reduce_scatter", CDSE_COLL_REDUCE_SCATTER),
-    COLL_KEY("alltoall", CDSE_COLL_ALLTOALL),
-    COLL_KEY("sendrecv", CDSE_COLL_SENDRECV),
-};
-static const key_table level_table = {"systems[].network[]", level_keys,
-                                      (int)(sizeof level_keys / sizeof level_keys[0])};
-
-static const char *const attach_names[] = {"none", "per_gpu", "per_node", "pool", NULL};
-
-static const key_spec tier_keys[] = {
-    {.name = "attach",
-     .type = KEY_ENUM,
-     .offset = offsetof(cdse_mem_tier, attach),
-     .choices = attach_names,
-     .required = true,
-     .def_text = "required",
-     .help = "per_gpu: each GPU has its own; per_node: one per node; pool: shared by shared_by "
-             "GPUs"},
-    FLOAT_KEY(cdse_mem_tier, "capacity_gib", capacity_gib, 0, true, 1e9, true, 0, "required",
-              "capacity per attachment domain (GiB)"),
-    FLOAT_KEY(cdse_mem_tier, "bandwidth", bandwidth_gbs, 0, true, 1e9, true, 0, "required",
-              "GB/s per attachment domain, one direction"),
-    FLOAT_KEY(cdse_mem_tier, "latency", latency_us, 0, false, 1e9, false, 0, "0",
-              "access latency (us)"),
-    {.name = "shared_by",
-     .type = KEY_INT,
-     .offset = offsetof(cdse_mem_tier, shared_by),
-     .min = 1,
-     .max = INT_MAX_D,
-     .def_text = "1 / gpus_per_node",
-     .help = "GPUs sharing one domain (default 1 for per_gpu, gpus_per_node otherwise)"},
-};
-static const key_table tier_table = {"systems[].memory_tier", tier_keys,
-                                     (int)(sizeof tier_keys / sizeof tier_keys[0])};
-
-static const key_spec system_keys[] = {
-    {.name = "base",
-     .type = KEY_CUSTOM,
-     .parse = skip_key,
-     .type_text = "string",
-     .def_text = "none",
-     .help = "start from this profile (name or path) and override the keys given"},
-    {.name = "name",
-     .type = KEY_STRING,
-     .offset = offsetof(cdse_system, name),
-     .size = CDSE_NAME_MAX,
-     .required = true,
-     .def_text = "required",
-     .help = "system name used in outputs"},
-    {.name = "gpu",
-     .type = KEY_STRING,
-     .offset = offsetof(cdse_system, gpu),
-     .size = CDSE_NAME_MAX,
-     .required = true,
-     .def_text = "required",
-     .help = "accelerator model"},
-    {.name = "stack",
-     .type = KEY_STRING,
-     .offset = offsetof(cdse_system, stack),
-     .size = CDSE_NAME_MAX,
-     .def_text = "built-in (current Megatron-Core)",
-     .help = "software stack that runs on it when the job's stacks axis names none: a name from "
-             "calibration/stacks/ or a path"},
-    {.name = "gpus_per_node",
-     .type = KEY_INT,
-     .offset = offsetof(cdse_system, gpus_per_node),
-     .min = 1,
-     .max = 1e6,
-     .required = true,
-     .def_text = "required",
-     .help = "GPUs per node"},
-    {.name = "peak_tflops",
-     .type = KEY_GROUP,
-     .offset = 0,
-     .sub = &peak_table,
-     .required = true,
-     .type_text = "group { fp32; tf32; bf16; fp16; fp8; }",
-     .def_text = "required",
-     .help = "dense peak TFLOP/s per GPU per data type"},
-    {.name = "gemm_efficiency",
-     .type = KEY_CUSTOM,
-     .offset = offsetof(cdse_system, gemm_eff),
-     .parse = parse_eff_table,
-     .print = print_eff_table,
-     .required = true,
-     .type_text = "list of [flops, efficiency]",
-     .def_text = "required",
-     .help = "GEMM efficiency vs GEMM FLOPs, sorted by FLOPs (interpolated in log FLOPs)"},
-    {.name = "gemm_efficiency_fp8",
-     .type = KEY_CUSTOM,
-     .offset = offsetof(cdse_system, gemm_eff_fp8),
-     .parse = parse_eff_table,
-     .print = print_eff_table,
-     .type_text = "list of [flops, efficiency]",
-     .def_text = "gemm_efficiency",
-     .help = "GEMM efficiency table for fp8 GEMMs"},
-    FLOAT_KEY(cdse_system, "attention_efficiency", attention_efficiency, 0, true, 1, true, 0,
-              "required", "fused (flash) attention kernels, fraction of bf16 peak"),
-    FLOAT_KEY(cdse_system, "hbm_gib", hbm_gib, 0, true, 1e6, true, 0, "required",
-              "HBM capacity per GPU (GiB)"),
-    FLOAT_KEY(cdse_system, "hbm_bandwidth", hbm_bandwidth_gbs, 0, true, 1e6, true, 0, "required",
-              "HBM bandwidth per GPU (GB/s)"),
-    FLOAT_KEY(cdse_system, "hbm_efficiency", hbm_efficiency, 0, true, 1, true, 0, "required",
-              "achievable share of HBM bandwidth for streaming kernels"),
-    FLOAT_KEY(cdse_system, "reserved_gib", reserved_gib, 0, false, 1e6, true, 0, "required",
-              "HBM not available to the model: context, allocator, workspaces (GiB)"),
-    {.name = "network",
-     .type = KEY_CUSTOM,
-     .parse = parse_network,
-     .print = print_network,
-     .type_text = "list of level groups",
-     .def_text = "required",
-     .help = "network levels, innermost first (required unless network_profile is given)"},
-    {.name = "network_profile",
-     .type = KEY_CUSTOM,
-     .parse = skip_key,
-     .type_text = "string (path)",
-     .def_text = "none",
-     .help = "take the network levels from this fitted profile file"},
-    {.name = "memory_tier",
-     .type = KEY_GROUP,
-     .offset = offsetof(cdse_system, tier),
-     .sub = &tier_table,
-     .type_text = "group",
-     .def_text = "none",
-     .help = "second memory tier (offload / memory expansion target)"},
-};
-static const key_table system_table = {"systems[]", system_keys,
-                                       (int)(sizeof system_keys / sizeof system_keys[0])};
-
-static int parse_eff_table(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                           const key_spec *key)
-{
-    cdse_eff_table *table = (cdse_eff_table *)((char *)target + key->offset);
-    char allowed[200];
-    snprintf(allowed, sizeof allowed,
-             "a list of 1 to %d pairs [flops > 0, efficiency in (0, 1]] sorted by increasing flops",
-             CDSE_MAX_EFF_POINTS);
-    if (!config_setting_is_list(setting) && !config_setting_is_array(setting))
-        return fail(ctx, setting, NULL, setting, allowed, "expected a list");
-    int n = config_setting_length(setting);
-    if (n < 1 || n > CDSE_MAX_EFF_POINTS)
-        return fail(ctx, setting, NULL, setting, allowed, "%d points", n);
-    memset(table, 0, sizeof *table);
-    for (int i = 0; i < n; i++) {
-        const config_setting_t *pair = config_setting_get_elem(setting, i);
-        if (!config_setting_is_aggregate(pair) || config_setting_is_group(pair) ||
-            config_setting_length(pair) != 2)
-            return fail(ctx, setting, NULL, pair, allowed, "point %d is not a pair", i);
-        double v[2];
-        for (int j = 0; j < 2; j++) {
-            const config_setting_t *x = config_setting_get_elem(pair, j);
-            if (!config_setting_is_number(x))
-                return fail(ctx, setting, NULL, pair, allowed, "point %d holds a non-number", i);
-            v[j] = config_setting_type(x) == CONFIG_TYPE_FLOAT
-                       ? config_setting_get_float(x)
-                       : (double)config_setting_get_int64(x);
-            if (config_setting_type(x) == CONFIG_TYPE_INT)
-                v[j] = config_setting_get_int(x);
-        }
-        if (!(v[0] > 0) || !(v[1] > 0 && v[1] <= 1))
-            return fail(ctx, setting, NULL, pair, allowed, "point %d = [%g, %g] is out of range", i,
-                        v[0], v[1]);
-        if (i > 0 && !(v[0] > table->flops[i - 1]))
-            return fail(ctx, setting, NULL, pair, allowed,
-                        "point %d: flops %g not above the previous %g", i, v[0],
-                        table->flops[i - 1]);
-        table->flops[i] = v[0];
-        table->eff[i] = v[1];
-        table->n = i + 1;
-    }
-    return 0;
-}
-
-static int parse_coll(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                      const key_spec *key)
-{
-    cdse_net_level *level = target;
-    coll_fit fit = {0, 0};
-    int rc = parse_group(ctx, setting, &coll_table, &fit, true);
-    if (rc != 0)
-        return rc;
-    level->coll_latency_us[key->arg] = fit.latency_us;
-    level->coll_bandwidth_gbs[key->arg] = fit.bandwidth_gbs;
-    return 0;
-}
-
-static int parse_network(parse_ctx *ctx, const config_setting_t *setting, void *target,
-                         const key_spec *key)
-{
-    (void)key;
-    cdse_system *system = target;
-    char allowed[200];
-    snprintf(allowed, sizeof allowed,
-             "a list of 1 to %d level groups ( { name; size; bandwidth; latency; efficiency; }, "
-             "... ), innermost first",
-             CDSE_MAX_LEVELS);
-    if (!config_setting_is_list(setting))
-        return fail(ctx, setting, NULL, setting, allowed, "expected a list ( ... )");
-    int n = config_setting_length(setting);
-    if (n < 1 || n > CDSE_MAX_LEVELS)
-        return fail(ctx, setting, NULL, setting, allowed, "%d levels", n);
-    system->n_levels = 0;
-    memset(system->level, 0, sizeof system->level);
-    for (int i = 0; i < n; i++) {
-        const config_setting_t *group = config_setting_get_elem(setting, i);
-        cdse_net_level *level = &system->level[i];
-        int rc = parse_group(ctx, group, &level_table, level, true);
-        if (rc != 0)
-            return rc;
-        const config_setting_t *size = config_setting_get_member(group, "size");
-        if (level->size == 0 && i < n - 1)
-            return fail(ctx, size, NULL, size, "size >= 1 on every level but the last",
-                        "size 0 (whole system) on level %d of %d", i, n);
-        if (i > 0 && level->size != 0 && level->size % system->level[i - 1].size != 0) {
-            char nest[120];
-            snprintf(nest, sizeof nest,
-                     "a multiple of the inner level's size %d, or 0 on the "
-                     "last level",
-                     system->level[i - 1].size);
-            return fail(ctx, size, NULL, size, nest, "size %d does not nest", level->size);
-        }
-        system->n_levels = i + 1;
-    }
-    return 0;
-}
-
-static int parse_system_group(parse_ctx *ctx, const config_setting_t *group, void *target,
-                              bool fresh);
-
-static int system_finish(parse_ctx *ctx, const config_setting_t *group, cdse_system *system,
-                         bool fresh)
-{
-    const config_setting_t *profile = config_setting_get_member(group, "network_profile");
-    const config_setting_t *network = config_setting_get_member(group, "network");
-    if (profile != NULL) {
-        if (network != NULL)
-            return fail(ctx, profile, NULL, profile, "network or network_profile, not both",
-                        "given together with network (line %d)",
-                        config_setting_source_line(network));
-        if (config_setting_type(profile) != CONFIG_TYPE_STRING)
-            return fail(ctx, profile, NULL, profile, "a path to a fitted profile file",
-                        "expected a string");
-        cdse_system *fitted = calloc(1, sizeof *fitted);
-        if (fitted == NULL)
-            return CDSE_ENOMEM;
-        int rc = load_profile_named(ctx, profile, "", "network profile", parse_system_group, fitted,
-                                    false);
-        if (rc == 0 && fitted->n_levels == 0)
-            rc = fail(ctx, profile, NULL, profile, "a file holding network = ( ... )",
-                      "the profile has no network levels");
-        if (rc == 0) {
-            system->n_levels = fitted->n_levels;
-            memcpy(system->level, fitted->level, sizeof system->level);
-        }
-        free(fitted);
-        if (rc != 0)
-            return rc;
-    } else if (fresh && network == NULL) {
-        return fail(ctx, group, "network", group, "a list of level groups, or network_profile",
-                    "missing (required)");
-    }
-    const config_setting_t *tier = config_setting_get_member(group, "memory_tier");
-    if (tier != NULL && system->tier.attach == CDSE_TIER_NONE &&
-        config_setting_get_member(tier, "attach") == NULL)
-        return fail(ctx, tier, "attach", tier, "one of \"per_gpu\", \"per_node\", \"pool\"",
-                    "missing (required)");
-    if (tier != NULL && system->tier.shared_by == 0)
-        system->tier.shared_by =
-            system->tier.attach == CDSE_TIER_PER_GPU ? 1 : system->gpus_per_node;
-    cdse_diag inner;
-    inner.msg[0] = '\0';
-    if (cdse_system_check(system, &inner) != 0)
-        return fail(ctx, group, NULL, group, "values consistent with each other", "system '%s': %s",
-                    system->name, inner.msg);
-    return 0;
-}
-
-static int parse_system_group(parse_ctx *ctx, const config_setting_t *group, void *target,
-                              bool fresh)
-{
-    cdse_system *system = target;
-    if (!config_setting_is_group(group))
-        return fail(ctx, group, NULL, group, "a group { key = value; ... }", "expected a group");
-    const config_setting_t *base = config_setting_get_member(group, "base");
-    if (base != NULL) {
-        if (config_setting_type(base) != CONFIG_TYPE_STRING)
-            return fail(ctx, base, NULL, base, "a system name or a path", "expected a string");
-        int rc = load_profile_named(ctx, base, "calibration/systems", "system", parse_system_group,
-                                    system, true);
-        if (rc != 0)
-            return rc;
-        fresh = false;
-    }
-    int rc = parse_group(ctx, group, &system_table, system, fresh);
-    if (rc != 0)
-        return rc;
-    /* A profile used only for its network (network_profile) need not be complete. */
-    if (!fresh && base == NULL)
-        return 0;
-    return system_finish(ctx, group, system, fresh);
-}
-
-int cdse_system_load_file(const char *path, cdse_system *system, cdse_diag *diag)
-{
-    size_t len;
-    char *text = read_text(path, &len);
-    if (text == NULL) {
-        cdse_diag_set(diag,
-                      "%s: cannot read system profile (%s); allowed: a readable libconfig file",
-                      path, strerror(errno));
-        return CDSE_EIO;
-    }
-    parse_ctx ctx = {.file = path, .job_path = path, .diag = diag};
-    config_t cfg;
-    memset(system, 0, sizeof *system);
-    int rc = read_config(&ctx, text, &cfg);
-    free(text);
-    if (rc != 0)
-        return rc;
-    rc = parse_system_group(&ctx, config_root_setting(&cfg), system, true);
     config_destroy(&cfg);
     return rc;
 }
@@ -1496,13 +281,14 @@ static int parse_member_system(parse_ctx *ctx, const config_setting_t *setting, 
     (void)key;
     pool_member *member = target;
     if (config_setting_type(setting) == CONFIG_TYPE_STRING)
-        return load_profile_named(ctx, setting, "calibration/systems", "system", parse_system_group,
-                                  &member->system, true);
+        return cdse__load_profile_named(ctx, setting, "calibration/systems", "system",
+                                        cdse__parse_system_group, &member->system, true);
     if (config_setting_is_group(setting))
-        return parse_system_group(ctx, setting, &member->system, true);
-    return fail(ctx, setting, NULL, setting,
-                "a system name from calibration/systems/, a path, or an inline system group",
-                "expected a name or a group");
+        return cdse__parse_system_group(ctx, setting, &member->system, true);
+    return cdse__key_fail(
+        ctx, setting, NULL, setting,
+        "a system name from calibration/systems/, a path, or an inline system group",
+        "expected a name or a group");
 }
 
 static const key_spec member_keys[] = {
@@ -1538,12 +324,13 @@ static int place_member(parse_ctx *ctx, const config_setting_t *at, const cdse_s
             return 0;
         }
         if (strcmp(job->system[i].name, system->name) == 0)
-            return fail(ctx, at, NULL, at, "one profile per system name",
-                        "a different system named '%s' is already in the job", system->name);
+            return cdse__key_fail(ctx, at, NULL, at, "one profile per system name",
+                                  "a different system named '%s' is already in the job",
+                                  system->name);
     }
     if (job->n_systems >= CDSE_MAX_SYSTEMS)
-        return fail(ctx, at, NULL, at, "at most 32 systems including pool members",
-                    "too many systems");
+        return cdse__key_fail(ctx, at, NULL, at, "at most 32 systems including pool members",
+                              "too many systems");
     *index = job->n_systems;
     job->system[job->n_systems++] = *system;
     return 0;
@@ -1554,19 +341,19 @@ static int parse_pool_members(parse_ctx *ctx, const config_setting_t *setting, v
 {
     (void)key;
     cdse_system *pool = target;
-    char allowed[200];
+    char allowed[CDSE_ALLOWED_MAX];
     snprintf(allowed, sizeof allowed,
              "a list of 2 to %d groups { system = NAME or { ... }; gpus = N; } of distinct GPU "
              "types",
              CDSE_MAX_POOL_TYPES);
     if (!config_setting_is_list(setting))
-        return fail(ctx, setting, NULL, setting, allowed, "expected a list ( ... )");
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "expected a list ( ... )");
     int n = config_setting_length(setting);
     if (n < 2 || n > CDSE_MAX_POOL_TYPES)
-        return fail(ctx, setting, NULL, setting, allowed, "%d GPU types", n);
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "%d GPU types", n);
     if (ctx->job == NULL)
-        return fail(ctx, setting, NULL, setting, "pools in a job's systems list",
-                    "a pool cannot be a profile file");
+        return cdse__key_fail(ctx, setting, NULL, setting, "pools in a job's systems list",
+                              "a pool cannot be a profile file");
     pool_member *member = calloc(1, sizeof *member);
     if (member == NULL)
         return CDSE_ENOMEM;
@@ -1575,13 +362,13 @@ static int parse_pool_members(parse_ctx *ctx, const config_setting_t *setting, v
     for (int i = 0; i < n && rc == 0; i++) {
         const config_setting_t *elem = config_setting_get_elem(setting, i);
         memset(member, 0, sizeof *member);
-        rc = parse_group(ctx, elem, &member_table, member, true);
+        rc = cdse__parse_group(ctx, elem, &member_table, member, true);
         if (rc == 0)
             rc = place_member(ctx, elem, &member->system, &parsed.member[i]);
         for (int j = 0; j < i && rc == 0; j++)
             if (parsed.member[j] == parsed.member[i])
-                rc = fail(ctx, setting, NULL, elem, allowed, "GPU type '%s' appears twice",
-                          member->system.name);
+                rc = cdse__key_fail(ctx, setting, NULL, elem, allowed,
+                                    "GPU type '%s' appears twice", member->system.name);
         parsed.gpus[i] = member->gpus;
         parsed.n_types = i + 1;
     }
@@ -1629,7 +416,7 @@ typedef struct job_entry {
 static int parse_entries(parse_ctx *ctx, const config_setting_t *setting, const job_entry *kind,
                          char *first, int *count)
 {
-    char allowed[300];
+    char allowed[CDSE_ALLOWED_MAX];
     snprintf(allowed, sizeof allowed,
              "a %s name from %s/, a path to a .cfg file, an inline group, or a list ( ... ) of "
              "1 to %d of these",
@@ -1637,7 +424,7 @@ static int parse_entries(parse_ctx *ctx, const config_setting_t *setting, const 
     bool list = config_setting_is_list(setting) || config_setting_is_array(setting);
     int n = list ? config_setting_length(setting) : 1;
     if (n < 1 || n > kind->max)
-        return fail(ctx, setting, NULL, setting, allowed, "%d entries", n);
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "%d entries", n);
     for (int i = 0; i < n; i++) {
         const config_setting_t *elem = list ? config_setting_get_elem(setting, i) : setting;
         char *target = first + (size_t)i * kind->size;
@@ -1647,19 +434,20 @@ static int parse_entries(parse_ctx *ctx, const config_setting_t *setting, const 
             config_setting_get_member(elem, "pool") != NULL)
             rc = 0; /* a pool: parsed once every listed system is known */
         else if (config_setting_type(elem) == CONFIG_TYPE_STRING)
-            rc = load_profile_named(ctx, elem, kind->subdir, kind->what, kind->parse, target, true);
+            rc = cdse__load_profile_named(ctx, elem, kind->subdir, kind->what, kind->parse, target,
+                                          true);
         else if (config_setting_is_group(elem))
             rc = kind->parse(ctx, elem, target, true);
         else
-            rc = fail(ctx, elem, NULL, elem, allowed, "expected a name or a group");
+            rc = cdse__key_fail(ctx, elem, NULL, elem, allowed, "expected a name or a group");
         if (rc != 0)
             return rc;
         /* Names come first in both structs (checked below): duplicates would make outputs
          * ambiguous. */
         for (int j = 0; j < i && target[0] != '\0'; j++)
             if (strcmp(target, first + (size_t)j * kind->size) == 0)
-                return fail(ctx, setting, NULL, elem, "distinct names", "%s '%s' appears twice",
-                            kind->what, target);
+                return cdse__key_fail(ctx, setting, NULL, elem, "distinct names",
+                                      "%s '%s' appears twice", kind->what, target);
         *count = i + 1;
     }
     return 0;
@@ -1685,11 +473,11 @@ static int load_stack_named(parse_ctx *ctx, const config_setting_t *at, const ch
 {
     char path[CDSE_PATH_MAX];
     if (name[0] == '\0' ||
-        resolve_file("calibration/stacks", name, ctx->job_path, path, sizeof path) != 0) {
+        cdse__resolve_file("calibration/stacks", name, ctx->job_path, path, sizeof path) != 0) {
         char names[600], allowed[800];
-        list_names("calibration/stacks", ctx->job_path, names, sizeof names);
+        cdse__list_names("calibration/stacks", ctx->job_path, names, sizeof names);
         snprintf(allowed, sizeof allowed, "a name from calibration/stacks/ (%s) or a path", names);
-        return fail(ctx, at, NULL, at, allowed, "stack '%s' not found", name);
+        return cdse__key_fail(ctx, at, NULL, at, allowed, "stack '%s' not found", name);
     }
     for (int k = 0; k < job->n_stacks; k++)
         if (strcmp(job->stack_path[k], path) == 0) {
@@ -1697,8 +485,8 @@ static int load_stack_named(parse_ctx *ctx, const config_setting_t *at, const ch
             return 0;
         }
     if (job->n_stacks >= CDSE_MAX_STACKS)
-        return fail(ctx, at, NULL, at, "at most 8 stacks in a job", "stack '%s' is one too many",
-                    name);
+        return cdse__key_fail(ctx, at, NULL, at, "at most 8 stacks in a job",
+                              "stack '%s' is one too many", name);
     int rc = cdse_stack_load_file(path, &job->stack[job->n_stacks], ctx->diag);
     if (rc != 0)
         return rc;
@@ -1729,8 +517,9 @@ static int parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *
 {
     (void)key;
     cdse_job *job = target;
-    static const job_entry kind = {"calibration/systems", "system",           CDSE_MAX_SYSTEMS,
-                                   sizeof(cdse_system),   parse_system_group, true};
+    static const job_entry kind = {"calibration/systems",    "system",
+                                   CDSE_MAX_SYSTEMS,         sizeof(cdse_system),
+                                   cdse__parse_system_group, true};
     int rc = parse_entries(ctx, setting, &kind, (char *)job->system, &job->n_systems);
     ctx->axis_systems = job->n_systems;
     ctx->job = job;
@@ -1740,14 +529,14 @@ static int parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *
     for (int i = 0; i < ctx->axis_systems && rc == 0; i++) {
         const config_setting_t *elem = list ? config_setting_get_elem(setting, i) : setting;
         if (config_setting_is_group(elem) && config_setting_get_member(elem, "pool") != NULL)
-            rc = parse_group(ctx, elem, &pool_table, &job->system[i], true);
+            rc = cdse__parse_group(ctx, elem, &pool_table, &job->system[i], true);
     }
     for (int i = 0; i < ctx->axis_systems && rc == 0; i++)
         for (int j = 0; j < i && rc == 0; j++)
             if (strcmp(job->system[i].name, job->system[j].name) == 0) {
                 const config_setting_t *elem = list ? config_setting_get_elem(setting, i) : setting;
-                rc = fail(ctx, setting, NULL, elem, "distinct names", "system '%s' appears twice",
-                          job->system[i].name);
+                rc = cdse__key_fail(ctx, setting, NULL, elem, "distinct names",
+                                    "system '%s' appears twice", job->system[i].name);
             }
     if (rc == 0)
         rc = system_default_stacks(ctx, setting, job);
@@ -1763,7 +552,7 @@ static int parse_stacks(parse_ctx *ctx, const config_setting_t *setting, void *t
     const char *allowed = "a name from calibration/stacks/ or a path, or a list of 1 to 8";
     int count = config_setting_is_aggregate(setting) ? config_setting_length(setting) : 1;
     if (config_setting_is_group(setting) || count < 1 || count > CDSE_MAX_STACKS)
-        return fail(ctx, setting, NULL, setting, allowed, "%d stacks", count);
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "%d stacks", count);
     int n = 0;
     int value[CDSE_MAX_STACKS];
     for (int i = 0; i < count; i++) {
@@ -1771,14 +560,14 @@ static int parse_stacks(parse_ctx *ctx, const config_setting_t *setting, void *t
             config_setting_is_aggregate(setting) ? config_setting_get_elem(setting, i) : setting;
         const char *name = config_setting_get_string(elem);
         if (name == NULL)
-            return fail(ctx, setting, NULL, elem, allowed, "not a string");
+            return cdse__key_fail(ctx, setting, NULL, elem, allowed, "not a string");
         int rc = load_stack_named(ctx, elem, name, job, &value[n]);
         if (rc != 0)
             return rc;
         for (int j = 0; j < n; j++)
             if (value[j] == value[n])
-                return fail(ctx, setting, NULL, elem, "distinct stacks", "stack '%s' appears twice",
-                            name);
+                return cdse__key_fail(ctx, setting, NULL, elem, "distinct stacks",
+                                      "stack '%s' appears twice", name);
         n++;
     }
     job->space.n[CDSE_AXIS_STACK] = n; /* kept by parse_space, which runs next */
@@ -1926,27 +715,28 @@ static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
         if (!tp_ok) {
             axis_values_text(in, CDSE_AXIS_TP, values, sizeof values);
             const config_setting_t *at = in->setting[CDSE_AXIS_TP];
-            return fail(ctx, at ? at : space, at ? NULL : "tp", at ? at : space,
-                        "at least one tp that divides the heads of every model",
-                        "no value in %s divides the %d heads of model '%s'", values, model->heads,
-                        model->name);
+            return cdse__key_fail(ctx, at ? at : space, at ? NULL : "tp", at ? at : space,
+                                  "at least one tp that divides the heads of every model",
+                                  "no value in %s divides the %d heads of model '%s'", values,
+                                  model->heads, model->name);
         }
         if (!pp_ok) {
             axis_values_text(in, CDSE_AXIS_PP, values, sizeof values);
             axis_values_text(in, CDSE_AXIS_VPP, values2, sizeof values2);
             const config_setting_t *at = in->setting[CDSE_AXIS_PP];
-            return fail(ctx, at ? at : space, at ? NULL : "pp", at ? at : space,
-                        "at least one pp * vpp no larger than the layers of every model",
-                        "every pp in %s times vpp in %s exceeds the %d layers of model '%s'",
-                        values, values2, model->layers, model->name);
+            return cdse__key_fail(
+                ctx, at ? at : space, at ? NULL : "pp", at ? at : space,
+                "at least one pp * vpp no larger than the layers of every model",
+                "every pp in %s times vpp in %s exceeds the %d layers of model '%s'", values,
+                values2, model->layers, model->name);
         }
         if (!ep_ok) {
             axis_values_text(in, CDSE_AXIS_EP, values, sizeof values);
             const config_setting_t *at = in->setting[CDSE_AXIS_EP];
-            return fail(ctx, at ? at : space, at ? NULL : "ep", at ? at : space,
-                        "1, or a divisor of the model's experts",
-                        "no value in %s works for model '%s' with %d experts", values, model->name,
-                        model->experts);
+            return cdse__key_fail(ctx, at ? at : space, at ? NULL : "ep", at ? at : space,
+                                  "1, or a divisor of the model's experts",
+                                  "no value in %s works for model '%s' with %d experts", values,
+                                  model->name, model->experts);
         }
     }
     bool gpus_ok = false;
@@ -1962,8 +752,9 @@ static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
         axis_values_text(in, CDSE_AXIS_GPUS, values, sizeof values);
         const config_setting_t *at =
             in->setting[CDSE_AXIS_GPUS] ? in->setting[CDSE_AXIS_GPUS] : in->setting[AXIS_NODES];
-        return fail(ctx, at, NULL, at, "at least one gpus value divisible by some tp * pp * cp",
-                    "no value in %s is divisible by any tp * pp * cp", values);
+        return cdse__key_fail(ctx, at, NULL, at,
+                              "at least one gpus value divisible by some tp * pp * cp",
+                              "no value in %s is divisible by any tp * pp * cp", values);
     }
     for (int s = 0; s < job->n_systems; s++) {
         bool offload_ok = job->system[s].tier.attach != CDSE_TIER_NONE;
@@ -1971,9 +762,9 @@ static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
             offload_ok |= in->value[CDSE_AXIS_OFFLOAD][i] == 0;
         if (!offload_ok) {
             const config_setting_t *at = in->setting[CDSE_AXIS_OFFLOAD];
-            return fail(ctx, at, NULL, at,
-                        "\"none\" among the values, or a memory_tier on every system",
-                        "system '%s' has no second memory tier to offload to", job->system[s].name);
+            return cdse__key_fail(
+                ctx, at, NULL, at, "\"none\" among the values, or a memory_tier on every system",
+                "system '%s' has no second memory tier to offload to", job->system[s].name);
         }
     }
     for (int s = 0; s < job->n_systems; s++) {
@@ -1982,9 +773,10 @@ static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
             ok |= job->system[s].peak_tflops[in->value[CDSE_AXIS_PRECISION][i]] > 0;
         if (!ok) {
             const config_setting_t *at = in->setting[CDSE_AXIS_PRECISION];
-            return fail(ctx, at ? at : space, at ? NULL : "precision", at ? at : space,
-                        "a precision with a non-zero peak_tflops on every system",
-                        "system '%s' supports none of the precisions given", job->system[s].name);
+            return cdse__key_fail(ctx, at ? at : space, at ? NULL : "precision", at ? at : space,
+                                  "a precision with a non-zero peak_tflops on every system",
+                                  "system '%s' supports none of the precisions given",
+                                  job->system[s].name);
         }
     }
     return 0;
@@ -1998,30 +790,30 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
     space_input *in = calloc(1, sizeof *in);
     if (in == NULL)
         return CDSE_ENOMEM;
-    int rc = parse_group(ctx, setting, &space_table, in, true);
+    int rc = cdse__parse_group(ctx, setting, &space_table, in, true);
     const config_setting_t *gpus = in->setting[CDSE_AXIS_GPUS];
     const config_setting_t *nodes = in->setting[AXIS_NODES];
     if (rc == 0 && gpus != NULL && nodes != NULL)
-        rc = fail(ctx, nodes, NULL, nodes, "gpus or nodes, not both",
-                  "given together with gpus (line %d)", config_setting_source_line(gpus));
+        rc = cdse__key_fail(ctx, nodes, NULL, nodes, "gpus or nodes, not both",
+                            "given together with gpus (line %d)", config_setting_source_line(gpus));
     if (rc == 0 && gpus == NULL && nodes == NULL)
-        rc = fail(ctx, setting, "gpus", setting, "gpus = [ ... ] or nodes = [ ... ]",
-                  "missing (required: gpus or nodes)");
+        rc = cdse__key_fail(ctx, setting, "gpus", setting, "gpus = [ ... ] or nodes = [ ... ]",
+                            "missing (required: gpus or nodes)");
     if (rc == 0 && nodes != NULL) {
         int per_node = job->system[0].gpus_per_node;
         for (int s = 1; s < job->n_systems && rc == 0; s++)
             if (job->system[s].gpus_per_node != per_node)
-                rc = fail(ctx, nodes, NULL, nodes,
-                          "gpus = [ ... ] when systems differ in "
-                          "gpus_per_node",
-                          "systems '%s' (%d GPUs per node) and '%s' (%d) differ",
-                          job->system[0].name, per_node, job->system[s].name,
-                          job->system[s].gpus_per_node);
+                rc = cdse__key_fail(ctx, nodes, NULL, nodes,
+                                    "gpus = [ ... ] when systems differ in "
+                                    "gpus_per_node",
+                                    "systems '%s' (%d GPUs per node) and '%s' (%d) differ",
+                                    job->system[0].name, per_node, job->system[s].name,
+                                    job->system[s].gpus_per_node);
         for (int i = 0; i < in->n[AXIS_NODES] && rc == 0; i++) {
             int64_t g = in->value[AXIS_NODES][i] * per_node;
             if (g > MAX_GPUS)
-                rc = fail(ctx, nodes, NULL, nodes, "nodes * gpus_per_node <= 1048576",
-                          "%lld nodes is too many", (long long)in->value[AXIS_NODES][i]);
+                rc = cdse__key_fail(ctx, nodes, NULL, nodes, "nodes * gpus_per_node <= 1048576",
+                                    "%lld nodes is too many", (long long)in->value[AXIS_NODES][i]);
             in->value[CDSE_AXIS_GPUS][i] = g;
         }
         in->n[CDSE_AXIS_GPUS] = in->n[AXIS_NODES];
@@ -2053,8 +845,8 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
             space->value[CDSE_AXIS_STACK][k] = stacks[k];
         cdse_diag inner;
         if (cdse_space_finish(space, &inner) != 0)
-            rc = fail(ctx, setting, NULL, setting, "a space of fewer than 2^63 configurations",
-                      "%s", inner.msg);
+            rc = cdse__key_fail(ctx, setting, NULL, setting,
+                                "a space of fewer than 2^63 configurations", "%s", inner.msg);
     }
     free(in);
     return rc;
@@ -2075,23 +867,24 @@ static int parse_group_by(parse_ctx *ctx, const config_setting_t *setting, void 
     cdse_objective *objective = target;
     static const key_spec one = {
         .name = "group_by", .type = KEY_ENUM, .choices = group_names, .choice_value = group_bits};
-    char allowed[200];
-    key_allowed(&one, allowed, sizeof allowed);
+    char allowed[CDSE_ALLOWED_MAX];
+    cdse__key_allowed(&one, allowed, sizeof allowed);
     strncat(allowed, ", or a list of them", sizeof allowed - strlen(allowed) - 1);
     bool list = config_setting_is_aggregate(setting);
     if (config_setting_is_group(setting))
-        return fail(ctx, setting, NULL, setting, allowed, "expected a list");
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "expected a list");
     int n = list ? config_setting_length(setting) : 1;
     objective->group_by = 0;
     for (int i = 0; i < n; i++) {
         const config_setting_t *elem = list ? config_setting_get_elem(setting, i) : setting;
         double bit = 0;
         const char *text = NULL;
-        int rc = read_scalar(ctx, &one, setting, elem, &bit, &text);
+        int rc = cdse__read_scalar(ctx, &one, setting, elem, &bit, &text);
         if (rc != 0)
             return rc;
         if (objective->group_by & (int)bit)
-            return fail(ctx, setting, NULL, elem, allowed, "value \"%s\" appears twice", text);
+            return cdse__key_fail(ctx, setting, NULL, elem, allowed, "value \"%s\" appears twice",
+                                  text);
         objective->group_by |= (int)bit;
     }
     return 0;
@@ -2156,17 +949,18 @@ static int parse_probe_plan(parse_ctx *ctx, const config_setting_t *setting, voi
     (void)key;
     cdse_job *job = target;
     if (config_setting_type(setting) != CONFIG_TYPE_STRING)
-        return fail(ctx, setting, NULL, setting,
-                    "a plan name from calibration/plans/ or a path to a plan file",
-                    "expected a string");
+        return cdse__key_fail(ctx, setting, NULL, setting,
+                              "a plan name from calibration/plans/ or a path to a plan file",
+                              "expected a string");
     const char *name = config_setting_get_string(setting);
-    if (name[0] == '\0' || resolve_file("calibration/plans", name, ctx->job_path, job->probe_plan,
-                                        sizeof job->probe_plan) != 0) {
+    if (name[0] == '\0' || cdse__resolve_file("calibration/plans", name, ctx->job_path,
+                                              job->probe_plan, sizeof job->probe_plan) != 0) {
         char names[600], allowed[800];
-        list_names("calibration/plans", ctx->job_path, names, sizeof names);
+        cdse__list_names("calibration/plans", ctx->job_path, names, sizeof names);
         snprintf(allowed, sizeof allowed,
                  "a plan name from calibration/plans/ (%s) or a path to a plan file", names);
-        return fail(ctx, setting, NULL, setting, allowed, "probe plan '%s' not found", name);
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "probe plan '%s' not found",
+                              name);
     }
     cdse_probe_plan *plan = malloc(sizeof *plan);
     if (plan == NULL)
@@ -2181,7 +975,7 @@ static int parse_probe_systems(parse_ctx *ctx, const config_setting_t *setting, 
 {
     (void)key;
     cdse_job *job = target;
-    char allowed[600];
+    char allowed[CDSE_ALLOWED_MAX];
     size_t len = (size_t)snprintf(allowed, sizeof allowed, "names of the job's systems:");
     for (int s = 0; s < ctx->axis_systems && len < sizeof allowed; s++)
         len += (size_t)snprintf(allowed + len, sizeof allowed - len, "%s \"%s\"", s ? "," : "",
@@ -2192,19 +986,20 @@ static int parse_probe_systems(parse_ctx *ctx, const config_setting_t *setting, 
     for (int i = 0; i < n; i++) {
         const config_setting_t *elem = list ? config_setting_get_elem(setting, i) : setting;
         if (config_setting_type(elem) != CONFIG_TYPE_STRING)
-            return fail(ctx, setting, NULL, elem, allowed, "expected a system name");
+            return cdse__key_fail(ctx, setting, NULL, elem, allowed, "expected a system name");
         const char *name = config_setting_get_string(elem);
         int found = -1;
         for (int s = 0; s < ctx->axis_systems; s++)
             if (strcmp(job->system[s].name, name) == 0)
                 found = s;
         if (found < 0)
-            return fail(ctx, setting, NULL, elem, allowed, "'%s' is not a system of the job", name);
+            return cdse__key_fail(ctx, setting, NULL, elem, allowed,
+                                  "'%s' is not a system of the job", name);
         if (job->system[found].pool.n_types > 0)
-            return fail(ctx, setting, NULL, elem, "systems that are not pools", "'%s' is a pool",
-                        name);
+            return cdse__key_fail(ctx, setting, NULL, elem, "systems that are not pools",
+                                  "'%s' is a pool", name);
         if (job->probe_systems & (1u << found))
-            return fail(ctx, setting, NULL, elem, allowed, "'%s' appears twice", name);
+            return cdse__key_fail(ctx, setting, NULL, elem, allowed, "'%s' appears twice", name);
         job->probe_systems |= 1u << found;
     }
     return 0;
@@ -2234,15 +1029,13 @@ static int parse_probe(parse_ctx *ctx, const config_setting_t *setting, void *ta
 {
     (void)key;
     cdse_job *job = target;
-    int rc = parse_group(ctx, setting, &probe_table, job, true);
+    int rc = cdse__parse_group(ctx, setting, &probe_table, job, true);
     if (rc == 0 && config_setting_get_member(setting, "systems") == NULL)
         for (int s = 0; s < ctx->axis_systems; s++)
             if (job->system[s].pool.n_types == 0)
                 job->probe_systems |= 1u << s;
     return rc;
 }
-
-static void print_string(FILE *out, const char *text);
 
 static void print_probe(FILE *out, const void *target, const key_spec *key, int indent)
 {
@@ -2251,13 +1044,13 @@ static void print_probe(FILE *out, const void *target, const key_spec *key, int 
     if (job->probe_plan[0] == '\0')
         return;
     fprintf(out, "%*sprobe = {\n%*splan = ", indent, "", indent + 2, "");
-    print_string(out, job->probe_plan);
+    cdse__print_string(out, job->probe_plan);
     fprintf(out, ";\n%*ssystems = [", indent + 2, "");
     int printed = 0;
     for (int s = 0; s < CDSE_MAX_SYSTEMS; s++)
         if (job->probe_systems & (1u << s)) {
             fputs(printed++ ? ", " : " ", out);
-            print_string(out, job->system[s].name);
+            cdse__print_string(out, job->system[s].name);
         }
     fprintf(out, " ];\n%*s};\n", indent, "");
 }
@@ -2378,17 +1171,17 @@ int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_d
     snprintf(job->path, sizeof job->path, "%s", path);
     parse_ctx ctx = {.file = path, .job_path = path, .diag = diag};
     config_t cfg;
-    int rc = read_config(&ctx, text, &cfg);
+    int rc = cdse__read_config(&ctx, text, &cfg);
     if (rc != 0)
         return rc;
-    rc = parse_group(&ctx, config_root_setting(&cfg), &job_table, job, true);
+    rc = cdse__parse_group(&ctx, config_root_setting(&cfg), &job_table, job, true);
     const config_setting_t *objective = config_lookup(&cfg, "objective");
     int metric = job->objective.metric;
     if (rc == 0 && job->objective.tokens == 0 &&
         (metric == CDSE_METRIC_TIME_TO_TRAIN || metric == CDSE_METRIC_GPU_HOURS)) {
         const config_setting_t *at = config_setting_get_member(objective, "metric");
-        rc = fail(&ctx, objective, "tokens", at, "a token budget > 0, e.g. tokens = 3e11",
-                  "missing (required by metric \"%s\")", cdse_metric_name(metric));
+        rc = cdse__key_fail(&ctx, objective, "tokens", at, "a token budget > 0, e.g. tokens = 3e11",
+                            "missing (required by metric \"%s\")", cdse_metric_name(metric));
     }
     config_destroy(&cfg);
     if (rc != 0)
@@ -2411,12 +1204,10 @@ int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_d
 int cdse_job_load_file(const char *path, cdse_job *job, cdse_diag *diag)
 {
     memset(job, 0, sizeof *job);
-    char *text = read_text(path, NULL);
-    if (text == NULL) {
-        cdse_diag_set(diag, "%s: cannot read job file (%s); allowed: a readable libconfig file",
-                      path, strerror(errno));
-        return CDSE_EIO;
-    }
+    char *text;
+    int rc_read = cdse__read_file_diag(path, "job file", &text, diag);
+    if (rc_read != 0)
+        return rc_read;
     int rc = cdse_job_load_text(text, path, job, diag);
     free(text);
     if (rc != 0)
@@ -2433,138 +1224,6 @@ void cdse_job_free(cdse_job *job)
     job->text_len = 0;
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* The effective job: every default resolved, models and systems inline, in job-file syntax    */
-
-static void print_string(FILE *out, const char *text)
-{
-    fputc('"', out);
-    for (const char *p = text; *p != '\0'; p++) {
-        if (*p == '"' || *p == '\\')
-            fputc('\\', out);
-        fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
-/* A float literal that reads back to the same double (libconfig needs the '.' or exponent to
- * keep an array of floats uniform). */
-static void print_float(FILE *out, double x)
-{
-    char buf[40];
-    snprintf(buf, sizeof buf, "%.15g", x);
-    if (strtod(buf, NULL) != x)
-        snprintf(buf, sizeof buf, "%.17g", x);
-    if (strpbrk(buf, ".eEn") == NULL)
-        strncat(buf, ".0", sizeof buf - strlen(buf) - 1);
-    fputs(buf, out);
-}
-
-static const char *enum_name(const key_spec *key, int value)
-{
-    for (int i = 0; key->choices[i] != NULL; i++)
-        if ((key->choice_value != NULL ? key->choice_value[i] : i) == value)
-            return key->choices[i];
-    return "?";
-}
-
-static void offload_text(int mask, char *buf, size_t size)
-{
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < 3; i++)
-        if (mask & offload_bits[i])
-            len +=
-                (size_t)snprintf(buf + len, size - len, "%s%s", len ? "+" : "", offload_parts[i]);
-    if (len == 0)
-        snprintf(buf, size, "none");
-}
-
-/* One scalar value of `key`: from a struct field, or (axes) from an int64 value. */
-static void print_scalar(FILE *out, const key_spec *key, double number, const char *text)
-{
-    char buf[64];
-    switch (key->type) {
-    case KEY_INT:
-        fprintf(out, "%lld", (long long)number);
-        break;
-    case KEY_FLOAT:
-        print_float(out, number);
-        break;
-    case KEY_BOOL:
-        fputs(number != 0.0 ? "true" : "false", out);
-        break;
-    case KEY_STRING:
-        print_string(out, text);
-        break;
-    case KEY_ENUM:
-        print_string(out, enum_name(key, (int)number));
-        break;
-    case KEY_OFFLOAD:
-        offload_text((int)number, buf, sizeof buf);
-        print_string(out, buf);
-        break;
-    default:
-        break;
-    }
-}
-
-static void print_table_values(FILE *out, const key_table *table, const void *target, int indent);
-
-static void print_field(FILE *out, const key_spec *key, const void *target, int indent)
-{
-    const char *field = (const char *)target + key->offset;
-    if (key->type == KEY_CUSTOM) {
-        if (key->print != NULL)
-            key->print(out, target, key, indent);
-        return;
-    }
-    if (key->type == KEY_GROUP) {
-        fprintf(out, "%*s%s = {\n", indent, "", key->name);
-        print_table_values(out, key->sub, field, indent + 2);
-        fprintf(out, "%*s};\n", indent, "");
-        return;
-    }
-    double number = 0;
-    if (key->type == KEY_INT || key->type == KEY_ENUM || key->type == KEY_OFFLOAD)
-        number = *(const int *)field;
-    else if (key->type == KEY_FLOAT)
-        number = *(const double *)field;
-    else if (key->type == KEY_BOOL)
-        number = *(const bool *)field;
-    bool below = key->min_open ? !(number > key->min) : number < key->min;
-    if ((key->type == KEY_INT || key->type == KEY_FLOAT) && below)
-        return; /* never set: an optional key (tokens), or one that applies only with another
-                   (top_k with experts) */
-    if (key->type == KEY_STRING && field[0] == '\0')
-        return; /* an optional string never set (a system's stack) */
-    fprintf(out, "%*s%s = ", indent, "", key->name);
-    print_scalar(out, key, number, field);
-    fputs(";\n", out);
-}
-
-static void print_table_values(FILE *out, const key_table *table, const void *target, int indent)
-{
-    for (int i = 0; i < table->n; i++)
-        print_field(out, &table->keys[i], target, indent);
-}
-
-static void print_eff_table(FILE *out, const void *target, const key_spec *key, int indent)
-{
-    const cdse_eff_table *table = (const cdse_eff_table *)((const char *)target + key->offset);
-    if (table->n == 0)
-        return;
-    fprintf(out, "%*s%s = (", indent, "", key->name);
-    for (int i = 0; i < table->n; i++) {
-        fputs(i ? ", [" : " [", out);
-        print_float(out, table->flops[i]);
-        fputs(", ", out);
-        print_float(out, table->eff[i]);
-        fputs("]", out);
-    }
-    fputs(" );\n", out);
-}
-
 static void print_seq_histogram(FILE *out, const void *target, const key_spec *key, int indent)
 {
     const cdse_model *model = target;
@@ -2573,37 +1232,12 @@ static void print_seq_histogram(FILE *out, const void *target, const key_spec *k
     fprintf(out, "%*s%s = (", indent, "", key->name);
     for (int i = 0; i < model->n_seq_bins; i++) {
         fputs(i ? ", [" : " [", out);
-        print_float(out, model->seq_bin_len[i]);
+        cdse__print_float(out, model->seq_bin_len[i]);
         fputs(", ", out);
-        print_float(out, model->seq_bin_weight[i]);
+        cdse__print_float(out, model->seq_bin_weight[i]);
         fputs("]", out);
     }
     fputs(" );\n", out);
-}
-
-static void print_coll(FILE *out, const void *target, const key_spec *key, int indent)
-{
-    const cdse_net_level *level = target;
-    if (!(level->coll_bandwidth_gbs[key->arg] > 0))
-        return;
-    fprintf(out, "%*s%s = { latency = ", indent, "", key->name);
-    print_float(out, level->coll_latency_us[key->arg]);
-    fputs("; bandwidth = ", out);
-    print_float(out, level->coll_bandwidth_gbs[key->arg]);
-    fputs("; };\n", out);
-}
-
-static void print_network(FILE *out, const void *target, const key_spec *key, int indent)
-{
-    (void)key;
-    const cdse_system *system = target;
-    fprintf(out, "%*snetwork = (\n", indent, "");
-    for (int l = 0; l < system->n_levels; l++) {
-        fprintf(out, "%*s{\n", indent + 2, "");
-        print_table_values(out, &level_table, &system->level[l], indent + 4);
-        fprintf(out, "%*s}%s\n", indent + 2, "", l + 1 < system->n_levels ? "," : "");
-    }
-    fprintf(out, "%*s);\n", indent, "");
 }
 
 static void print_group_by(FILE *out, const void *target, const key_spec *key, int indent)
@@ -2624,20 +1258,10 @@ static void print_models(FILE *out, const void *target, const key_spec *key, int
     fprintf(out, "%*smodels = (\n", indent, "");
     for (int m = 0; m < job->n_models; m++) {
         fprintf(out, "%*s{\n", indent + 2, "");
-        print_table_values(out, &model_table, &job->model[m], indent + 4);
+        cdse__print_table_values(out, &model_table, &job->model[m], indent + 4);
         fprintf(out, "%*s}%s\n", indent + 2, "", m + 1 < job->n_models ? "," : "");
     }
     fprintf(out, "%*s);\n", indent, "");
-}
-
-static void print_system_body(FILE *out, const cdse_system *system, int indent)
-{
-    for (int i = 0; i < system_table.n; i++) {
-        const key_spec *k = &system_table.keys[i];
-        if (k->sub == &tier_table && system->tier.attach == CDSE_TIER_NONE)
-            continue; /* no second tier */
-        print_field(out, k, system, indent);
-    }
 }
 
 /* The systems of the axis; a pool lists its members inline (they follow the listed systems in
@@ -2651,7 +1275,7 @@ static void print_stacks(FILE *out, const void *target, const key_spec *key, int
     fprintf(out, "%*sstacks = (", indent, "");
     for (int i = 0; i < job->space.n[CDSE_AXIS_STACK]; i++) {
         fputs(i ? ", " : " ", out);
-        print_string(out, job->stack_path[job->space.value[CDSE_AXIS_STACK][i]]);
+        cdse__print_string(out, job->stack_path[job->space.value[CDSE_AXIS_STACK][i]]);
     }
     fputs(" );\n", out);
 }
@@ -2666,15 +1290,15 @@ static void print_systems(FILE *out, const void *target, const key_spec *key, in
         const cdse_system *system = &job->system[s];
         fprintf(out, "%*s{\n", indent + 2, "");
         if (system->pool.n_types == 0) {
-            print_system_body(out, system, indent + 4);
+            cdse__print_system_body(out, system, indent + 4);
         } else {
             fprintf(out, "%*sname = ", indent + 4, "");
-            print_string(out, system->name);
+            cdse__print_string(out, system->name);
             fprintf(out, ";\n%*spool = (\n", indent + 4, "");
             for (int t = 0; t < system->pool.n_types; t++) {
                 fprintf(out, "%*s{ gpus = %d;\n%*ssystem = {\n", indent + 6, "",
                         system->pool.gpus[t], indent + 8, "");
-                print_system_body(out, &job->system[system->pool.member[t]], indent + 10);
+                cdse__print_system_body(out, &job->system[system->pool.member[t]], indent + 10);
                 fprintf(out, "%*s}; }%s\n", indent + 8, "",
                         t + 1 < system->pool.n_types ? "," : "");
             }
@@ -2697,7 +1321,7 @@ static void print_space(FILE *out, const void *target, const key_spec *key, int 
         fprintf(out, "%*s%s = [", indent + 2, "", k->name);
         for (int v = 0; v < space->n[k->axis]; v++) {
             fputs(v ? ", " : " ", out);
-            print_scalar(out, k, (double)space->value[k->axis][v], NULL);
+            cdse__print_scalar(out, k, (double)space->value[k->axis][v], NULL);
         }
         fputs(" ];\n", out);
     }
@@ -2708,31 +1332,19 @@ void cdse_job_print(FILE *out, const cdse_job *job)
 {
     fprintf(out, "# The effective job of %s: every default resolved, models and systems inline.\n",
             job->path);
-    print_table_values(out, &job_table, job, 0);
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Key reference                                                                              */
-
-static void print_table(FILE *out, const key_table *table)
-{
-    for (int i = 0; i < table->n; i++) {
-        const key_spec *key = &table->keys[i];
-        char name[96], allowed[400];
-        snprintf(name, sizeof name, "%s%s%s", table->prefix, table->prefix[0] ? "." : "",
-                 key->name);
-        key_allowed(key, allowed, sizeof allowed);
-        fprintf(out, "%-44s %-30s %-24s %s. Allowed: %s\n", name, key_type_text(key),
-                key->def_text ? key->def_text : "none", key->help, allowed);
-    }
+    cdse__print_table_values(out, &job_table, job, 0);
 }
 
 void cdse_job_print_keys(FILE *out)
 {
-    static const key_table *const tables[] = {
-        &job_table,   &space_table, &objective_table, &model_table, &system_table, &peak_table,
-        &level_table, &coll_table,  &tier_table,      &pool_table,  &member_table, &probe_table};
+    static const key_table *const before[] = {&job_table, &space_table, &objective_table,
+                                              &model_table};
+    static const key_table *const after[] = {&pool_table, &member_table, &probe_table};
     fprintf(out, "# %-42s %-30s %-24s %s\n", "key", "type", "default", "meaning");
-    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
-        print_table(out, tables[t]);
+    for (size_t t = 0; t < sizeof before / sizeof before[0]; t++)
+        cdse__print_key_table(out, before[t]);
+    cdse__system_print_keys(out); /* systems[], peak_tflops, network[], collectives, tier */
+    for (size_t t = 0; t < sizeof after / sizeof after[0]; t++)
+        cdse__print_key_table(out, after[t]);
+    cdse_stack_print_keys(out); /* the files of calibration/stacks/ */
 }

@@ -18,11 +18,11 @@ expect_error() { # plan-file expected-text
     [ ! -e "$tmp/out.h5" ] || { echo "no output expected"; exit 1; }
 }
 printf 'sizes = [ 8 ];\ncollectives = [ "allreduce",\n  "allsum" ];\n' >"$tmp/coll.cfg"
-expect_error "$tmp/coll.cfg" "coll.cfg:3: 'collectives': unknown value 'allsum'; allowed: allreduce, allgather, reduce_scatter, alltoall, sendrecv"
+expect_error "$tmp/coll.cfg" "coll.cfg:3: key 'collectives': unknown value \"allsum\"; allowed: a non-empty list of: allreduce, allgather, reduce_scatter, alltoall, sendrecv"
 printf 'collectives = [ "allreduce" ];\nsizes = [ 8, 0 ];\n' >"$tmp/size.cfg"
-expect_error "$tmp/size.cfg" "size.cfg:2: 'sizes': 0 bytes is out of range; allowed: whole numbers from 1"
+expect_error "$tmp/size.cfg" "size.cfg:2: key 'sizes': 0 is out of range; allowed: a number >= 1 and <= 1073741824"
 printf 'collectives = [ "allreduce" ];\nsizes = [ 8 ];\nshapes = (\n  { kind = "contiguous"; group = 4; } );\n' >"$tmp/group.cfg"
-expect_error "$tmp/group.cfg" "group.cfg:4: shape group = 4 is larger than the world (2 ranks); allowed: 2 to 2"
+expect_error "$tmp/group.cfg" "group.cfg:4: key 'shapes[0].group': group = 4 is larger than the world (2 ranks); allowed: 2 to 2"
 # Existing output without --force.
 touch "$tmp/exists.h5"
 cmd="mpirun --oversubscribe -np 2 $CLUSTERDSE probe $CDSE_SRC/calibration/plans/quick.cfg -o $tmp/exists.h5"

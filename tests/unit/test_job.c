@@ -517,6 +517,12 @@ static void test_effective_job_round_trip(void **state)
     (void)state;
     round_trip(HEADER "space = { gpus = 8; global_batch = 64; };\n");
     round_trip(POOL_JOB);
+    /* Issue 15 B8a: a second tier with attach = "none" but values was dropped from the
+     * effective job, which then had another fingerprint. */
+    round_trip("models = ( \"gpt3-1.3b\" );\n"
+               "systems = ( { base = \"a100-80g-dgx\"; name = \"a100-tier\"; memory_tier = "
+               "{ attach = \"none\"; capacity_gib = 100.0; bandwidth = 50.0; }; } );\n"
+               "space = { gpus = 8; global_batch = 64; };\n");
     round_trip(
         "models = ( { name = \"h\"; layers = 4; hidden = 1024; heads = 16; seq_len = 8192;\n"
         "  vocab = 32000; seq_len_histogram = ( [512, 3], [1024, 7], [4096, 11], [8192, 1] ); "

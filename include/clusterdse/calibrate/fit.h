@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "clusterdse/calibrate/probe.h"
+#include "clusterdse/calibrate/probe_rows.h"
 
 /* One measured time: `bytes` on a group of `n` ranks took `t_us` microseconds. */
 typedef struct cdse_fit_point {

@@ -1,0 +1,463 @@
+/* System profiles: accelerator, memory tiers, efficiency tables, network levels and fitted
+ * collective values (libconfig -> cdse_system), their key tables, checks across keys and the
+ * effective-profile printers. On the key-table engine of keys.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keys.h"
+
+static int parse_eff_table(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                           const key_spec *key);
+static int parse_network(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                         const key_spec *key);
+static int parse_coll(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                      const key_spec *key);
+static void print_eff_table(FILE *out, const void *target, const key_spec *key, int indent);
+static void print_network(FILE *out, const void *target, const key_spec *key, int indent);
+static void print_coll(FILE *out, const void *target, const key_spec *key, int indent);
+static int skip_key(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                    const key_spec *key)
+{
+    (void)ctx, (void)setting, (void)target, (void)key;
+    return 0;
+}
+
+static const key_spec peak_keys[] = {
+#define PEAK(key, dtype)                                                                           \
+    FLOAT_KEY(cdse_system, key, peak_tflops[dtype], 0, false, 1e7, false, 0, "0",                  \
+              "dense " key " peak TFLOP/s per GPU (0 = unsupported)")
+    PEAK("fp32", CDSE_FP32), PEAK("tf32", CDSE_TF32), PEAK("bf16", CDSE_BF16),
+    PEAK("fp16", CDSE_FP16), PEAK("fp8", CDSE_FP8),
+#undef PEAK
+};
+/* Offsets of peak_keys are relative to the system; the group's offset is 0. */
+static const key_table peak_table = {"systems[].peak_tflops", peak_keys,
+                                     (int)(sizeof peak_keys / sizeof peak_keys[0])};
+
+typedef struct coll_fit {
+    double latency_us;
+    double bandwidth_gbs;
+} coll_fit;
+
+static const key_spec coll_keys[] = {
+    FLOAT_KEY(coll_fit, "latency", latency_us, 0, false, 1e9, true, 0, "required",
+              "fitted latency (us)"),
+    FLOAT_KEY(coll_fit, "bandwidth", bandwidth_gbs, 0, true, 1e9, true, 0, "required",
+              "fitted effective bus bandwidth (GB/s)"),
+};
+static const key_table coll_table = {"systems[].network[].<collective>", coll_keys,
+                                     (int)(sizeof coll_keys / sizeof coll_keys[0])};
+
+#define COLL_KEY(key, coll)                                                                        \
+    {                                                                                              \
+        .name = key, .type = KEY_CUSTOM, .parse = parse_coll, .print = print_coll, .arg = coll,    \
+        .type_text = "group { latency; bandwidth; }", .def_text = "unset",                         \
+        .help = "fitted parameters for " key " (written by clusterdse fit)"                        \
+    }
+
+static const key_spec level_keys[] = {
+    {.name = "name",
+     .type = KEY_STRING,
+     .offset = offsetof(cdse_net_level, name),
+     .size = CDSE_NAME_MAX,
+     .required = true,
+     .def_text = "required",
+     .help = "level name (nvlink, ib, ...)"},
+    {.name = "size",
+     .type = KEY_INT,
+     .offset = offsetof(cdse_net_level, size),
+     .min = 0,
+     .max = INT_MAX_D,
+     .required = true,
+     .def_text = "required",
+     .help = "GPUs in one domain of this level (0 on the last level = the whole system)"},
+    FLOAT_KEY(cdse_net_level, "bandwidth", bandwidth_gbs, 0, true, 1e9, true, 0, "required",
+              "GB/s per GPU, one direction"),
+    FLOAT_KEY(cdse_net_level, "latency", latency_us, 0, false, 1e9, true, 0, "required",
+              "latency per step (us)"),
+    FLOAT_KEY(cdse_net_level, "efficiency", efficiency, 0, true, 1, false, 1.0, "1.0",
+              "achievable share of bandwidth for collectives"),
+    COLL_KEY("allreduce", CDSE_COLL_ALLREDUCE),
+    COLL_KEY("allgather", CDSE_COLL_ALLGATHER),
+    COLL_KEY("reduce_scatter", CDSE_COLL_REDUCE_SCATTER),
+    COLL_KEY("alltoall", CDSE_COLL_ALLTOALL),
+    COLL_KEY("sendrecv", CDSE_COLL_SENDRECV),
+};
+static const key_table level_table = {"systems[].network[]", level_keys,
+                                      (int)(sizeof level_keys / sizeof level_keys[0])};
+
+static const char *const attach_names[] = {"none", "per_gpu", "per_node", "pool", NULL};
+
+static const key_spec tier_keys[] = {
+    {.name = "attach",
+     .type = KEY_ENUM,
+     .offset = offsetof(cdse_mem_tier, attach),
+     .choices = attach_names,
+     .required = true,
+     .def_text = "required",
+     .help = "per_gpu: each GPU has its own; per_node: one per node; pool: shared by shared_by "
+             "GPUs"},
+    FLOAT_KEY(cdse_mem_tier, "capacity_gib", capacity_gib, 0, true, 1e9, true, 0, "required",
+              "capacity per attachment domain (GiB)"),
+    FLOAT_KEY(cdse_mem_tier, "bandwidth", bandwidth_gbs, 0, true, 1e9, true, 0, "required",
+              "GB/s per attachment domain, one direction"),
+    FLOAT_KEY(cdse_mem_tier, "latency", latency_us, 0, false, 1e9, false, 0, "0",
+              "access latency (us)"),
+    {.name = "shared_by",
+     .type = KEY_INT,
+     .offset = offsetof(cdse_mem_tier, shared_by),
+     .min = 1,
+     .max = INT_MAX_D,
+     .def_text = "1 / gpus_per_node",
+     .help = "GPUs sharing one domain (default 1 for per_gpu, gpus_per_node otherwise)"},
+};
+static const key_table tier_table = {"systems[].memory_tier", tier_keys,
+                                     (int)(sizeof tier_keys / sizeof tier_keys[0])};
+
+static const key_spec system_keys[] = {
+    {.name = "base",
+     .type = KEY_CUSTOM,
+     .parse = skip_key,
+     .type_text = "string",
+     .def_text = "none",
+     .help = "start from this profile (name or path) and override the keys given"},
+    {.name = "name",
+     .type = KEY_STRING,
+     .offset = offsetof(cdse_system, name),
+     .size = CDSE_NAME_MAX,
+     .required = true,
+     .def_text = "required",
+     .help = "system name used in outputs"},
+    {.name = "gpu",
+     .type = KEY_STRING,
+     .offset = offsetof(cdse_system, gpu),
+     .size = CDSE_NAME_MAX,
+     .required = true,
+     .def_text = "required",
+     .help = "accelerator model"},
+    {.name = "stack",
+     .type = KEY_STRING,
+     .offset = offsetof(cdse_system, stack),
+     .size = CDSE_NAME_MAX,
+     .def_text = "built-in (current Megatron-Core)",
+     .help = "software stack that runs on it when the job's stacks axis names none: a name from "
+             "calibration/stacks/ or a path"},
+    {.name = "gpus_per_node",
+     .type = KEY_INT,
+     .offset = offsetof(cdse_system, gpus_per_node),
+     .min = 1,
+     .max = 1e6,
+     .required = true,
+     .def_text = "required",
+     .help = "GPUs per node"},
+    {.name = "peak_tflops",
+     .type = KEY_GROUP,
+     .offset = 0,
+     .sub = &peak_table,
+     .required = true,
+     .type_text = "group { fp32; tf32; bf16; fp16; fp8; }",
+     .def_text = "required",
+     .help = "dense peak TFLOP/s per GPU per data type"},
+    {.name = "gemm_efficiency",
+     .type = KEY_CUSTOM,
+     .offset = offsetof(cdse_system, gemm_eff),
+     .parse = parse_eff_table,
+     .print = print_eff_table,
+     .required = true,
+     .type_text = "list of [flops, efficiency]",
+     .def_text = "required",
+     .help = "GEMM efficiency vs GEMM FLOPs, sorted by FLOPs (interpolated in log FLOPs)"},
+    {.name = "gemm_efficiency_fp8",
+     .type = KEY_CUSTOM,
+     .offset = offsetof(cdse_system, gemm_eff_fp8),
+     .parse = parse_eff_table,
+     .print = print_eff_table,
+     .type_text = "list of [flops, efficiency]",
+     .def_text = "gemm_efficiency",
+     .help = "GEMM efficiency table for fp8 GEMMs"},
+    FLOAT_KEY(cdse_system, "attention_efficiency", attention_efficiency, 0, true, 1, true, 0,
+              "required", "fused (flash) attention kernels, fraction of bf16 peak"),
+    FLOAT_KEY(cdse_system, "hbm_gib", hbm_gib, 0, true, 1e6, true, 0, "required",
+              "HBM capacity per GPU (GiB)"),
+    FLOAT_KEY(cdse_system, "hbm_bandwidth", hbm_bandwidth_gbs, 0, true, 1e6, true, 0, "required",
+              "HBM bandwidth per GPU (GB/s)"),
+    FLOAT_KEY(cdse_system, "hbm_efficiency", hbm_efficiency, 0, true, 1, true, 0, "required",
+              "achievable share of HBM bandwidth for streaming kernels"),
+    FLOAT_KEY(cdse_system, "reserved_gib", reserved_gib, 0, false, 1e6, true, 0, "required",
+              "HBM not available to the model: context, allocator, workspaces (GiB)"),
+    {.name = "network",
+     .type = KEY_CUSTOM,
+     .parse = parse_network,
+     .print = print_network,
+     .type_text = "list of level groups",
+     .def_text = "required",
+     .help = "network levels, innermost first (required unless network_profile is given)"},
+    {.name = "network_profile",
+     .type = KEY_CUSTOM,
+     .parse = skip_key,
+     .type_text = "string (path)",
+     .def_text = "none",
+     .help = "take the network levels from this fitted profile file"},
+    {.name = "memory_tier",
+     .type = KEY_GROUP,
+     .offset = offsetof(cdse_system, tier),
+     .sub = &tier_table,
+     .type_text = "group",
+     .def_text = "none",
+     .help = "second memory tier (offload / memory expansion target)"},
+};
+static const key_table system_table = {"systems[]", system_keys,
+                                       (int)(sizeof system_keys / sizeof system_keys[0])};
+
+static int parse_eff_table(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                           const key_spec *key)
+{
+    cdse_eff_table *table = (cdse_eff_table *)((char *)target + key->offset);
+    char allowed[CDSE_ALLOWED_MAX];
+    snprintf(allowed, sizeof allowed,
+             "a list of 1 to %d pairs [flops > 0, efficiency in (0, 1]] sorted by increasing flops",
+             CDSE_MAX_EFF_POINTS);
+    if (!config_setting_is_list(setting) && !config_setting_is_array(setting))
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "expected a list");
+    int n = config_setting_length(setting);
+    if (n < 1 || n > CDSE_MAX_EFF_POINTS)
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "%d points", n);
+    memset(table, 0, sizeof *table);
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *pair = config_setting_get_elem(setting, i);
+        if (!config_setting_is_aggregate(pair) || config_setting_is_group(pair) ||
+            config_setting_length(pair) != 2)
+            return cdse__key_fail(ctx, setting, NULL, pair, allowed, "point %d is not a pair", i);
+        double v[2];
+        for (int j = 0; j < 2; j++) {
+            const config_setting_t *x = config_setting_get_elem(pair, j);
+            if (!config_setting_is_number(x))
+                return cdse__key_fail(ctx, setting, NULL, pair, allowed,
+                                      "point %d holds a non-number", i);
+            v[j] = config_setting_type(x) == CONFIG_TYPE_FLOAT
+                       ? config_setting_get_float(x)
+                       : (double)config_setting_get_int64(x);
+            if (config_setting_type(x) == CONFIG_TYPE_INT)
+                v[j] = config_setting_get_int(x);
+        }
+        if (!(v[0] > 0) || !(v[1] > 0 && v[1] <= 1))
+            return cdse__key_fail(ctx, setting, NULL, pair, allowed,
+                                  "point %d = [%g, %g] is out of range", i, v[0], v[1]);
+        if (i > 0 && !(v[0] > table->flops[i - 1]))
+            return cdse__key_fail(ctx, setting, NULL, pair, allowed,
+                                  "point %d: flops %g not above the previous %g", i, v[0],
+                                  table->flops[i - 1]);
+        table->flops[i] = v[0];
+        table->eff[i] = v[1];
+        table->n = i + 1;
+    }
+    return 0;
+}
+
+static int parse_coll(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                      const key_spec *key)
+{
+    cdse_net_level *level = target;
+    coll_fit fit = {0, 0};
+    int rc = cdse__parse_group(ctx, setting, &coll_table, &fit, true);
+    if (rc != 0)
+        return rc;
+    level->coll_latency_us[key->arg] = fit.latency_us;
+    level->coll_bandwidth_gbs[key->arg] = fit.bandwidth_gbs;
+    return 0;
+}
+
+static int parse_network(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                         const key_spec *key)
+{
+    (void)key;
+    cdse_system *system = target;
+    char allowed[CDSE_ALLOWED_MAX];
+    snprintf(allowed, sizeof allowed,
+             "a list of 1 to %d level groups ( { name; size; bandwidth; latency; efficiency; }, "
+             "... ), innermost first",
+             CDSE_MAX_LEVELS);
+    if (!config_setting_is_list(setting))
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "expected a list ( ... )");
+    int n = config_setting_length(setting);
+    if (n < 1 || n > CDSE_MAX_LEVELS)
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "%d levels", n);
+    system->n_levels = 0;
+    memset(system->level, 0, sizeof system->level);
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *group = config_setting_get_elem(setting, i);
+        cdse_net_level *level = &system->level[i];
+        int rc = cdse__parse_group(ctx, group, &level_table, level, true);
+        if (rc != 0)
+            return rc;
+        const config_setting_t *size = config_setting_get_member(group, "size");
+        if (level->size == 0 && i < n - 1)
+            return cdse__key_fail(ctx, size, NULL, size, "size >= 1 on every level but the last",
+                                  "size 0 (whole system) on level %d of %d", i, n);
+        if (i > 0 && level->size != 0 && level->size % system->level[i - 1].size != 0) {
+            char nest[120];
+            snprintf(nest, sizeof nest,
+                     "a multiple of the inner level's size %d, or 0 on the "
+                     "last level",
+                     system->level[i - 1].size);
+            return cdse__key_fail(ctx, size, NULL, size, nest, "size %d does not nest",
+                                  level->size);
+        }
+        system->n_levels = i + 1;
+    }
+    return 0;
+}
+
+static int system_finish(parse_ctx *ctx, const config_setting_t *group, cdse_system *system,
+                         bool fresh)
+{
+    const config_setting_t *profile = config_setting_get_member(group, "network_profile");
+    const config_setting_t *network = config_setting_get_member(group, "network");
+    if (profile != NULL) {
+        if (network != NULL)
+            return cdse__key_fail(
+                ctx, profile, NULL, profile, "network or network_profile, not both",
+                "given together with network (line %d)", config_setting_source_line(network));
+        if (config_setting_type(profile) != CONFIG_TYPE_STRING)
+            return cdse__key_fail(ctx, profile, NULL, profile, "a path to a fitted profile file",
+                                  "expected a string");
+        cdse_system *fitted = calloc(1, sizeof *fitted);
+        if (fitted == NULL)
+            return CDSE_ENOMEM;
+        int rc = cdse__load_profile_named(ctx, profile, "", "network profile",
+                                          cdse__parse_system_group, fitted, false);
+        if (rc == 0 && fitted->n_levels == 0)
+            rc = cdse__key_fail(ctx, profile, NULL, profile, "a file holding network = ( ... )",
+                                "the profile has no network levels");
+        if (rc == 0) {
+            system->n_levels = fitted->n_levels;
+            memcpy(system->level, fitted->level, sizeof system->level);
+        }
+        free(fitted);
+        if (rc != 0)
+            return rc;
+    } else if (fresh && network == NULL) {
+        return cdse__key_fail(ctx, group, "network", group,
+                              "a list of level groups, or network_profile", "missing (required)");
+    }
+    const config_setting_t *tier = config_setting_get_member(group, "memory_tier");
+    if (tier != NULL && system->tier.attach == CDSE_TIER_NONE &&
+        config_setting_get_member(tier, "attach") == NULL)
+        return cdse__key_fail(ctx, tier, "attach", tier,
+                              "one of \"per_gpu\", \"per_node\", \"pool\"", "missing (required)");
+    if (tier != NULL && system->tier.shared_by == 0)
+        system->tier.shared_by =
+            system->tier.attach == CDSE_TIER_PER_GPU ? 1 : system->gpus_per_node;
+    cdse_diag inner;
+    inner.msg[0] = '\0';
+    if (cdse_system_check(system, &inner) != 0)
+        return cdse__key_fail(ctx, group, NULL, group, "values consistent with each other",
+                              "system '%s': %s", system->name, inner.msg);
+    return 0;
+}
+
+int cdse__parse_system_group(parse_ctx *ctx, const config_setting_t *group, void *target,
+                             bool fresh)
+{
+    cdse_system *system = target;
+    if (!config_setting_is_group(group))
+        return cdse__key_fail(ctx, group, NULL, group, "a group { key = value; ... }",
+                              "expected a group");
+    const config_setting_t *base = config_setting_get_member(group, "base");
+    if (base != NULL) {
+        if (config_setting_type(base) != CONFIG_TYPE_STRING)
+            return cdse__key_fail(ctx, base, NULL, base, "a system name or a path",
+                                  "expected a string");
+        int rc = cdse__load_profile_named(ctx, base, "calibration/systems", "system",
+                                          cdse__parse_system_group, system, true);
+        if (rc != 0)
+            return rc;
+        fresh = false;
+    }
+    int rc = cdse__parse_group(ctx, group, &system_table, system, fresh);
+    if (rc != 0)
+        return rc;
+    /* A profile used only for its network (network_profile) need not be complete. */
+    if (!fresh && base == NULL)
+        return 0;
+    return system_finish(ctx, group, system, fresh);
+}
+
+int cdse_system_load_file(const char *path, cdse_system *system, cdse_diag *diag)
+{
+    char *text;
+    int rc_read = cdse__read_file_diag(path, "system profile", &text, diag);
+    if (rc_read != 0)
+        return rc_read;
+    parse_ctx ctx = {.file = path, .job_path = path, .diag = diag};
+    config_t cfg;
+    memset(system, 0, sizeof *system);
+    int rc = cdse__read_config(&ctx, text, &cfg);
+    free(text);
+    if (rc != 0)
+        return rc;
+    rc = cdse__parse_system_group(&ctx, config_root_setting(&cfg), system, true);
+    config_destroy(&cfg);
+    return rc;
+}
+
+static void print_eff_table(FILE *out, const void *target, const key_spec *key, int indent)
+{
+    const cdse_eff_table *table = (const cdse_eff_table *)((const char *)target + key->offset);
+    if (table->n == 0)
+        return;
+    fprintf(out, "%*s%s = (", indent, "", key->name);
+    for (int i = 0; i < table->n; i++) {
+        fputs(i ? ", [" : " [", out);
+        cdse__print_float(out, table->flops[i]);
+        fputs(", ", out);
+        cdse__print_float(out, table->eff[i]);
+        fputs("]", out);
+    }
+    fputs(" );\n", out);
+}
+
+static void print_coll(FILE *out, const void *target, const key_spec *key, int indent)
+{
+    const cdse_net_level *level = target;
+    if (!(level->coll_bandwidth_gbs[key->arg] > 0))
+        return;
+    fprintf(out, "%*s%s = { latency = ", indent, "", key->name);
+    cdse__print_float(out, level->coll_latency_us[key->arg]);
+    fputs("; bandwidth = ", out);
+    cdse__print_float(out, level->coll_bandwidth_gbs[key->arg]);
+    fputs("; };\n", out);
+}
+
+static void print_network(FILE *out, const void *target, const key_spec *key, int indent)
+{
+    (void)key;
+    const cdse_system *system = target;
+    fprintf(out, "%*snetwork = (\n", indent, "");
+    for (int l = 0; l < system->n_levels; l++) {
+        fprintf(out, "%*s{\n", indent + 2, "");
+        cdse__print_table_values(out, &level_table, &system->level[l], indent + 4);
+        fprintf(out, "%*s}%s\n", indent + 2, "", l + 1 < system->n_levels ? "," : "");
+    }
+    fprintf(out, "%*s);\n", indent, "");
+}
+
+void cdse__print_system_body(FILE *out, const cdse_system *system, int indent)
+{
+    for (int i = 0; i < system_table.n; i++) {
+        const key_spec *k = &system_table.keys[i];
+        static const cdse_mem_tier no_tier; /* all zero: memory_tier never given */
+        if (k->sub == &tier_table && memcmp(&system->tier, &no_tier, sizeof no_tier) == 0)
+            continue; /* attach = "none" with values is printed: the fingerprint hashes them */
+        cdse__print_field(out, k, system, indent);
+    }
+}
+
+void cdse__system_print_keys(FILE *out)
+{
+    static const key_table *const tables[] = {&system_table, &peak_table, &level_table, &coll_table,
+                                              &tier_table};
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        cdse__print_key_table(out, tables[t]);
+}
