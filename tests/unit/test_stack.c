@@ -19,7 +19,8 @@
 
 #define STACKS_DIR CDSE_SOURCE_DIR "/calibration/stacks"
 
-static const char *const profiles[] = {"megatron-lm-2021", "megatron-lm-2022", "deepspeed-2022",
+static const char *const profiles[] = {"megatron-lm-2021",   "megatron-lm-2022",
+                                       "deepspeed-2022",     "megatron-lm-2024",
                                        "megatron-core-2024", "megatron-core-2025"};
 
 static void load(const char *name, cdse_stack *stack)
