@@ -498,11 +498,23 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     double dense_layers = x->stage_layers - moe_layers;
     double per_mb = dense_layers * layer_activation_bytes(e, x, false) +
                     moe_layers * layer_activation_bytes(e, x, true);
+    double logits = x->tokens * x->vocab / x->t * 4.0; /* fp32 logits of a micro-batch */
     if (x->p == 1.0)
-        per_mb += x->tokens * x->vocab / x->t * 4.0; /* fp32 logits of the single stage */
+        per_mb += logits; /* the single stage */
     *act_per_mb = per_mb;
     *in_flight_out = in_flight;
     double act = per_mb * in_flight;
+    if (x->p > 1.0) {
+        /* The last stage runs each micro-batch's forward and backward back to back: it holds
+         * one micro-batch (interleaved: ((v - 1) p + 1) / v, Megatron-Core's warm-up of the last
+         * rank plus one) and the fp32 logits of its loss; it is the stage that peaks when the
+         * vocabulary is large against the layers' activations. */
+        double last = x->v > 1.0 ? ((x->v - 1.0) * x->p + 1.0) / x->v : 1.0;
+        if (per_mb * last + logits > act) {
+            act = per_mb * last + logits;
+            *in_flight_out = last;
+        }
+    }
     if (st->recompute == CDSE_RECOMPUTE_FULL) {
         /* One layer's activations are live while it is recomputed. */
         cdse_strategy none = *st;

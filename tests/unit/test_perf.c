@@ -941,6 +941,26 @@ static void test_gemm_scale(void **state)
     assert_rel(f2 - f1, linear / 0.8 - linear, 1e-9);
 }
 
+/* The stage that peaks: with a vocabulary of 262,144 the last pipeline stage, which holds one
+ * micro-batch (1F1B) and the fp32 logits of its loss (4 V / t bytes per token, Korthikanti et al.
+ * 2022 Sec. 4.3), outweighs the first with its 2 micro-batches: per token and layer 34 h + 5 a s
+ * = 34,816 + 40,960 = 75,776 B (Table 2, no SP, no recomputation, t = 1); p = 2 stages of one
+ * layer each, micro-batch 1 of s = 512 tokens: first 2 x 75,776, last 75,776 + 1,048,576. */
+static void test_last_stage_peaks(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    m.vocab = 262144;
+    cdse_system s = sys();
+    cdse_strategy st = strat(2, 1, 2, 1, 4);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, 512.0 * (75776.0 + 4.0 * 262144.0) / GIB, 1e-12);
+    m.vocab = 4096; /* now the first stage peaks: 2 x 75,776 > 75,776 + 16,384 */
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, 512.0 * 2.0 * 75776.0 / GIB, 1e-12);
+}
+
 /* ---- Pipeline bubble, Narayanan et al. 2021 Sec. 2.2 ------------------------------------ */
 
 /* The 1F1B bubble is (p - 1) times the time of one micro-batch on a stage; interleaving with v
@@ -1635,6 +1655,7 @@ int main(void)
         cmocka_unit_test(test_dp_comm_zero3_deepspeed),
         cmocka_unit_test(test_dp_comm_not_overlapped),
         cmocka_unit_test(test_fp8_memory),
+        cmocka_unit_test(test_last_stage_peaks),
         cmocka_unit_test(test_host_costs),
         cmocka_unit_test(test_runtime_memory),
         cmocka_unit_test(test_gemm_scale),
