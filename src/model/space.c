@@ -55,33 +55,33 @@ int cdse_space_finish(cdse_space *space, cdse_diag *diag)
         size *= (uint64_t)n;
     }
     space->size = size;
+    space->n_active = 0;
+    for (int a = CDSE_AXIS_COUNT - 1; a >= 0; a--)
+        if (space->n[a] > 1)
+            space->active[space->n_active++] = a;
     return CDSE_OK;
 }
 
 void cdse_space_decode(const cdse_space *space, uint64_t index, int digit[CDSE_AXIS_COUNT])
 {
     /* The sweep's hot path: most axes have one value, and a 64-bit division costs tens of
-     * cycles, so those are skipped, and indices below 2^32 use 32-bit divisions (several times
-     * cheaper on x86-64). */
+     * cycles, so only the axes with several values are visited (space->active), and indices
+     * below 2^32 use 32-bit divisions (several times cheaper on x86-64). */
+    for (int a = 0; a < CDSE_AXIS_COUNT; a++)
+        digit[a] = 0;
     if (index <= UINT32_MAX) {
         uint32_t small = (uint32_t)index;
-        for (int a = CDSE_AXIS_COUNT - 1; a >= 0; a--) {
+        for (int k = 0; k < space->n_active; k++) {
+            int a = space->active[k];
             uint32_t n = (uint32_t)space->n[a];
-            if (n == 1) {
-                digit[a] = 0;
-                continue;
-            }
             digit[a] = (int)(small % n);
             small /= n;
         }
         return;
     }
-    for (int a = CDSE_AXIS_COUNT - 1; a >= 0; a--) {
+    for (int k = 0; k < space->n_active; k++) {
+        int a = space->active[k];
         uint64_t n = (uint64_t)space->n[a];
-        if (n == 1) {
-            digit[a] = 0;
-            continue;
-        }
         digit[a] = (int)(index % n);
         index /= n;
     }

@@ -36,6 +36,10 @@ typedef struct cdse_space {
     int64_t value[CDSE_AXIS_COUNT][CDSE_AXIS_MAX_VALUES];
     uint64_t stride[CDSE_AXIS_COUNT]; /* filled by cdse_space_finish */
     uint64_t size;                    /* product of n; filled by cdse_space_finish */
+    /* Axes with more than one value, fastest (last) first: the only ones cdse_space_decode
+     * divides by. Filled by cdse_space_finish. */
+    int n_active;
+    int active[CDSE_AXIS_COUNT];
 } cdse_space;
 
 /* Job-file key of an axis under `space` ("models" and "systems" for the first two). */
