@@ -4,6 +4,7 @@
 
 #include "clusterdse/config/job.h"
 #include "clusterdse/config/probe_plan.h"
+#include "clusterdse/config/stack.h"
 #include "keys.h"
 #include "clusterdse/config/datadir.h"
 
@@ -525,6 +526,52 @@ static int parse_models(parse_ctx *ctx, const config_setting_t *setting, void *t
     return parse_entries(ctx, setting, &kind, (char *)job->model, &job->n_models);
 }
 
+/* Loads the stack profile NAME (a name from calibration/stacks/ or a path) into job->stack[],
+ * once per file, and returns its index in *index; errors point at `at`. */
+static int load_stack_named(parse_ctx *ctx, const config_setting_t *at, const char *name,
+                            cdse_job *job, int *index)
+{
+    char path[CDSE_PATH_MAX];
+    if (name[0] == '\0' ||
+        cdse__resolve_file("calibration/stacks", name, ctx->job_path, path, sizeof path) != 0) {
+        char names[600], allowed[800];
+        cdse__list_names("calibration/stacks", ctx->job_path, names, sizeof names);
+        snprintf(allowed, sizeof allowed, "a name from calibration/stacks/ (%s) or a path", names);
+        return cdse__key_fail(ctx, at, NULL, at, allowed, "stack '%s' not found", name);
+    }
+    for (int k = 0; k < job->n_stacks; k++)
+        if (strcmp(job->stack_path[k], path) == 0) {
+            *index = k;
+            return 0;
+        }
+    if (job->n_stacks >= CDSE_MAX_STACKS)
+        return cdse__key_fail(ctx, at, NULL, at, "at most 8 stacks in a job",
+                              "stack '%s' is one too many", name);
+    int rc = cdse_stack_load_file(path, &job->stack[job->n_stacks], ctx->diag);
+    if (rc != 0)
+        return rc;
+    snprintf(job->stack_path[job->n_stacks], CDSE_PATH_MAX, "%s", path);
+    *index = job->n_stacks++;
+    return 0;
+}
+
+/* Each system's default stack (its `stack` key), -1 for the built-in one. */
+static int system_default_stacks(parse_ctx *ctx, const config_setting_t *setting, cdse_job *job)
+{
+    bool list = config_setting_is_list(setting) || config_setting_is_array(setting);
+    int rc = 0;
+    for (int i = 0; i < job->n_systems && rc == 0; i++) {
+        job->system_stack[i] = -1;
+        if (job->system[i].stack[0] == '\0')
+            continue;
+        const config_setting_t *elem = list && i < config_setting_length(setting)
+                                           ? config_setting_get_elem(setting, i)
+                                           : setting;
+        rc = load_stack_named(ctx, elem, job->system[i].stack, job, &job->system_stack[i]);
+    }
+    return rc;
+}
+
 static int parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *target,
                          const key_spec *key)
 {
@@ -551,7 +598,42 @@ static int parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *
                 rc = cdse__key_fail(ctx, setting, NULL, elem, "distinct names",
                                     "system '%s' appears twice", job->system[i].name);
             }
+    if (rc == 0)
+        rc = system_default_stacks(ctx, setting, job);
     return rc;
+}
+
+/* `stacks`: the values of the stack axis, names from calibration/stacks/ or paths. */
+static int parse_stacks(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                        const key_spec *key)
+{
+    (void)key;
+    cdse_job *job = target;
+    const char *allowed = "a name from calibration/stacks/ or a path, or a list of 1 to 8";
+    int count = config_setting_is_aggregate(setting) ? config_setting_length(setting) : 1;
+    if (config_setting_is_group(setting) || count < 1 || count > CDSE_MAX_STACKS)
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "%d stacks", count);
+    int n = 0;
+    int value[CDSE_MAX_STACKS];
+    for (int i = 0; i < count; i++) {
+        const config_setting_t *elem =
+            config_setting_is_aggregate(setting) ? config_setting_get_elem(setting, i) : setting;
+        const char *name = config_setting_get_string(elem);
+        if (name == NULL)
+            return cdse__key_fail(ctx, setting, NULL, elem, allowed, "not a string");
+        int rc = load_stack_named(ctx, elem, name, job, &value[n]);
+        if (rc != 0)
+            return rc;
+        for (int j = 0; j < n; j++)
+            if (value[j] == value[n])
+                return cdse__key_fail(ctx, setting, NULL, elem, "distinct stacks",
+                                      "stack '%s' appears twice", name);
+        n++;
+    }
+    job->space.n[CDSE_AXIS_STACK] = n; /* kept by parse_space, which runs next */
+    for (int i = 0; i < n; i++)
+        job->space.value[CDSE_AXIS_STACK][i] = value[i];
+    return 0;
 }
 
 /* --- Space --- */
@@ -930,6 +1012,9 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
         rc = space_feasibility(ctx, setting, job, in);
     if (rc == 0) {
         cdse_space *space = &job->space;
+        int n_stacks = space->n[CDSE_AXIS_STACK];
+        int64_t stacks[CDSE_AXIS_MAX_VALUES];
+        memcpy(stacks, space->value[CDSE_AXIS_STACK], sizeof stacks);
         memset(space, 0, sizeof *space);
         space->n[CDSE_AXIS_MODEL] = job->n_models;
         for (int m = 0; m < job->n_models; m++)
@@ -943,6 +1028,11 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
             if (space->n[a] == 0) /* an axis no job key describes yet: its zero value */
                 space->n[a] = 1;
         }
+        /* The stack axis comes from the top-level `stacks` (-1: each system's default). */
+        space->n[CDSE_AXIS_STACK] = n_stacks > 0 ? n_stacks : 1;
+        space->value[CDSE_AXIS_STACK][0] = -1;
+        for (int k = 0; k < n_stacks; k++)
+            space->value[CDSE_AXIS_STACK][k] = stacks[k];
         cdse_diag inner;
         if (cdse_space_finish(space, &inner) != 0)
             rc = cdse__key_fail(ctx, setting, NULL, setting,
@@ -1158,6 +1248,7 @@ static void print_probe(FILE *out, const void *target, const key_spec *key, int 
 static void print_models(FILE *out, const void *target, const key_spec *key, int indent);
 static void print_systems(FILE *out, const void *target, const key_spec *key, int indent);
 static void print_space(FILE *out, const void *target, const key_spec *key, int indent);
+static void print_stacks(FILE *out, const void *target, const key_spec *key, int indent);
 
 static const key_spec job_keys[] = {
     {.name = "name",
@@ -1189,6 +1280,14 @@ static const key_spec job_keys[] = {
      .def_text = "required",
      .help = "systems: names from calibration/systems/, paths, or inline groups (keys: "
              "systems[])"},
+    {.name = "stacks",
+     .type = KEY_CUSTOM,
+     .parse = parse_stacks,
+     .print = print_stacks,
+     .type_text = "list of names",
+     .def_text = "each system's stack",
+     .help = "software stacks (a sweep axis): names from calibration/stacks/ or paths; without "
+             "it each system runs its `stack`, else current Megatron-Core"},
     {.name = "space",
      .type = KEY_CUSTOM,
      .parse = parse_space,
@@ -1239,6 +1338,8 @@ static uint64_t job_fingerprint(const cdse_job *job)
     for (int a = 0; a < CDSE_AXIS_COUNT; a++)
         h = fnv1a(h, job->space.value[a], sizeof job->space.value[a][0] * (size_t)job->space.n[a]);
     h = fnv1a(h, &job->objective, sizeof job->objective);
+    h = fnv1a(h, job->stack, sizeof job->stack[0] * (size_t)job->n_stacks);
+    h = fnv1a(h, job->system_stack, sizeof job->system_stack[0] * (size_t)job->n_systems);
     return h;
 }
 
@@ -1355,6 +1456,20 @@ static void print_models(FILE *out, const void *target, const key_spec *key, int
 
 /* The systems of the axis; a pool lists its members inline (they follow the listed systems in
  * job->system). */
+static void print_stacks(FILE *out, const void *target, const key_spec *key, int indent)
+{
+    (void)key;
+    const cdse_job *job = target;
+    if (job->space.value[CDSE_AXIS_STACK][0] < 0)
+        return;
+    fprintf(out, "%*sstacks = (", indent, "");
+    for (int i = 0; i < job->space.n[CDSE_AXIS_STACK]; i++) {
+        fputs(i ? ", " : " ", out);
+        cdse__print_string(out, job->stack_path[job->space.value[CDSE_AXIS_STACK][i]]);
+    }
+    fputs(" );\n", out);
+}
+
 static void print_systems(FILE *out, const void *target, const key_spec *key, int indent)
 {
     (void)key;
@@ -1421,4 +1536,5 @@ void cdse_job_print_keys(FILE *out)
     cdse__system_print_keys(out); /* systems[], peak_tflops, network[], collectives, tier */
     for (size_t t = 0; t < sizeof after / sizeof after[0]; t++)
         cdse__print_key_table(out, after[t]);
+    cdse_stack_print_keys(out); /* the files of calibration/stacks/ */
 }

@@ -135,6 +135,13 @@ static const key_spec system_keys[] = {
      .required = true,
      .def_text = "required",
      .help = "accelerator model"},
+    {.name = "stack",
+     .type = KEY_STRING,
+     .offset = offsetof(cdse_system, stack),
+     .size = CDSE_NAME_MAX,
+     .def_text = "built-in (current Megatron-Core)",
+     .help = "software stack that runs on it when the job's stacks axis names none: a name from "
+             "calibration/stacks/ or a path"},
     {.name = "gpus_per_node",
      .type = KEY_INT,
      .offset = offsetof(cdse_system, gpus_per_node),

@@ -21,10 +21,20 @@
 #define FP8_GEMM_OPERAND_BYTES 1.0
 
 /* Mixed-precision Adam state per parameter (Korthikanti et al. 2022 Sec. 5 / DESIGN.md):
- * bf16 weights 2 B, fp32 main gradients 4 B, fp32 master weights + Adam m and v 12 B. */
+ * bf16 weights 2 B, fp32 main gradients 4 B, fp32 master weights + Adam m and v 12 B. The
+ * gradient buffer's dtype belongs to the stack (cdse_stack.grad_bytes); when it is narrower than
+ * fp32 the optimizer keeps an fp32 copy of the gradients it updates (Megatron-LM
+ * docs/distrib_optimizer.md, bytes per parameter: bf16 params + fp32 grads 6 + 12/d, fp16 params
+ * + fp16 grads 4 + 16/d). */
 #define WEIGHT_BYTES          2.0
 #define GRAD_BYTES            4.0
 #define OPTIMIZER_STATE_BYTES 12.0
+/* Transformer Engine's FP8 linear layers keep an FP8 copy of each weight and of its transpose
+ * from the first micro-batch of an iteration to the last (te.pytorch.Linear forward argument
+ * is_first_microbatch: "the weights are cast to FP8 and cached"; Megatron-Core passes it unless
+ * disable_parameter_transpose_cache): 1 B + 1 B per parameter of the layers. They also save the
+ * FP8 cast of each GEMM input for the weight-gradient GEMM instead of its bf16 original. */
+#define FP8_WEIGHT_CACHE_BYTES 2.0
 
 /* HBM traffic of the optimizer step per locally updated parameter, as Megatron-LM's mixed-
  * precision optimizer runs it with Apex multi-tensor kernels, each streaming its arrays once:
@@ -133,10 +143,12 @@ typedef struct env {
     const cdse_system *sys;
     const cdse_strategy *st;
     const cdse_eff_table *gemm_table;
-    double gemm_peak;     /* FLOP/s of GEMMs in the chosen precision */
-    double attn_peak;     /* FLOP/s of the bf16 attention core */
-    double hbm;           /* achievable HBM bytes/s */
-    double operand_bytes; /* GEMM operand element size */
+    double gemm_peak;      /* FLOP/s of GEMMs in the chosen precision */
+    double attn_peak;      /* FLOP/s of the bf16 attention core */
+    double hbm;            /* achievable HBM bytes/s */
+    double operand_bytes;  /* GEMM operand element size */
+    const cdse_stack *stk; /* the software stack (never NULL) */
+    double gemm_scale;     /* the stack's GEMM efficiency relative to the system's table */
     layer_comm comm;
 } env;
 
@@ -177,7 +189,7 @@ static double gemm_time(const env *e, double m, double n, double k, double *flop
 {
     double f = 2.0 * m * n * k;
     double bytes = (m * k + k * n + m * n) * e->operand_bytes;
-    double eff = cdse_eff_lookup(e->gemm_table, f);
+    double eff = cdse_eff_lookup(e->gemm_table, f) * e->gemm_scale;
     double compute = f / (e->gemm_peak * eff);
     double memory = bytes / e->hbm;
     *flops += f;
@@ -189,7 +201,7 @@ static double batched_gemm_time(const env *e, double batch, double m, double n, 
 {
     double f = 2.0 * batch * m * n * k;
     double bytes = batch * (m * k + k * n + m * n) * ACT_BYTES;
-    double eff = cdse_eff_lookup(&e->sys->gemm_eff, f);
+    double eff = cdse_eff_lookup(&e->sys->gemm_eff, f) * e->gemm_scale;
     double compute = f / (e->attn_peak * eff);
     double memory = bytes / e->hbm;
     *flops += f;
@@ -565,27 +577,29 @@ static double module_savings(const env *e, const dims *x, bool moe)
         return 0.0;
     const cdse_strategy *st = e->st;
     double sb = x->tokens, saved = 0.0;
-    double mlp_acts = x->gpt ? 2.0 : 3.0;
+    /* The sizes layer_activation_bytes keeps: a saved GEMM input is 1 B in FP8 training. */
+    double in = st->precision == CDSE_FP8 ? FP8_GEMM_OPERAND_BYTES : ACT_BYTES;
+    double mlp_bytes = x->gpt ? ACT_BYTES + in : 2.0 * ACT_BYTES + in;
     if ((mods & CDSE_RECOMPUTE_CORE_ATTN) && !st->flash_attention &&
         st->recompute != CDSE_RECOMPUTE_SELECTIVE)
         saved += x->b * x->heads_local * x->s_local * x->s_full * (x->gpt ? 5.0 : 2.0);
     if (mods & CDSE_RECOMPUTE_LAYERNORM)
-        saved += 2.0 * ACT_BYTES * sb * x->h * (st->sequence_parallel ? 1.0 / x->t : 1.0);
+        saved += 2.0 * in * sb * x->h * (st->sequence_parallel ? 1.0 / x->t : 1.0);
     if ((mods & CDSE_RECOMPUTE_MLA_UP_PROJ) && x->mla)
         saved += ACT_BYTES * sb * x->heads_local * (2.0 * x->d_qk + x->d_v);
     if (!moe) {
         if (mods & CDSE_RECOMPUTE_MLP)
-            saved += mlp_acts * ACT_BYTES * sb * x->ffn / x->t;
+            saved += mlp_bytes * sb * x->ffn / x->t;
         return saved;
     }
     double routed = sb * x->top_k * x->route_factor;
-    double shared = x->shared * mlp_acts * ACT_BYTES * sb * x->moe_ffn / x->t;
+    double shared = x->shared * mlp_bytes * sb * x->moe_ffn / x->t;
     if (mods & CDSE_RECOMPUTE_MOE)
         return saved + sb * x->experts * ROUTER_BYTES +
-               routed * (x->etp / x->t) * ACT_BYTES * x->h +
-               routed * mlp_acts * ACT_BYTES * x->moe_ffn / x->t + shared;
+               routed * (x->etp / x->t) * in * x->h + routed * mlp_bytes * x->moe_ffn / x->t +
+               shared;
     if (mods & CDSE_RECOMPUTE_MOE_ACT)
-        saved += routed * ACT_BYTES * x->moe_ffn / x->t;
+        saved += routed * in * x->moe_ffn / x->t;
     if (mods & CDSE_RECOMPUTE_SHARED_EXPERTS)
         saved += shared;
     return saved;
@@ -593,7 +607,9 @@ static double module_savings(const env *e, const dims *x, bool moe)
 
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al. 2022 Table 2,
  * generalized to GQA, gated MLPs, no dropout for Llama-style models, flash attention, and MoE
- * MLPs whose activations grow with the routed copies of each token). */
+ * MLPs whose activations grow with the routed copies of each token). In FP8 training the inputs
+ * of the linear layers are kept as their FP8 casts (1 B); the attention output is kept in bf16
+ * for the fused attention's backward pass besides its FP8 cast for the projection. */
 static double layer_activation_bytes(const env *e, const dims *x, bool moe)
 {
     const cdse_strategy *st = e->st;
@@ -601,28 +617,32 @@ static double layer_activation_bytes(const env *e, const dims *x, bool moe)
     double repl_share = st->sequence_parallel ? 1.0 / x->t : 1.0;
     if (st->recompute == CDSE_RECOMPUTE_FULL)
         return ACT_BYTES * sb * x->h * repl_share; /* the layer input only */
+    bool fp8 = st->precision == CDSE_FP8;
+    double in = fp8 ? FP8_GEMM_OPERAND_BYTES : ACT_BYTES; /* a saved GEMM input */
     /* Kept on every TP rank unless SP: both norm inputs, QKV and FC1 inputs, dropout masks. */
-    double repl = sb * x->h * (4.0 * ACT_BYTES + (x->gpt ? 2.0 : 0.0));
+    double repl = sb * x->h * (2.0 * ACT_BYTES + 2.0 * in + (x->gpt ? 2.0 : 0.0));
     /* Split by TP: Q, K, V, projection input, MLP inputs/activations. */
     double qkv = ACT_BYTES * sb * (x->q / x->t + 2.0 * x->kv_local * x->dh);
-    double proj = ACT_BYTES * sb * x->q / x->t;
+    double proj_in = fp8 && st->flash_attention ? ACT_BYTES + in : in;
+    double proj = proj_in * sb * x->q / x->t;
     if (x->mla) {
         /* Latent attention keeps the latents (replicated over TP) before and after their norms,
          * the RoPE key, and the up-projected Q, K (query/key dimension) and V of the local
          * heads; the projection's input has the value dimension. */
         double latents = 2.0 * x->q_rank + 2.0 * x->kv_rank + x->rope;
         qkv = ACT_BYTES * sb * (latents + x->heads_local * (2.0 * x->d_qk + x->d_v));
-        proj = ACT_BYTES * sb * x->heads_local * x->d_v;
+        proj = proj_in * sb * x->heads_local * x->d_v;
     }
-    double mlp_acts = x->gpt ? 2.0 : 3.0; /* GeLU in + out; SwiGLU gate, up, out */
-    double mlp = mlp_acts * ACT_BYTES * sb * x->ffn / x->t;
+    /* GeLU input and output (the FC2 input); SwiGLU gate, up and output. */
+    double mlp_bytes = x->gpt ? ACT_BYTES + in : 2.0 * ACT_BYTES + in;
+    double mlp = mlp_bytes * sb * x->ffn / x->t;
     if (moe) {
         /* Router logits and probabilities (fp32), the permuted routed tokens, the experts'
          * activations on them, and the shared experts on every token. */
         double routed = sb * x->top_k * x->route_factor;
-        mlp = sb * x->experts * ROUTER_BYTES + routed * (x->etp / x->t) * ACT_BYTES * x->h +
-              routed * mlp_acts * ACT_BYTES * x->moe_ffn / x->t +
-              x->shared * mlp_acts * ACT_BYTES * sb * x->moe_ffn / x->t;
+        mlp = sb * x->experts * ROUTER_BYTES + routed * (x->etp / x->t) * in * x->h +
+              routed * mlp_bytes * x->moe_ffn / x->t +
+              x->shared * mlp_bytes * sb * x->moe_ffn / x->t;
     }
     double core = 0.0;
     double scores = x->b * x->heads_local * x->s_local * x->s_full;
@@ -634,13 +654,14 @@ static double layer_activation_bytes(const env *e, const dims *x, bool moe)
     return repl * repl_share + qkv + proj + mlp + core - saved;
 }
 
-/* Bytes per parameter of weights, gradients and optimizer state when ZeRO shards them over
- * `shard` ranks (Rajbhandari et al. 2020: stage 1 optimizer, 2 + gradients, 3 + weights). */
-static void state_bytes(int zero, double shard, double *w, double *g, double *o)
+/* Bytes per parameter of weights, gradients (`grad_bytes` per element) and optimizer state when
+ * ZeRO shards them over `shard` ranks (Rajbhandari et al. 2020: stage 1 optimizer, 2 +
+ * gradients, 3 + weights). */
+static void state_bytes(int zero, double shard, double grad_bytes, double *w, double *g, double *o)
 {
     *w = WEIGHT_BYTES;
-    *g = GRAD_BYTES;
-    *o = OPTIMIZER_STATE_BYTES;
+    *g = grad_bytes;
+    *o = OPTIMIZER_STATE_BYTES + (grad_bytes < GRAD_BYTES ? GRAD_BYTES : 0.0);
     if (zero >= 1)
         *o /= shard;
     if (zero >= 2)
@@ -662,8 +683,9 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     double dense_shard = x->d * x->c;
     double expert_shard = x->edp; /* expert state shards over the expert data-parallel group */
     double w, g, o, we, ge, oe;
-    state_bytes(st->zero, dense_shard, &w, &g, &o);
-    state_bytes(st->zero, expert_shard, &we, &ge, &oe);
+    double gb = e->stk->grad_bytes;
+    state_bytes(st->zero, dense_shard, gb, &w, &g, &o);
+    state_bytes(st->zero, expert_shard, gb, &we, &ge, &oe);
     *updated = st->zero >= 1 ? dense / dense_shard + params->experts / expert_shard
                              : dense + params->experts;
 
@@ -676,11 +698,23 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     double dense_layers = x->stage_layers - moe_layers;
     double per_mb = dense_layers * layer_activation_bytes(e, x, false) +
                     moe_layers * layer_activation_bytes(e, x, true);
+    double logits = x->tokens * x->vocab / x->t * 4.0; /* fp32 logits of a micro-batch */
     if (x->p == 1.0)
-        per_mb += x->tokens * x->vocab / x->t * 4.0; /* fp32 logits of the single stage */
+        per_mb += logits; /* the single stage */
     *act_per_mb = per_mb;
     *in_flight_out = in_flight;
     double act = per_mb * in_flight;
+    if (x->p > 1.0) {
+        /* The last stage runs each micro-batch's forward and backward back to back: it holds
+         * one micro-batch (interleaved: ((v - 1) p + 1) / v, Megatron-Core's warm-up of the last
+         * rank plus one) and the fp32 logits of its loss; it is the stage that peaks when the
+         * vocabulary is large against the layers' activations. */
+        double last = x->v > 1.0 ? ((x->v - 1.0) * x->p + 1.0) / x->v : 1.0;
+        if (per_mb * last + logits > act) {
+            act = per_mb * last + logits;
+            *in_flight_out = last;
+        }
+    }
     if (st->recompute == CDSE_RECOMPUTE_FULL) {
         /* One layer's activations are live while it is recomputed. */
         cdse_strategy none = *st;
@@ -697,6 +731,9 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     r->mem_activations_gib = act / gib;
     r->mem_other_gib = e->sys->reserved_gib;
     r->mem_offloaded_gib = 0.0;
+    if (st->precision == CDSE_FP8)
+        r->mem_fp8_cache_gib = (params->dense + params->experts) * FP8_WEIGHT_CACHE_BYTES /
+                               (st->zero >= 3 ? x->d * x->c : 1.0) / gib;
 }
 
 /* Moves the state selected by the offload mask to the second tier; returns the HBM bytes/s
@@ -909,6 +946,8 @@ static void setup(const cdse_model *model, const cdse_system *system, const cdse
     e->gemm_table = fp8 && system->gemm_eff_fp8.n > 0 ? &system->gemm_eff_fp8 : &system->gemm_eff;
     e->hbm = system->hbm_bandwidth_gbs * 1e9 * system->hbm_efficiency;
     e->operand_bytes = fp8 ? FP8_GEMM_OPERAND_BYTES : ACT_BYTES;
+    e->stk = st->stack != NULL ? st->stack : &cdse_stack_default;
+    e->gemm_scale = e->stk->gemm_scale;
     fill_dims(model, st, x);
     plan->n = 0;
     plan_layer_comm(system, st, x, plan, &e->comm);
@@ -964,7 +1003,7 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
     double cp_fwd = exposed(lc->cp_fwd, lc->attn_fwd);
     step->fwd = lc->linear_fwd + lc->attn_fwd + lc->ew_fwd;
     step->bwd = 2.0 * lc->linear_fwd + lc->attn_bwd + lc->ew_bwd;
-    if (e->st->tp_comm_overlap) {
+    if (e->st->tp_comm_overlap && e->stk->overlap_tp_comm) {
         /* Every TP collective is split into chunks pipelined with the GEMM it feeds or drains
          * (Transformer Engine userbuffers; Wang et al. 2022, "Overlap Communication with Dependent
          * Computation via Decomposition"): hidden behind all linear GEMMs of the layer. */
@@ -1052,41 +1091,106 @@ double cdse_embedding_state_gib(const cdse_model *model, const cdse_strategy *st
     stage_param_count params;
     stage_params(model, &x, &params);
     double w, g, o;
-    state_bytes(st.zero, x.d * x.c, &w, &g, &o);
+    const cdse_stack *stk = st.stack != NULL ? st.stack : &cdse_stack_default;
+    state_bytes(st.zero, x.d * x.c, stk->grad_bytes, &w, &g, &o);
     return params.embed * (w + g + o) / CDSE_GIB;
 }
 
 typedef struct dp_windows {
-    double fwd, bwd; /* one micro-batch of the stage */
-    double m;        /* micro-batches per iteration */
+    double fwd, bwd;          /* one micro-batch of the stage (bwd with recomputation) */
+    double m;                 /* micro-batches per iteration */
+    double layers;            /* layers of the stage */
+    double tensors_per_layer; /* weight matrices of a layer */
+    bool recompute;           /* full recomputation: the forward runs again in backward */
 } dp_windows;
 
+/* Host time of one eager PyTorch operation (~5 us: a CUDA kernel launch of a few us plus the
+ * framework's dispatch; NVIDIA CUDA C++ Best Practices Guide: launch overhead "on the order of
+ * microseconds"). DeepSpeed ZeRO-3 of 2021-22 gathers and reduce-scatters one parameter at a time
+ * through torch.distributed's list-of-tensors collectives, building the list with one narrow()
+ * per rank of the group (deepspeed/runtime/zero/partition_parameters.py, _allgather_param and
+ * _reduce_scatter_gradient at DeepSpeed commit 11e94e6c7, June 2021); ProcessGroupNCCL runs a
+ * list collective through a flat buffer with one copy kernel per rank: two host operations per
+ * rank and call. */
+#define HOST_OP_S              5e-6
+#define DEEPSPEED_OPS_PER_RANK 2.0
+
+/* `comm` prefetched one layer (of `units`) ahead: each layer's transfer overlaps the computation
+ * of the layer before it, the first one's overlaps nothing. */
+static double prefetched(double comm, double window, double units)
+{
+    double first = comm / units;
+    return first + exposed(comm - first, window - window / units);
+}
+
+/* ZeRO-3 / FSDP for `params` parameters per GPU sharded over the group: per micro-batch, the
+ * parameters are all-gathered for the forward pass and again for the backward pass (and, with
+ * DeepSpeed, again for the recomputed forward), and the gradients reduce-scattered (Rajbhandari
+ * et al. 2020, Sec. 5.3), each call paying the collective's latency. DeepSpeed (2021-22): one call
+ * per weight tensor (smaller tensors stay gathered), a torch.cuda.synchronize() before each
+ * gather (_allgather_param), so nothing overlaps the computation, and DEEPSPEED_OPS_PER_RANK host
+ * operations per rank and call. FSDP2 / Megatron-FSDP: calls of zero3_bucket_params parameters,
+ * at least one per layer; a layer's bucket is prefetched while the previous layer computes, and the
+ * gradient reduce-scatter of a layer runs during the backward pass of the layers before it. */
+static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const cdse_stack *stk,
+                         int comm_group, int group, int stride, double params, const dp_windows *w)
+{
+    bool deepspeed = stk->zero3_style == CDSE_ZERO3_DEEPSPEED;
+    double gathers = w->recompute && deepspeed ? 2.0 : 1.0; /* in the backward pass */
+    double calls = deepspeed ? w->layers * w->tensors_per_layer
+                             : fmax(ceil(params / stk->zero3_bucket_params), w->layers);
+    double host = deepspeed ? group * DEEPSPEED_OPS_PER_RANK * HOST_OP_S : 0.0;
+    double ag_call =
+        cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_ALLGATHER, group, stride,
+                           params * WEIGHT_BYTES / calls, w->m * (1.0 + gathers) * calls);
+    double rs_call = cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_REDUCE_SCATTER, group,
+                                        stride, params * stk->grad_bytes / calls, w->m * calls);
+    double ag = calls * (ag_call + host), rs = calls * (rs_call + host);
+    if (deepspeed)
+        return w->m * ((1.0 + gathers) * ag + rs);
+    double fwd = prefetched(ag, w->fwd, w->layers);
+    double bwd = prefetched(gathers * ag + rs, w->bwd, w->layers);
+    return w->m * (fwd + bwd);
+}
+
 /* Gradient reduction for `params` parameters per GPU replicated over `group` ranks `stride`
- * apart, bucketed and overlapped with the last micro-batch's backward pass; the distributed
- * optimizer's parameter all-gather overlaps the next forward pass; ZeRO-3 gathers parameters for
- * the forward and backward of every micro-batch (Megatron-Core DDP; Rajbhandari et al. 2020). */
-static double dp_comm_time(cdse_comm_plan *plan, const cdse_system *system, int comm_group,
-                           int zero, double params, int group, int stride, const dp_windows *w)
+ * apart, in the stack's gradient dtype: bucketed and overlapped with the last micro-batch's
+ * backward pass when the stack overlaps it (Megatron-Core DDP overlap_grad_reduce; Megatron-LM
+ * of 2021-22 all-reduced after the backward pass); the distributed optimizer's parameter
+ * all-gather overlaps the next forward pass when the stack overlaps it (overlap_param_gather).
+ * Every collective is an entry of the communication plan. */
+static double dp_comm_time(cdse_comm_plan *plan, const cdse_system *system, const cdse_stack *stk,
+                           int comm_group, int zero, double params, int group, int stride,
+                           const dp_windows *w)
 {
     if (group <= 1 || params <= 0.0)
         return 0.0;
-    double grad_bytes = params * GRAD_BYTES;
+    if (zero >= 3)
+        return zero3_time(plan, system, stk, comm_group, group, stride, params, w);
+    double grad_bytes = params * stk->grad_bytes;
     double weight_bytes = params * WEIGHT_BYTES;
     double bucket = fmin(1.0, DP_BUCKET_PARAMS / params);
-    if (zero == 0) {
-        double t = cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_ALLREDUCE, group, stride,
-                                      grad_bytes, 1.0);
-        return fmax(bucket * t, exposed(t, w->bwd));
-    }
-    /* ZeRO-3: one reduce-scatter and two all-gathers (forward, backward) per micro-batch. */
-    bool zero3 = zero >= 3;
-    double rs = cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_REDUCE_SCATTER, group,
-                                   stride, grad_bytes, zero3 ? w->m : 1.0);
+    int reduce_coll = zero == 0 ? CDSE_COLL_ALLREDUCE : CDSE_COLL_REDUCE_SCATTER;
+    double reduce =
+        cdse_comm_plan_add(plan, system, comm_group, reduce_coll, group, stride, grad_bytes, 1.0);
+    double t = stk->overlap_grad_reduce ? fmax(bucket * reduce, exposed(reduce, w->bwd)) : reduce;
+    if (zero == 0)
+        return t;
     double ag = cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_ALLGATHER, group, stride,
-                                   weight_bytes, zero3 ? 2.0 * w->m : 1.0);
-    if (zero3)
-        return w->m * exposed(2.0 * ag + rs, w->fwd + w->bwd);
-    return fmax(bucket * rs, exposed(rs, w->bwd)) + fmax(bucket * ag, exposed(ag, w->fwd));
+                                   weight_bytes, 1.0);
+    return t + (stk->overlap_param_gather ? fmax(bucket * ag, exposed(ag, w->fwd)) : ag);
+}
+
+/* Host-side costs the GPU does not hide: the stack's per-iteration costs (data loading, loss and
+ * gradient-norm reductions, logging) and, per layer and micro-batch, the part of the host's
+ * kernel-launch time that exceeds the GPU time of the kernels it launches (otherwise the host
+ * runs ahead and its launches overlap the GPU's work). */
+static double fixed_time(const env *e, const dims *x, const layer_step *step)
+{
+    double launch = e->stk->launch_s_per_layer;
+    double per_layer =
+        fmax(0.0, launch - step->fwd) + fmax(0.0, 2.0 * launch - step->bwd - step->recompute);
+    return e->stk->iteration_fixed_s + x->m * x->stage_layers * per_layer;
 }
 
 /* `position_len`: rows of the learned position table, which a histogram's mean-length
@@ -1147,7 +1251,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
         double steps = x.m * x.v + x.p - 1.0;
         double one = cdse_comm_plan_add(plan, system, CDSE_GROUP_PP, CDSE_COLL_SENDRECV, (int)x.p,
                                         x.stride[CDSE_PLACE_PP], bytes, 2.0 * steps);
-        if (x.v > 1.0) {
+        if (x.v > 1.0 && e.stk->overlap_p2p) {
             /* The interleaved schedule overlaps each transfer with the next chunk's computation
              * (Megatron-Core overlap_p2p_comm, available with interleaving only). */
             pp_comm = steps * exposed(2.0 * one, per_mb / x.v);
@@ -1167,21 +1271,29 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
      * data-parallel group of the folded expert grid (edp ranks at its stride). */
     int dp_stride = x.stride[CDSE_PLACE_DP], cp_stride = x.stride[CDSE_PLACE_CP];
     int dense_stride = x.c > 1.0 && cp_stride < dp_stride ? cp_stride : dp_stride;
-    dp_windows windows = {stage_fwd, stage_bwd + stage_rec, x.m};
+    dp_windows windows = {
+        stage_fwd,      stage_bwd + stage_rec, x.m,
+        x.stage_layers, x.gpt ? 4.0 : 5.0,     st.recompute == CDSE_RECOMPUTE_FULL};
     double dp_dense =
-        dp_comm_time(plan, system, CDSE_GROUP_DP, st.zero, params.dense + params.embed,
+        dp_comm_time(plan, system, e.stk, CDSE_GROUP_DP, st.zero, params.dense + params.embed,
                      (int)(x.d * x.c), dense_stride, &windows);
     double dp_expert = 0.0;
     if (params.experts > 0.0)
-        dp_expert = dp_comm_time(plan, system, CDSE_GROUP_EDP, st.zero, params.experts, (int)x.edp,
-                                 x.expert_stride[CDSE_EXPERT_DP], &windows);
+        dp_expert = dp_comm_time(plan, system, e.stk, CDSE_GROUP_EDP, st.zero, params.experts,
+                                 (int)x.edp, x.expert_stride[CDSE_EXPERT_DP], &windows);
     double dp_comm = dp_dense + dp_expert;
 
     double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
     double compute_iter = x.m * per_mb;
     offload_model(&e, compute_iter, x.m, act_per_mb, in_flight, x.stage_layers, r);
+    /* The stack's workspaces (NCCL, cuBLAS, Transformer Engine) and what its caching allocator
+     * reserves beyond the activations it hands out (they are freed and reallocated every
+     * micro-batch; weights, gradients and optimizer state live in preallocated buffers). */
+    r->mem_runtime_gib = e.stk->runtime_gib + e.stk->allocator_overhead * r->mem_activations_gib;
 
-    double time = compute_iter + bubble + pp_comm + dp_comm + optimizer + r->t_offload_s;
+    r->t_fixed_s = fixed_time(&e, &x, &step);
+    double time =
+        compute_iter + bubble + pp_comm + dp_comm + optimizer + r->t_offload_s + r->t_fixed_s;
     r->time_per_iteration_s = time;
     r->t_forward_s = x.m * stage_fwd;
     r->t_backward_s = x.m * stage_bwd;
@@ -1211,7 +1323,8 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     r->hfu = r->hardware_tflops_per_gpu / peak;
 
     r->mem_total_gib = r->mem_weights_gib + r->mem_gradients_gib + r->mem_optimizer_gib +
-                       r->mem_activations_gib + r->mem_other_gib;
+                       r->mem_activations_gib + r->mem_other_gib + r->mem_fp8_cache_gib +
+                       r->mem_runtime_gib;
     if (r->status == CDSE_ST_OK) {
         bool hbm_full = r->mem_total_gib > system->hbm_gib;
         bool tier_full =
@@ -1257,6 +1370,8 @@ void cdse_result_take_memory(cdse_result *to, const cdse_result *from)
     to->mem_activations_gib = from->mem_activations_gib;
     to->mem_other_gib = from->mem_other_gib;
     to->mem_offloaded_gib = from->mem_offloaded_gib;
+    to->mem_fp8_cache_gib = from->mem_fp8_cache_gib;
+    to->mem_runtime_gib = from->mem_runtime_gib;
 }
 
 void cdse_result_set_throughput(cdse_result *r, double tokens, double model_flops, int gpus,

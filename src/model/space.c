@@ -27,6 +27,7 @@ static const char *const axis_names[CDSE_AXIS_COUNT] = {
     [CDSE_AXIS_RECOMPUTE_MODULES] = "recompute_modules",
     [CDSE_AXIS_MOE_DISPATCHER] = "moe_dispatcher",
     [CDSE_AXIS_MOE_OVERLAP] = "moe_overlap",
+    [CDSE_AXIS_STACK] = "stacks",
 };
 
 const char *cdse_axis_name(int axis)

@@ -22,6 +22,9 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
     record->model = (int32_t)job->space.value[CDSE_AXIS_MODEL][digit[CDSE_AXIS_MODEL]];
     record->system = (int32_t)job->space.value[CDSE_AXIS_SYSTEM][digit[CDSE_AXIS_SYSTEM]];
     cdse_space_strategy(&job->space, digit, &record->strategy);
+    record->stack = (int32_t)job->space.value[CDSE_AXIS_STACK][digit[CDSE_AXIS_STACK]];
+    int stack = record->stack >= 0 ? record->stack : job->system_stack[record->system];
+    record->strategy.stack = stack >= 0 ? &job->stack[stack] : NULL;
     const cdse_model *model = &job->model[record->model];
     const cdse_system *system = &job->system[record->system];
     if (system->pool.n_types == 0) {
@@ -124,7 +127,7 @@ const cdse_column cdse_columns[] = {
     F64("mem_optimizer_gib", mem_optimizer_gib, "GiB", "optimizer state (fp32 master and moments)"),
     F64("mem_activations_gib", mem_activations_gib, "GiB",
         "activations of the in-flight micro-batches"),
-    F64("mem_other_gib", mem_other_gib, "GiB", "reserved memory and workspaces"),
+    F64("mem_other_gib", mem_other_gib, "GiB", "reserved by the system (driver, CUDA context)"),
     F64("mem_offloaded_gib", mem_offloaded_gib, "GiB", "placed on the second memory tier"),
     F64("t_forward_s", t_forward_s, "s", "forward compute per iteration"),
     F64("t_backward_s", t_backward_s, "s", "backward compute per iteration"),
@@ -161,6 +164,14 @@ const cdse_column cdse_columns[] = {
      "MoE token exchange: alltoall, deepep"},
     {"moe_overlap", CDSE_COL_MOE_OVERLAP, STRATEGY(moe_overlap), "",
      "what hides the MoE all-to-alls: none, shared_experts, a2a"},
+    {"stack", CDSE_COL_I32, offsetof(cdse_record, stack), "",
+     "software stack: index into the job's stacks list (--show-job), -1 = the system's default"},
+    F64("mem_fp8_cache_gib", mem_fp8_cache_gib, "GiB",
+        "FP8 copies and transposes of the weights (Transformer Engine, FP8 only)"),
+    F64("mem_runtime_gib", mem_runtime_gib, "GiB",
+        "the stack's NCCL/cuBLAS/TE workspaces and caching-allocator reserve"),
+    F64("t_fixed_s", t_fixed_s, "s",
+        "host costs not hidden by the GPU: kernel launches of small layers, per-iteration work"),
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 

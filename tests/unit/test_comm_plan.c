@@ -154,7 +154,10 @@ static void test_sequence_parallel_full_recompute(void **state)
 }
 
 /* ZeRO: stage 1 reduce-scatters the 4 B gradients and all-gathers the 2 B weights once per
- * iteration; stage 3 once (reduce-scatter) and twice (all-gathers) per micro-batch (m = 4). */
+ * iteration; stage 3 (FSDP style, the default stack) once (reduce-scatter) and twice
+ * (all-gathers: forward, backward) per micro-batch (m = 4), in one call per layer of the stage
+ * (4 layers; their 14,187,520 parameters are fewer than a 4e7-parameter bucket): 16 and 32 calls
+ * of a quarter of the bytes. */
 static void test_zero_stages(void **state)
 {
     (void)state;
@@ -176,8 +179,10 @@ static void test_zero_stages(void **state)
     plan_ok(&m, &s, &st, &r, &plan);
     rs = find(&plan, CDSE_GROUP_DP, CDSE_COLL_REDUCE_SCATTER);
     ag = find(&plan, CDSE_GROUP_DP, CDSE_COLL_ALLGATHER);
-    assert_rel(rs->calls, 4.0, 1e-15);
-    assert_rel(ag->calls, 8.0, 1e-15);
+    assert_rel(rs->calls, 16.0, 1e-15);
+    assert_rel(ag->calls, 32.0, 1e-15);
+    assert_rel(rs->bytes, 14187520.0 * 4.0 / 4.0, 1e-12);
+    assert_rel(ag->bytes, 14187520.0 * 2.0 / 4.0, 1e-12);
     assert_rel(exposed_of(&plan, CDSE_GROUP_DP), r.t_dp_comm_s, 1e-12);
 }
 

@@ -112,6 +112,20 @@ static cdse_system fast_sys(void)
     return s;
 }
 
+/* The default stack (every overlap, fp32 gradients, FSDP-style ZeRO-3) without the runtime
+ * memory and host costs, which their own tests below check: the hand calculations of the other
+ * mechanisms stay free of them. */
+static cdse_stack bare_stack(void)
+{
+    cdse_stack k = cdse_stack_default;
+    k.runtime_gib = 0.0;
+    k.allocator_overhead = 0.0;
+    k.iteration_fixed_s = 0.0;
+    k.launch_s_per_layer = 0.0;
+    return k;
+}
+static cdse_stack bare;
+
 static cdse_strategy strat(int gpus, int tp, int pp, int microbatch, int global_batch)
 {
     cdse_strategy st;
@@ -127,6 +141,8 @@ static cdse_strategy strat(int gpus, int tp, int pp, int microbatch, int global_
     st.recompute = CDSE_RECOMPUTE_NONE;
     st.precision = CDSE_BF16;
     st.flash_attention = false;
+    bare = bare_stack();
+    st.stack = &bare;
     return st;
 }
 
@@ -811,6 +827,140 @@ static void test_fp8_layer(void **state)
     assert_rel(r.mfu, r.model_tflops_per_gpu / 200.0, 1e-12);
 }
 
+/* FP8 memory (Transformer Engine): every linear layer keeps an FP8 copy of its weight and of the
+ * transpose (1 + 1 B per parameter of the layers, 12 h^2 + 13 h per GPT layer with t = 1, i.e.
+ * 2 x 12,596,224 = 25,192,448 for two layers), and saves the FP8 cast (1 B) of each GEMM input
+ * instead of its bf16 original: per token and layer QKV input h and FC1 input h (1 B instead of
+ * 2), FC2 input 4h (1 B instead of 2); the projection keeps its FP8 input besides the bf16
+ * attention output that the fused attention's backward pass needs (+h). Against bf16:
+ * -h - h - 4h + h = -5h bytes per token and layer (Korthikanti et al. 2022 Table 2 counts 34 s b h
+ * in bf16 without the attention scores). One micro-batch in flight (p = 1). */
+static void test_fp8_memory(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    cdse_system s = sys();
+    s.peak_tflops[CDSE_FP8] = 200.0;
+    s.gemm_eff_fp8 = s.gemm_eff;
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.flash_attention = true;
+    cdse_result bf16, fp8;
+    eval_ok(&m, &s, &st, &bf16);
+    st.precision = CDSE_FP8;
+    eval_ok(&m, &s, &st, &fp8);
+    assert_rel(fp8.mem_fp8_cache_gib, 25192448.0 * 2.0 / GIB, 1e-12);
+    assert_true(bf16.mem_fp8_cache_gib == 0.0);
+    double tokens = 2.0 * 512.0, h = 1024.0;
+    assert_rel(bf16.mem_activations_gib - fp8.mem_activations_gib, 2.0 * tokens * 5.0 * h / GIB,
+               1e-9);
+}
+
+/* Host costs (fixed_time in perf.c): the stack's per-iteration cost plus, per layer and
+ * micro-batch, what launching the layer's kernels takes beyond the GPU time of the layer
+ * (forward: launch - f; backward, twice the kernels: 2 launch - b), here with an exaggerated
+ * launch time of 1 ms per layer forward against GPU layer times f, b of the test model:
+ * 0.25 + m L ((1e-3 - f) + (2e-3 - b)), m = 2 micro-batches, L = 4 layers. */
+static void test_host_costs(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 1, 2);
+    cdse_stack k = bare_stack();
+    k.launch_s_per_layer = 1e-3;
+    k.iteration_fixed_s = 0.25;
+    st.stack = &k;
+    double f, b;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &f, &b), CDSE_ST_OK);
+    assert_true(f < 1e-3 && b < 2e-3); /* the small layers are host-bound */
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.t_fixed_s, 0.25 + 2.0 * 4.0 * ((1e-3 - f) + (2e-3 - b)), 1e-12);
+    /* A launch time below the GPU's layer time costs nothing. */
+    k.launch_s_per_layer = 0.5 * f;
+    k.iteration_fixed_s = 0.0;
+    eval_ok(&m, &s, &st, &r);
+    assert_true(r.t_fixed_s == 0.0);
+}
+
+/* Runtime memory: the stack's workspaces plus its allocator's reserve over the activations,
+ * beside the system's reserve (1.5 GiB in sys()): 2 + 0.1 x activations. */
+static void test_runtime_memory(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 1, 2);
+    cdse_stack k = bare_stack();
+    k.runtime_gib = 2.0;
+    k.allocator_overhead = 0.1;
+    st.stack = &k;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_runtime_gib, 2.0 + 0.1 * r.mem_activations_gib, 1e-12);
+    assert_rel(r.mem_other_gib, 1.5, 1e-15);
+}
+
+/* A stack that reduces gradients after the backward pass (Megatron-LM of 2021-22) exposes the
+ * whole all-reduce: the case of test_dp_comm_last_bucket, where the overlapped reduction costs
+ * only its last bucket, now costs 2 (d - 1) / d G / bw + 2 (d - 1) lat with d = 2. */
+static void test_dp_comm_not_overlapped(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(64);
+    cdse_system s = sys();
+    s.level[1].bandwidth_gbs = 200.0;
+    cdse_strategy st = strat(32, 8, 2, 1, 8);
+    cdse_stack k = bare_stack();
+    k.overlap_grad_reduce = false;
+    st.stack = &k;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double params = 32.0 * 1579904.0 + 1048576.0;
+    assert_rel(r.t_dp_comm_s, 2.0 * 0.5 * params * 4.0 / (200e9 * 0.9) + 2.0 * 5e-6, 1e-12);
+}
+
+/* The stack's GEMM efficiency scales the system's table: at 0.8 every GEMM of the layer takes
+ * 1 / 0.8 as long (all GEMMs of this layer are compute-bound); the flash attention kernel has its
+ * own efficiency and element-wise kernels run on HBM, both unchanged. */
+static void test_gemm_scale(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(1);
+    cdse_system s = sys();
+    s.attention_efficiency = 0.5;
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.flash_attention = true;
+    double f1, b1, f2, b2;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &f1, &b1), CDSE_ST_OK);
+    cdse_stack k = bare_stack();
+    k.gemm_scale = 0.8;
+    st.stack = &k;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &f2, &b2), CDSE_ST_OK);
+    double linear = 24.0 * 1024.0 * 1024.0 * 1024.0 / (100e12 * 0.5); /* 24 T h^2 / (peak eff) */
+    assert_rel(f2 - f1, linear / 0.8 - linear, 1e-9);
+}
+
+/* The stage that peaks: with a vocabulary of 262,144 the last pipeline stage, which holds one
+ * micro-batch (1F1B) and the fp32 logits of its loss (4 V / t bytes per token, Korthikanti et al.
+ * 2022 Sec. 4.3), outweighs the first with its 2 micro-batches: per token and layer 34 h + 5 a s
+ * = 34,816 + 40,960 = 75,776 B (Table 2, no SP, no recomputation, t = 1); p = 2 stages of one
+ * layer each, micro-batch 1 of s = 512 tokens: first 2 x 75,776, last 75,776 + 1,048,576. */
+static void test_last_stage_peaks(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    m.vocab = 262144;
+    cdse_system s = sys();
+    cdse_strategy st = strat(2, 1, 2, 1, 4);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, 512.0 * (75776.0 + 4.0 * 262144.0) / GIB, 1e-12);
+    m.vocab = 4096; /* now the first stage peaks: 2 x 75,776 > 75,776 + 16,384 */
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, 512.0 * 2.0 * 75776.0 / GIB, 1e-12);
+}
+
 /* ---- Pipeline bubble, Narayanan et al. 2021 Sec. 2.2 ------------------------------------ */
 
 /* The 1F1B bubble is (p - 1) times the time of one micro-batch on a stage; interleaving with v
@@ -978,13 +1128,21 @@ static void test_dp_comm_one_bucket(void **state)
     assert_rel(r.t_dp_comm_s, 0.5 * G / bw + lat + 0.5 * W / bw + lat, 1e-12);
 }
 
-/* ZeRO-3 gathers the weights for the forward and the backward pass and reduce-scatters the
- * gradients for every micro-batch (Rajbhandari et al. 2020 Sec. 5.3), overlapped with that
- * micro-batch's computation, window w = forward + backward of one micro-batch:
- * m exposed(2 ag(W) + rs(G), w), exposed(c, w) = c - min(c, w) + 0.25 min(c, w) (perf.c,
- * OVERLAP_INTERFERENCE). On the 22.5e9 B/s IB the collectives (2 * 1.87e-4 + 3.74e-4 + 15 us =
- * 7.6e-4 s) outlast the short window of this small stage; at 360e9 B/s (400 GB/s x 0.9) they
- * hide behind it and only their interference shows. */
+/* exposed(c, w) = c - min(c, w) + 0.25 min(c, w) (perf.c, OVERLAP_INTERFERENCE). */
+static double exposed_hand(double c, double w)
+{
+    double hidden = c < w ? c : w;
+    return c - hidden + 0.25 * hidden;
+}
+
+/* ZeRO-3, FSDP style (the default stack): per micro-batch the weights are all-gathered for the
+ * forward and again for the backward pass and the gradients reduce-scattered (Rajbhandari et al.
+ * 2020 Sec. 5.3), one call per layer here (the stage's 2 layers hold far fewer than the 4e7
+ * parameters of a bucket), each paying the 5 us latency of the 2-rank IB group; a layer's
+ * gather is prefetched during the previous layer's computation, so with L = 2 layers half of each
+ * pass's communication c is exposed and the other half overlaps half the window w:
+ * c / 2 + exposed(c / 2, w / 2). Forward: c = ag, w = forward of one micro-batch; backward:
+ * c = ag + rs, w = backward of one micro-batch; times m = 4 micro-batches. */
 static void test_dp_comm_zero3(void **state)
 {
     (void)state;
@@ -994,27 +1152,56 @@ static void test_dp_comm_zero3(void **state)
     st.zero = 3;
     cdse_result r;
     eval_ok(&m, &s, &st, &r);
-    double lat = 5e-6;
+    double lat = 5e-6, bw = 25e9 * 0.9;
     double G = DP_STAGE_PARAMS * 4.0, W = DP_STAGE_PARAMS * 2.0;
-    double bw = 25e9 * 0.9;
-    double per_mb = 2.0 * (0.5 * W / bw + lat) + (0.5 * G / bw + lat);
-    double window = (r.t_forward_s + r.t_backward_s) / 4.0;
-    assert_true(per_mb > window);
-    assert_rel(r.t_dp_comm_s, 4.0 * (per_mb - window + 0.25 * window), 1e-9);
+    double ag = 0.5 * W / bw + 2.0 * lat, rs = 0.5 * G / bw + 2.0 * lat;
+    double fwd = r.t_forward_s / 4.0, bwd = r.t_backward_s / 4.0;
+    double per_mb = ag / 2.0 + exposed_hand(ag / 2.0, fwd / 2.0) + (ag + rs) / 2.0 +
+                    exposed_hand((ag + rs) / 2.0, bwd / 2.0);
+    assert_rel(r.t_dp_comm_s, 4.0 * per_mb, 1e-12);
 
-    s.level[1].bandwidth_gbs = 400.0;
+    s.level[1].bandwidth_gbs = 400.0; /* the collectives now hide behind the layers */
     eval_ok(&m, &s, &st, &r);
     bw = 400e9 * 0.9;
-    per_mb = 2.0 * (0.5 * W / bw + lat) + (0.5 * G / bw + lat);
-    assert_true(per_mb < (r.t_forward_s + r.t_backward_s) / 4.0);
-    assert_rel(r.t_dp_comm_s, 4.0 * 0.25 * per_mb, 1e-12);
+    ag = 0.5 * W / bw + 2.0 * lat;
+    rs = 0.5 * G / bw + 2.0 * lat;
+    assert_true(ag / 2.0 < r.t_forward_s / 8.0);
+    per_mb = ag / 2.0 + 0.25 * ag / 2.0 + (ag + rs) / 2.0 + 0.25 * (ag + rs) / 2.0;
+    assert_rel(r.t_dp_comm_s, 4.0 * per_mb, 1e-12);
 }
 
-/* A stage larger than one bucket: L = 64 on p = 2 (32 layers), t = 8, d = 2:
- * 32 * 1579904 + 1048576 = 51605504 parameters; the last bucket, 40e6 / 51605504 of the
- * all-reduce, is exposed after the backward pass when the rest hides behind it. IB at 200 GB/s
- * (x 0.9) so that the all-reduce 2 (1/2) 4 * 51605504 / 180e9 + 1e-5 = 1.157e-3 s fits in the
- * backward window. */
+/* ZeRO-3, DeepSpeed style (2021-22, deepspeed/runtime/zero/partition_parameters.py at commit
+ * 11e94e6c7): one all-gather per weight matrix (4 per GPT layer, 8 for the stage's 2 layers),
+ * each after a device synchronization, so nothing overlaps; with full recomputation the weights
+ * are gathered for the forward, the recomputed forward and the backward pass; fp16 gradients
+ * (2 B) reduce-scattered per matrix; every call costs the 5 us latency plus two host operations
+ * of 5 us per rank of the 2-rank group (list building and flattening): 20 us. */
+static void test_dp_comm_zero3_deepspeed(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(32, 8, 2, 1, 8);
+    cdse_stack k = bare_stack();
+    k.zero3_style = CDSE_ZERO3_DEEPSPEED;
+    k.grad_bytes = 2.0;
+    st.stack = &k;
+    st.zero = 3;
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double lat = 5e-6, bw = 25e9 * 0.9, host = 2.0 * 2.0 * 5e-6;
+    double G = DP_STAGE_PARAMS * 2.0, W = DP_STAGE_PARAMS * 2.0;
+    double ag = 0.5 * W / bw + 8.0 * (lat + host), rs = 0.5 * G / bw + 8.0 * (lat + host);
+    assert_rel(r.t_dp_comm_s, 4.0 * (3.0 * ag + rs), 1e-12);
+    /* Gradients in fp16 halve the gradient buffer; the optimizer keeps fp32 copies of the
+     * gradients it updates, sharded by ZeRO (Megatron-LM docs/distrib_optimizer.md: 16-bit
+     * gradients cost 4 + 16 / d bytes per parameter with the distributed optimizer): here
+     * 2 / d + (12 + 4) / d with d = 2. */
+    assert_rel(r.mem_gradients_gib, DP_STAGE_PARAMS * 2.0 / 2.0 / GIB, 1e-12);
+    assert_rel(r.mem_optimizer_gib, DP_STAGE_PARAMS * 16.0 / 2.0 / GIB, 1e-12);
+}
+
 static void test_dp_comm_last_bucket(void **state)
 {
     (void)state;
@@ -1157,7 +1344,7 @@ static void test_breakdown_adds_up(void **state)
     assert_int_equal(r.grad_accum, 8);
     double parts[] = {r.t_forward_s, r.t_backward_s, r.t_recompute_s, r.t_tp_comm_s, r.t_pp_comm_s,
                       r.t_dp_comm_s, r.t_bubble_s,   r.t_optimizer_s, r.t_offload_s};
-    double sum = r.t_ep_comm_s + r.t_cp_comm_s;
+    double sum = r.t_ep_comm_s + r.t_cp_comm_s + r.t_fixed_s;
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         if (!(parts[i] > 0.0))
             print_error("part %zu is %g\n", i, parts[i]);
@@ -1168,7 +1355,8 @@ static void test_breakdown_adds_up(void **state)
     /* Memory adds up as well: HBM total = weights + gradients + optimizer + activations + other. */
     assert_rel(r.mem_total_gib,
                r.mem_weights_gib + r.mem_gradients_gib + r.mem_optimizer_gib +
-                   r.mem_activations_gib + r.mem_other_gib,
+                   r.mem_activations_gib + r.mem_other_gib + r.mem_fp8_cache_gib +
+                   r.mem_runtime_gib,
                1e-12);
 }
 
@@ -1465,6 +1653,13 @@ int main(void)
         cmocka_unit_test(test_cp_ring_in_node),
         cmocka_unit_test(test_dp_comm_one_bucket),
         cmocka_unit_test(test_dp_comm_zero3),
+        cmocka_unit_test(test_dp_comm_zero3_deepspeed),
+        cmocka_unit_test(test_dp_comm_not_overlapped),
+        cmocka_unit_test(test_fp8_memory),
+        cmocka_unit_test(test_last_stage_peaks),
+        cmocka_unit_test(test_host_costs),
+        cmocka_unit_test(test_runtime_memory),
+        cmocka_unit_test(test_gemm_scale),
         cmocka_unit_test(test_dp_comm_last_bucket),
         cmocka_unit_test(test_offload_optimizer),
         cmocka_unit_test(test_offload_activations),

@@ -21,7 +21,8 @@ static const char *const contract_header =
     "mem_offloaded_gib,t_forward_s,t_backward_s,t_recompute_s,t_tp_comm_s,t_pp_comm_s,"
     "t_dp_comm_s,t_ep_comm_s,t_cp_comm_s,t_bubble_s,t_optimizer_s,t_offload_s,t_imbalance_s,"
     "time_to_train_days,gpu_hours,seq_imbalance,pool_split,pool_share_0,pool_share_1,"
-    "pool_share_2,pool_share_3,placement,etp,recompute_modules,moe_dispatcher,moe_overlap\n";
+    "pool_share_2,pool_share_3,placement,etp,recompute_modules,moe_dispatcher,moe_overlap,"
+    "stack,mem_fp8_cache_gib,mem_runtime_gib,t_fixed_s\n";
 
 /* Writes with `fn` into a temporary file and returns the text (static buffer). */
 static const char *capture(void (*fn)(FILE *, const void *, const void *), const void *a,
@@ -59,7 +60,9 @@ static void test_csv_header_is_the_contract(void **state)
 {
     (void)state;
     assert_string_equal(capture(header_fn, NULL, NULL), contract_header);
-    assert_int_equal(cdse_column_count, 59);
+    assert_int_equal(cdse_column_count,
+                     63); /* 55 + etp, recompute_modules, moe_dispatcher, moe_overlap + stack,
+                             mem_fp8_cache_gib, mem_runtime_gib, t_fixed_s */
     assert_non_null(cdse_column_find("mem_activations_gib"));
     assert_null(cdse_column_find("no_such_column"));
 }
@@ -119,6 +122,10 @@ static void fill(cdse_job *job, cdse_record *r)
     res->t_dp_comm_s = 0.125;
     res->t_bubble_s = 1.5;
     res->t_optimizer_s = 0.0625;
+    r->stack = -1;
+    res->mem_fp8_cache_gib = 2.5;
+    res->mem_runtime_gib = 1.75;
+    res->t_fixed_s = 0.03125;
     r->time_to_train_days = 41.39211;
     r->gpu_hours = 63578.29;
 }
@@ -132,7 +139,8 @@ static void test_csv_row(void **state)
     const char *expected =
         "42,m1,s1,64,8,2,4,1,1,1,1,512,128,selective,1,1,bf16,1,activations+optimizer,0,ok,12.5,"
         "83886.1,150.25,160.5,0.481571,0.514423,70.125,10.5,10.5,15.75,30.375,3,0,3,6,1,0.5,0.25,"
-        "0.125,0,0,1.5,0.0625,0,0,41.3921,63578.3,0,none,0,0,0,0,tp-cp-dp-pp,0,none,alltoall,none\n";
+        "0.125,0,0,1.5,0.0625,0,0,41.3921,63578.3,0,none,0,0,0,0,tp-cp-dp-pp,0,none,alltoall,none,"
+        "-1,2.5,1.75,0.03125\n";
     assert_string_equal(capture(row_fn, &record, job), expected);
     /* RFC 4180: a name with a comma and quotes is quoted, its quotes doubled. */
     record.model = 1;

@@ -9,6 +9,7 @@
 
 #define CDSE_MAX_MODELS  32
 #define CDSE_MAX_SYSTEMS 32
+#define CDSE_MAX_STACKS  8
 
 typedef enum cdse_metric {
     CDSE_METRIC_TIME_PER_ITERATION = 0, /* lower is better */
@@ -56,6 +57,13 @@ typedef struct cdse_job {
     cdse_model model[CDSE_MAX_MODELS];
     int n_systems;
     cdse_system system[CDSE_MAX_SYSTEMS];
+    /* Software stacks (calibration/stacks): the values of the `stacks` axis and the systems'
+     * default stacks, each loaded once; the axis holds indices into stack[], -1 when the job
+     * names none (each system's default, else the built-in cdse_stack_default). */
+    int n_stacks;
+    cdse_stack stack[CDSE_MAX_STACKS];
+    char stack_path[CDSE_MAX_STACKS][CDSE_PATH_MAX]; /* the files they were read from */
+    int system_stack[CDSE_MAX_SYSTEMS];              /* index into stack[] or -1 */
     cdse_space space;
     cdse_objective objective;
     uint64_t fingerprint; /* hash of the validated content, to refuse resuming another job */

@@ -74,6 +74,7 @@ typedef struct cdse_pool {
 typedef struct cdse_system {
     char name[CDSE_NAME_MAX];
     char gpu[CDSE_NAME_MAX];
+    char stack[CDSE_NAME_MAX]; /* default software stack (calibration/stacks); "": the built-in */
     double peak_tflops[CDSE_DTYPE_COUNT]; /* dense; 0 = dtype unsupported */
     cdse_eff_table gemm_eff;              /* GEMM efficiency vs GEMM FLOPs (bf16/fp16) */
     cdse_eff_table gemm_eff_fp8;          /* n == 0: same as gemm_eff */

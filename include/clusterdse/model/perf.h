@@ -22,6 +22,7 @@ typedef struct cdse_result {
     double t_bubble_s;
     double t_optimizer_s;
     double t_offload_s;
+    double t_fixed_s; /* per-iteration host costs and kernel launches not hidden by the GPU */
     /* Throughput. */
     double tokens_per_s;
     double model_tflops_per_gpu;
@@ -34,8 +35,10 @@ typedef struct cdse_result {
     double mem_gradients_gib;
     double mem_optimizer_gib;
     double mem_activations_gib;
-    double mem_other_gib;     /* reserved + workspace */
+    double mem_other_gib;     /* reserved by the system (driver, CUDA context) */
     double mem_offloaded_gib; /* placed on the second tier */
+    double mem_fp8_cache_gib; /* FP8 copies and transposes of the weights */
+    double mem_runtime_gib;   /* the stack's workspaces and caching-allocator reserve */
     /* Variable sequence lengths (model seq_len_histogram): slowest DP rank over the mean. */
     double seq_imbalance; /* 1 without a histogram */
     double t_imbalance_s; /* iteration time lost waiting for the slowest DP rank */

@@ -29,6 +29,7 @@ typedef enum cdse_axis {
     CDSE_AXIS_RECOMPUTE_MODULES, /* CDSE_RECOMPUTE_* module mask */
     CDSE_AXIS_MOE_DISPATCHER,    /* cdse_moe_dispatcher */
     CDSE_AXIS_MOE_OVERLAP,       /* cdse_moe_overlap */
+    CDSE_AXIS_STACK,             /* index into job->stack[]; -1 = the system's default stack */
     CDSE_AXIS_COUNT
 } cdse_axis;
 

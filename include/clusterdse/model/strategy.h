@@ -3,6 +3,7 @@
 #define CLUSTERDSE_STRATEGY_H
 
 #include "clusterdse/model/hardware.h"
+#include "clusterdse/model/stack.h"
 #include "clusterdse/model/workload.h"
 
 typedef enum cdse_recompute {
@@ -123,6 +124,8 @@ typedef struct cdse_strategy {
     int recompute_modules; /* CDSE_RECOMPUTE_* module mask (fine-grained recomputation) */
     int moe_dispatcher;    /* cdse_moe_dispatcher */
     int moe_overlap;       /* cdse_moe_overlap */
+    /* The software stack that runs it (calibration/stacks); NULL = cdse_stack_default. */
+    const cdse_stack *stack;
     /* Derived by cdse_strategy_check. */
     int dp;
     int grad_accum; /* micro-batches per iteration per pipeline */

@@ -12,6 +12,7 @@ typedef struct cdse_record {
     uint64_t index; /* position in the space */
     int32_t model;  /* index into job->model[] */
     int32_t system; /* index into job->system[] */
+    int32_t stack;  /* index into job->stack[]; -1 = the system's default (or built-in) stack */
     cdse_strategy strategy;
     cdse_result result;
     double time_to_train_days; /* objective.tokens / tokens_per_s; 0 without a budget */

@@ -1,0 +1,95 @@
+/* Software-stack profiles (calibration/stacks/NAME.cfg) on the key-table engine (keys.h): a flat
+ * group of keys, each required, read into the model layer's plain cdse_stack. */
+#include "clusterdse/config/stack.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keys.h"
+
+static const char *const zero3_names[] = {"deepspeed", "fsdp", NULL};
+
+#define STACK_FLOAT(key, field, lo, open, hi, text)                                                \
+    {                                                                                              \
+        .name = key, .type = KEY_FLOAT, .offset = offsetof(cdse_stack, field), .min = lo,          \
+        .min_open = open, .max = hi, .required = true, .def_text = "required", .help = text        \
+    }
+#define STACK_BOOL(key, field, text)                                                               \
+    {                                                                                              \
+        .name = key, .type = KEY_BOOL, .offset = offsetof(cdse_stack, field), .required = true,    \
+        .def_text = "required", .help = text                                                       \
+    }
+
+static const key_spec stack_keys[] = {
+    {.name = "name",
+     .type = KEY_STRING,
+     .offset = offsetof(cdse_stack, name),
+     .size = CDSE_NAME_MAX,
+     .required = true,
+     .def_text = "required",
+     .help = "profile name"},
+    STACK_FLOAT("gemm_scale", gemm_scale, 0.0, true, 1.0,
+                "achieved GEMM efficiency relative to the system's gemm_efficiency tables"),
+    STACK_BOOL("fused_attention", fused_attention,
+               "a fused (flash / cuDNN) attention kernel is available"),
+    STACK_BOOL("selective_recompute", selective_recompute,
+               "attention-core recomputation is available"),
+    STACK_BOOL("sequence_parallel", sequence_parallel,
+               "its recipes use sequence parallelism with TP"),
+    STACK_BOOL("distributed_optimizer", distributed_optimizer,
+               "its recipes shard the optimizer over data parallelism"),
+    STACK_BOOL("overlap_grad_reduce", overlap_grad_reduce,
+               "the data-parallel gradient reduction overlaps the backward pass"),
+    STACK_BOOL("overlap_param_gather", overlap_param_gather,
+               "the distributed optimizer's parameter all-gather overlaps the next forward pass"),
+    STACK_BOOL("overlap_tp_comm", overlap_tp_comm,
+               "TP collectives pipelined with their GEMMs (with sequence parallelism)"),
+    STACK_BOOL("overlap_p2p", overlap_p2p,
+               "the interleaved pipeline overlaps its sends with computation"),
+    STACK_FLOAT("grad_bytes", grad_bytes, 2.0, false, 4.0,
+                "bytes per element of the gradient buffer and its reduction (2: bf16/fp16, 4: "
+                "fp32)"),
+    {.name = "zero3_style",
+     .type = KEY_ENUM,
+     .offset = offsetof(cdse_stack, zero3_style),
+     .choices = zero3_names,
+     .required = true,
+     .def_text = "required",
+     .help = "ZeRO-3 as DeepSpeed 2021-22 ran it, or as FSDP2 / Megatron-FSDP"},
+    STACK_FLOAT("zero3_bucket_params", zero3_bucket_params, 1e5, false, 1e10,
+                "parameters per FSDP all-gather / reduce-scatter call"),
+    STACK_FLOAT("runtime_gib", runtime_gib, 0.0, false, 32.0,
+                "GiB per GPU of NCCL, cuBLAS and Transformer Engine workspaces"),
+    STACK_FLOAT("allocator_overhead", allocator_overhead, 0.0, false, 1.0,
+                "caching allocator: reserved over allocated activation bytes, minus 1"),
+    STACK_FLOAT("iteration_fixed_s", iteration_fixed_s, 0.0, false, 60.0,
+                "seconds per iteration outside the model: data loading, logging"),
+    STACK_FLOAT("launch_s_per_layer", launch_s_per_layer, 0.0, false, 0.01,
+                "host seconds to launch one layer's forward kernels (backward: twice)"),
+};
+static const key_table stack_table = {"stack profile", stack_keys,
+                                      (int)(sizeof stack_keys / sizeof stack_keys[0])};
+
+int cdse_stack_load_file(const char *path, cdse_stack *stack, cdse_diag *diag)
+{
+    memset(stack, 0, sizeof *stack);
+    char *text;
+    int rc = cdse__read_file_diag(path, "stack profile", &text, diag);
+    if (rc != 0)
+        return rc;
+    parse_ctx ctx = {.file = path, .job_path = path, .diag = diag};
+    config_t cfg;
+    rc = cdse__read_config(&ctx, text, &cfg);
+    free(text);
+    if (rc != 0)
+        return rc;
+    rc = cdse__parse_group(&ctx, config_root_setting(&cfg), &stack_table, stack, true);
+    config_destroy(&cfg);
+    return rc;
+}
+
+void cdse_stack_print_keys(FILE *out)
+{
+    cdse__print_key_table(out, &stack_table);
+}

@@ -1,0 +1,24 @@
+/* The stack the evaluator assumes when a strategy names none. */
+#include "clusterdse/model/stack.h"
+
+/* Current Megatron-Core: a copy of calibration/stacks/megatron-core-2025.cfg, where each value
+ * has its source (tests/unit/test_stack.c checks that the two agree). */
+const cdse_stack cdse_stack_default = {
+    .name = "megatron-core-2025",
+    .gemm_scale = 1.0,
+    .fused_attention = true,
+    .selective_recompute = true,
+    .sequence_parallel = true,
+    .distributed_optimizer = true,
+    .overlap_grad_reduce = true,
+    .overlap_param_gather = true,
+    .overlap_tp_comm = true,
+    .overlap_p2p = true,
+    .grad_bytes = 4.0,
+    .zero3_style = CDSE_ZERO3_FSDP,
+    .zero3_bucket_params = 4e7,
+    .runtime_gib = 1.5,
+    .allocator_overhead = 0.05,
+    .iteration_fixed_s = 0.0,
+    .launch_s_per_layer = 4e-4,
+};
