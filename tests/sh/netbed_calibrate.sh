@@ -67,12 +67,13 @@ def coll(level, c):
     return float(re.search(c + r' = \{ latency = [\d.e+-]+; bandwidth = ([\d.e+-]+);',
                            blocks[level]).group(1))
 # The level's bandwidth (the profile's sendrecv pair, the plain link) is the link's payload rate
-# within 10 %. Every collective's fitted bandwidth (the volume term of collective.c's ring
-# formulas) is that rate too: the reductions of allreduce and reduce_scatter run at GB/s, a
-# few thousandths of the time here. They are held to 25 %: each is fitted on its own (latency
-# and bandwidth) from 8 noisy points of a shared 2-core machine, and 25 % still catches an
-# algorithm the model does not cost (with MPI_Reduce_scatter_block, Open MPI's reduce then
-# scatter, reduce_scatter came out at a third of the rate).
+# within 10 % (issue 14). Every collective's fitted bandwidth (the volume term of collective.c's
+# ring formulas) should be that rate too: the reductions of allreduce and reduce_scatter run at
+# GB/s, a few thousandths of the time here. Each is fitted on its own (latency and bandwidth)
+# from 8 points, and on a 2-core machine shared with other work a preempted point moves one of
+# them by up to 37 % (seen at a load average of 20; usually within 10 %); they are held to 50 %,
+# which still catches an algorithm the model does not cost: with MPI_Reduce_scatter_block (Open
+# MPI's reduce, then scatter) reduce_scatter came out at 35 % of the rate.
 level = float(levels[1][2])
 err = level / want - 1
 print(f"inter_node level      fitted {level * 1e3:8.3f} MB/s  shaped payload {want * 1e3:8.3f} MB/s"
@@ -82,7 +83,7 @@ for c in ("sendrecv", "allgather", "alltoall", "reduce_scatter", "allreduce"):
     got = coll("inter_node", c)
     err = got / want - 1
     print(f"inter_node {c:14s} fitted {got * 1e3:8.3f} MB/s  error {err * 100:+5.1f}%")
-    assert abs(err) <= 0.25, (c, got, want)
+    assert abs(err) <= 0.50, (c, got, want)
 intra = coll("intra_node", "sendrecv")
 print(f"intra_node sendrecv fitted {intra * 1e3:.1f} MB/s = {intra / want:.0f} x inter_node")
 assert intra >= 5 * want, (intra, want)
