@@ -202,6 +202,7 @@ typedef struct call {
     MPI_Comm group;
     int n, me, partner;
     void *send, *recv;
+    const int *counts; /* reduce_scatter: chunk elements for each of the n ranks */
 } call;
 
 /* The MPI call of each row of cdse_coll_table, in one place. */
@@ -215,9 +216,13 @@ static int mpi_allgather(const call *c, int cnt)
     return MPI_Allgather(c->send, cnt, c->type, c->recv, cnt, c->type, c->group);
 }
 
+/* MPI_Reduce_scatter, not MPI_Reduce_scatter_block: for the _block call Open MPI 4.1 runs a
+ * reduce to one rank and a scatter (linear: 5x slower than a ring at 16 MiB here), while for
+ * MPI_Reduce_scatter it picks the ring that collective.c costs. */
 static int mpi_reduce_scatter(const call *c, int cnt)
 {
-    return MPI_Reduce_scatter_block(c->send, c->recv, cnt, c->type, MPI_SUM, c->group);
+    (void)cnt; /* every rank's chunk is in c->counts */
+    return MPI_Reduce_scatter(c->send, c->recv, c->counts, c->type, MPI_SUM, c->group);
 }
 
 static int mpi_alltoall(const call *c, int cnt)
@@ -441,7 +446,18 @@ static int measure_row(const bench *b, const call *c, const cdse_probe_shape *sh
                        const shape_comm *sc, cdse_probe_row *row)
 {
     memset(row, 0, sizeof *row);
-    int rc = measure(b, c, row);
+    call with_counts = *c;
+    int *counts = NULL;
+    if (c->coll == CDSE_COLL_REDUCE_SCATTER) {
+        counts = malloc(sizeof(int) * (size_t)c->n);
+        for (int i = 0; counts && i < c->n; i++)
+            counts[i] = (int)c->chunk;
+        with_counts.counts = counts;
+    }
+    if (any_rank(b->world, c->coll == CDSE_COLL_REDUCE_SCATTER && counts == NULL))
+        return CDSE_ENOMEM;
+    int rc = measure(b, &with_counts, row);
+    free(counts);
     if (rc || b->rank != 0)
         return rc;
     snprintf(row->collective, sizeof row->collective, "%s", cdse_coll_name(c->coll));
@@ -453,7 +469,8 @@ static int measure_row(const bench *b, const call *c, const cdse_probe_shape *sh
     row->level = sc->level;
     row->n_nodes = sc->n_nodes;
     row->bytes = payload_bytes(c->coll, c->chunk, cdse_probe_dtype_size(c->dtype), sc->group_size);
-    row->algbw_gbs = (double)row->bytes / (row->t_avg_us * 1e-6) / 1e9;
+    /* The median over iterations of the slowest rank: the time fit uses by default. */
+    row->algbw_gbs = (double)row->bytes / (row->t_median_us * 1e-6) / 1e9;
     row->busbw_gbs = row->algbw_gbs * cdse_busbw_factor(c->coll, sc->group_size);
     return 0;
 }
@@ -484,7 +501,8 @@ static int probe_shape(const bench *b, const cdse_probe_shape *shape, const topo
                 continue;
             for (int s = 0; s < b->plan->n_sizes && rc == 0; s++) {
                 int elem = cdse_probe_dtype_size(dt);
-                call c = {coll, dt, mpi_type(dt), 0, sc.group, sc.group_size, 0, -1, send, recv};
+                call c = {coll, dt, mpi_type(dt), 0,    sc.group, sc.group_size,
+                          0,    -1, send,         recv, NULL};
                 c.chunk = chunk_elems(coll, b->plan->sizes[s], elem, sc.group_size);
                 if (c.chunk < 1 || c.chunk > INT32_MAX)
                     continue; /* too small for this group (or too many elements for MPI int) */
@@ -583,6 +601,95 @@ static void collect_env(char *out, size_t size)
     }
 }
 
+/* Reads the MPI_T control variable NAME (an int or a bool): its value, and as text its
+ * enumeration item's name when it has one. False when the library has no such variable. Local;
+ * rank 0 calls it. */
+static bool cvar_read(const char *name, int *value, char *out, size_t size)
+{
+    out[0] = '\0';
+    int index, nlen, dlen, verbosity, bind, scope, count;
+    char vname[256], desc[1024];
+    MPI_Datatype type;
+    MPI_T_enum enumtype;
+    MPI_T_cvar_handle handle;
+    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS)
+        return false;
+    nlen = sizeof vname;
+    dlen = sizeof desc;
+    if (MPI_T_cvar_get_info(index, vname, &nlen, &verbosity, &type, &enumtype, desc, &dlen, &bind,
+                            &scope) != MPI_SUCCESS ||
+        (type != MPI_INT && type != MPI_C_BOOL))
+        return false;
+    union {
+        int as_int;
+        bool as_bool;
+        char room[16];
+    } buf;
+    memset(&buf, 0, sizeof buf);
+    if (MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) != MPI_SUCCESS)
+        return false;
+    int rc = MPI_T_cvar_read(handle, &buf);
+    MPI_T_cvar_handle_free(&handle);
+    if (rc != MPI_SUCCESS)
+        return false;
+    *value = type == MPI_INT ? buf.as_int : (int)buf.as_bool;
+    snprintf(out, size, "%d", *value);
+    int items = 0;
+    if (enumtype == MPI_T_ENUM_NULL ||
+        MPI_T_enum_get_info(enumtype, &items, vname, &(int){sizeof vname}) != MPI_SUCCESS)
+        return true;
+    for (int i = 0; i < items; i++) {
+        int v;
+        nlen = sizeof vname;
+        if (MPI_T_enum_get_item(enumtype, i, &v, vname, &nlen) == MPI_SUCCESS && v == *value) {
+            snprintf(out, size, "%s", vname);
+            break;
+        }
+    }
+    return true;
+}
+
+/* Which MPI call each collective times and, where MPI says so, which algorithm runs it: Open
+ * MPI's coll/tuned takes the algorithm from coll_tuned_<name>_algorithm when
+ * coll_tuned_use_dynamic_rules is set (read through MPI_T, so mca-params.conf counts too);
+ * otherwise its decision rules choose by size and ranks, which MPI does not expose. */
+static void collect_algorithms(char *out, size_t size)
+{
+    static const char *const call_name[CDSE_COLL_COUNT] = {[CDSE_COLL_ALLREDUCE] = "MPI_Allreduce",
+                                                           [CDSE_COLL_ALLGATHER] = "MPI_Allgather",
+                                                           [CDSE_COLL_REDUCE_SCATTER] =
+                                                               "MPI_Reduce_scatter",
+                                                           [CDSE_COLL_ALLTOALL] = "MPI_Alltoall",
+                                                           [CDSE_COLL_SENDRECV] = "MPI_Sendrecv"};
+    int provided, dynamic = 0;
+    char text[256];
+    bool mpit = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS;
+    bool tuned = mpit && cvar_read("coll_tuned_use_dynamic_rules", &dynamic, text, sizeof text);
+    out[0] = '\0';
+    for (int coll = 0; coll < CDSE_COLL_COUNT; coll++) {
+        const char *name = cdse_probe_coll_name(coll);
+        char var[64], alg[256] = "", line[640];
+        int forced = 0;
+        snprintf(var, sizeof var, "coll_tuned_%s_algorithm", name);
+        bool known =
+            tuned && coll != CDSE_COLL_SENDRECV && cvar_read(var, &forced, alg, sizeof alg);
+        if (coll == CDSE_COLL_SENDRECV)
+            snprintf(line, sizeof line, "%s: %s (point to point)\n", name, call_name[coll]);
+        else if (!known)
+            snprintf(line, sizeof line, "%s: %s, algorithm not known (no %s in MPI_T)\n", name,
+                     call_name[coll], var);
+        else if (dynamic && forced)
+            snprintf(line, sizeof line, "%s: %s, algorithm %s (forced: %s)\n", name,
+                     call_name[coll], alg, var);
+        else
+            snprintf(line, sizeof line, "%s: %s, algorithm chosen by the library's rules\n", name,
+                     call_name[coll]);
+        strncat(out, line, size - strlen(out) - 1);
+    }
+    if (mpit)
+        MPI_T_finalize();
+}
+
 static void collect_info(MPI_Comm comm, const topo *t, const cdse_probe_plan *plan,
                          cdse_probe_info *info)
 {
@@ -623,6 +730,7 @@ static void collect_info(MPI_Comm comm, const topo *t, const cdse_probe_plan *pl
     }
     free(all);
     collect_env(info->env, sizeof info->env);
+    collect_algorithms(info->algorithms, sizeof info->algorithms);
 }
 
 int cdse_probe_run(const cdse_probe_plan *plan, MPI_Comm comm, FILE *table,
@@ -659,6 +767,11 @@ int cdse_probe_run(const cdse_probe_plan *plan, MPI_Comm comm, FILE *table,
                 plan->name, t.size, t.n_nodes, t.max_local, result->info.mpi_library);
         fprintf(table, "# times per call in microseconds; level 0 = within a node, 1 = one rank "
                        "per node, -1 = mixed\n");
+        for (const char *line = result->info.algorithms; *line;) {
+            size_t len = strcspn(line, "\n");
+            fprintf(table, "# %.*s\n", (int)len, line);
+            line += len + (line[len] == '\n');
+        }
         cdse_probe_table_header(table);
     }
     rows out = {0, 0, NULL};
@@ -712,7 +825,7 @@ int cdse_probe_measure(const cdse_probe_plan *plan, MPI_Comm comm, int coll, int
         return CDSE_EINVAL;
     }
     int elem = cdse_probe_dtype_size(dtype);
-    call c = {coll, dtype, mpi_type(dtype), 0, sc.group, sc.group_size, 0, -1, NULL, NULL};
+    call c = {coll, dtype, mpi_type(dtype), 0, sc.group, sc.group_size, 0, -1, NULL, NULL, NULL};
     c.chunk = chunk_elems(coll, bytes, elem, sc.group_size);
     int rc = 0;
     if (c.chunk < 1 || c.chunk > INT32_MAX) {

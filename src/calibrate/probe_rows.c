@@ -206,11 +206,14 @@ int cdse_probe_write(const char *path, const cdse_probe_result *result, const ch
         attr_int(ds, "ranks_per_node", i->ranks_per_node);
         attr_str(ds, "hostnames", i->hostnames);
         attr_str(ds, "environment", i->env);
+        attr_str(ds, "algorithms", i->algorithms);
         attr_str(ds, "date", i->date);
         attr_str(ds, "plan_name", i->plan_name);
         attr_str(ds, "plan", plan_text ? plan_text : "");
         attr_str(ds, "time_unit", "microseconds per call");
-        attr_str(ds, "bandwidth_unit", "GB/s (1e9 bytes/s); busbw = algbw x nccl-tests factor");
+        attr_str(ds, "bandwidth_unit",
+                 "GB/s (1e9 bytes/s); algbw = bytes / t_median_us; busbw = algbw x "
+                 "nccl-tests factor");
         H5Dclose(ds);
     }
     H5Tclose(pt);
@@ -286,6 +289,7 @@ int cdse_probe_read(const char *path, cdse_probe_result *result, cdse_diag *diag
     read_attr_str(ds, "mpi_library", i->mpi_library, sizeof i->mpi_library);
     read_attr_str(ds, "hostnames", i->hostnames, sizeof i->hostnames);
     read_attr_str(ds, "environment", i->env, sizeof i->env);
+    read_attr_str(ds, "algorithms", i->algorithms, sizeof i->algorithms);
     read_attr_str(ds, "date", i->date, sizeof i->date);
     read_attr_str(ds, "plan_name", i->plan_name, sizeof i->plan_name);
     i->ranks = read_attr_int(ds, "ranks");

@@ -67,10 +67,11 @@ netbed_slurm_start() {
         source "$2"; SLURM_TEST_DIR=$3; read -r -a SLURM_TEST_PIDS <<<"$4"
         slurm__stop_daemons' watchdog "$$" "$SLURM_TEST_SRC/cluster.sh" "$dir" \
         "${SLURM_TEST_PIDS[*]}" >/dev/null 2>&1 </dev/null &
+    # shellcheck disable=SC2034 # read by slurm_cluster_stop (tests/slurm/cluster.sh)
     SLURM_TEST_WATCHDOG=$!
 
-    local i idle=0
-    for i in $(seq 1 60); do
+    local idle=0
+    for _ in $(seq 1 60); do
         idle=$(sinfo -h -N -o '%t' 2>/dev/null | grep -c '^idle$' || true)
         [ "$idle" -eq "$NB_NODES" ] && break
         sleep 0.5

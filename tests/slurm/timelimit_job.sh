@@ -65,6 +65,8 @@ timelimit_job_sized() {
     k=$((seconds * 1000 * 4 / (ms > 1 ? ms : 1)))
     [ "$k" -ge 4 ] || k=4
     job "$k" >job.cfg
+    # shellcheck disable=SC2034 # for the caller
     TIMELIMIT_MS=$ms
+    # shellcheck disable=SC2034 # for the caller
     TIMELIMIT_K=$k
 }

@@ -44,9 +44,10 @@ typedef struct cdse_probe_info {
     int nodes;
     int ranks_per_node; /* the largest node */
     char mpi_library[512];
-    char date[32];        /* ISO 8601 UTC */
-    char hostnames[2048]; /* distinct host names, comma separated (truncated with "...") */
-    char env[4096];       /* NAME=value lines of the variables that select collective algorithms */
+    char date[32];         /* ISO 8601 UTC */
+    char hostnames[2048];  /* distinct host names, comma separated (truncated with "...") */
+    char env[4096];        /* NAME=value lines of the variables that select collective algorithms */
+    char algorithms[1024]; /* "COLL: MPI call, algorithm ..." lines (probe.c, collect_algorithms) */
     char plan_name[CDSE_NAME_MAX];
 } cdse_probe_info;
 
