@@ -32,14 +32,14 @@ expect() {
 expect 1 "nests deeper than 1000 levels" \
     "$CLUSTERDSE" top "$stores/old_format_seed.h5" -n 1 --where "$(cat "$regress/where_deep_parens.txt")"
 # B3: layers = 2^31-1 evaluated as ok with negative time.
-expect 1 "models\[0\].layers': 2147483647 is too large; allowed: an integer up to 1048576" \
+expect 1 "models\[0\].layers': 2147483647 is out of range; allowed: an integer from 1 to 1048576" \
     "$CLUSTERDSE" eval "$regress/layers_overflow.cfg"
-expect 1 "models\[0\].layers': 2147483647 is too large" \
+expect 1 "models\[0\].layers': 2147483647 is out of range" \
     "$CLUSTERDSE" eval "$regress/layers_overflow_min.cfg"
 # B7: 4 * hidden overflowed; the message named ffn, a key never written.
-expect 1 "models\[0\].hidden': 600000000 is too large; allowed: an integer up to 67108864" \
+expect 1 "models\[0\].hidden': 600000000 is out of range; allowed: an integer from 1 to 16777216" \
     "$CLUSTERDSE" eval "$regress/ffn_overflow.cfg"
-expect 1 "models\[0\].hidden': 600000000 is too large" \
+expect 1 "models\[0\].hidden': 600000000 is out of range" \
     "$CLUSTERDSE" eval "$regress/hidden_overflow_min.cfg"
 # B13: exactly 2^63 configurations.
 expect 1 "2^63 configurations or more" "$CLUSTERDSE" eval "$regress/space_2p63.cfg"

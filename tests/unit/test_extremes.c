@@ -62,7 +62,7 @@ static cdse_model draw_model(void)
     m.kv_heads = draw_int(1, 1024);
     m.heads = m.kv_heads * draw_int(1, CDSE_MODEL_MAX_COUNT / m.kv_heads);
     m.head_dim = draw_int(1, CDSE_MODEL_MAX_WIDTH);
-    m.ffn = draw_int(1, CDSE_MODEL_MAX_WIDTH);
+    m.ffn = draw_int(1, CDSE_MODEL_MAX_FFN);
     m.seq_len = draw_int(1, CDSE_MODEL_MAX_LENGTH);
     m.vocab = draw_int(1, CDSE_MODEL_MAX_LENGTH);
     m.gated_mlp = next_u64() & 1;
@@ -70,7 +70,7 @@ static cdse_model draw_model(void)
     if (next_u64() & 1) {
         m.experts = draw_int(2, CDSE_MODEL_MAX_COUNT);
         m.top_k = draw_int(1, m.experts);
-        m.moe_ffn = draw_int(1, CDSE_MODEL_MAX_WIDTH);
+        m.moe_ffn = draw_int(1, CDSE_MODEL_MAX_FFN);
         m.moe_every = draw_int(1, CDSE_MODEL_MAX_COUNT);
         m.shared_experts = draw_int(1, CDSE_MODEL_MAX_COUNT) - 1;
         m.capacity_factor = next_u64() & 1 ? 0.0 : draw_real(1e-6, 1e6);
@@ -258,8 +258,8 @@ static void test_limits_refused(void **state)
     m.seq_len = CDSE_MODEL_MAX_LENGTH;
     m.vocab = CDSE_MODEL_MAX_LENGTH;
     cdse_model_fill_defaults(&m);
-    /* ffn defaults to 4 * hidden = 2^28, beyond the width limit of 2^26: set it within. */
-    m.ffn = CDSE_MODEL_MAX_WIDTH;
+    /* ffn defaults to 4 * hidden = 2^26, the MLP width limit. */
+    assert_int_equal(m.ffn, CDSE_MODEL_MAX_FFN);
     cdse_diag diag;
     assert_int_equal(cdse_model_check(&m, &diag), CDSE_OK);
     m.layers = CDSE_MODEL_MAX_COUNT + 1;
@@ -270,7 +270,7 @@ static void test_limits_refused(void **state)
     m.layers = 4;
     m.hidden = CDSE_MODEL_MAX_WIDTH + 1;
     assert_int_equal(cdse_model_check(&m, &diag), CDSE_EINVAL);
-    assert_non_null(strstr(diag.msg, "hidden = 67108865"));
+    assert_non_null(strstr(diag.msg, "hidden = 16777217"));
     m.hidden = 4;
     m.seq_len = CDSE_MODEL_MAX_LENGTH + 1;
     assert_int_equal(cdse_model_check(&m, &diag), CDSE_EINVAL);
