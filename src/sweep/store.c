@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "clusterdse/sweep/store.h"
 
+#include "clusterdse/model/fields.h"
+
 #include <errno.h>
 #include <hdf5.h>
 #include <stdlib.h>
@@ -534,96 +536,46 @@ static hid_t array_type(hid_t base, hsize_t n)
 
 #define INSERT(t, s, field, type) H5Tinsert(t, #field, HOFFSET(s, field), type)
 
-static hid_t model_type(void)
+static hid_t compound_of(const cdse_field_table *table);
+
+/* The HDF5 type of one field of a field table (clusterdse/model/fields.h). */
+static hid_t field_type(const cdse_field *field)
 {
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_model));
-    hid_t name = string_type(CDSE_NAME_MAX), b = bool_type();
-    INSERT(t, cdse_model, name, name);
-    INSERT(t, cdse_model, layers, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, hidden, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, heads, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, kv_heads, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, head_dim, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, ffn, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, seq_len, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, vocab, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, gated_mlp, b);
-    INSERT(t, cdse_model, tied_embeddings, b);
-    INSERT(t, cdse_model, experts, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, top_k, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, moe_ffn, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, moe_every, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, shared_experts, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, capacity_factor, H5T_NATIVE_DOUBLE);
-    H5Tclose(name);
-    H5Tclose(b);
-    return t;
+    hid_t base;
+    switch (field->kind) {
+    case CDSE_FIELD_INT:
+        base = H5Tcopy(H5T_NATIVE_INT);
+        break;
+    case CDSE_FIELD_DOUBLE:
+        base = H5Tcopy(H5T_NATIVE_DOUBLE);
+        break;
+    case CDSE_FIELD_BOOL:
+        base = bool_type();
+        break;
+    case CDSE_FIELD_STRING:
+        base = string_type(field->size);
+        break;
+    default:
+        base = compound_of(field->record);
+        break;
+    }
+    if (field->count == 1)
+        return base;
+    hid_t array = array_type(base, (hsize_t)field->count);
+    H5Tclose(base);
+    return array;
 }
 
-static hid_t eff_table_type(void)
+/* /models and /systems: one compound member per field of the model layer's field tables, so
+ * that every field of cdse_model and cdse_system is stored, under its job-file key. */
+static hid_t compound_of(const cdse_field_table *table)
 {
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_eff_table));
-    hid_t arr = array_type(H5T_NATIVE_DOUBLE, CDSE_MAX_EFF_POINTS);
-    INSERT(t, cdse_eff_table, n, H5T_NATIVE_INT);
-    INSERT(t, cdse_eff_table, flops, arr);
-    INSERT(t, cdse_eff_table, eff, arr);
-    H5Tclose(arr);
-    return t;
-}
-
-static hid_t level_type(void)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_net_level));
-    hid_t name = string_type(CDSE_NAME_MAX), arr = array_type(H5T_NATIVE_DOUBLE, CDSE_COLL_COUNT);
-    INSERT(t, cdse_net_level, name, name);
-    INSERT(t, cdse_net_level, size, H5T_NATIVE_INT);
-    INSERT(t, cdse_net_level, bandwidth_gbs, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_net_level, latency_us, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_net_level, efficiency, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_net_level, coll_latency_us, arr);
-    INSERT(t, cdse_net_level, coll_bandwidth_gbs, arr);
-    H5Tclose(name);
-    H5Tclose(arr);
-    return t;
-}
-
-static hid_t tier_type(void)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_mem_tier));
-    INSERT(t, cdse_mem_tier, attach, H5T_NATIVE_INT);
-    INSERT(t, cdse_mem_tier, capacity_gib, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_mem_tier, bandwidth_gbs, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_mem_tier, latency_us, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_mem_tier, shared_by, H5T_NATIVE_INT);
-    return t;
-}
-
-static hid_t system_type(void)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_system));
-    hid_t name = string_type(CDSE_NAME_MAX), peak = array_type(H5T_NATIVE_DOUBLE, CDSE_DTYPE_COUNT);
-    hid_t eff = eff_table_type(), lvl = level_type(), tier = tier_type();
-    hid_t levels = array_type(lvl, CDSE_MAX_LEVELS);
-    INSERT(t, cdse_system, name, name);
-    INSERT(t, cdse_system, gpu, name);
-    INSERT(t, cdse_system, peak_tflops, peak);
-    INSERT(t, cdse_system, gemm_eff, eff);
-    INSERT(t, cdse_system, gemm_eff_fp8, eff);
-    INSERT(t, cdse_system, attention_efficiency, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_system, hbm_gib, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_system, hbm_bandwidth_gbs, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_system, hbm_efficiency, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_system, reserved_gib, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_system, gpus_per_node, H5T_NATIVE_INT);
-    INSERT(t, cdse_system, n_levels, H5T_NATIVE_INT);
-    INSERT(t, cdse_system, level, levels);
-    INSERT(t, cdse_system, tier, tier);
-    H5Tclose(name);
-    H5Tclose(peak);
-    H5Tclose(eff);
-    H5Tclose(lvl);
-    H5Tclose(levels);
-    H5Tclose(tier);
+    hid_t t = H5Tcreate(H5T_COMPOUND, table->size);
+    for (int i = 0; i < table->n; i++) {
+        hid_t member = field_type(&table->fields[i]);
+        H5Tinsert(t, table->fields[i].name, table->fields[i].offset, member);
+        H5Tclose(member);
+    }
     return t;
 }
 
@@ -769,7 +721,8 @@ static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_me
     int rc = write_root_attrs(s->file, job, meta);
     rc |= write_job_text(s->file, job);
     rc |= write_space(s->file, job);
-    hid_t mt = model_type(), st = system_type(), ct = count_type(), rt = range_type();
+    hid_t mt = compound_of(&cdse_model_fields), st = compound_of(&cdse_system_fields);
+    hid_t ct = count_type(), rt = range_type();
     rc |= write_fixed_table(s->file, "models", mt, (size_t)job->n_models, job->model);
     rc |= write_fixed_table(s->file, "systems", st, (size_t)job->n_systems, job->system);
     count_row rows[2 + CDSE_ST_COUNT];
