@@ -639,6 +639,28 @@ static void counts_rows(const cdse_counts *counts, count_row *rows)
 
 /* ---- create -------------------------------------------------------------------------------- */
 
+/* A checksum (64-bit FNV-1a) of the root attributes that readers act on: the fingerprint,
+ * space size, metric, store mode and completeness. Written with them (the same object header),
+ * verified when a store is opened: a damaged attribute is reported as damage instead of being
+ * believed ("made by a different job", a wrong space size). Stores without it predate it. */
+static uint64_t root_checksum(uint64_t fingerprint, uint64_t space_size, int metric, int mode,
+                              int complete)
+{
+    uint64_t words[5] = {fingerprint, space_size, (uint64_t)metric, (uint64_t)mode,
+                         (uint64_t)complete};
+    uint64_t hash = 0xcbf29ce484222325ull;
+    const unsigned char *bytes = (const unsigned char *)words;
+    for (size_t i = 0; i < sizeof words; i++)
+        hash = (hash ^ bytes[i]) * 0x100000001b3ull;
+    return hash;
+}
+
+static int write_root_checksum(hid_t file, const cdse_store *s, int complete)
+{
+    uint64_t sum = root_checksum(s->fingerprint, s->space_size, s->metric, s->mode, complete);
+    return attr_write(file, "checksum", H5T_NATIVE_UINT64, &sum);
+}
+
 static int write_root_attrs(hid_t file, const cdse_job *job, const cdse_store_meta *meta)
 {
     char created[32];
@@ -719,6 +741,7 @@ static int write_space(hid_t file, const cdse_job *job)
 static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_meta *meta)
 {
     int rc = write_root_attrs(s->file, job, meta);
+    rc |= write_root_checksum(s->file, s, 0);
     rc |= write_job_text(s->file, job);
     rc |= write_space(s->file, job);
     hid_t mt = compound_of(&cdse_model_fields), st = compound_of(&cdse_system_fields);
@@ -926,6 +949,16 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
         return CDSE_EIO;
     }
     s->complete = complete != 0;
+    uint64_t sum = 0;
+    if (H5Aexists(s->file, "checksum") > 0 &&
+        (attr_read(s->file, "checksum", H5T_NATIVE_UINT64, &sum) < 0 ||
+         sum != root_checksum(s->fingerprint, s->space_size, s->metric, s->mode, complete))) {
+        cdse_diag_set(diag,
+                      "%s: a damaged clusterdse store (its root attributes do not match their "
+                      "checksum)" STORE_DAMAGED_HINT,
+                      path);
+        return CDSE_EIO;
+    }
     s->row_type = row_type(s);
     static const char *const required[] = {"counts", "progress", "top", "pareto", "job"};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
@@ -1325,6 +1358,7 @@ int cdse_store_set_complete(cdse_store *store, cdse_diag *diag)
 {
     int complete = 1;
     if (attr_write(store->file, "complete", H5T_NATIVE_INT, &complete) < 0 ||
+        write_root_checksum(store->file, store, complete) < 0 ||
         H5Fflush(store->file, H5F_SCOPE_GLOBAL) < 0) {
         cdse_diag_set(diag, "marking the store complete failed");
         return CDSE_EIO;

@@ -469,6 +469,32 @@ static void test_models_systems_schema(void **state)
     free(job);
 }
 
+/* A root attribute changed behind the store's back (here the fingerprint, which would make
+ * --resume speak of "a different job") is reported as damage by the root checksum. */
+static void test_root_checksum(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of("checksum.h5", path, sizeof path);
+    cdse_job *job = small_job(10, CDSE_STORE_BEST);
+    cdse_store *s = NULL;
+    cdse_diag diag = {""};
+    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0);
+    assert_int_equal(cdse_store_close(s, &diag), 0);
+    assert_int_equal(cdse_store_open(path, false, &s, &diag), 0);
+    assert_int_equal(cdse_store_close(s, &diag), 0);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t a = H5Aopen(f, "fingerprint", H5P_DEFAULT);
+    uint64_t other = 0x1234abceull;
+    assert_true(H5Awrite(a, H5T_NATIVE_UINT64, &other) >= 0);
+    H5Aclose(a);
+    H5Fclose(f);
+    assert_int_equal(cdse_store_open(path, false, &s, &diag), CDSE_EIO);
+    assert_non_null(strstr(diag.msg, "do not match their checksum"));
+    assert_non_null(strstr(diag.msg, "--resume"));
+    free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -478,6 +504,7 @@ int main(void)
         cmocka_unit_test(test_foreign),
         cmocka_unit_test(test_kill_after_commit),
         cmocka_unit_test(test_models_systems_schema),
+        cmocka_unit_test(test_root_checksum),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
