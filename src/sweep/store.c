@@ -462,7 +462,10 @@ static int checked_rows(const cdse_store *s, hid_t d, const char *name, size_t r
     hsize_t file_size = 0;
     H5Fget_filesize(s->file, &file_size);
     hid_t dcpl = H5Dget_create_plist(d);
-    bool compressed = dcpl >= 0 && H5Pget_nfilters(dcpl) > 0;
+    unsigned flags = 0, level = 0;
+    size_t n_values = 1;
+    bool compressed = dcpl >= 0 && H5Pget_filter_by_id2(dcpl, H5Z_FILTER_DEFLATE, &flags, &n_values,
+                                                        &level, 0, NULL, NULL) >= 0;
     hsize_t chunk = 0;
     if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED)
         H5Pget_chunk(dcpl, 1, &chunk);

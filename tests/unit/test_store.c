@@ -495,6 +495,30 @@ static void test_root_checksum(void **state)
     free(job);
 }
 
+/* An extent the file cannot hold (fuzz finding B12: 1.4e17 rows of /progress were allocated)
+ * is reported as damage before anything is allocated: here 10^6 rows of /progress, 136 MB, in
+ * a file of a few hundred kB. */
+static void test_extent_beyond_file(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of("extent.h5", path, sizeof path);
+    cdse_job *job = small_job(10, CDSE_STORE_BEST);
+    cdse_store *s = NULL;
+    cdse_diag diag = {""};
+    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0);
+    assert_int_equal(cdse_store_close(s, &diag), 0);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "progress", H5P_DEFAULT);
+    hsize_t rows = 1000000;
+    assert_true(H5Dset_extent(d, &rows) >= 0);
+    H5Dclose(d);
+    H5Fclose(f);
+    assert_int_equal(cdse_store_open(path, false, &s, &diag), CDSE_EIO);
+    assert_non_null(strstr(diag.msg, "/progress claims 1000000 rows"));
+    free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -505,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_kill_after_commit),
         cmocka_unit_test(test_models_systems_schema),
         cmocka_unit_test(test_root_checksum),
+        cmocka_unit_test(test_extent_beyond_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
