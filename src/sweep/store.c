@@ -33,6 +33,8 @@
 /* A table read in one piece (/progress, /top, /pareto) may take at most this much memory; a
  * larger extent is damage (docs/store.md). */
 #define STORE_READ_BUDGET ((uint64_t)1 << 30)
+/* The longest root attribute string read (the host list is the longest written, 2 KiB). */
+#define STORE_STRING_MAX 65536
 /* zlib's deflate expands at most 1032:1 (zlib technical details, "Maximum compression
  * factor"): a compressed table cannot hold more bytes of rows than this times the file. */
 #define STORE_DEFLATE_MAX_RATIO 1032
@@ -325,12 +327,54 @@ static hid_t vlen_string_type(void)
     return t;
 }
 
+/* Strings are stored fixed-length (the exact size, NUL-terminated, UTF-8): variable-length
+ * ones live in HDF5's global heap, which has no checksum and whose damage crashes or hangs
+ * libhdf5 1.10 (fuzz findings H1-H4). Stores written before read as well (read_string). */
+static hid_t fixed_string_type(size_t size)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, size > 0 ? size : 1);
+    H5Tset_strpad(t, H5T_STR_NULLTERM);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    return t;
+}
+
 static int attr_string(hid_t obj, const char *name, const char *value)
 {
-    hid_t t = vlen_string_type();
-    int rc = attr_write(obj, name, t, &value);
+    hid_t t = fixed_string_type(strlen(value) + 1);
+    int rc = attr_write(obj, name, t, value);
     H5Tclose(t);
     return rc;
+}
+
+/* A string of either kind (fixed-length, or variable-length in stores of before) from an
+ * attribute (is_attr) or a scalar dataset, into a new buffer; NULL if it cannot be read or
+ * is longer than max_size. */
+static char *read_string(hid_t obj, bool is_attr, size_t max_size)
+{
+    hid_t ftype = is_attr ? H5Aget_type(obj) : H5Dget_type(obj);
+    char *out = NULL;
+    if (ftype >= 0 && H5Tget_class(ftype) == H5T_STRING) {
+        bool vlen = H5Tis_variable_str(ftype) > 0;
+        size_t size = vlen ? 0 : H5Tget_size(ftype);
+        hid_t t = vlen ? vlen_string_type() : fixed_string_type(size + 1);
+        char *value = NULL, *fixed = vlen || size > max_size ? NULL : calloc(1, size + 1);
+        void *buf = vlen ? (void *)&value : (void *)fixed;
+        herr_t rc = buf == NULL ? -1
+                    : is_attr   ? H5Aread(obj, t, buf)
+                                : H5Dread(obj, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+        if (rc >= 0 && vlen && value != NULL && strlen(value) <= max_size)
+            out = strdup(value);
+        else if (rc >= 0 && !vlen)
+            out = fixed, fixed = NULL;
+        if (value != NULL)
+            H5free_memory(value);
+        free(fixed);
+        H5Tclose(t);
+    }
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    return out;
 }
 
 static int attr_read(hid_t obj, const char *name, hid_t type, void *value)
@@ -353,21 +397,13 @@ static int attr_read_string(hid_t obj, const char *name, char *out, size_t size)
     hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
     if (a < 0)
         return -1;
-    hid_t ftype = H5Aget_type(a);
-    int rc = -1;
-    if (H5Tget_class(ftype) == H5T_STRING && H5Tis_variable_str(ftype) > 0) {
-        hid_t t = vlen_string_type();
-        char *value = NULL;
-        if (H5Aread(a, t, &value) >= 0 && value != NULL) {
-            snprintf(out, size, "%s", value);
-            H5free_memory(value);
-            rc = 0;
-        }
-        H5Tclose(t);
-    }
-    H5Tclose(ftype);
+    char *value = read_string(a, true, STORE_STRING_MAX);
     H5Aclose(a);
-    return rc;
+    if (value == NULL)
+        return -1;
+    snprintf(out, size, "%s", value);
+    free(value);
+    return 0;
 }
 
 static void iso_time_now(char *buf, size_t size)
@@ -697,11 +733,11 @@ static int write_root_attrs(hid_t file, const cdse_job *job, const cdse_store_me
 
 static int write_job_text(hid_t file, const cdse_job *job)
 {
-    hid_t t = vlen_string_type();
+    const char *text = job->text ? job->text : "";
+    hid_t t = fixed_string_type(strlen(text) + 1);
     hid_t space = H5Screate(H5S_SCALAR);
     hid_t d = H5Dcreate2(file, "job", t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    const char *text = job->text ? job->text : "";
-    herr_t rc = d < 0 ? -1 : H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text);
+    herr_t rc = d < 0 ? -1 : H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, text);
     if (d >= 0)
         H5Dclose(d);
     H5Sclose(space);
@@ -1173,20 +1209,15 @@ const char *cdse_store_system_name(const cdse_store *store, int i)
 
 static int unguarded_job_text(cdse_store *store, char **text, cdse_diag *diag)
 {
-    *text = NULL;
     hid_t d = H5Dopen2(store->file, "job", H5P_DEFAULT);
-    hid_t t = vlen_string_type();
-    char *value = NULL;
-    int rc = d < 0 ? -1 : (int)H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value);
-    if (rc >= 0 && value != NULL) {
-        *text = strdup(value);
-        H5free_memory(value);
-    }
-    H5Tclose(t);
+    hsize_t file_size = 0;
+    H5Fget_filesize(store->file, &file_size);
+    *text = d < 0 ? NULL : read_string(d, false, (size_t)file_size);
     if (d >= 0)
         H5Dclose(d);
     if (*text == NULL) {
-        cdse_diag_set(diag, "cannot read /job");
+        cdse_diag_set(diag, "%s: a damaged store: /job cannot be read" STORE_DAMAGED_HINT,
+                      store->path);
         return CDSE_EIO;
     }
     return CDSE_OK;
