@@ -56,10 +56,33 @@ static int parse_seq_histogram(parse_ctx *ctx, const config_setting_t *setting, 
                                const key_spec *key);
 static void print_seq_histogram(FILE *out, const void *target, const key_spec *key, int indent);
 
+/* The model's size limits (workload.h), so that every derived size fits. */
+#define MODEL_MAX_layers               CDSE_MODEL_MAX_COUNT
+#define MODEL_MAX_hidden               CDSE_MODEL_MAX_WIDTH
+#define MODEL_MAX_heads                CDSE_MODEL_MAX_COUNT
+#define MODEL_MAX_kv_heads             CDSE_MODEL_MAX_COUNT
+#define MODEL_MAX_head_dim             CDSE_MODEL_MAX_WIDTH
+#define MODEL_MAX_ffn                  CDSE_MODEL_MAX_FFN
+#define MODEL_MAX_seq_len              CDSE_MODEL_MAX_LENGTH
+#define MODEL_MAX_vocab                CDSE_MODEL_MAX_LENGTH
+#define MODEL_MAX_experts              CDSE_MODEL_MAX_COUNT
+#define MODEL_MAX_top_k                CDSE_MODEL_MAX_COUNT
+#define MODEL_MAX_moe_ffn              CDSE_MODEL_MAX_FFN
+#define MODEL_MAX_moe_every            CDSE_MODEL_MAX_COUNT
+#define MODEL_MAX_shared_experts       CDSE_MODEL_MAX_COUNT
+#define MODEL_MAX_first_dense_layers   CDSE_MODEL_MAX_COUNT
+#define MODEL_MAX_q_lora_rank          CDSE_MODEL_MAX_WIDTH
+#define MODEL_MAX_kv_lora_rank         CDSE_MODEL_MAX_WIDTH
+#define MODEL_MAX_qk_rope_head_dim     CDSE_MODEL_MAX_WIDTH
+#define MODEL_MAX_v_head_dim           CDSE_MODEL_MAX_WIDTH
+#define MODEL_MAX_sliding_window       CDSE_MODEL_MAX_LENGTH
+#define MODEL_MAX_moe_node_limit       CDSE_MODEL_MAX_COUNT
+#define MODEL_MAX_full_attention_every CDSE_MODEL_MAX_COUNT
+
 #define MODEL_INT(key, field, lo, req, dflt, text)                                                 \
     {                                                                                              \
         .name = key, .type = KEY_INT, .offset = offsetof(cdse_model, field), .min = lo,            \
-        .max = INT_MAX_D, .required = req, .def_text = dflt, .help = text                          \
+        .max = MODEL_MAX_##field, .required = req, .def_text = dflt, .help = text                  \
     }
 
 static const key_spec model_keys[] = {
@@ -186,46 +209,6 @@ static int parse_seq_histogram(parse_ctx *ctx, const config_setting_t *setting, 
     return 0;
 }
 
-/* The model's size limits (workload.h), checked before anything is derived from the sizes. */
-static const struct {
-    const char *key;
-    size_t offset;
-    int max;
-} model_limits[] = {
-    {"layers", offsetof(cdse_model, layers), CDSE_MODEL_MAX_COUNT},
-    {"hidden", offsetof(cdse_model, hidden), CDSE_MODEL_MAX_WIDTH},
-    {"heads", offsetof(cdse_model, heads), CDSE_MODEL_MAX_COUNT},
-    {"kv_heads", offsetof(cdse_model, kv_heads), CDSE_MODEL_MAX_COUNT},
-    {"head_dim", offsetof(cdse_model, head_dim), CDSE_MODEL_MAX_WIDTH},
-    {"ffn", offsetof(cdse_model, ffn), CDSE_MODEL_MAX_WIDTH},
-    {"seq_len", offsetof(cdse_model, seq_len), CDSE_MODEL_MAX_LENGTH},
-    {"vocab", offsetof(cdse_model, vocab), CDSE_MODEL_MAX_LENGTH},
-    {"experts", offsetof(cdse_model, experts), CDSE_MODEL_MAX_COUNT},
-    {"top_k", offsetof(cdse_model, top_k), CDSE_MODEL_MAX_COUNT},
-    {"moe_ffn", offsetof(cdse_model, moe_ffn), CDSE_MODEL_MAX_WIDTH},
-    {"moe_every", offsetof(cdse_model, moe_every), CDSE_MODEL_MAX_COUNT},
-    {"shared_experts", offsetof(cdse_model, shared_experts), CDSE_MODEL_MAX_COUNT},
-    {"first_dense_layers", offsetof(cdse_model, first_dense_layers), CDSE_MODEL_MAX_COUNT},
-};
-
-static int model_check_limits(parse_ctx *ctx, const config_setting_t *group,
-                              const cdse_model *model)
-{
-    for (size_t i = 0; i < sizeof model_limits / sizeof model_limits[0]; i++) {
-        int value = *(const int *)((const char *)model + model_limits[i].offset);
-        if (value <= model_limits[i].max)
-            continue;
-        const config_setting_t *at = config_setting_get_member(group, model_limits[i].key);
-        char allowed[CDSE_ALLOWED_MAX];
-        snprintf(allowed, sizeof allowed,
-                 "an integer up to %d (the model's size limit, so that every derived size fits)",
-                 model_limits[i].max);
-        return cdse__key_fail(ctx, at ? at : group, at ? NULL : model_limits[i].key, at ? at : group,
-                    allowed, "%d is too large", value);
-    }
-    return 0;
-}
-
 /* Checks across keys of one model, each error at the line of the key at fault. */
 static int model_finish(parse_ctx *ctx, const config_setting_t *group, cdse_model *model)
 {
@@ -233,8 +216,6 @@ static int model_finish(parse_ctx *ctx, const config_setting_t *group, cdse_mode
     const config_setting_t *kv = config_setting_get_member(group, "kv_heads");
     const config_setting_t *experts = config_setting_get_member(group, "experts");
     char allowed[CDSE_ALLOWED_MAX];
-    if (model_check_limits(ctx, group, model) != 0)
-        return CDSE_EINVAL;
     if (model->kv_heads == 0)
         model->kv_heads = model->heads;
     if (model->ffn == 0)

@@ -23,9 +23,9 @@ double cdse_eff_lookup(const cdse_eff_table *table, double flops)
 
 static int check_fraction(const char *system, const char *what, double value, cdse_diag *diag)
 {
-    if (!(value > 0.0 && value <= 1.0)) {
-        cdse_diag_set(diag, "system '%s': %s = %g; allowed: a fraction in (0, 1]", system, what,
-                      value);
+    if (!(value >= CDSE_SYSTEM_MIN_VALUE && value <= 1.0)) {
+        cdse_diag_set(diag, "system '%s': %s = %g; allowed: a fraction from 1e-06 to 1", system,
+                      what, value);
         return CDSE_EINVAL;
     }
     return CDSE_OK;
@@ -67,10 +67,15 @@ static int check_levels(const cdse_system *system, cdse_diag *diag)
                           system->name, level->name, level->size, inner);
             return CDSE_EINVAL;
         }
-        if (!(level->bandwidth_gbs > 0.0) || level->latency_us < 0.0) {
+        bool fitted_ok = true;
+        for (int c = 0; c < CDSE_COLL_COUNT; c++)
+            fitted_ok &= level->coll_bandwidth_gbs[c] == 0.0 ||
+                         level->coll_bandwidth_gbs[c] >= CDSE_SYSTEM_MIN_VALUE;
+        if (!(level->bandwidth_gbs >= CDSE_SYSTEM_MIN_VALUE) || level->latency_us < 0.0 ||
+            !fitted_ok) {
             cdse_diag_set(diag,
                           "system '%s': network level '%s': bandwidth %g GB/s, latency %g us; "
-                          "allowed: bandwidth > 0, latency >= 0",
+                          "allowed: bandwidths (fitted ones too) >= 1e-06, latency >= 0",
                           system->name, level->name, level->bandwidth_gbs, level->latency_us);
             return CDSE_EINVAL;
         }
@@ -91,8 +96,10 @@ int cdse_system_check(const cdse_system *system, cdse_diag *diag)
     }
     bool any_peak = false;
     for (int d = 0; d < CDSE_DTYPE_COUNT; d++) {
-        if (system->peak_tflops[d] < 0.0) {
-            cdse_diag_set(diag, "system '%s': peak_tflops.%s = %g; allowed: >= 0 (0 = unsupported)",
+        if (system->peak_tflops[d] < 0.0 ||
+            (system->peak_tflops[d] > 0.0 && system->peak_tflops[d] < CDSE_SYSTEM_MIN_VALUE)) {
+            cdse_diag_set(diag,
+                          "system '%s': peak_tflops.%s = %g; allowed: 0 (unsupported) or >= 1e-06",
                           system->name, cdse_dtype_name(d), system->peak_tflops[d]);
             return CDSE_EINVAL;
         }
@@ -114,22 +121,23 @@ int cdse_system_check(const cdse_system *system, cdse_diag *diag)
         check_fraction(system->name, "attention_efficiency", system->attention_efficiency, diag) ||
         check_fraction(system->name, "hbm_efficiency", system->hbm_efficiency, diag))
         return CDSE_EINVAL;
-    if (!(system->hbm_gib > 0.0) || !(system->hbm_bandwidth_gbs > 0.0) ||
-        system->reserved_gib < 0.0 || system->reserved_gib >= system->hbm_gib) {
+    if (!(system->hbm_gib >= CDSE_SYSTEM_MIN_VALUE) ||
+        !(system->hbm_bandwidth_gbs >= CDSE_SYSTEM_MIN_VALUE) || system->reserved_gib < 0.0 ||
+        system->reserved_gib >= system->hbm_gib) {
         cdse_diag_set(diag,
                       "system '%s': hbm_gib %g, hbm_bandwidth %g, reserved_gib %g; allowed: "
-                      "positive capacity and bandwidth, 0 <= reserved_gib < hbm_gib",
+                      "capacity and bandwidth >= 1e-06, 0 <= reserved_gib < hbm_gib",
                       system->name, system->hbm_gib, system->hbm_bandwidth_gbs,
                       system->reserved_gib);
         return CDSE_EINVAL;
     }
     const cdse_mem_tier *tier = &system->tier;
-    if (tier->attach != CDSE_TIER_NONE &&
-        (!(tier->capacity_gib > 0.0) || !(tier->bandwidth_gbs > 0.0) || tier->latency_us < 0.0 ||
-         tier->shared_by < 1)) {
+    if (tier->attach != CDSE_TIER_NONE && (!(tier->capacity_gib >= CDSE_SYSTEM_MIN_VALUE) ||
+                                           !(tier->bandwidth_gbs >= CDSE_SYSTEM_MIN_VALUE) ||
+                                           tier->latency_us < 0.0 || tier->shared_by < 1)) {
         cdse_diag_set(diag,
                       "system '%s': memory_tier capacity %g GiB, bandwidth %g GB/s, latency %g "
-                      "us, shared_by %d; allowed: positive capacity, bandwidth and sharing",
+                      "us, shared_by %d; allowed: capacity and bandwidth >= 1e-06, sharing >= 1",
                       system->name, tier->capacity_gib, tier->bandwidth_gbs, tier->latency_us,
                       tier->shared_by);
         return CDSE_EINVAL;

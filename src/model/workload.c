@@ -82,14 +82,14 @@ int cdse_model_check(const cdse_model *model, cdse_diag *diag)
     REQUIRE_POSITIVE(heads, CDSE_MODEL_MAX_COUNT);
     REQUIRE_POSITIVE(kv_heads, CDSE_MODEL_MAX_COUNT);
     REQUIRE_POSITIVE(head_dim, CDSE_MODEL_MAX_WIDTH);
-    REQUIRE_POSITIVE(ffn, CDSE_MODEL_MAX_WIDTH);
+    REQUIRE_POSITIVE(ffn, CDSE_MODEL_MAX_FFN);
     REQUIRE_POSITIVE(seq_len, CDSE_MODEL_MAX_LENGTH);
     REQUIRE_POSITIVE(vocab, CDSE_MODEL_MAX_LENGTH);
     REQUIRE_RANGE(experts, 0, CDSE_MODEL_MAX_COUNT);
     REQUIRE_RANGE(top_k, 0, CDSE_MODEL_MAX_COUNT);
     REQUIRE_RANGE(moe_every, 0, CDSE_MODEL_MAX_COUNT);
     REQUIRE_RANGE(shared_experts, 0, CDSE_MODEL_MAX_COUNT);
-    REQUIRE_RANGE(moe_ffn, 0, CDSE_MODEL_MAX_WIDTH);
+    REQUIRE_RANGE(moe_ffn, 0, CDSE_MODEL_MAX_FFN);
     if (model->kv_heads > model->heads || model->heads % model->kv_heads != 0) {
         cdse_diag_set(diag,
                       "model '%s': kv_heads = %d does not divide heads = %d; allowed: a divisor "
@@ -133,7 +133,7 @@ int cdse_model_check(const cdse_model *model, cdse_diag *diag)
                           model->top_k, model->experts);
             return CDSE_EINVAL;
         }
-        REQUIRE_POSITIVE(moe_ffn, CDSE_MODEL_MAX_WIDTH);
+        REQUIRE_POSITIVE(moe_ffn, CDSE_MODEL_MAX_FFN);
         REQUIRE_POSITIVE(moe_every, CDSE_MODEL_MAX_COUNT);
         if (model->shared_experts < 0) {
             cdse_diag_set(diag, "model '%s': shared_experts = %d; allowed: 0 or more", model->name,

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "clusterdse/sweep/store.h"
 
+#include "clusterdse/model/fields.h"
+
 #include <errno.h>
 #include <hdf5.h>
 #include <stdlib.h>
@@ -31,6 +33,8 @@
 /* A table read in one piece (/progress, /top, /pareto) may take at most this much memory; a
  * larger extent is damage (docs/store.md). */
 #define STORE_READ_BUDGET ((uint64_t)1 << 30)
+/* The longest root attribute string read (the host list is the longest written, 2 KiB). */
+#define STORE_STRING_MAX 65536
 /* zlib's deflate expands at most 1032:1 (zlib technical details, "Maximum compression
  * factor"): a compressed table cannot hold more bytes of rows than this times the file. */
 #define STORE_DEFLATE_MAX_RATIO 1032
@@ -345,12 +349,54 @@ static hid_t vlen_string_type(void)
     return t;
 }
 
+/* Strings are stored fixed-length (the exact size, NUL-terminated, UTF-8): variable-length
+ * ones live in HDF5's global heap, which has no checksum and whose damage crashes or hangs
+ * libhdf5 1.10 (fuzz findings H1-H4). Stores written before read as well (read_string). */
+static hid_t fixed_string_type(size_t size)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, size > 0 ? size : 1);
+    H5Tset_strpad(t, H5T_STR_NULLTERM);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    return t;
+}
+
 static int attr_string(hid_t obj, const char *name, const char *value)
 {
-    hid_t t = vlen_string_type();
-    int rc = attr_write(obj, name, t, &value);
+    hid_t t = fixed_string_type(strlen(value) + 1);
+    int rc = attr_write(obj, name, t, value);
     H5Tclose(t);
     return rc;
+}
+
+/* A string of either kind (fixed-length, or variable-length in stores of before) from an
+ * attribute (is_attr) or a scalar dataset, into a new buffer; NULL if it cannot be read or
+ * is longer than max_size. */
+static char *read_string(hid_t obj, bool is_attr, size_t max_size)
+{
+    hid_t ftype = is_attr ? H5Aget_type(obj) : H5Dget_type(obj);
+    char *out = NULL;
+    if (ftype >= 0 && H5Tget_class(ftype) == H5T_STRING) {
+        bool vlen = H5Tis_variable_str(ftype) > 0;
+        size_t size = vlen ? 0 : H5Tget_size(ftype);
+        hid_t t = vlen ? vlen_string_type() : fixed_string_type(size + 1);
+        char *value = NULL, *fixed = vlen || size > max_size ? NULL : calloc(1, size + 1);
+        void *buf = vlen ? (void *)&value : (void *)fixed;
+        herr_t rc = buf == NULL ? -1
+                    : is_attr   ? H5Aread(obj, t, buf)
+                                : H5Dread(obj, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+        if (rc >= 0 && vlen && value != NULL && strlen(value) <= max_size)
+            out = strdup(value);
+        else if (rc >= 0 && !vlen)
+            out = fixed, fixed = NULL;
+        if (value != NULL)
+            H5free_memory(value);
+        free(fixed);
+        H5Tclose(t);
+    }
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    return out;
 }
 
 static int attr_read(hid_t obj, const char *name, hid_t type, void *value)
@@ -373,21 +419,13 @@ static int attr_read_string(hid_t obj, const char *name, char *out, size_t size)
     hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
     if (a < 0)
         return -1;
-    hid_t ftype = H5Aget_type(a);
-    int rc = -1;
-    if (H5Tget_class(ftype) == H5T_STRING && H5Tis_variable_str(ftype) > 0) {
-        hid_t t = vlen_string_type();
-        char *value = NULL;
-        if (H5Aread(a, t, &value) >= 0 && value != NULL) {
-            snprintf(out, size, "%s", value);
-            H5free_memory(value);
-            rc = 0;
-        }
-        H5Tclose(t);
-    }
-    H5Tclose(ftype);
+    char *value = read_string(a, true, STORE_STRING_MAX);
     H5Aclose(a);
-    return rc;
+    if (value == NULL)
+        return -1;
+    snprintf(out, size, "%s", value);
+    free(value);
+    return 0;
 }
 
 static void iso_time_now(char *buf, size_t size)
@@ -482,7 +520,10 @@ static int checked_rows(const cdse_store *s, hid_t d, const char *name, size_t r
     hsize_t file_size = 0;
     H5Fget_filesize(s->file, &file_size);
     hid_t dcpl = H5Dget_create_plist(d);
-    bool compressed = dcpl >= 0 && H5Pget_nfilters(dcpl) > 0;
+    unsigned flags = 0, level = 0;
+    size_t n_values = 1;
+    bool compressed = dcpl >= 0 && H5Pget_filter_by_id2(dcpl, H5Z_FILTER_DEFLATE, &flags, &n_values,
+                                                        &level, 0, NULL, NULL) >= 0;
     hsize_t chunk = 0;
     if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED)
         H5Pget_chunk(dcpl, 1, &chunk);
@@ -556,96 +597,46 @@ static hid_t array_type(hid_t base, hsize_t n)
 
 #define INSERT(t, s, field, type) H5Tinsert(t, #field, HOFFSET(s, field), type)
 
-static hid_t model_type(void)
+static hid_t compound_of(const cdse_field_table *table);
+
+/* The HDF5 type of one field of a field table (clusterdse/model/fields.h). */
+static hid_t field_type(const cdse_field *field)
 {
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_model));
-    hid_t name = string_type(CDSE_NAME_MAX), b = bool_type();
-    INSERT(t, cdse_model, name, name);
-    INSERT(t, cdse_model, layers, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, hidden, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, heads, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, kv_heads, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, head_dim, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, ffn, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, seq_len, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, vocab, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, gated_mlp, b);
-    INSERT(t, cdse_model, tied_embeddings, b);
-    INSERT(t, cdse_model, experts, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, top_k, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, moe_ffn, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, moe_every, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, shared_experts, H5T_NATIVE_INT);
-    INSERT(t, cdse_model, capacity_factor, H5T_NATIVE_DOUBLE);
-    H5Tclose(name);
-    H5Tclose(b);
-    return t;
+    hid_t base;
+    switch (field->kind) {
+    case CDSE_FIELD_INT:
+        base = H5Tcopy(H5T_NATIVE_INT);
+        break;
+    case CDSE_FIELD_DOUBLE:
+        base = H5Tcopy(H5T_NATIVE_DOUBLE);
+        break;
+    case CDSE_FIELD_BOOL:
+        base = bool_type();
+        break;
+    case CDSE_FIELD_STRING:
+        base = string_type(field->size);
+        break;
+    default:
+        base = compound_of(field->record);
+        break;
+    }
+    if (field->count == 1)
+        return base;
+    hid_t array = array_type(base, (hsize_t)field->count);
+    H5Tclose(base);
+    return array;
 }
 
-static hid_t eff_table_type(void)
+/* /models and /systems: one compound member per field of the model layer's field tables, so
+ * that every field of cdse_model and cdse_system is stored, under its job-file key. */
+static hid_t compound_of(const cdse_field_table *table)
 {
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_eff_table));
-    hid_t arr = array_type(H5T_NATIVE_DOUBLE, CDSE_MAX_EFF_POINTS);
-    INSERT(t, cdse_eff_table, n, H5T_NATIVE_INT);
-    INSERT(t, cdse_eff_table, flops, arr);
-    INSERT(t, cdse_eff_table, eff, arr);
-    H5Tclose(arr);
-    return t;
-}
-
-static hid_t level_type(void)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_net_level));
-    hid_t name = string_type(CDSE_NAME_MAX), arr = array_type(H5T_NATIVE_DOUBLE, CDSE_COLL_COUNT);
-    INSERT(t, cdse_net_level, name, name);
-    INSERT(t, cdse_net_level, size, H5T_NATIVE_INT);
-    INSERT(t, cdse_net_level, bandwidth_gbs, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_net_level, latency_us, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_net_level, efficiency, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_net_level, coll_latency_us, arr);
-    INSERT(t, cdse_net_level, coll_bandwidth_gbs, arr);
-    H5Tclose(name);
-    H5Tclose(arr);
-    return t;
-}
-
-static hid_t tier_type(void)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_mem_tier));
-    INSERT(t, cdse_mem_tier, attach, H5T_NATIVE_INT);
-    INSERT(t, cdse_mem_tier, capacity_gib, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_mem_tier, bandwidth_gbs, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_mem_tier, latency_us, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_mem_tier, shared_by, H5T_NATIVE_INT);
-    return t;
-}
-
-static hid_t system_type(void)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_system));
-    hid_t name = string_type(CDSE_NAME_MAX), peak = array_type(H5T_NATIVE_DOUBLE, CDSE_DTYPE_COUNT);
-    hid_t eff = eff_table_type(), lvl = level_type(), tier = tier_type();
-    hid_t levels = array_type(lvl, CDSE_MAX_LEVELS);
-    INSERT(t, cdse_system, name, name);
-    INSERT(t, cdse_system, gpu, name);
-    INSERT(t, cdse_system, peak_tflops, peak);
-    INSERT(t, cdse_system, gemm_eff, eff);
-    INSERT(t, cdse_system, gemm_eff_fp8, eff);
-    INSERT(t, cdse_system, attention_efficiency, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_system, hbm_gib, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_system, hbm_bandwidth_gbs, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_system, hbm_efficiency, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_system, reserved_gib, H5T_NATIVE_DOUBLE);
-    INSERT(t, cdse_system, gpus_per_node, H5T_NATIVE_INT);
-    INSERT(t, cdse_system, n_levels, H5T_NATIVE_INT);
-    INSERT(t, cdse_system, level, levels);
-    INSERT(t, cdse_system, tier, tier);
-    H5Tclose(name);
-    H5Tclose(peak);
-    H5Tclose(eff);
-    H5Tclose(lvl);
-    H5Tclose(levels);
-    H5Tclose(tier);
+    hid_t t = H5Tcreate(H5T_COMPOUND, table->size);
+    for (int i = 0; i < table->n; i++) {
+        hid_t member = field_type(&table->fields[i]);
+        H5Tinsert(t, table->fields[i].name, table->fields[i].offset, member);
+        H5Tclose(member);
+    }
     return t;
 }
 
@@ -709,6 +700,28 @@ static void counts_rows(const cdse_counts *counts, count_row *rows)
 
 /* ---- create -------------------------------------------------------------------------------- */
 
+/* A checksum (64-bit FNV-1a) of the root attributes that readers act on: the fingerprint,
+ * space size, metric, store mode and completeness. Written with them (the same object header),
+ * verified when a store is opened: a damaged attribute is reported as damage instead of being
+ * believed ("made by a different job", a wrong space size). Stores without it predate it. */
+static uint64_t root_checksum(uint64_t fingerprint, uint64_t space_size, int metric, int mode,
+                              int complete)
+{
+    uint64_t words[5] = {fingerprint, space_size, (uint64_t)metric, (uint64_t)mode,
+                         (uint64_t)complete};
+    uint64_t hash = 0xcbf29ce484222325ull;
+    const unsigned char *bytes = (const unsigned char *)words;
+    for (size_t i = 0; i < sizeof words; i++)
+        hash = (hash ^ bytes[i]) * 0x100000001b3ull;
+    return hash;
+}
+
+static int write_root_checksum(hid_t file, const cdse_store *s, int complete)
+{
+    uint64_t sum = root_checksum(s->fingerprint, s->space_size, s->metric, s->mode, complete);
+    return attr_write(file, "checksum", H5T_NATIVE_UINT64, &sum);
+}
+
 static int write_root_attrs(hid_t file, const cdse_job *job, const cdse_store_meta *meta)
 {
     char created[32];
@@ -742,11 +755,11 @@ static int write_root_attrs(hid_t file, const cdse_job *job, const cdse_store_me
 
 static int write_job_text(hid_t file, const cdse_job *job)
 {
-    hid_t t = vlen_string_type();
+    const char *text = job->text ? job->text : "";
+    hid_t t = fixed_string_type(strlen(text) + 1);
     hid_t space = H5Screate(H5S_SCALAR);
     hid_t d = H5Dcreate2(file, "job", t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    const char *text = job->text ? job->text : "";
-    herr_t rc = d < 0 ? -1 : H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text);
+    herr_t rc = d < 0 ? -1 : H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, text);
     if (d >= 0)
         H5Dclose(d);
     H5Sclose(space);
@@ -789,9 +802,11 @@ static int write_space(hid_t file, const cdse_job *job)
 static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_meta *meta)
 {
     int rc = write_root_attrs(s->file, job, meta);
+    rc |= write_root_checksum(s->file, s, 0);
     rc |= write_job_text(s->file, job);
     rc |= write_space(s->file, job);
-    hid_t mt = model_type(), st = system_type(), ct = count_type(), rt = range_type();
+    hid_t mt = compound_of(&cdse_model_fields), st = compound_of(&cdse_system_fields);
+    hid_t ct = count_type(), rt = range_type();
     rc |= write_fixed_table(s->file, "models", mt, (size_t)job->n_models, job->model);
     rc |= write_fixed_table(s->file, "systems", st, (size_t)job->n_systems, job->system);
     count_row rows[2 + CDSE_ST_COUNT];
@@ -995,6 +1010,16 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
         return CDSE_EIO;
     }
     s->complete = complete != 0;
+    uint64_t sum = 0;
+    if (H5Aexists(s->file, "checksum") > 0 &&
+        (attr_read(s->file, "checksum", H5T_NATIVE_UINT64, &sum) < 0 ||
+         sum != root_checksum(s->fingerprint, s->space_size, s->metric, s->mode, complete))) {
+        cdse_diag_set(diag,
+                      "%s: a damaged clusterdse store (its root attributes do not match their "
+                      "checksum)" STORE_DAMAGED_HINT,
+                      path);
+        return CDSE_EIO;
+    }
     s->row_type = row_type(s);
     static const char *const required[] = {"counts", "progress", "top", "pareto", "job"};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
@@ -1206,20 +1231,15 @@ const char *cdse_store_system_name(const cdse_store *store, int i)
 
 static int unguarded_job_text(cdse_store *store, char **text, cdse_diag *diag)
 {
-    *text = NULL;
     hid_t d = H5Dopen2(store->file, "job", H5P_DEFAULT);
-    hid_t t = vlen_string_type();
-    char *value = NULL;
-    int rc = d < 0 ? -1 : (int)H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value);
-    if (rc >= 0 && value != NULL) {
-        *text = strdup(value);
-        H5free_memory(value);
-    }
-    H5Tclose(t);
+    hsize_t file_size = 0;
+    H5Fget_filesize(store->file, &file_size);
+    *text = d < 0 ? NULL : read_string(d, false, (size_t)file_size);
     if (d >= 0)
         H5Dclose(d);
     if (*text == NULL) {
-        cdse_diag_set(diag, "cannot read /job");
+        cdse_diag_set(diag, "%s: a damaged store: /job cannot be read" STORE_DAMAGED_HINT,
+                      store->path);
         return CDSE_EIO;
     }
     return CDSE_OK;
@@ -1394,6 +1414,7 @@ int cdse_store_set_complete(cdse_store *store, cdse_diag *diag)
 {
     int complete = 1;
     if (attr_write(store->file, "complete", H5T_NATIVE_INT, &complete) < 0 ||
+        write_root_checksum(store->file, store, complete) < 0 ||
         H5Fflush(store->file, H5F_SCOPE_GLOBAL) < 0) {
         cdse_diag_set(diag, "marking the store complete failed");
         return CDSE_EIO;

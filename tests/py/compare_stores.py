@@ -37,6 +37,8 @@ def check_one(path, f):
         fail(f"{path}: /counts by status sum to {statuses} (ok {counts['ok']}, "
              f"feasible {counts['feasible']}), space size {size}")
     mode = f.attrs["store_mode"]
+    if isinstance(mode, bytes):  # fixed-length strings (stores since issue 15) read as bytes
+        mode = mode.decode()
     if mode == "best":
         if "results" in f:
             fail(f"{path}: store = best but /results exists")

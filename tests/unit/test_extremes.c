@@ -62,7 +62,7 @@ static cdse_model draw_model(void)
     m.kv_heads = draw_int(1, 1024);
     m.heads = m.kv_heads * draw_int(1, CDSE_MODEL_MAX_COUNT / m.kv_heads);
     m.head_dim = draw_int(1, CDSE_MODEL_MAX_WIDTH);
-    m.ffn = draw_int(1, CDSE_MODEL_MAX_WIDTH);
+    m.ffn = draw_int(1, CDSE_MODEL_MAX_FFN);
     m.seq_len = draw_int(1, CDSE_MODEL_MAX_LENGTH);
     m.vocab = draw_int(1, CDSE_MODEL_MAX_LENGTH);
     m.gated_mlp = next_u64() & 1;
@@ -70,7 +70,7 @@ static cdse_model draw_model(void)
     if (next_u64() & 1) {
         m.experts = draw_int(2, CDSE_MODEL_MAX_COUNT);
         m.top_k = draw_int(1, m.experts);
-        m.moe_ffn = draw_int(1, CDSE_MODEL_MAX_WIDTH);
+        m.moe_ffn = draw_int(1, CDSE_MODEL_MAX_FFN);
         m.moe_every = draw_int(1, CDSE_MODEL_MAX_COUNT);
         m.shared_experts = draw_int(1, CDSE_MODEL_MAX_COUNT) - 1;
         m.capacity_factor = next_u64() & 1 ? 0.0 : draw_real(1e-6, 1e6);
@@ -81,40 +81,41 @@ static cdse_model draw_model(void)
     return m;
 }
 
-/* System values across the ranges the job parser accepts (docs/job-file.md), with strictly
- * positive lower ends where the parser's are open. */
+/* System values across the ranges the job parser and cdse_system_check accept
+ * (docs/job-file.md): rates, capacities and efficiencies down to CDSE_SYSTEM_MIN_VALUE. */
 static cdse_system draw_system(void)
 {
+    const double lo = CDSE_SYSTEM_MIN_VALUE;
     cdse_system s;
     memset(&s, 0, sizeof s);
     snprintf(s.name, sizeof s.name, "extreme");
     for (int d = 0; d < CDSE_DTYPE_COUNT; d++)
-        s.peak_tflops[d] = draw_real(1e-3, 1e6);
+        s.peak_tflops[d] = draw_real(lo, 1e7);
     s.gemm_eff.n = 2;
     s.gemm_eff.flops[0] = 1.0;
-    s.gemm_eff.eff[0] = draw_real(1e-3, 1.0);
+    s.gemm_eff.eff[0] = draw_real(lo, 1.0);
     s.gemm_eff.flops[1] = 1e20;
-    s.gemm_eff.eff[1] = draw_real(1e-3, 1.0);
+    s.gemm_eff.eff[1] = draw_real(lo, 1.0);
     s.gemm_eff_fp8 = s.gemm_eff;
-    s.attention_efficiency = draw_real(1e-3, 1.0);
-    s.hbm_gib = draw_real(1e-3, 1e6);
-    s.hbm_bandwidth_gbs = draw_real(1e-3, 1e6);
-    s.hbm_efficiency = draw_real(1e-3, 1.0);
-    s.reserved_gib = draw_real(1e-3, 1e6);
-    s.gpus_per_node = draw_int(1, 1000000);
+    s.attention_efficiency = draw_real(lo, 1.0);
+    s.hbm_gib = draw_real(lo, 1e6);
+    s.hbm_bandwidth_gbs = draw_real(lo, 1e6);
+    s.hbm_efficiency = draw_real(lo, 1.0);
+    s.reserved_gib = s.hbm_gib * unit() * 0.99;
+    s.gpus_per_node = draw_int(2, 1000000);
     s.n_levels = 2;
     s.level[0].size = s.gpus_per_node;
     s.level[1].size = 0;
     for (int l = 0; l < 2; l++) {
-        s.level[l].bandwidth_gbs = draw_real(1e-3, 1e9);
-        s.level[l].efficiency = draw_real(1e-3, 1.0);
-        s.level[l].latency_us = draw_real(1e-3, 1e9);
+        s.level[l].bandwidth_gbs = draw_real(lo, 1e9);
+        s.level[l].efficiency = draw_real(lo, 1.0);
+        s.level[l].latency_us = draw_real(lo, 1e9);
     }
     if (next_u64() & 1) {
         s.tier.attach = CDSE_TIER_PER_GPU + (int)(next_u64() % 3);
-        s.tier.capacity_gib = draw_real(1e-3, 1e9);
-        s.tier.bandwidth_gbs = draw_real(1e-3, 1e9);
-        s.tier.latency_us = draw_real(1e-3, 1e9);
+        s.tier.capacity_gib = draw_real(lo, 1e9);
+        s.tier.bandwidth_gbs = draw_real(lo, 1e9);
+        s.tier.latency_us = draw_real(lo, 1e9);
         s.tier.shared_by = draw_int(1, 1000000);
     }
     return s;
@@ -234,6 +235,8 @@ static void test_extreme_configurations(void **state)
         cdse_strategy st = draw_strategy(&m, &s);
         cdse_diag diag;
         assert_int_equal(cdse_model_check(&m, &diag), CDSE_OK);
+        if (cdse_system_check(&s, &diag) != CDSE_OK)
+            fail_msg("trial %d: %s", trial, diag.msg);
         cdse_result r;
         cdse_evaluate(&m, &s, &st, &r);
         check_result(&r, trial);
@@ -258,8 +261,8 @@ static void test_limits_refused(void **state)
     m.seq_len = CDSE_MODEL_MAX_LENGTH;
     m.vocab = CDSE_MODEL_MAX_LENGTH;
     cdse_model_fill_defaults(&m);
-    /* ffn defaults to 4 * hidden = 2^28, beyond the width limit of 2^26: set it within. */
-    m.ffn = CDSE_MODEL_MAX_WIDTH;
+    /* ffn defaults to 4 * hidden = 2^26, the MLP width limit. */
+    assert_int_equal(m.ffn, CDSE_MODEL_MAX_FFN);
     cdse_diag diag;
     assert_int_equal(cdse_model_check(&m, &diag), CDSE_OK);
     m.layers = CDSE_MODEL_MAX_COUNT + 1;
@@ -270,11 +273,34 @@ static void test_limits_refused(void **state)
     m.layers = 4;
     m.hidden = CDSE_MODEL_MAX_WIDTH + 1;
     assert_int_equal(cdse_model_check(&m, &diag), CDSE_EINVAL);
-    assert_non_null(strstr(diag.msg, "hidden = 67108865"));
+    assert_non_null(strstr(diag.msg, "hidden = 16777217"));
     m.hidden = 4;
     m.seq_len = CDSE_MODEL_MAX_LENGTH + 1;
     assert_int_equal(cdse_model_check(&m, &diag), CDSE_EINVAL);
     assert_non_null(strstr(diag.msg, "seq_len = 1073741825"));
+}
+
+/* A subnormal bandwidth (1e-310) made times infinite and rows NaN with status ok: rates below
+ * CDSE_SYSTEM_MIN_VALUE = 1e-6 are refused. */
+static void test_system_floor(void **state)
+{
+    (void)state;
+    rng_state = 42;
+    cdse_system s = draw_system();
+    cdse_diag diag;
+    assert_int_equal(cdse_system_check(&s, &diag), CDSE_OK);
+    s.hbm_bandwidth_gbs = 1e-310;
+    assert_int_equal(cdse_system_check(&s, &diag), CDSE_EINVAL);
+    assert_non_null(strstr(diag.msg, ">= 1e-06"));
+    s.hbm_bandwidth_gbs = 1e-6;
+    assert_int_equal(cdse_system_check(&s, &diag), CDSE_OK);
+    s.level[1].bandwidth_gbs = 5e-7;
+    assert_int_equal(cdse_system_check(&s, &diag), CDSE_EINVAL);
+    s.level[1].bandwidth_gbs = 1.0;
+    s.peak_tflops[CDSE_FP8] = 1e-9;
+    assert_int_equal(cdse_system_check(&s, &diag), CDSE_EINVAL);
+    s.peak_tflops[CDSE_FP8] = 0.0; /* 0 = unsupported stays allowed */
+    assert_int_equal(cdse_system_check(&s, &diag), CDSE_OK);
 }
 
 int main(void)
@@ -282,6 +308,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_extreme_configurations),
         cmocka_unit_test(test_limits_refused),
+        cmocka_unit_test(test_system_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

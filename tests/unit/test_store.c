@@ -15,6 +15,7 @@
 #include <cmocka.h>
 #include <hdf5.h>
 
+#include "clusterdse/config/job.h"
 #include "clusterdse/sweep/store.h"
 
 static char dir[256];
@@ -343,6 +344,188 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The top-level keys of `prefix` ("models[]." or "systems[].") in the parser's key tables, as
+ * `--help-keys` prints them, into names[] (at most max); returns their number. */
+static int parser_keys(const char *prefix, char names[][64], int max)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    cdse_job_print_keys(out);
+    fclose(out);
+    int n = 0;
+    size_t plen = strlen(prefix);
+    for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        if (strncmp(line, prefix, plen) != 0)
+            continue;
+        size_t k = strcspn(line + plen, " .[");
+        if (line[plen + k] != ' ' || k == 0 || k >= 64 || n == max)
+            continue;
+        memcpy(names[n], line + plen, k);
+        names[n][k] = '\0';
+        n++;
+    }
+    free(text);
+    return n;
+}
+
+/* Whether the compound type of dataset `table` in `path` has a member named `key` or starting
+ * with `key` and '_' (a key stored over several members). */
+static bool stored(const char *path, const char *table, const char *key)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, table, H5P_DEFAULT);
+    hid_t t = H5Dget_type(d);
+    bool found = false;
+    size_t klen = strlen(key);
+    for (int i = 0; i < H5Tget_nmembers(t) && !found; i++) {
+        char *name = H5Tget_member_name(t, (unsigned)i);
+        found = strcmp(name, key) == 0 || (strncmp(name, key, klen) == 0 && name[klen] == '_');
+        H5free_memory(name);
+    }
+    H5Tclose(t);
+    H5Dclose(d);
+    H5Fclose(f);
+    return found;
+}
+
+/* Every key of the model and system key tables is a column of /models and /systems (keys that
+ * only say where values come from excepted), and fields the hand-made schema used to miss
+ * (moe_imbalance, first_dense_layers, the histogram, the pool) read back with their values. */
+static void test_models_systems_schema(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of("schema.h5", path, sizeof path);
+    cdse_job *job = small_job(10, CDSE_STORE_BEST);
+    job->model[0].moe_imbalance = 1.25;
+    job->model[0].first_dense_layers = 3;
+    job->model[0].n_seq_bins = 2;
+    job->model[0].seq_bin_len[1] = 4096.0;
+    job->system[0].pool.n_types = 2;
+    job->system[0].pool.gpus[1] = 512;
+    cdse_store *s = NULL;
+    cdse_diag diag = {""};
+    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0);
+    assert_int_equal(cdse_store_close(s, &diag), 0);
+    static const char *const not_values[] = {"base", "network_profile"};
+    const char *const prefixes[] = {"models[].", "systems[]."}, *const tables[] = {"models",
+                                                                                   "systems"};
+    for (int p = 0; p < 2; p++) {
+        char keys[64][64];
+        int n = parser_keys(prefixes[p], keys, 64);
+        assert_true(n >= 10);
+        for (int i = 0; i < n; i++) {
+            if (strcmp(keys[i], not_values[0]) == 0 || strcmp(keys[i], not_values[1]) == 0)
+                continue;
+            if (!stored(path, tables[p], keys[i]))
+                fail_msg("%s%s is not stored in /%s", prefixes[p], keys[i], tables[p]);
+        }
+    }
+    /* The values, through a type of our own with only the members checked. */
+    typedef struct {
+        double moe_imbalance;
+        int first_dense_layers, bins;
+        double lengths[CDSE_MAX_SEQ_BINS];
+    } model_row;
+    hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(model_row));
+    hsize_t nbins = CDSE_MAX_SEQ_BINS;
+    hid_t lens = H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &nbins);
+    H5Tinsert(mt, "moe_imbalance", offsetof(model_row, moe_imbalance), H5T_NATIVE_DOUBLE);
+    H5Tinsert(mt, "first_dense_layers", offsetof(model_row, first_dense_layers), H5T_NATIVE_INT);
+    H5Tinsert(mt, "seq_len_histogram_bins", offsetof(model_row, bins), H5T_NATIVE_INT);
+    H5Tinsert(mt, "seq_len_histogram_length", offsetof(model_row, lengths), lens);
+    model_row rows[2];
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "models", H5P_DEFAULT);
+    assert_true(H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0);
+    H5Dclose(d);
+    assert_float_equal(rows[0].moe_imbalance, 1.25, 0);
+    assert_int_equal(rows[0].first_dense_layers, 3);
+    assert_int_equal(rows[0].bins, 2);
+    assert_float_equal(rows[0].lengths[1], 4096.0, 0);
+    typedef struct {
+        int types, gpus[CDSE_MAX_POOL_TYPES];
+    } pool_row;
+    hid_t pt = H5Tcreate(H5T_COMPOUND, sizeof(pool_row));
+    hsize_t ntypes = CDSE_MAX_POOL_TYPES;
+    hid_t gpus = H5Tarray_create2(H5T_NATIVE_INT, 1, &ntypes);
+    H5Tinsert(pt, "types", offsetof(pool_row, types), H5T_NATIVE_INT);
+    H5Tinsert(pt, "gpus", offsetof(pool_row, gpus), gpus);
+    hid_t st = H5Tcreate(H5T_COMPOUND, sizeof(pool_row));
+    H5Tinsert(st, "pool", 0, pt);
+    pool_row pool;
+    d = H5Dopen2(f, "systems", H5P_DEFAULT);
+    assert_true(H5Dread(d, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, &pool) >= 0);
+    H5Dclose(d);
+    H5Fclose(f);
+    assert_int_equal(pool.types, 2);
+    assert_int_equal(pool.gpus[1], 512);
+    H5Tclose(st);
+    H5Tclose(pt);
+    H5Tclose(gpus);
+    H5Tclose(mt);
+    H5Tclose(lens);
+    free(job);
+}
+
+/* A root attribute changed behind the store's back (here the fingerprint, which would make
+ * --resume speak of "a different job") is reported as damage by the root checksum. */
+static void test_root_checksum(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of("checksum.h5", path, sizeof path);
+    cdse_job *job = small_job(10, CDSE_STORE_BEST);
+    cdse_store *s = NULL;
+    cdse_diag diag = {""};
+    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0);
+    assert_int_equal(cdse_store_close(s, &diag), 0);
+    assert_int_equal(cdse_store_open(path, false, &s, &diag), 0);
+    assert_int_equal(cdse_store_close(s, &diag), 0);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t a = H5Aopen(f, "fingerprint", H5P_DEFAULT);
+    uint64_t other = 0x1234abceull;
+    assert_true(H5Awrite(a, H5T_NATIVE_UINT64, &other) >= 0);
+    H5Aclose(a);
+    H5Fclose(f);
+    assert_int_equal(cdse_store_open(path, false, &s, &diag), CDSE_EIO);
+    assert_non_null(strstr(diag.msg, "do not match their checksum"));
+    assert_non_null(strstr(diag.msg, "--resume"));
+    free(job);
+}
+
+/* An extent the file cannot hold (fuzz finding B12: 1.4e17 rows of /progress were allocated)
+ * is reported as damage before anything is allocated: here 10^6 rows of /progress, 136 MB, in
+ * a file of a few hundred kB. */
+static void test_extent_beyond_file(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of("extent.h5", path, sizeof path);
+    cdse_job *job = small_job(10, CDSE_STORE_BEST);
+    cdse_store *s = NULL;
+    cdse_diag diag = {""};
+    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0);
+    assert_int_equal(cdse_store_close(s, &diag), 0);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "progress", H5P_DEFAULT);
+    hsize_t rows = 1000000;
+    assert_true(H5Dset_extent(d, &rows) >= 0);
+    H5Dclose(d);
+    H5Fclose(f);
+    /* Without /results (store = "best") the open reads no progress; reading it fails. */
+    assert_int_equal(cdse_store_open(path, false, &s, &diag), 0);
+    cdse_done *done = NULL;
+    size_t n = 0;
+    assert_int_equal(cdse_store_read_progress(s, &done, &n, &diag), CDSE_EIO);
+    assert_null(done);
+    assert_non_null(strstr(diag.msg, "/progress claims 1000000 rows"));
+    assert_int_equal(cdse_store_close(s, &diag), 0);
+    free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -351,6 +534,9 @@ int main(void)
         cmocka_unit_test(test_exists),
         cmocka_unit_test(test_foreign),
         cmocka_unit_test(test_kill_after_commit),
+        cmocka_unit_test(test_models_systems_schema),
+        cmocka_unit_test(test_root_checksum),
+        cmocka_unit_test(test_extent_beyond_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -4,8 +4,14 @@
 
 #include "clusterdse/model/common.h"
 
-#define CDSE_MAX_LEVELS     4
-#define CDSE_MAX_EFF_POINTS 16
+#define CDSE_MAX_LEVELS 4
+/* The smallest positive value a profile may give for a rate, a capacity or an efficiency, in its
+ * own unit (TFLOP/s, GB/s, GiB, fraction): 10^-6, a millionth of a GB/s or of a TFLOP/s, far
+ * below any device. With it every time the evaluator forms stays finite (the largest FLOP and
+ * byte counts the model limits allow, ~10^45, over 10^-6 x 10^-6 still fit a double); without
+ * it a subnormal bandwidth (1e-310) made times infinite and rows NaN. */
+#define CDSE_SYSTEM_MIN_VALUE 1e-6
+#define CDSE_MAX_EFF_POINTS   16
 
 /* Collectives with their own optional fitted parameters per network level. */
 typedef enum cdse_coll {

@@ -7,13 +7,15 @@
 #define CDSE_MAX_SEQ_BINS 32
 
 /* Upper bounds of a model's integer fields, chosen so that every integer the model and the
- * strategy rules form from them (4 * hidden, layers + pp * vpp, top_k + shared_experts, ...)
- * fits an int and every double stays finite; they are far above any published model (the
- * largest have ~10^2 layers, ~10^4 hidden, ~10^6 tokens of context, ~10^5 vocabulary). Counts:
- * layers, heads, kv_heads, experts, top_k, moe_every, shared_experts, first_dense_layers.
- * Widths: hidden, head_dim, ffn, moe_ffn. Lengths: seq_len, vocab. */
+ * strategy rules form from them (layers + pp * vpp, top_k + shared_experts, ...) fits an int,
+ * the default ffn = 4 * hidden stays within the ffn bound, and every double stays finite; they
+ * are far above any published model (the largest have ~10^2 layers, ~10^4 hidden, ~10^5 ffn,
+ * ~10^6 tokens of context, ~10^5 vocabulary). Counts: layers, heads, kv_heads, experts, top_k,
+ * moe_every, shared_experts, first_dense_layers. Widths: hidden, head_dim. MLP widths: ffn,
+ * moe_ffn. Lengths: seq_len, vocab. */
 #define CDSE_MODEL_MAX_COUNT  (1 << 20) /* 1048576 */
-#define CDSE_MODEL_MAX_WIDTH  (1 << 26) /* 67108864 */
+#define CDSE_MODEL_MAX_WIDTH  (1 << 24) /* 16777216 */
+#define CDSE_MODEL_MAX_FFN    (1 << 26) /* 67108864 = 4 * CDSE_MODEL_MAX_WIDTH */
 #define CDSE_MODEL_MAX_LENGTH (1 << 30) /* 1073741824 */
 /* Grid of the precomputed sequence-length imbalance: 2^0..2^12 sequences per data-parallel rank
  * and iteration, 2^0..2^14 data-parallel ranks. */

@@ -1,0 +1,115 @@
+/* The field tables of cdse_model and cdse_system (see fields.h). Names are the job-file keys;
+ * a key whose value spreads over several struct members (the sequence-length histogram, the
+ * network's levels) gives its members names that start with the key and '_'. Keys that are not
+ * values (systems[].base, systems[].network_profile: where values come from) have no field. */
+#include "clusterdse/model/fields.h"
+
+#define FIELD(s, key, member, kind_, n)                                                            \
+    {                                                                                              \
+        .name = key, .kind = kind_, .offset = offsetof(s, member),                                 \
+        .size = sizeof(((s *)0)->member) / (n), .count = n                                         \
+    }
+#define RECORD(s, key, member, table, n)                                                           \
+    {                                                                                              \
+        .name = key, .kind = CDSE_FIELD_RECORD, .offset = offsetof(s, member),                     \
+        .size = sizeof(((s *)0)->member) / (n), .count = n, .record = &table                       \
+    }
+#define TABLE(s, rows)                                                                             \
+    {                                                                                              \
+#s, sizeof(s), (int)(sizeof rows / sizeof rows[0]), rows                                   \
+    }
+
+static const cdse_field model_rows[] = {
+    FIELD(cdse_model, "name", name, CDSE_FIELD_STRING, 1),
+    FIELD(cdse_model, "layers", layers, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "hidden", hidden, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "heads", heads, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "kv_heads", kv_heads, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "head_dim", head_dim, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "ffn", ffn, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "seq_len", seq_len, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "vocab", vocab, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "gated_mlp", gated_mlp, CDSE_FIELD_BOOL, 1),
+    FIELD(cdse_model, "tied_embeddings", tied_embeddings, CDSE_FIELD_BOOL, 1),
+    FIELD(cdse_model, "experts", experts, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "top_k", top_k, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "moe_ffn", moe_ffn, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "moe_every", moe_every, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "shared_experts", shared_experts, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "capacity_factor", capacity_factor, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_model, "moe_imbalance", moe_imbalance, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_model, "first_dense_layers", first_dense_layers, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "q_lora_rank", q_lora_rank, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "kv_lora_rank", kv_lora_rank, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "qk_rope_head_dim", qk_rope_head_dim, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "v_head_dim", v_head_dim, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "sliding_window", sliding_window, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "full_attention_every", full_attention_every, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "moe_node_limit", moe_node_limit, CDSE_FIELD_INT, 1),
+    /* The histogram: its number of bins, lengths and normalized weights (0 bins: none). */
+    FIELD(cdse_model, "seq_len_histogram_bins", n_seq_bins, CDSE_FIELD_INT, 1),
+    FIELD(cdse_model, "seq_len_histogram_length", seq_bin_len, CDSE_FIELD_DOUBLE,
+          CDSE_MAX_SEQ_BINS),
+    FIELD(cdse_model, "seq_len_histogram_weight", seq_bin_weight, CDSE_FIELD_DOUBLE,
+          CDSE_MAX_SEQ_BINS),
+};
+const cdse_field_table cdse_model_fields = TABLE(cdse_model, model_rows);
+
+static const cdse_field eff_rows[] = {
+    FIELD(cdse_eff_table, "points", n, CDSE_FIELD_INT, 1),
+    FIELD(cdse_eff_table, "flops", flops, CDSE_FIELD_DOUBLE, CDSE_MAX_EFF_POINTS),
+    FIELD(cdse_eff_table, "efficiency", eff, CDSE_FIELD_DOUBLE, CDSE_MAX_EFF_POINTS),
+};
+static const cdse_field_table eff_fields = TABLE(cdse_eff_table, eff_rows);
+
+static const cdse_field level_rows[] = {
+    FIELD(cdse_net_level, "name", name, CDSE_FIELD_STRING, 1),
+    FIELD(cdse_net_level, "size", size, CDSE_FIELD_INT, 1),
+    FIELD(cdse_net_level, "bandwidth", bandwidth_gbs, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_net_level, "latency", latency_us, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_net_level, "efficiency", efficiency, CDSE_FIELD_DOUBLE, 1),
+    /* Fitted per collective, in cdse_coll order (allreduce, allgather, reduce_scatter,
+     * alltoall, sendrecv); 0 = unset. */
+    FIELD(cdse_net_level, "collective_latency", coll_latency_us, CDSE_FIELD_DOUBLE,
+          CDSE_COLL_COUNT),
+    FIELD(cdse_net_level, "collective_bandwidth", coll_bandwidth_gbs, CDSE_FIELD_DOUBLE,
+          CDSE_COLL_COUNT),
+};
+static const cdse_field_table level_fields = TABLE(cdse_net_level, level_rows);
+
+static const cdse_field tier_rows[] = {
+    FIELD(cdse_mem_tier, "attach", attach, CDSE_FIELD_INT, 1),
+    FIELD(cdse_mem_tier, "capacity_gib", capacity_gib, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_mem_tier, "bandwidth", bandwidth_gbs, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_mem_tier, "latency", latency_us, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_mem_tier, "shared_by", shared_by, CDSE_FIELD_INT, 1),
+};
+static const cdse_field_table tier_fields = TABLE(cdse_mem_tier, tier_rows);
+
+static const cdse_field pool_rows[] = {
+    FIELD(cdse_pool, "types", n_types, CDSE_FIELD_INT, 1),
+    FIELD(cdse_pool, "system", member, CDSE_FIELD_INT, CDSE_MAX_POOL_TYPES),
+    FIELD(cdse_pool, "gpus", gpus, CDSE_FIELD_INT, CDSE_MAX_POOL_TYPES),
+};
+static const cdse_field_table pool_fields = TABLE(cdse_pool, pool_rows);
+
+static const cdse_field system_rows[] = {
+    FIELD(cdse_system, "name", name, CDSE_FIELD_STRING, 1),
+    FIELD(cdse_system, "gpu", gpu, CDSE_FIELD_STRING, 1),
+    FIELD(cdse_system, "gpus_per_node", gpus_per_node, CDSE_FIELD_INT, 1),
+    /* In cdse_dtype order: fp32, tf32, bf16, fp16, fp8. */
+    FIELD(cdse_system, "peak_tflops", peak_tflops, CDSE_FIELD_DOUBLE, CDSE_DTYPE_COUNT),
+    RECORD(cdse_system, "gemm_efficiency", gemm_eff, eff_fields, 1),
+    RECORD(cdse_system, "gemm_efficiency_fp8", gemm_eff_fp8, eff_fields, 1),
+    FIELD(cdse_system, "attention_efficiency", attention_efficiency, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_system, "hbm_gib", hbm_gib, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_system, "hbm_bandwidth", hbm_bandwidth_gbs, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_system, "hbm_efficiency", hbm_efficiency, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_system, "reserved_gib", reserved_gib, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_system, "network_levels", n_levels, CDSE_FIELD_INT, 1),
+    RECORD(cdse_system, "network", level, level_fields, CDSE_MAX_LEVELS),
+    RECORD(cdse_system, "memory_tier", tier, tier_fields, 1),
+    RECORD(cdse_system, "pool", pool, pool_fields, 1),
+    FIELD(cdse_system, "stack", stack, CDSE_FIELD_STRING, 1),
+};
+const cdse_field_table cdse_system_fields = TABLE(cdse_system, system_rows);
