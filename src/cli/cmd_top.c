@@ -1,4 +1,5 @@
 /* clusterdse top: the best rows of a store by a metric or column, with a filter. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,9 +300,21 @@ static cdse_job *names_job(const cdse_store *store)
     return job;
 }
 
-/* Streams the dataset through the filter into the ranking; counts rows that pass. */
-static int scan(cdse_store *store, const char *dataset, const cdse_expr *where, bool all,
-                ranking *k, uint64_t *matched, cdse_diag *diag)
+/* What scan() does with each row that passes the filter: returns CDSE_OK or an error code
+ * (with diag set). */
+typedef int (*row_fn)(void *ctx, const cdse_record *rec, cdse_diag *diag);
+
+static int offer_row(void *ctx, const cdse_record *rec, cdse_diag *diag)
+{
+    if (ranking_offer(ctx, rec) == CDSE_OK)
+        return CDSE_OK;
+    cdse_diag_set(diag, "out of memory after %zu rows", ((ranking *)ctx)->best.n);
+    return CDSE_ENOMEM;
+}
+
+/* Streams the dataset, block by block, through the filter to `fn`; counts rows that pass. */
+static int scan(cdse_store *store, const char *dataset, const cdse_expr *where, bool all, row_fn fn,
+                void *ctx, uint64_t *matched, cdse_diag *diag)
 {
     uint64_t rows = 0;
     if (!cdse_store_has(store, dataset)) {
@@ -330,10 +343,7 @@ static int scan(cdse_store *store, const char *dataset, const cdse_expr *where, 
             if (where && cdse_expr_eval(where, column_get, &rec) == 0.0)
                 continue;
             (*matched)++;
-            if (ranking_offer(k, &rec) != CDSE_OK) {
-                cdse_diag_set(diag, "out of memory after %llu rows", (unsigned long long)*matched);
-                rc = CDSE_ENOMEM;
-            }
+            rc = fn(ctx, &rec, diag);
         }
     }
     free(buf);
@@ -347,6 +357,35 @@ static void column_names(char *out, size_t size)
     for (int c = 0; c < cdse_column_count && used < size; c++)
         used +=
             (size_t)snprintf(out + used, size - used, "%s%s", c ? ", " : "", cdse_columns[c].name);
+}
+
+/* Compiles --where over the columns, with the store's model and system names; prints the error
+ * as `clusterdse CMD: --where ...`. */
+static int compile_where(const char *cmd, const char *text, const cdse_job *names,
+                         cdse_expr **where)
+{
+    char known[2048];
+    column_names(known, sizeof known);
+    names_ctx ctx = {names};
+    cdse_expr_env env = {column_lookup, column_string, known, &ctx};
+    cdse_diag diag = {""};
+    if (cdse_expr_compile(text, &env, where, &diag) == 0)
+        return 0;
+    fprintf(stderr, "clusterdse %s: --where %s\n", cmd, diag.msg);
+    return -1;
+}
+
+/* --from, or /results when the store has it, /top otherwise (saying so). */
+static const char *default_dataset(const char *cmd, const cdse_store *store, const char *path,
+                                   const char *from)
+{
+    if (from != NULL)
+        return from;
+    if (cdse_store_get_mode(store) != CDSE_STORE_BEST)
+        return "results";
+    fprintf(stderr, "clusterdse %s: %s keeps only the best (store = \"best\"): reading /top\n", cmd,
+            path);
+    return "top";
 }
 
 static int run(const top_args *a)
@@ -370,27 +409,12 @@ static int run(const top_args *a)
         cdse_store_close(store, &diag);
         return 1;
     }
-    if (a->where) {
-        char known[2048];
-        column_names(known, sizeof known);
-        names_ctx ctx = {names};
-        cdse_expr_env env = {column_lookup, column_string, known, &ctx};
-        if (cdse_expr_compile(a->where, &env, &where, &diag) != 0) {
-            fprintf(stderr, "clusterdse top: --where %s\n", diag.msg);
-            code = 1;
-        }
-    }
-    const char *dataset = a->from;
-    if (code == 0 && dataset == NULL) {
-        dataset = cdse_store_get_mode(store) == CDSE_STORE_BEST ? "top" : "results";
-        if (strcmp(dataset, "top") == 0)
-            fprintf(stderr,
-                    "clusterdse top: %s keeps only the best (store = \"best\"): "
-                    "reading /top\n",
-                    a->path);
-    }
+    if (a->where && compile_where("top", a->where, names, &where) != 0)
+        code = 1;
+    const char *dataset = code == 0 ? default_dataset("top", store, a->path, a->from) : NULL;
     uint64_t matched = 0;
-    int scanned = code == 0 ? scan(store, dataset, where, a->all, &k, &matched, &diag) : 0;
+    int scanned =
+        code == 0 ? scan(store, dataset, where, a->all, offer_row, &k, &matched, &diag) : 0;
     if (scanned != 0) {
         fprintf(stderr, "clusterdse top: %s: %s\n", a->path, diag.msg);
         code = scanned == CDSE_EINVAL ? 1 : 2;
@@ -440,4 +464,144 @@ int cdse_cmd_top(int argc, char **argv)
         return 0;
     }
     return run(&a);
+}
+
+/* ---- export: every row, streamed --------------------------------------------------------------
+ */
+
+static const char export_usage[] =
+    "usage: clusterdse export OUT.h5 [--from results|top|pareto] [--where EXPR] [--feasible]\n"
+    "                        [-o FILE.csv]\n"
+    "\n"
+    "Writes the rows of a store as CSV (the columns of `eval --csv`, header first) in the order\n"
+    "they are stored, streaming: memory does not grow with the store.\n"
+    "\n"
+    "  --from DATASET  results (default when stored), top (best per group), pareto\n"
+    "  --where EXPR    keep rows where EXPR holds (the syntax of `clusterdse top --help`)\n"
+    "  --feasible      only rows with status ok (default: every stored row)\n"
+    "  -o FILE         write to FILE instead of the standard output\n"
+    "  -h, --help      this text\n"
+    "\n"
+    "exit codes: 0 done, 1 bad input (arguments, expression, not a store), 2 read or write "
+    "failure\n";
+
+typedef struct export_args {
+    const char *path, *from, *where, *output;
+    bool feasible, help;
+} export_args;
+
+/* Where export_row writes, and the names it writes. */
+typedef struct export_ctx {
+    FILE *out;
+    const cdse_job *names;
+} export_ctx;
+
+static int parse_export(int argc, char **argv, export_args *a, char *err, size_t size)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        bool valued = strcmp(s, "--from") == 0 || strcmp(s, "--where") == 0 ||
+                      strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0;
+        if (valued && i + 1 >= argc) {
+            snprintf(err, size, "%s needs a value", s);
+            return -1;
+        } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+            a->help = true;
+        } else if (strcmp(s, "--feasible") == 0) {
+            a->feasible = true;
+        } else if (valued) {
+            const char **value = s[1] == 'o' || s[2] == 'o' ? &a->output
+                                 : s[2] == 'f'              ? &a->from
+                                                            : &a->where;
+            *value = argv[++i];
+        } else if (s[0] == '-' && s[1] != '\0') {
+            snprintf(err, size, "unknown option %s", s);
+            return -1;
+        } else if (a->path == NULL) {
+            a->path = s;
+        } else {
+            snprintf(err, size, "one store at a time (%s and %s)", a->path, s);
+            return -1;
+        }
+    }
+    if (!a->help && a->path == NULL)
+        snprintf(err, size, "no store given");
+    else if (a->from && strcmp(a->from, "results") != 0 && strcmp(a->from, "top") != 0 &&
+             strcmp(a->from, "pareto") != 0)
+        snprintf(err, size, "--from takes results, top or pareto, not '%s'", a->from);
+    return err[0] ? -1 : 0;
+}
+
+static int export_row(void *vctx, const cdse_record *rec, cdse_diag *diag)
+{
+    const export_ctx *ctx = vctx;
+    cdse_csv_row(ctx->out, rec, ctx->names);
+    if (!ferror(ctx->out))
+        return CDSE_OK;
+    cdse_diag_set(diag, "writing the output failed");
+    return CDSE_EIO;
+}
+
+static int export_run(const export_args *a)
+{
+    cdse_store_quiet_hdf5();
+    cdse_store *store = NULL;
+    cdse_diag diag = {""};
+    if (cdse_store_open(a->path, false, &store, &diag) != 0) {
+        fprintf(stderr, "clusterdse export: %s\n", diag.msg);
+        return 1;
+    }
+    cdse_job *names = names_job(store);
+    cdse_expr *where = NULL;
+    int code = names == NULL ? 2 : 0;
+    if (names == NULL)
+        fprintf(stderr, "clusterdse export: out of memory\n");
+    if (code == 0 && a->where && compile_where("export", a->where, names, &where) != 0)
+        code = 1;
+    FILE *out = stdout;
+    if (code == 0 && a->output != NULL && (out = fopen(a->output, "w")) == NULL) {
+        fprintf(stderr, "clusterdse export: -o %s: %s\n", a->output, strerror(errno));
+        code = 1;
+    }
+    if (code == 0) {
+        static char out_buf[1 << 20]; /* large writes: the export is bound by formatting */
+        setvbuf(out, out_buf, _IOFBF, sizeof out_buf);
+        const char *dataset = default_dataset("export", store, a->path, a->from);
+        uint64_t matched = 0;
+        export_ctx ctx = {out, names};
+        cdse_csv_header(out);
+        int rc = scan(store, dataset, where, !a->feasible, export_row, &ctx, &matched, &diag);
+        if (rc == 0 && fflush(out) != 0) {
+            cdse_diag_set(&diag, "writing the output failed");
+            rc = CDSE_EIO;
+        }
+        if (rc != 0) {
+            fprintf(stderr, "clusterdse export: %s: %s\n", a->path, diag.msg);
+            code = rc == CDSE_EINVAL ? 1 : 2;
+        }
+    }
+    if (out != NULL && out != stdout && fclose(out) != 0 && code == 0) {
+        fprintf(stderr, "clusterdse export: -o %s: %s\n", a->output, strerror(errno));
+        code = 2;
+    }
+    cdse_expr_free(where);
+    free(names);
+    cdse_store_close(store, &diag);
+    return code;
+}
+
+int cdse_cmd_export(int argc, char **argv)
+{
+    export_args a;
+    char err[256] = "";
+    if (parse_export(argc, argv, &a, err, sizeof err) != 0) {
+        fprintf(stderr, "clusterdse export: %s\n%s", err, export_usage);
+        return 1;
+    }
+    if (a.help) {
+        fputs(export_usage, stdout);
+        return 0;
+    }
+    return export_run(&a);
 }
