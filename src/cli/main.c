@@ -5,7 +5,10 @@
 #include "commands.h"
 
 #ifndef CDSE_VERSION
-#define CDSE_VERSION "0"
+#error "CDSE_VERSION is set by CMakeLists.txt (project VERSION)"
+#endif
+#ifndef CDSE_GIT_REV
+#define CDSE_GIT_REV "unknown"
 #endif
 
 typedef struct command {
@@ -47,7 +50,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-        printf("clusterdse %s\n", CDSE_VERSION);
+        printf("clusterdse %s (git %s)\n", CDSE_VERSION, CDSE_GIT_REV);
         return 0;
     }
     for (int i = 0; i < n_commands; i++)

@@ -371,7 +371,7 @@ static void store_scalar(const key_spec *key, void *target, double number, const
         /* The whole field is rewritten: an override of a base's longer name leaves no bytes of
          * it behind (the fingerprint hashes whole structs). */
         memset(field, 0, key->size);
-        snprintf(field, key->size, "%s", text);
+        snprintf(field, key->size, "%s", text != NULL ? text : ""); /* NULL: a default, empty */
         break;
     default:
         break;
@@ -717,11 +717,13 @@ typedef struct find_arg {
 static bool visit_find(const char *dir, void *arg)
 {
     find_arg *find = arg;
+    int n;
     if (find->subdir[0] != '\0')
-        snprintf(find->out, find->size, "%s/%s/%s.cfg", dir, find->subdir, find->name);
+        n = snprintf(find->out, find->size, "%s/%s/%s.cfg", dir, find->subdir, find->name);
     else
-        snprintf(find->out, find->size, "%s/%s", dir, find->name);
-    return readable(find->out);
+        n = snprintf(find->out, find->size, "%s/%s", dir, find->name);
+    /* A path longer than the buffer would name another file: not found here. */
+    return n >= 0 && (size_t)n < find->size && readable(find->out);
 }
 
 int cdse_job_find_data(const char *subdir, const char *name, const char *job_path, char *out,
