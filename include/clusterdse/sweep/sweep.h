@@ -14,6 +14,11 @@
  * (65536 x ~300 bytes = ~20 MB). */
 #define CDSE_SWEEP_CHUNK_MIN 4096
 #define CDSE_SWEEP_CHUNK_MAX 65536
+/* A chunk size (--chunk) is at most this: a worker returns one chunk in one MPI message, whose
+ * count is an int (2^31 bytes), and a chunk costs up to ~700 bytes per configuration (its rows,
+ * compressed, and its best candidates): 2^20 configurations stay below 1 GB. cdse_sweep_run
+ * rejects larger sizes with CDSE_EINVAL. */
+#define CDSE_SWEEP_CHUNK_LIMIT 1048576
 
 typedef struct cdse_sweep_options {
     const char *output; /* the store */
