@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
-          libconfig-dev libcmocka-dev python3-h5py python3-pandas)
+          libconfig-dev libcmocka-dev python3-h5py python3-pandas
+          clang) # clang: scripts/test.sh builds Release with it too
 missing=()
 for p in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
