@@ -1,6 +1,7 @@
 /* clusterdse top: the best rows of a store by a metric or column, with a filter. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,11 +313,96 @@ static int offer_row(void *ctx, const cdse_record *rec, cdse_diag *diag)
     return CDSE_ENOMEM;
 }
 
+/* Reading a block of rows (HDF5: read and decompress, in a second thread) overlaps with
+ * filtering and handing out the block before it (this thread): with two cores, a scan runs at
+ * the speed of the slower of the two. Only the reading thread calls HDF5. */
+typedef struct block_reader {
+    cdse_store *store;
+    const char *dataset;
+    uint64_t rows;
+    unsigned char *buf[2];
+    size_t n[2]; /* rows in buf[i]; 0: the end (or the reader's error, rc) */
+    bool full[2];
+    bool quit; /* the consumer stopped early */
+    int rc;
+    cdse_diag diag;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+} block_reader;
+
+static void *read_blocks(void *arg)
+{
+    block_reader *r = arg;
+    uint64_t start = 0;
+    for (unsigned k = 0;; k++) {
+        int i = (int)(k % 2);
+        pthread_mutex_lock(&r->lock);
+        while (r->full[i] && !r->quit)
+            pthread_cond_wait(&r->changed, &r->lock);
+        bool quit = r->quit;
+        pthread_mutex_unlock(&r->lock);
+        if (quit)
+            return NULL;
+        size_t n = r->rows - start < TOP_BLOCK_ROWS ? (size_t)(r->rows - start) : TOP_BLOCK_ROWS;
+        int rc = n > 0 ? cdse_store_read_rows(r->store, r->dataset, start, n, r->buf[i], &r->diag)
+                       : CDSE_OK;
+        start += n;
+        pthread_mutex_lock(&r->lock);
+        r->n[i] = rc == CDSE_OK ? n : 0;
+        r->rc = rc;
+        r->full[i] = true;
+        pthread_cond_broadcast(&r->changed);
+        pthread_mutex_unlock(&r->lock);
+        if (n == 0 || rc != CDSE_OK)
+            return NULL;
+    }
+}
+
+/* Waits for block k; returns its row count (0 at the end or on the reader's error). */
+static size_t block_wait(block_reader *r, unsigned k)
+{
+    pthread_mutex_lock(&r->lock);
+    while (!r->full[k % 2])
+        pthread_cond_wait(&r->changed, &r->lock);
+    size_t n = r->n[k % 2];
+    pthread_mutex_unlock(&r->lock);
+    return n;
+}
+
+/* Gives block k back to the reader (done = false) or tells it to stop (done = true). */
+static void block_release(block_reader *r, unsigned k, bool done)
+{
+    pthread_mutex_lock(&r->lock);
+    r->full[k % 2] = false;
+    r->quit = done;
+    pthread_cond_broadcast(&r->changed);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Hands the rows of one block that pass the filter to `fn`. */
+static int scan_block(const unsigned char *buf, size_t n, const cdse_expr *where, bool all,
+                      row_fn fn, void *ctx, uint64_t *matched, cdse_diag *diag)
+{
+    size_t row_size = cdse_store_row_size();
+    int rc = CDSE_OK;
+    for (size_t i = 0; rc == CDSE_OK && i < n; i++) {
+        cdse_record rec;
+        cdse_store_unpack(buf + i * row_size, &rec);
+        if (!all && rec.result.status != CDSE_ST_OK)
+            continue;
+        if (where && cdse_expr_eval(where, column_get, &rec) == 0.0)
+            continue;
+        (*matched)++;
+        rc = fn(ctx, &rec, diag);
+    }
+    return rc;
+}
+
 /* Streams the dataset, block by block, through the filter to `fn`; counts rows that pass. */
 static int scan(cdse_store *store, const char *dataset, const cdse_expr *where, bool all, row_fn fn,
                 void *ctx, uint64_t *matched, cdse_diag *diag)
 {
-    uint64_t rows = 0;
+    *matched = 0;
     if (!cdse_store_has(store, dataset)) {
         cdse_diag_set(diag,
                       "the store has no /%s (a sweep with objective.store = \"best\" keeps only "
@@ -324,29 +410,36 @@ static int scan(cdse_store *store, const char *dataset, const cdse_expr *where, 
                       dataset);
         return CDSE_EINVAL;
     }
-    int rc = cdse_store_rows(store, dataset, &rows, diag);
-    size_t row_size = cdse_store_row_size();
-    unsigned char *buf = malloc(TOP_BLOCK_ROWS * row_size);
-    if (rc == 0 && buf == NULL) {
-        cdse_diag_set(diag, "out of memory");
+    block_reader r = {.store = store, .dataset = dataset};
+    int rc = cdse_store_rows(store, dataset, &r.rows, diag);
+    if (rc != CDSE_OK)
+        return rc;
+    size_t bytes = TOP_BLOCK_ROWS * cdse_store_row_size();
+    r.buf[0] = malloc(bytes);
+    r.buf[1] = malloc(bytes);
+    pthread_t reader;
+    pthread_mutex_init(&r.lock, NULL);
+    pthread_cond_init(&r.changed, NULL);
+    if (r.buf[0] == NULL || r.buf[1] == NULL || pthread_create(&reader, NULL, read_blocks, &r)) {
+        cdse_diag_set(diag, "out of memory (or threads) for reading %s", dataset);
         rc = CDSE_ENOMEM;
-    }
-    *matched = 0;
-    for (uint64_t start = 0; rc == 0 && start < rows; start += TOP_BLOCK_ROWS) {
-        size_t n = rows - start < TOP_BLOCK_ROWS ? (size_t)(rows - start) : TOP_BLOCK_ROWS;
-        rc = cdse_store_read_rows(store, dataset, start, n, buf, diag);
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            cdse_record rec;
-            cdse_store_unpack(buf + i * row_size, &rec);
-            if (!all && rec.result.status != CDSE_ST_OK)
-                continue;
-            if (where && cdse_expr_eval(where, column_get, &rec) == 0.0)
-                continue;
-            (*matched)++;
-            rc = fn(ctx, &rec, diag);
+    } else {
+        size_t n;
+        unsigned k = 0;
+        while (rc == CDSE_OK && (n = block_wait(&r, k)) > 0) {
+            rc = scan_block(r.buf[k % 2], n, where, all, fn, ctx, matched, diag);
+            block_release(&r, k++, rc != CDSE_OK);
         }
+        if (rc == CDSE_OK && r.rc != CDSE_OK) { /* the reader's error, after its last block */
+            rc = r.rc;
+            *diag = r.diag;
+        }
+        pthread_join(reader, NULL);
     }
-    free(buf);
+    pthread_mutex_destroy(&r.lock);
+    pthread_cond_destroy(&r.changed);
+    free(r.buf[0]);
+    free(r.buf[1]);
     return rc;
 }
 
