@@ -54,17 +54,15 @@ struct sweep__best {
     cdse_topk_groups *pareto; /* the best per (model, gpus) */
 };
 
-/* The same configuration offered again (a chunk redone after a resume) is kept once: both sets
- * are `unique`. */
-sweep__best *sweep__best_create(const cdse_objective *objective)
+sweep__best *sweep__best_create(const cdse_objective *objective, bool unique)
 {
     sweep__best *b = calloc(1, sizeof *b);
     if (b == NULL)
         return NULL;
     b->metric = objective->metric;
     b->top = cdse_topk_groups_create(objective->group_by,
-                                     objective->top > 0 ? (size_t)objective->top : 1, true);
-    b->pareto = cdse_topk_groups_create(CDSE_GROUP_MODEL | CDSE_GROUP_GPUS, 1, true);
+                                     objective->top > 0 ? (size_t)objective->top : 1, unique);
+    b->pareto = cdse_topk_groups_create(CDSE_GROUP_MODEL | CDSE_GROUP_GPUS, 1, unique);
     if (b->top == NULL || b->pareto == NULL) {
         sweep__best_free(b);
         return NULL;
@@ -248,7 +246,7 @@ static int chunk_init(chunk *c, const cdse_job *job, uint64_t chunk_max)
     memset(c, 0, sizeof *c);
     c->row_size = cdse_store_row_size();
     c->chunk_rows = cdse_store_chunk_rows();
-    c->best = sweep__best_create(&job->objective);
+    c->best = sweep__best_create(&job->objective, false);
     size_t rows = job->objective.store == CDSE_STORE_BEST ? 1 : (size_t)chunk_max;
     c->rows = malloc(rows * c->row_size);
     c->scratch = malloc(c->chunk_rows * c->row_size);
@@ -1107,7 +1105,7 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
         m.chunk_rows = cdse_store_chunk_rows();
         m.scratch = malloc(m.chunk_rows * m.row_size);
         m.packed = malloc(cdse_store_chunk_bound());
-        m.best = sweep__best_create(&job->objective);
+        m.best = sweep__best_create(&job->objective, true);
         if (m.best == NULL || m.scratch == NULL || m.packed == NULL) {
             int go = CDSE_ENOMEM;
             MPI_Bcast(&go, 1, MPI_INT, 0, comm);

@@ -58,7 +58,9 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
  * being cdse_record_cost(objective.metric), so results do not depend on arrival order. */
 typedef struct sweep__best sweep__best;
 
-sweep__best *sweep__best_create(const cdse_objective *objective);
+/* `unique`: a configuration offered again is kept once (rank 0's merge, where a chunk redone
+ * after a resume offers its candidates again); a chunk's own best sees each index once. */
+sweep__best *sweep__best_create(const cdse_objective *objective, bool unique);
 void sweep__best_free(sweep__best *best);
 void sweep__best_clear(sweep__best *best);
 void sweep__best_offer(sweep__best *best, const cdse_record *record);
