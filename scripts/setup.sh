@@ -7,7 +7,7 @@ packages=(build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhdf5-de
           libconfig-dev libcmocka-dev python3-h5py python3-pandas
           # clusterdse report (python/clusterdse), its browser test, the man page
           python3-matplotlib chromium chromium-driver python3-selenium help2man
-          # the fuzz harnesses (libFuzzer)
+          # the fuzz harnesses (libFuzzer); scripts/test.sh builds Release with clang too
           clang)
 missing=()
 for p in "${packages[@]}"; do

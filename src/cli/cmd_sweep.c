@@ -38,7 +38,8 @@ static const char usage_text[] =
     "  --quiet              no progress lines\n"
     "  --tty                progress as one updating line even when stderr is not a terminal\n"
     "                       (under mpirun the ranks' stderr is a pipe: default, a line every 5 s)\n"
-    "  --chunk N            fixed chunk size (default: guided, %d to %d configurations)\n"
+    "  --chunk N            fixed chunk size, 1 to %d configurations (default: guided,\n"
+    "                       %d to %d)\n"
     "  --flush S            commit to the store at least every S seconds (default 2)\n"
     "  -h, --help           this text\n"
     "\n"
@@ -111,18 +112,28 @@ static int parse_args(int argc, char **argv, sweep_args *a, char *err, size_t er
                 return -1;
             }
             a->output = argv[++i];
-        } else if (strcmp(s, "--chunk") == 0 || strcmp(s, "--flush") == 0) {
+        } else if (strcmp(s, "--chunk") == 0) {
+            char *end = NULL;
+            double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
+            if (i + 1 >= argc || *end != '\0' || !(v >= 1) || v > CDSE_SWEEP_CHUNK_LIMIT ||
+                v != floor(v)) {
+                snprintf(err, err_size,
+                         "--chunk %s: allowed: a whole number of configurations from 1 to %d "
+                         "(one chunk's results travel in one MPI message)",
+                         i + 1 < argc ? argv[i + 1] : "", CDSE_SWEEP_CHUNK_LIMIT);
+                return -1;
+            }
+            a->chunk = (uint64_t)v;
+            i++;
+        } else if (strcmp(s, "--flush") == 0) {
             char *end = NULL;
             double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
             if (i + 1 >= argc || *end != '\0' || !(v > 0) || v > 1e12) {
                 snprintf(err, err_size, "%s needs a positive number", s);
                 return -1;
             }
+            a->flush_s = v;
             i++;
-            if (s[2] == 'c')
-                a->chunk = (uint64_t)v;
-            else
-                a->flush_s = v;
         } else if (s[0] == '-' && s[1] != '\0') {
             snprintf(err, err_size, "unknown option %s", s);
             return -1;
@@ -380,12 +391,13 @@ int cdse_cmd_sweep(int argc, char **argv)
     if (parse_args(argc, argv, &a, err, sizeof err) != 0) {
         if (rank == 0) {
             fprintf(stderr, "clusterdse sweep: %s\n", err);
-            fprintf(stderr, usage_text, CDSE_SWEEP_CHUNK_MIN, CDSE_SWEEP_CHUNK_MAX);
+            fprintf(stderr, usage_text, CDSE_SWEEP_CHUNK_LIMIT, CDSE_SWEEP_CHUNK_MIN,
+                    CDSE_SWEEP_CHUNK_MAX);
         }
         code = 1;
     } else if (a.help) {
         if (rank == 0)
-            printf(usage_text, CDSE_SWEEP_CHUNK_MIN, CDSE_SWEEP_CHUNK_MAX);
+            printf(usage_text, CDSE_SWEEP_CHUNK_LIMIT, CDSE_SWEEP_CHUNK_MIN, CDSE_SWEEP_CHUNK_MAX);
         code = 0;
     } else {
         code = run(rank, ranks, &a, MPI_COMM_WORLD);

@@ -1,5 +1,7 @@
 /* clusterdse top: the best rows of a store by a metric or column, with a filter. */
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,11 +336,108 @@ static cdse_job *names_job(const cdse_store *store)
     return job;
 }
 
-/* Streams the dataset through the filter into the ranking; counts rows that pass. */
-static int scan(cdse_store *store, const char *dataset, const cdse_expr *where, bool all,
-                ranking *k, uint64_t *matched, cdse_diag *diag)
+/* What scan() does with each row that passes the filter: returns CDSE_OK or an error code
+ * (with diag set). */
+typedef int (*row_fn)(void *ctx, const cdse_record *rec, cdse_diag *diag);
+
+static int offer_row(void *ctx, const cdse_record *rec, cdse_diag *diag)
 {
-    uint64_t rows = 0;
+    if (ranking_offer(ctx, rec) == CDSE_OK)
+        return CDSE_OK;
+    cdse_diag_set(diag, "out of memory after %zu rows", ((ranking *)ctx)->best.n);
+    return CDSE_ENOMEM;
+}
+
+/* Reading a block of rows (HDF5: read and decompress, in a second thread) overlaps with
+ * filtering and handing out the block before it (this thread): with two cores, a scan runs at
+ * the speed of the slower of the two. Only the reading thread calls HDF5. */
+typedef struct block_reader {
+    cdse_store *store;
+    const char *dataset;
+    uint64_t rows;
+    unsigned char *buf[2];
+    size_t n[2]; /* rows in buf[i]; 0: the end (or the reader's error, rc) */
+    bool full[2];
+    bool quit; /* the consumer stopped early */
+    int rc;
+    cdse_diag diag;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+} block_reader;
+
+static void *read_blocks(void *arg)
+{
+    block_reader *r = arg;
+    uint64_t start = 0;
+    for (unsigned k = 0;; k++) {
+        int i = (int)(k % 2);
+        pthread_mutex_lock(&r->lock);
+        while (r->full[i] && !r->quit)
+            pthread_cond_wait(&r->changed, &r->lock);
+        bool quit = r->quit;
+        pthread_mutex_unlock(&r->lock);
+        if (quit)
+            return NULL;
+        size_t n = r->rows - start < TOP_BLOCK_ROWS ? (size_t)(r->rows - start) : TOP_BLOCK_ROWS;
+        int rc = n > 0 ? cdse_store_read_rows(r->store, r->dataset, start, n, r->buf[i], &r->diag)
+                       : CDSE_OK;
+        start += n;
+        pthread_mutex_lock(&r->lock);
+        r->n[i] = rc == CDSE_OK ? n : 0;
+        r->rc = rc;
+        r->full[i] = true;
+        pthread_cond_broadcast(&r->changed);
+        pthread_mutex_unlock(&r->lock);
+        if (n == 0 || rc != CDSE_OK)
+            return NULL;
+    }
+}
+
+/* Waits for block k; returns its row count (0 at the end or on the reader's error). */
+static size_t block_wait(block_reader *r, unsigned k)
+{
+    pthread_mutex_lock(&r->lock);
+    while (!r->full[k % 2])
+        pthread_cond_wait(&r->changed, &r->lock);
+    size_t n = r->n[k % 2];
+    pthread_mutex_unlock(&r->lock);
+    return n;
+}
+
+/* Gives block k back to the reader (done = false) or tells it to stop (done = true). */
+static void block_release(block_reader *r, unsigned k, bool done)
+{
+    pthread_mutex_lock(&r->lock);
+    r->full[k % 2] = false;
+    r->quit = done;
+    pthread_cond_broadcast(&r->changed);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Hands the rows of one block that pass the filter to `fn`. */
+static int scan_block(const unsigned char *buf, size_t n, const cdse_expr *where, bool all,
+                      row_fn fn, void *ctx, uint64_t *matched, cdse_diag *diag)
+{
+    size_t row_size = cdse_store_row_size();
+    int rc = CDSE_OK;
+    for (size_t i = 0; rc == CDSE_OK && i < n; i++) {
+        cdse_record rec;
+        cdse_store_unpack(buf + i * row_size, &rec);
+        if (!all && rec.result.status != CDSE_ST_OK)
+            continue;
+        if (where && cdse_expr_eval(where, column_get, &rec) == 0.0)
+            continue;
+        (*matched)++;
+        rc = fn(ctx, &rec, diag);
+    }
+    return rc;
+}
+
+/* Streams the dataset, block by block, through the filter to `fn`; counts rows that pass. */
+static int scan(cdse_store *store, const char *dataset, const cdse_expr *where, bool all, row_fn fn,
+                void *ctx, uint64_t *matched, cdse_diag *diag)
+{
+    *matched = 0;
     if (!cdse_store_has(store, dataset)) {
         cdse_diag_set(diag,
                       "the store has no /%s (a sweep with objective.store = \"best\" keeps only "
@@ -346,32 +445,36 @@ static int scan(cdse_store *store, const char *dataset, const cdse_expr *where, 
                       dataset);
         return CDSE_EINVAL;
     }
-    int rc = cdse_store_rows(store, dataset, &rows, diag);
-    size_t row_size = cdse_store_row_size();
-    unsigned char *buf = malloc(TOP_BLOCK_ROWS * row_size);
-    if (rc == 0 && buf == NULL) {
-        cdse_diag_set(diag, "out of memory");
+    block_reader r = {.store = store, .dataset = dataset};
+    int rc = cdse_store_rows(store, dataset, &r.rows, diag);
+    if (rc != CDSE_OK)
+        return rc;
+    size_t bytes = TOP_BLOCK_ROWS * cdse_store_row_size();
+    r.buf[0] = malloc(bytes);
+    r.buf[1] = malloc(bytes);
+    pthread_t reader;
+    pthread_mutex_init(&r.lock, NULL);
+    pthread_cond_init(&r.changed, NULL);
+    if (r.buf[0] == NULL || r.buf[1] == NULL || pthread_create(&reader, NULL, read_blocks, &r)) {
+        cdse_diag_set(diag, "out of memory (or threads) for reading %s", dataset);
         rc = CDSE_ENOMEM;
-    }
-    *matched = 0;
-    for (uint64_t start = 0; rc == 0 && start < rows; start += TOP_BLOCK_ROWS) {
-        size_t n = rows - start < TOP_BLOCK_ROWS ? (size_t)(rows - start) : TOP_BLOCK_ROWS;
-        rc = cdse_store_read_rows(store, dataset, start, n, buf, diag);
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            cdse_record rec;
-            cdse_store_unpack(buf + i * row_size, &rec);
-            if (!all && rec.result.status != CDSE_ST_OK)
-                continue;
-            if (where && cdse_expr_eval(where, column_get, &rec) == 0.0)
-                continue;
-            (*matched)++;
-            if (ranking_offer(k, &rec) != CDSE_OK) {
-                cdse_diag_set(diag, "out of memory after %llu rows", (unsigned long long)*matched);
-                rc = CDSE_ENOMEM;
-            }
+    } else {
+        size_t n;
+        unsigned k = 0;
+        while (rc == CDSE_OK && (n = block_wait(&r, k)) > 0) {
+            rc = scan_block(r.buf[k % 2], n, where, all, fn, ctx, matched, diag);
+            block_release(&r, k++, rc != CDSE_OK);
         }
+        if (rc == CDSE_OK && r.rc != CDSE_OK) { /* the reader's error, after its last block */
+            rc = r.rc;
+            *diag = r.diag;
+        }
+        pthread_join(reader, NULL);
     }
-    free(buf);
+    pthread_mutex_destroy(&r.lock);
+    pthread_cond_destroy(&r.changed);
+    free(r.buf[0]);
+    free(r.buf[1]);
     return rc;
 }
 
@@ -382,6 +485,37 @@ static void column_names(char *out, size_t size)
     for (int c = 0; c < cdse_column_count && used < size; c++)
         used +=
             (size_t)snprintf(out + used, size - used, "%s%s", c ? ", " : "", cdse_columns[c].name);
+}
+
+/* Compiles --where over the columns, with the store's model and system names; prints the error
+ * as `clusterdse CMD: --where ...`. */
+static int compile_where(const char *cmd, const char *text, const cdse_job *names,
+                         cdse_expr **where)
+{
+    char known[2048];
+    column_names(known, sizeof known);
+    names_ctx ctx = {names};
+    cdse_expr_env env = {column_lookup, column_string, known, &ctx};
+    cdse_diag diag = {""};
+    if (cdse_expr_compile(text, &env, where, &diag) == 0)
+        return 0;
+    fprintf(stderr, "clusterdse %s: --where %s\n", cmd, diag.msg);
+    if (strstr(diag.msg, "unknown name") != NULL)
+        fprintf(stderr, "columns: %s\n", known);
+    return -1;
+}
+
+/* --from, or /results when the store has it, /top otherwise (saying so). */
+static const char *default_dataset(const char *cmd, const cdse_store *store, const char *path,
+                                   const char *from)
+{
+    if (from != NULL)
+        return from;
+    if (cdse_store_get_mode(store) != CDSE_STORE_BEST)
+        return "results";
+    fprintf(stderr, "clusterdse %s: %s keeps only the best (store = \"best\"): reading /top\n", cmd,
+            path);
+    return "top";
 }
 
 static int run(const top_args *a)
@@ -406,29 +540,12 @@ static int run(const top_args *a)
         cdse_store_close(store, &diag);
         return 1;
     }
-    if (a->where) {
-        char known[2048];
-        column_names(known, sizeof known);
-        names_ctx ctx = {names};
-        cdse_expr_env env = {column_lookup, column_string, known, &ctx};
-        if (cdse_expr_compile(a->where, &env, &where, &diag) != 0) {
-            fprintf(stderr, "clusterdse top: --where %s\n", diag.msg);
-            if (strstr(diag.msg, "unknown name") != NULL)
-                fprintf(stderr, "columns: %s\n", known);
-            code = 1;
-        }
-    }
-    const char *dataset = a->from;
-    if (code == 0 && dataset == NULL) {
-        dataset = cdse_store_get_mode(store) == CDSE_STORE_BEST ? "top" : "results";
-        if (strcmp(dataset, "top") == 0)
-            fprintf(stderr,
-                    "clusterdse top: %s keeps only the best (store = \"best\"): "
-                    "reading /top\n",
-                    a->path);
-    }
+    if (a->where && compile_where("top", a->where, names, &where) != 0)
+        code = 1;
+    const char *dataset = code == 0 ? default_dataset("top", store, a->path, a->from) : NULL;
     uint64_t matched = 0;
-    int scanned = code == 0 ? scan(store, dataset, where, a->all, &k, &matched, &diag) : 0;
+    int scanned =
+        code == 0 ? scan(store, dataset, where, a->all, offer_row, &k, &matched, &diag) : 0;
     if (scanned != 0) {
         fprintf(stderr, "clusterdse top: %s: %s\n", a->path, diag.msg);
         code = scanned == CDSE_EINVAL ? 1 : 2;
@@ -485,4 +602,144 @@ int cdse_cmd_top(int argc, char **argv)
         return 0;
     }
     return run(&a);
+}
+
+/* ---- export: every row, streamed --------------------------------------------------------------
+ */
+
+static const char export_usage[] =
+    "usage: clusterdse export OUT.h5 [--from results|top|pareto] [--where EXPR] [--feasible]\n"
+    "                        [-o FILE.csv]\n"
+    "\n"
+    "Writes the rows of a store as CSV (the columns of `eval --csv`, header first) in the order\n"
+    "they are stored, streaming: memory does not grow with the store.\n"
+    "\n"
+    "  --from DATASET  results (default when stored), top (best per group), pareto\n"
+    "  --where EXPR    keep rows where EXPR holds (the syntax of `clusterdse top --help`)\n"
+    "  --feasible      only rows with status ok (default: every stored row)\n"
+    "  -o FILE         write to FILE instead of the standard output\n"
+    "  -h, --help      this text\n"
+    "\n"
+    "exit codes: 0 done, 1 bad input (arguments, expression, not a store), 2 read or write "
+    "failure\n";
+
+typedef struct export_args {
+    const char *path, *from, *where, *output;
+    bool feasible, help;
+} export_args;
+
+/* Where export_row writes, and the names it writes. */
+typedef struct export_ctx {
+    FILE *out;
+    const cdse_job *names;
+} export_ctx;
+
+static int parse_export(int argc, char **argv, export_args *a, char *err, size_t size)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        bool valued = strcmp(s, "--from") == 0 || strcmp(s, "--where") == 0 ||
+                      strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0;
+        if (valued && i + 1 >= argc) {
+            snprintf(err, size, "%s needs a value", s);
+            return -1;
+        } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+            a->help = true;
+        } else if (strcmp(s, "--feasible") == 0) {
+            a->feasible = true;
+        } else if (valued) {
+            const char **value = s[1] == 'o' || s[2] == 'o' ? &a->output
+                                 : s[2] == 'f'              ? &a->from
+                                                            : &a->where;
+            *value = argv[++i];
+        } else if (s[0] == '-' && s[1] != '\0') {
+            snprintf(err, size, "unknown option %s", s);
+            return -1;
+        } else if (a->path == NULL) {
+            a->path = s;
+        } else {
+            snprintf(err, size, "one store at a time (%s and %s)", a->path, s);
+            return -1;
+        }
+    }
+    if (!a->help && a->path == NULL)
+        snprintf(err, size, "no store given");
+    else if (a->from && strcmp(a->from, "results") != 0 && strcmp(a->from, "top") != 0 &&
+             strcmp(a->from, "pareto") != 0)
+        snprintf(err, size, "--from takes results, top or pareto, not '%s'", a->from);
+    return err[0] ? -1 : 0;
+}
+
+static int export_row(void *vctx, const cdse_record *rec, cdse_diag *diag)
+{
+    const export_ctx *ctx = vctx;
+    cdse_csv_row(ctx->out, rec, ctx->names);
+    if (!ferror(ctx->out))
+        return CDSE_OK;
+    cdse_diag_set(diag, "writing the output failed");
+    return CDSE_EIO;
+}
+
+static int export_run(const export_args *a)
+{
+    cdse_store_quiet_hdf5();
+    cdse_store *store = NULL;
+    cdse_diag diag = {""};
+    if (cdse_store_open(a->path, false, &store, &diag) != 0) {
+        fprintf(stderr, "clusterdse export: %s\n", diag.msg);
+        return 1;
+    }
+    cdse_job *names = names_job(store);
+    cdse_expr *where = NULL;
+    int code = names == NULL ? 2 : 0;
+    if (names == NULL)
+        fprintf(stderr, "clusterdse export: out of memory\n");
+    if (code == 0 && a->where && compile_where("export", a->where, names, &where) != 0)
+        code = 1;
+    FILE *out = stdout;
+    if (code == 0 && a->output != NULL && (out = fopen(a->output, "w")) == NULL) {
+        fprintf(stderr, "clusterdse export: -o %s: %s\n", a->output, strerror(errno));
+        code = 1;
+    }
+    if (code == 0) {
+        static char out_buf[1 << 20]; /* large writes: the export is bound by formatting */
+        setvbuf(out, out_buf, _IOFBF, sizeof out_buf);
+        const char *dataset = default_dataset("export", store, a->path, a->from);
+        uint64_t matched = 0;
+        export_ctx ctx = {out, names};
+        cdse_csv_header(out);
+        int rc = scan(store, dataset, where, !a->feasible, export_row, &ctx, &matched, &diag);
+        if (rc == 0 && fflush(out) != 0) {
+            cdse_diag_set(&diag, "writing the output failed");
+            rc = CDSE_EIO;
+        }
+        if (rc != 0) {
+            fprintf(stderr, "clusterdse export: %s: %s\n", a->path, diag.msg);
+            code = rc == CDSE_EINVAL ? 1 : 2;
+        }
+    }
+    if (out != NULL && out != stdout && fclose(out) != 0 && code == 0) {
+        fprintf(stderr, "clusterdse export: -o %s: %s\n", a->output, strerror(errno));
+        code = 2;
+    }
+    cdse_expr_free(where);
+    free(names);
+    cdse_store_close(store, &diag);
+    return code;
+}
+
+int cdse_cmd_export(int argc, char **argv)
+{
+    export_args a;
+    char err[256] = "";
+    if (parse_export(argc, argv, &a, err, sizeof err) != 0) {
+        fprintf(stderr, "clusterdse export: %s\n%s", err, export_usage);
+        return 1;
+    }
+    if (a.help) {
+        fputs(export_usage, stdout);
+        return 0;
+    }
+    return export_run(&a);
 }

@@ -5,7 +5,10 @@
 #include "commands.h"
 
 #ifndef CDSE_VERSION
-#define CDSE_VERSION "0"
+#error "CDSE_VERSION is set by CMakeLists.txt (project VERSION)"
+#endif
+#ifndef CDSE_GIT_REV
+#define CDSE_GIT_REV "unknown"
 #endif
 
 typedef struct command {
@@ -18,6 +21,7 @@ static const command commands[] = {
     {"eval", cdse_cmd_eval, "evaluate a job's space in one process; table or --csv"},
     {"sweep", cdse_cmd_sweep, "distributed sweep over MPI ranks into an HDF5 store"},
     {"top", cdse_cmd_top, "best configurations from a store"},
+    {"export", cdse_cmd_export, "every row of a store as CSV, streamed"},
     {"probe", cdse_cmd_probe, "measure MPI collectives on the allocation"},
     {"fit", cdse_cmd_fit, "fit a network profile to probe data"},
     {"verify", cdse_cmd_verify, "replay the best configurations' communication"},
@@ -47,7 +51,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-        printf("clusterdse %s\n", CDSE_VERSION);
+        printf("clusterdse %s (git %s)\n", CDSE_VERSION, CDSE_GIT_REV);
         return 0;
     }
     for (int i = 0; i < n_commands; i++)

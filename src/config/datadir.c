@@ -86,11 +86,13 @@ typedef struct find_arg {
 static bool visit_find(const char *dir, void *arg)
 {
     find_arg *find = arg;
+    int n;
     if (find->subdir[0] != '\0')
-        snprintf(find->out, find->size, "%s/%s/%s.cfg", dir, find->subdir, find->name);
+        n = snprintf(find->out, find->size, "%s/%s/%s.cfg", dir, find->subdir, find->name);
     else
-        snprintf(find->out, find->size, "%s/%s", dir, find->name);
-    return readable(find->out);
+        n = snprintf(find->out, find->size, "%s/%s", dir, find->name);
+    /* A path longer than the buffer would name another file: not found here. */
+    return n >= 0 && (size_t)n < find->size && readable(find->out);
 }
 
 int cdse_job_find_data(const char *subdir, const char *name, const char *job_path, char *out,

@@ -262,7 +262,7 @@ void cdse__store_scalar(const key_spec *key, void *target, double number, const 
         /* The whole field is rewritten: an override of a base's longer name leaves no bytes of
          * it behind (the fingerprint hashes whole structs). */
         memset(field, 0, key->size);
-        snprintf(field, key->size, "%s", text);
+        snprintf(field, key->size, "%s", text != NULL ? text : ""); /* NULL: a default, empty */
         break;
     default:
         break;

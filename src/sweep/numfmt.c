@@ -72,8 +72,9 @@ static double scale(double a, int e)
 static size_t g6_text(char *buf, bool negative, uint64_t n, int x)
 {
     char d[G_DIGITS];
-    for (int i = G_DIGITS - 1; i >= 0; i--, n /= 10)
-        d[i] = (char)('0' + n % 10);
+    memcpy(d, digit_pairs + 2 * (n / 10000), 2);
+    memcpy(d + 2, digit_pairs + 2 * (n / 100 % 100), 2);
+    memcpy(d + 4, digit_pairs + 2 * (n % 100), 2);
     int nd = G_DIGITS; /* significant digits without trailing zeros */
     while (nd > 1 && d[nd - 1] == '0')
         nd--;
@@ -125,9 +126,11 @@ size_t cdse_fmt_g6(char *buf, double value)
     if (!isfinite(value))
         return g6_fallback(buf, value);
     double a = fabs(value);
-    int e2;
-    frexp(a, &e2);                                              /* a in [2^(e2-1), 2^e2) */
-    int e = (int)floor((double)(e2 - 1) * 0.30102999566398120); /* log10(2) */
+    uint64_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    int e2 = (int)(bits >> 52) - 1023; /* a in [2^e2, 2^(e2+1)); subnormals: scale() declines */
+    /* floor(e2 x log10(2)) as integers: 78913 / 2^18 = 0.30102920... (exact for |e2| < 1700) */
+    int e = e2 >= 0 ? (e2 * 78913) >> 18 : -((-e2 * 78913 + (1 << 18) - 1) >> 18);
     double s = scale(a, e);
     for (int tries = 0; tries < 3 && s >= 0.0 && (s < 1e5 || s >= 1e6); tries++) {
         e += s < 1e5 ? -1 : 1;

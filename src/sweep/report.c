@@ -231,58 +231,56 @@ static size_t format_number(int kind, const void *field, char *buf)
     }
 }
 
+/* The text of a named column (model, system, the enums); NULL for a numeric one. */
+static const char *column_name_text(const cdse_column *column, const void *field,
+                                    const cdse_job *job)
+{
+    int code = *(const int *)field; /* int32_t for model and system: the same width */
+    switch (column->kind) {
+    case CDSE_COL_MODEL:
+        return job->model[code].name;
+    case CDSE_COL_SYSTEM:
+        return job->system[code].name;
+    case CDSE_COL_RECOMPUTE:
+        return cdse_recompute_name(code);
+    case CDSE_COL_PRECISION:
+        return cdse_dtype_name(code);
+    case CDSE_COL_STATUS:
+        return cdse_status_name(code);
+    case CDSE_COL_OFFLOAD:
+        return cdse_offload_name(code);
+    case CDSE_COL_POOL_SPLIT:
+        return cdse_pool_split_name(code);
+    case CDSE_COL_PLACEMENT:
+        return code >= 0 && code < CDSE_PLACEMENT_COUNT ? cdse_placement_names[code] : "?";
+    case CDSE_COL_DISPATCHER:
+    case CDSE_COL_MOE_OVERLAP:
+        return cdse_column_names(column->kind)[code];
+    default:
+        return NULL;
+    }
+}
+
+static bool column_is_number(const cdse_column *column)
+{
+    return column->kind == CDSE_COL_U64 || column->kind == CDSE_COL_I32 ||
+           column->kind == CDSE_COL_BOOL || column->kind == CDSE_COL_F64;
+}
+
 void cdse_column_format(const cdse_column *column, const cdse_record *record, const cdse_job *job,
                         char *buf, size_t size)
 {
     const void *field = field_of(column, record);
-    switch (column->kind) {
-    case CDSE_COL_U64:
-    case CDSE_COL_I32:
-    case CDSE_COL_BOOL:
-    case CDSE_COL_F64:
-        if (size >= CDSE_NUMFMT_MAX)
-            format_number(column->kind, field, buf);
-        else
-            snprintf(buf, size, "?");
-        break;
-    case CDSE_COL_MODEL:
-        snprintf(buf, size, "%s", job->model[*(const int32_t *)field].name);
-        break;
-    case CDSE_COL_SYSTEM:
-        snprintf(buf, size, "%s", job->system[*(const int32_t *)field].name);
-        break;
-    case CDSE_COL_RECOMPUTE:
-        snprintf(buf, size, "%s", cdse_recompute_name(*(const int *)field));
-        break;
-    case CDSE_COL_DISPATCHER:
-    case CDSE_COL_MOE_OVERLAP:
-        snprintf(buf, size, "%s", cdse_column_names(column->kind)[*(const int *)field]);
-        break;
-    case CDSE_COL_MODULES:
+    if (column_is_number(column) && size >= CDSE_NUMFMT_MAX) {
+        format_number(column->kind, field, buf);
+        return;
+    }
+    if (column->kind == CDSE_COL_MODULES) {
         cdse_recompute_modules_text(*(const int *)field, buf, size);
-        break;
-    case CDSE_COL_PRECISION:
-        snprintf(buf, size, "%s", cdse_dtype_name(*(const int *)field));
-        break;
-    case CDSE_COL_STATUS:
-        snprintf(buf, size, "%s", cdse_status_name(*(const int *)field));
-        break;
-    case CDSE_COL_OFFLOAD:
-        snprintf(buf, size, "%s", cdse_offload_name(*(const int *)field));
-        break;
-    case CDSE_COL_POOL_SPLIT:
-        snprintf(buf, size, "%s", cdse_pool_split_name(*(const int *)field));
-        break;
-    case CDSE_COL_PLACEMENT: {
-        int code = *(const int *)field;
-        snprintf(buf, size, "%s",
-                 code >= 0 && code < CDSE_PLACEMENT_COUNT ? cdse_placement_names[code] : "?");
-        break;
+        return;
     }
-    default:
-        snprintf(buf, size, "?");
-        break;
-    }
+    const char *text = column_is_number(column) ? NULL : column_name_text(column, field, job);
+    snprintf(buf, size, "%s", text != NULL ? text : "?");
 }
 
 /* RFC 4180: a field with a comma, a double quote or a line break is quoted, quotes doubled. */
@@ -343,21 +341,25 @@ void cdse_csv_row(FILE *out, const cdse_record *record, const cdse_job *job)
     size_t used = 0;
     for (int i = 0; i < cdse_column_count; i++) {
         const cdse_column *c = &cdse_columns[i];
-        bool number = c->kind == CDSE_COL_U64 || c->kind == CDSE_COL_I32 ||
-                      c->kind == CDSE_COL_BOOL || c->kind == CDSE_COL_F64;
+        bool number = column_is_number(c);
+        const char *text = buf;
         size_t n;
         if (number) {
             n = format_number(c->kind, field_of(c, record), buf);
-        } else {
-            cdse_column_format(c, record, job, buf, sizeof buf);
+        } else if (c->kind == CDSE_COL_MODULES) {
+            cdse_recompute_modules_text(*(const int *)field_of(c, record), buf, sizeof buf);
             n = strlen(buf);
+        } else {
+            text = column_name_text(c, field_of(c, record), job);
+            text = text != NULL ? text : "?";
+            n = strlen(text);
         }
         if (i > 0)
             line[used++] = ',';
-        if (!line_field(line, sizeof line, &used, buf, n, number)) {
+        if (!line_field(line, sizeof line, &used, text, n, number)) {
             fwrite(line, 1, used, out); /* a row longer than the buffer: the slow way */
             used = 0;
-            csv_field(out, buf);
+            csv_field(out, text);
         }
     }
     line[used++] = '\n';

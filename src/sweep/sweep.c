@@ -8,6 +8,7 @@
 
 #include "clusterdse/sweep/topk.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,18 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+#ifdef CDSE_FAULT_INJECTION
+/* Test builds only (CMake option CDSE_FAULT_INJECTION): CDSE_FAULT=NAME makes the allocation
+ * called NAME fail, so that tests/sh/sweep_alloc_faults.sh can provoke the paths below. */
+static bool fault(const char *name)
+{
+    const char *f = getenv("CDSE_FAULT");
+    return f != NULL && strcmp(f, name) == 0;
+}
+#else
+#define fault(name) false
+#endif
+
 /* ---- best-so-far ----------------------------------------------------------------------------- */
 
 struct sweep__best {
@@ -41,17 +54,15 @@ struct sweep__best {
     cdse_topk_groups *pareto; /* the best per (model, gpus) */
 };
 
-/* The same configuration offered again (a chunk redone after a resume) is kept once: both sets
- * are `unique`. */
-sweep__best *sweep__best_create(const cdse_objective *objective)
+sweep__best *sweep__best_create(const cdse_objective *objective, bool unique)
 {
     sweep__best *b = calloc(1, sizeof *b);
     if (b == NULL)
         return NULL;
     b->metric = objective->metric;
     b->top = cdse_topk_groups_create(objective->group_by,
-                                     objective->top > 0 ? (size_t)objective->top : 1, true);
-    b->pareto = cdse_topk_groups_create(CDSE_GROUP_MODEL | CDSE_GROUP_GPUS, 1, true);
+                                     objective->top > 0 ? (size_t)objective->top : 1, unique);
+    b->pareto = cdse_topk_groups_create(CDSE_GROUP_MODEL | CDSE_GROUP_GPUS, 1, unique);
     if (b->top == NULL || b->pareto == NULL) {
         sweep__best_free(b);
         return NULL;
@@ -235,7 +246,7 @@ static int chunk_init(chunk *c, const cdse_job *job, uint64_t chunk_max)
     memset(c, 0, sizeof *c);
     c->row_size = cdse_store_row_size();
     c->chunk_rows = cdse_store_chunk_rows();
-    c->best = sweep__best_create(&job->objective);
+    c->best = sweep__best_create(&job->objective, false);
     size_t rows = job->objective.store == CDSE_STORE_BEST ? 1 : (size_t)chunk_max;
     c->rows = malloc(rows * c->row_size);
     c->scratch = malloc(c->chunk_rows * c->row_size);
@@ -324,6 +335,19 @@ static size_t chunk_finish(chunk *c)
     memcpy(c->msg, h, sizeof *h);
     free(cand);
     return (size_t)(p - c->msg);
+}
+
+/* The largest message chunk_finish can build for a chunk of `size` configurations: whole HDF5
+ * chunks compressed, the rows left over, and a candidate per configuration at most (the
+ * candidates are distinct indices of the chunk). Saturates instead of wrapping. */
+static uint64_t message_bound(uint64_t size)
+{
+    if (size > CDSE_SWEEP_CHUNK_LIMIT)
+        return UINT64_MAX;
+    uint64_t rows = cdse_store_chunk_rows();
+    uint64_t blobs = (size + rows - 1) / rows;
+    return sizeof(chunk_header) + blobs * (sizeof(uint64_t) + cdse_store_chunk_bound()) +
+           rows * cdse_store_row_size() + size * sizeof(cdse_record);
 }
 
 /* ---- provenance ----------------------------------------------------------------------------- */
@@ -767,39 +791,48 @@ static void send_work(master *m, int worker, int *outstanding, int *active)
     }
 }
 
-/* Receives one result (probed as `status`), merges it and refills the worker's queue. */
-static void master_receive(master *m, MPI_Status *status, unsigned char **buf, size_t *cap,
-                           int *outstanding, int *active)
+/* Receives one result (probed as `status`) into buf, merges it and refills the worker's queue.
+ * buf holds message_bound(chunk_max) bytes, allocated before any work went out: no result can be
+ * larger, so none is ever left unreceived (its worker would wait forever). */
+static void master_receive(master *m, MPI_Status *status, unsigned char *buf, int *outstanding,
+                           int *active)
 {
     int bytes = 0;
     MPI_Get_count(status, MPI_BYTE, &bytes);
-    if ((size_t)bytes > *cap) {
-        free(*buf);
-        *cap = (size_t)bytes;
-        *buf = malloc(*cap);
-    }
     int w = status->MPI_SOURCE;
-    MPI_Recv(*buf, bytes, MPI_BYTE, w, TAG_RESULT, m->comm, MPI_STATUS_IGNORE);
+    MPI_Recv(buf, bytes, MPI_BYTE, w, TAG_RESULT, m->comm, MPI_STATUS_IGNORE);
     outstanding[w]--;
-    if (*buf == NULL) {
-        m->error = m->error ? m->error : CDSE_ENOMEM;
-    } else if (m->error == 0) {
-        int rc = master_merge(m, *buf);
+    if (m->error == 0) {
+        int rc = master_merge(m, buf);
         if (rc != 0)
             m->error = rc;
     }
     send_work(m, w, outstanding, active);
 }
 
+/* Every worker waits for work in MPI_Recv: when rank 0 cannot start handing it out, each is told
+ * to stop, so that all ranks return the error together instead of hanging. */
+static void stop_workers(master *m)
+{
+    for (int w = 1; w < m->ranks; w++)
+        MPI_Send(NULL, 0, MPI_UINT64_T, w, TAG_STOP, m->comm);
+}
+
 static int master_loop(master *m)
 {
-    int *outstanding = calloc((size_t)m->ranks, sizeof *outstanding);
+    int *outstanding = fault("master_loop") ? NULL : calloc((size_t)m->ranks, sizeof *outstanding);
+    unsigned char *buf = fault("master_recv") ? NULL : malloc(message_bound(m->gen.chunk_max));
     chunk own;
-    unsigned char *buf = NULL;
-    size_t cap = 0;
-    if (outstanding == NULL || chunk_init(&own, m->job, m->gen.chunk_max) < 0) {
+    if (outstanding == NULL || buf == NULL || chunk_init(&own, m->job, m->gen.chunk_max) < 0) {
+        if (outstanding != NULL && buf != NULL)
+            chunk_free(&own);
         free(outstanding);
-        cdse_diag_set(m->diag, "out of memory");
+        free(buf);
+        stop_workers(m);
+        cdse_diag_set(m->diag,
+                      "out of memory before the sweep could start (%d ranks, chunks "
+                      "of up to %llu configurations)",
+                      m->ranks, (unsigned long long)m->gen.chunk_max);
         return CDSE_ENOMEM;
     }
     int active = m->ranks - 1;
@@ -818,7 +851,7 @@ static int master_loop(master *m)
         while (flag) {
             MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, m->comm, &flag, &status);
             if (flag)
-                master_receive(m, &status, &buf, &cap, outstanding, &active);
+                master_receive(m, &status, buf, outstanding, &active);
         }
         if (own_active && (m->stopping || m->error)) {
             own_active = false; /* abandoned: not marked done, redone on resume */
@@ -843,7 +876,7 @@ static int master_loop(master *m)
                 break;
             } else {
                 MPI_Probe(MPI_ANY_SOURCE, TAG_RESULT, m->comm, &status);
-                master_receive(m, &status, &buf, &cap, outstanding, &active);
+                master_receive(m, &status, buf, outstanding, &active);
             }
         }
         if (m->error == 0 && (now_s() - m->t_last_flush >= flush_s ||
@@ -882,6 +915,8 @@ static void worker_loop(const cdse_job *job, const cdse_sweep_options *opt, MPI_
             c.head.interrupted = opt->stop != NULL && *opt->stop;
             size = chunk_finish(&c);
         }
+        if (size > INT_MAX) /* cannot happen within CDSE_SWEEP_CHUNK_LIMIT; never cast it */
+            size = 0;
         if (size == 0) { /* out of memory: report the chunk as interrupted and empty */
             chunk_header h;
             memset(&h, 0, sizeof h);
@@ -892,8 +927,7 @@ static void worker_loop(const cdse_job *job, const cdse_sweep_options *opt, MPI_
         }
         MPI_Send(c.msg, (int)size, MPI_BYTE, 0, TAG_RESULT, comm);
     }
-    if (ok)
-        chunk_free(&c);
+    chunk_free(&c); /* also after a chunk_init that failed half-way */
 }
 
 /* ---- the sweep ---------------------------------------------------------------------------- */
@@ -1048,6 +1082,11 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
     uint64_t chunk_max = opt->chunk_max ? opt->chunk_max : CDSE_SWEEP_CHUNK_MAX;
     if (chunk_max < chunk_min)
         chunk_max = chunk_min;
+    if (message_bound(chunk_max) > INT_MAX) { /* opt is the same on every rank: all return */
+        cdse_diag_set(diag, "chunk size %llu: allowed: 1 to %d configurations",
+                      (unsigned long long)chunk_max, CDSE_SWEEP_CHUNK_LIMIT);
+        return CDSE_EINVAL;
+    }
     cdse_store_meta meta;
     gather_meta(comm, rank, ranks, &meta);
     int rc;
@@ -1066,7 +1105,7 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
         m.chunk_rows = cdse_store_chunk_rows();
         m.scratch = malloc(m.chunk_rows * m.row_size);
         m.packed = malloc(cdse_store_chunk_bound());
-        m.best = sweep__best_create(&job->objective);
+        m.best = sweep__best_create(&job->objective, true);
         if (m.best == NULL || m.scratch == NULL || m.packed == NULL) {
             int go = CDSE_ENOMEM;
             MPI_Bcast(&go, 1, MPI_INT, 0, comm);

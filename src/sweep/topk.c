@@ -27,14 +27,75 @@ void cdse_topk_free(cdse_topk *t)
 {
     free(t->heap);
     free(t->rec);
+    free(t->seen);
     t->heap = NULL;
     t->rec = NULL;
-    t->n = t->cap = 0;
+    t->seen = NULL;
+    t->n = t->cap = t->seen_cap = 0;
+}
+
+/* ---- the set of kept indices (unique): linear probing, backward-shift deletion -------------- */
+
+#define SEEN_EMPTY UINT64_MAX
+
+static size_t seen_home(const cdse_topk *t, uint64_t index)
+{
+    return (size_t)((index * 0x9e3779b97f4a7c15ull) >> 32) & (t->seen_cap - 1);
+}
+
+/* The slot holding `index`, or the empty slot where it would go. */
+static size_t seen_find(const cdse_topk *t, uint64_t index)
+{
+    size_t i = seen_home(t, index);
+    while (t->seen[i] != SEEN_EMPTY && t->seen[i] != index)
+        i = (i + 1) & (t->seen_cap - 1);
+    return i;
+}
+
+static void seen_add(cdse_topk *t, uint64_t index)
+{
+    t->seen[seen_find(t, index)] = index;
+}
+
+/* Removes `index` (present) and moves later entries of its probe run back into the hole. */
+static void seen_remove(cdse_topk *t, uint64_t index)
+{
+    size_t mask = t->seen_cap - 1, hole = seen_find(t, index);
+    for (size_t j = (hole + 1) & mask; t->seen[j] != SEEN_EMPTY; j = (j + 1) & mask) {
+        size_t home = seen_home(t, t->seen[j]);
+        /* The entry may move to the hole unless its home lies cyclically in (hole, j]. */
+        bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+        if (!stays) {
+            t->seen[hole] = t->seen[j];
+            hole = j;
+        }
+    }
+    t->seen[hole] = SEEN_EMPTY;
+}
+
+/* Sizes the set for `cap` entries and puts the kept indices back in. */
+static int seen_resize(cdse_topk *t, size_t cap)
+{
+    size_t want = 16;
+    while (want < 2 * cap)
+        want *= 2;
+    uint64_t *seen = malloc(want * sizeof *seen);
+    if (seen == NULL)
+        return CDSE_ENOMEM;
+    memset(seen, 0xff, want * sizeof *seen); /* SEEN_EMPTY */
+    free(t->seen);
+    t->seen = seen;
+    t->seen_cap = want;
+    for (size_t i = 0; i < t->n; i++)
+        seen_add(t, t->heap[i].index);
+    return CDSE_OK;
 }
 
 void cdse_topk_clear(cdse_topk *t)
 {
     t->n = 0;
+    if (t->seen != NULL)
+        memset(t->seen, 0xff, t->seen_cap * sizeof *t->seen);
 }
 
 static int topk_grow(cdse_topk *t)
@@ -50,6 +111,8 @@ static int topk_grow(cdse_topk *t)
     if (rec == NULL)
         return CDSE_ENOMEM;
     t->rec = rec;
+    if (t->unique && seen_resize(t, cap) != CDSE_OK)
+        return CDSE_ENOMEM;
     t->cap = cap;
     return CDSE_OK;
 }
@@ -81,32 +144,19 @@ static void sift_down(cdse_topk_entry *h, size_t n, size_t i)
     h[i] = e;
 }
 
-/* Whether the subtree of heap entry i holds `e`'s index. Entries ranked before e cannot have e
- * below them (a max-heap), so the search stops there. */
-static bool heap_holds(const cdse_topk *t, size_t i, const cdse_topk_entry *e)
-{
-    while (i < t->n) {
-        const cdse_topk_entry *h = &t->heap[i];
-        if (entry_worse(e, h))
-            return false;
-        if (h->index == e->index)
-            return true;
-        if (heap_holds(t, 2 * i + 1, e))
-            return true;
-        i = 2 * i + 2; /* the right child, without recursion */
-    }
-    return false;
-}
-
 int cdse_topk_offer(cdse_topk *t, const cdse_record *record, double key)
 {
     cdse_topk_entry e = {key, record->index, 0};
     bool full = t->n == t->k;
     if (full && !entry_worse(&t->heap[0], &e))
         return CDSE_OK;
-    if (t->unique && heap_holds(t, 0, &e))
+    if (t->unique && t->n > 0 && t->seen[seen_find(t, e.index)] == e.index)
         return CDSE_OK;
     if (full) { /* the worst kept leaves; its slot takes the new record */
+        if (t->unique) {
+            seen_remove(t, t->heap[0].index);
+            seen_add(t, e.index);
+        }
         e.slot = t->heap[0].slot;
         t->rec[e.slot] = *record;
         t->heap[0] = e;
@@ -115,6 +165,8 @@ int cdse_topk_offer(cdse_topk *t, const cdse_record *record, double key)
     }
     if (t->n == t->cap && topk_grow(t) != CDSE_OK)
         return CDSE_ENOMEM;
+    if (t->unique)
+        seen_add(t, e.index);
     e.slot = t->n;
     t->rec[e.slot] = *record;
     t->heap[t->n] = e;

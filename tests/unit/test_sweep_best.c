@@ -81,7 +81,7 @@ static void test_top_and_pareto(void **state)
     size_t n;
     const cdse_record *r = table(&n);
     /* Forward order. */
-    sweep__best *b = sweep__best_create(&obj);
+    sweep__best *b = sweep__best_create(&obj, true);
     for (size_t i = 0; i < n; i++)
         sweep__best_offer(b, &r[i]);
     check_best(b);
@@ -106,7 +106,7 @@ static void test_merge_of_candidates(void **state)
         .metric = CDSE_METRIC_TIME_PER_ITERATION, .top = 2, .group_by = CDSE_GROUP_GPUS};
     size_t n;
     const cdse_record *r = table(&n);
-    sweep__best *all = sweep__best_create(&obj), *local = sweep__best_create(&obj);
+    sweep__best *all = sweep__best_create(&obj, true), *local = sweep__best_create(&obj, false);
     size_t cut[3] = {0, 5, 9};
     for (int c = 0; c < 2; c++) {
         sweep__best_clear(local);
@@ -131,7 +131,7 @@ static void test_higher_is_better(void **state)
     cdse_objective obj = {.metric = CDSE_METRIC_TOKENS_PER_S, .top = 2, .group_by = 0};
     size_t n;
     const cdse_record *r = table(&n);
-    sweep__best *b = sweep__best_create(&obj);
+    sweep__best *b = sweep__best_create(&obj, true);
     for (size_t i = 0; i < n; i++)
         sweep__best_offer(b, &r[i]);
     cdse_record *out = NULL;
@@ -163,7 +163,7 @@ static void test_large_top(void **state)
         x = x * 1103515245u + 12345u; /* ANSI C's rand() constants */
         all[i] = rec((uint64_t)i, 8, 1.0 + (double)((x >> 16) % 500) / 100.0, CDSE_ST_OK);
     }
-    sweep__best *b = sweep__best_create(&obj);
+    sweep__best *b = sweep__best_create(&obj, true);
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < N; i++)
             sweep__best_offer(b, &all[(i * 7919 + pass) % N]);

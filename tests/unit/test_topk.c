@@ -112,8 +112,9 @@ static int ref_compare(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* 2000 records with keys from only 17 values (many ties), in a scrambled index order, unique and
- * not: the kept records equal the first K of the whole set sorted by (key, index). */
+/* 2000 records with keys from only 17 values (many ties), in a scrambled index order; not unique,
+ * or unique with every record offered three times (the set of kept indices follows each
+ * replacement): the kept records equal the first K of the whole set sorted by (key, index). */
 static void test_against_sorting(void **state)
 {
     (void)state;
@@ -126,11 +127,14 @@ static void test_against_sorting(void **state)
     size_t ks[] = {1, 5, 16, 17, 100, 1999, 2000, 5000};
     for (size_t c = 0; c < sizeof ks / sizeof ks[0]; c++) {
         cdse_topk t;
-        cdse_topk_init(&t, ks[c], c % 2);
-        for (size_t i = 0; i < N; i++) {
-            cdse_record r = rec(all[i].index, 0, 8);
-            assert_int_equal(cdse_topk_offer(&t, &r, all[i].key), CDSE_OK);
-        }
+        bool unique = c % 2;
+        cdse_topk_init(&t, ks[c], unique);
+        for (int pass = 0; pass < (unique ? 3 : 1); pass++) /* unique: each offered 3 times */
+            for (size_t i = 0; i < N; i++) {
+                size_t j = (i + (size_t)pass * 977) % N;
+                cdse_record r = rec(all[j].index, 0, 8);
+                assert_int_equal(cdse_topk_offer(&t, &r, all[j].key), CDSE_OK);
+            }
         cdse_topk_entry *ref = malloc(sizeof all);
         memcpy(ref, all, sizeof all);
         qsort(ref, N, sizeof *ref, ref_compare);

@@ -14,6 +14,11 @@
  * (65536 x ~300 bytes = ~20 MB). */
 #define CDSE_SWEEP_CHUNK_MIN 4096
 #define CDSE_SWEEP_CHUNK_MAX 65536
+/* A chunk size (--chunk) is at most this: a worker returns one chunk in one MPI message, whose
+ * count is an int (2^31 bytes), and a chunk costs up to ~700 bytes per configuration (its rows,
+ * compressed, and its best candidates): 2^20 configurations stay below 1 GB. cdse_sweep_run
+ * rejects larger sizes with CDSE_EINVAL. */
+#define CDSE_SWEEP_CHUNK_LIMIT 1048576
 
 typedef struct cdse_sweep_options {
     const char *output; /* the store */
@@ -53,7 +58,9 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
  * being cdse_record_cost(objective.metric), so results do not depend on arrival order. */
 typedef struct sweep__best sweep__best;
 
-sweep__best *sweep__best_create(const cdse_objective *objective);
+/* `unique`: a configuration offered again is kept once (rank 0's merge, where a chunk redone
+ * after a resume offers its candidates again); a chunk's own best sees each index once. */
+sweep__best *sweep__best_create(const cdse_objective *objective, bool unique);
 void sweep__best_free(sweep__best *best);
 void sweep__best_clear(sweep__best *best);
 void sweep__best_offer(sweep__best *best, const cdse_record *record);

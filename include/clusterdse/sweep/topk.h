@@ -24,14 +24,15 @@ typedef struct cdse_topk {
     bool unique;   /* a record whose index is already kept is not kept twice */
     cdse_topk_entry *heap;
     cdse_record *rec;
+    uint64_t *seen;  /* unique: the indices kept, open addressing (UINT64_MAX: empty) */
+    size_t seen_cap; /* a power of two, at least 2 x cap */
 } cdse_topk;
 
 /* Whether (key_a, index_a) ranks before (key_b, index_b). */
 bool cdse_topk_before(double key_a, uint64_t index_a, double key_b, uint64_t index_b);
 
 /* Allocates nothing. `unique`: an index offered again (a chunk redone after a resume) is kept
- * once; it costs a search of the entries not better than the offer, so only the sweep's merge
- * asks for it. */
+ * once; a hash set of the indices kept answers in O(1), so offers stay O(log K). */
 void cdse_topk_init(cdse_topk *t, size_t k, bool unique);
 void cdse_topk_free(cdse_topk *t);
 /* Forgets the records, keeps the memory. */
