@@ -1087,7 +1087,8 @@ static int unguarded_open(const char *path, bool writable, cdse_store **out, cds
         return CDSE_EIO;
     }
     if (H5Fis_hdf5(path) <= 0) {
-        cdse_diag_set(diag, "%s is not an HDF5 file (or is damaged beyond reading)", path);
+        cdse_diag_set(
+            diag, "%s is not an HDF5 file (or is damaged beyond reading)" STORE_DAMAGED_HINT, path);
         return CDSE_EIO;
     }
     cdse_store *s = store_alloc();
@@ -1106,8 +1107,10 @@ static int unguarded_open(const char *path, bool writable, cdse_store **out, cds
     s->file = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
     H5Pclose(fapl);
     if (s->file < 0) {
-        cdse_diag_set(
-            diag, "cannot open %s as HDF5: the file is damaged (cut short or overwritten)", path);
+        cdse_diag_set(diag,
+                      "cannot open %s as HDF5: the file is damaged (cut short or "
+                      "overwritten)" STORE_DAMAGED_HINT,
+                      path);
         store_free(s);
         return CDSE_EIO;
     }
