@@ -1100,6 +1100,26 @@ static int truncate_uncommitted(cdse_store *s, const char *path, cdse_diag *diag
     return CDSE_OK;
 }
 
+/* The HDF5 format signature (\211 H D F \r \n \032 \n) at offset 0 or at 512, 1024, 2048, ...
+ * (HDF5 File Format Specification, "Format Signature"): a file without it is no HDF5 file at all,
+ * one with it that HDF5 cannot open is damaged. */
+static bool has_hdf5_signature(const char *path)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return false;
+    bool found = false;
+    for (long offset = 0; !found && offset <= (1L << 30); offset = offset ? 2 * offset : 512) {
+        unsigned char buf[8];
+        if (fseek(f, offset, SEEK_SET) != 0 || fread(buf, 1, sizeof buf, f) != sizeof buf)
+            break;
+        found = memcmp(buf, sig, sizeof sig) == 0;
+    }
+    fclose(f);
+    return found;
+}
+
 static int unguarded_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
 {
     *out = NULL;
@@ -1109,8 +1129,12 @@ static int unguarded_open(const char *path, bool writable, cdse_store **out, cds
         return CDSE_EIO;
     }
     if (H5Fis_hdf5(path) <= 0) {
-        cdse_diag_set(diag, "%s is not an HDF5 file (or is damaged beyond reading)", path);
-        return CDSE_EINVAL; /* a file that is not a store is bad input */
+        if (!has_hdf5_signature(path)) { /* not a store at all: bad input */
+            cdse_diag_set(diag, "%s is not an HDF5 file", path);
+            return CDSE_EINVAL;
+        }
+        cdse_diag_set(diag, "%s is an HDF5 file damaged beyond reading" STORE_DAMAGED_HINT, path);
+        return CDSE_EIO;
     }
     cdse_store *s = store_alloc();
     if (s == NULL) {
@@ -1128,8 +1152,10 @@ static int unguarded_open(const char *path, bool writable, cdse_store **out, cds
     s->file = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
     H5Pclose(fapl);
     if (s->file < 0) {
-        cdse_diag_set(
-            diag, "cannot open %s as HDF5: the file is damaged (cut short or overwritten)", path);
+        cdse_diag_set(diag,
+                      "cannot open %s as HDF5: the file is damaged (cut short or "
+                      "overwritten)" STORE_DAMAGED_HINT,
+                      path);
         store_free(s);
         return CDSE_EIO;
     }

@@ -25,13 +25,13 @@ static void check_figures(const cdse_job *job)
     for (uint64_t i = 0; i < n; i++) {
         cdse_record r;
         cdse_record_eval(job, i, &r);
-        const double figures[] = {r.result.time_per_iteration_s, r.result.tokens_per_s,
-                                  r.result.mfu, r.result.mem_total_gib, r.time_to_train_days,
-                                  r.gpu_hours};
+        const double figures[] = {
+            r.result.time_per_iteration_s, r.result.tokens_per_s, r.result.mfu,
+            r.result.mem_total_gib,        r.time_to_train_days,  r.gpu_hours};
         for (size_t f = 0; f < sizeof figures / sizeof figures[0]; f++)
             if (!(isfinite(figures[f]) && figures[f] >= 0.0)) {
-                fprintf(stderr, "fuzz_job: index %llu: figure %zu = %g\n", (unsigned long long)i,
-                        f, figures[f]);
+                fprintf(stderr, "fuzz_job: index %llu: figure %zu = %g\n", (unsigned long long)i, f,
+                        figures[f]);
                 abort();
             }
     }

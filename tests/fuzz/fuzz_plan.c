@@ -6,8 +6,8 @@
 
 #include "clusterdse/calibrate/probe.h"
 
-#define FUZZ_PLAN_PATH  CDSE_SOURCE_DIR "/tests/fuzz/fuzz_plan.cfg"
-#define FUZZ_MAX_INPUT  65536
+#define FUZZ_PLAN_PATH CDSE_SOURCE_DIR "/tests/fuzz/fuzz_plan.cfg"
+#define FUZZ_MAX_INPUT 65536
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
                        [--timeout SECONDS] [--memory-mib MIB] [--resume-every K]
 
 Copy i of N takes seed i mod len(seeds), overwrites 1 to 16 random bytes (positions and values
-from a seeded generator, so a run repeats), and runs `top COPY -n 3`; every K-th copy also runs
+from a seeded generator, so a run repeats), and runs `top COPY -n 3`; every K-th copy of the first seed (the store JOB made) also runs
 `sweep JOB -o COPY --resume` (resume writes, so it gets a fresh copy). Every run must exit 0, 1
 or 2 within the time limit; the counts of exit codes are printed, and copies that broke the
 rule are kept in the working directory for a regression input. Exit 0 when every run kept the
@@ -80,7 +80,8 @@ def main():
             kept = os.path.join(keep_dir, f"mutant_{i}.h5")
             shutil.copy(copy, kept + ".tmp")
             ok = run([args.clusterdse, "top", copy, "-n", "3"], args, counts, bad, kept, "top")
-            if i % args.resume_every == 0:
+            # --resume needs the job that made the store: only copies of the first seed.
+            if seed == args.seeds[0] and (i // len(args.seeds)) % args.resume_every == 0:
                 resumed = os.path.join(work, "resume.h5")
                 shutil.copy(kept + ".tmp", resumed)
                 ok &= run([args.clusterdse, "sweep", args.job, "-o", resumed, "--resume",
