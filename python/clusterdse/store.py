@@ -13,7 +13,7 @@ import pandas as pd
 
 # The tables load() knows, and the stores that hold them.
 TABLES = ("results", "top", "pareto", "counts", "progress", "probes", "reduce_local", "verify",
-          "models", "systems")
+          "models", "systems", "stacks")
 
 
 class StoreError(LookupError):

@@ -144,6 +144,12 @@ static const char *system_name(const void *ctx, int i)
     return ((const cdse_job *)ctx)->system[i].name;
 }
 
+static const char *stack_name(const void *ctx, int i)
+{
+    const cdse_job *job = ctx;
+    return i < job->n_stacks ? job->stack[i].name : CDSE_STACK_DEFAULT_LABEL;
+}
+
 static const char *recompute_name(const void *ctx, int i)
 {
     (void)ctx;
@@ -233,6 +239,9 @@ static int column_string(void *vctx, int var, const char *str, double *value, ch
         break;
     case CDSE_COL_SYSTEM:
         name = system_name, n = ctx->names->n_systems;
+        break;
+    case CDSE_COL_STACK:
+        name = stack_name, n = ctx->names->n_stacks + 1;
         break;
     case CDSE_COL_RECOMPUTE:
         name = recompute_name, n = CDSE_RECOMPUTE_COUNT;
@@ -332,6 +341,9 @@ static cdse_job *names_job(const cdse_store *store)
     job->n_systems = cdse_store_n_systems(store);
     for (int i = 0; i < job->n_systems; i++)
         snprintf(job->system[i].name, CDSE_NAME_MAX, "%s", cdse_store_system_name(store, i));
+    job->n_stacks = cdse_store_n_stacks(store);
+    for (int i = 0; i < job->n_stacks; i++)
+        snprintf(job->stack[i].name, CDSE_NAME_MAX, "%s", cdse_store_stack_name(store, i));
     job->objective.metric = cdse_store_metric(store);
     return job;
 }
@@ -580,6 +592,10 @@ static int run(const top_args *a)
                     a->path,
                     cdse_store_get_mode(store) == CDSE_STORE_BEST ? "the best" : "feasible",
                     cdse_store_get_mode(store) == CDSE_STORE_BEST ? "best" : "feasible");
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            fprintf(stderr, "clusterdse top: writing the output failed: %s\n", strerror(errno));
+            code = 2;
+        }
     }
     free(sorted);
     cdse_expr_free(where);
@@ -684,11 +700,13 @@ static int export_row(void *vctx, const cdse_record *rec, cdse_diag *diag)
 static int export_run(const export_args *a)
 {
     cdse_store_quiet_hdf5();
+    cdse_cli_store_guard("clusterdse export");
     cdse_store *store = NULL;
     cdse_diag diag = {""};
-    if (cdse_store_open(a->path, false, &store, &diag) != 0) {
+    int rc_open = cdse_store_open(a->path, false, &store, &diag);
+    if (rc_open != 0) {
         fprintf(stderr, "clusterdse export: %s\n", diag.msg);
-        return 1;
+        return rc_open == CDSE_EIO ? 2 : 1; /* damaged: a runtime failure; not a store: input */
     }
     cdse_job *names = names_job(store);
     cdse_expr *where = NULL;

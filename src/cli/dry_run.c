@@ -38,6 +38,15 @@ static const char *value_name(const cdse_job *job, int axis, int64_t v, char *bu
         return cdse_offload_name((int)v);
     case CDSE_AXIS_PLACEMENT:
         return cdse_placement_names[v];
+    case CDSE_AXIS_RECOMPUTE_MODULES:
+        cdse_recompute_modules_text((int)v, buf, n);
+        return buf;
+    case CDSE_AXIS_MOE_DISPATCHER:
+        return cdse_moe_dispatcher_names[v];
+    case CDSE_AXIS_MOE_OVERLAP:
+        return cdse_moe_overlap_names[v];
+    case CDSE_AXIS_STACK:
+        return v >= 0 && v < job->n_stacks ? job->stack[v].name : "(each system's stack)";
     case CDSE_AXIS_SEQUENCE_PARALLEL:
     case CDSE_AXIS_FLASH_ATTENTION:
     case CDSE_AXIS_TP_COMM_OVERLAP:
@@ -53,7 +62,7 @@ static void print_axes(const cdse_job *job, FILE *out)
     const cdse_space *sp = &job->space;
     fprintf(out, "# %-18s %6s  %s\n", "axis", "values", "");
     for (int a = 0; a < CDSE_AXIS_COUNT; a++) {
-        char line[160] = "", buf[32];
+        char line[160] = "", buf[128];
         size_t len = 0;
         for (int i = 0; i < sp->n[a] && len < 100; i++)
             len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", i ? " " : "",

@@ -22,8 +22,12 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
     record->model = (int32_t)job->space.value[CDSE_AXIS_MODEL][digit[CDSE_AXIS_MODEL]];
     record->system = (int32_t)job->space.value[CDSE_AXIS_SYSTEM][digit[CDSE_AXIS_SYSTEM]];
     cdse_space_strategy(&job->space, digit, &record->strategy);
-    record->stack = (int32_t)job->space.value[CDSE_AXIS_STACK][digit[CDSE_AXIS_STACK]];
-    int stack = record->stack >= 0 ? record->stack : job->system_stack[record->system];
+    /* The stack that runs it: the axis's value, else the system's, else the built-in (stored as
+     * n_stacks, so that every row names its stack). */
+    int stack = (int)job->space.value[CDSE_AXIS_STACK][digit[CDSE_AXIS_STACK]];
+    if (stack < 0)
+        stack = job->system_stack[record->system];
+    record->stack = stack >= 0 ? stack : job->n_stacks;
     record->strategy.stack = stack >= 0 ? &job->stack[stack] : NULL;
     const cdse_model *model = &job->model[record->model];
     const cdse_system *system = &job->system[record->system];
@@ -164,8 +168,9 @@ const cdse_column cdse_columns[] = {
      "MoE token exchange: alltoall, deepep"},
     {"moe_overlap", CDSE_COL_MOE_OVERLAP, STRATEGY(moe_overlap), "",
      "what hides the MoE all-to-alls: none, shared_experts, a2a"},
-    {"stack", CDSE_COL_I32, offsetof(cdse_record, stack), "",
-     "software stack: index into the job's stacks list (--show-job), -1 = the system's default"},
+    {"stack", CDSE_COL_STACK, offsetof(cdse_record, stack), "",
+     "software stack that runs it (calibration/stacks; \"" CDSE_STACK_DEFAULT_LABEL
+     "\": the built-in, current Megatron-Core)"},
     F64("mem_fp8_cache_gib", mem_fp8_cache_gib, "GiB",
         "FP8 copies and transposes of the weights (Transformer Engine, FP8 only)"),
     F64("mem_runtime_gib", mem_runtime_gib, "GiB",
@@ -209,6 +214,7 @@ double cdse_column_value(const cdse_column *column, const cdse_record *record)
         return *(const double *)field;
     case CDSE_COL_MODEL:
     case CDSE_COL_SYSTEM:
+    case CDSE_COL_STACK:
         return *(const int32_t *)field;
     default: /* CDSE_COL_I32 and the enums, stored as int */
         return *(const int *)field;
@@ -256,6 +262,8 @@ static const char *column_name_text(const cdse_column *column, const void *field
     case CDSE_COL_DISPATCHER:
     case CDSE_COL_MOE_OVERLAP:
         return cdse_column_names(column->kind)[code];
+    case CDSE_COL_STACK:
+        return code >= 0 && code < job->n_stacks ? job->stack[code].name : CDSE_STACK_DEFAULT_LABEL;
     default:
         return NULL;
     }
@@ -393,6 +401,11 @@ static const table_column table_columns[] = {
     {"zero", "zero", 4, 0},
     {"precision", "prec", -4, 0},
     {"offload", "offload", -8, 0},
+    {"etp", "etp", 3, 0},
+    {"recompute_modules", "modules", -14, 0},
+    {"moe_dispatcher", "dispatch", -8, 0},
+    {"moe_overlap", "moe_overlap", -14, 0},
+    {"stack", "stack", -18, 0},
     {"status", "status", -19, 0},
     {"time_per_iteration_s", "time_s", 10, 5},
     {"tokens_per_s", "tok/s", 10, 5},

@@ -60,6 +60,9 @@ struct cdse_store {
     int n_models, n_systems;
     char model_name[CDSE_MAX_MODELS][CDSE_NAME_MAX];
     char system_name[CDSE_MAX_SYSTEMS][CDSE_NAME_MAX];
+    /* The stack column's names: the job's stacks, then CDSE_STACK_DEFAULT_LABEL (/stacks). */
+    int n_stack_names;
+    char stack_name[CDSE_MAX_STACKS + 1][CDSE_NAME_MAX];
     char path[CDSE_PATH_MAX];
 };
 
@@ -284,6 +287,10 @@ static hid_t column_type(const cdse_column *col, const cdse_store *s)
         for (int i = 0; i < s->n_systems; i++)
             names[i] = s->system_name[i];
         return enum_type(names, s->n_systems);
+    case CDSE_COL_STACK:
+        for (int i = 0; i < s->n_stack_names; i++)
+            names[i] = s->stack_name[i];
+        return enum_type(names, s->n_stack_names);
     case CDSE_COL_RECOMPUTE:
         return named_enum(CDSE_RECOMPUTE_COUNT, cdse_recompute_name);
     case CDSE_COL_PRECISION:
@@ -799,6 +806,8 @@ static int write_space(hid_t file, const cdse_job *job)
     return rc;
 }
 
+static hid_t name_type(void);
+
 static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_meta *meta)
 {
     int rc = write_root_attrs(s->file, job, meta);
@@ -809,6 +818,9 @@ static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_me
     hid_t ct = count_type(), rt = range_type();
     rc |= write_fixed_table(s->file, "models", mt, (size_t)job->n_models, job->model);
     rc |= write_fixed_table(s->file, "systems", st, (size_t)job->n_systems, job->system);
+    hid_t nt = name_type();
+    rc |= write_fixed_table(s->file, "stacks", nt, (size_t)s->n_stack_names, s->stack_name);
+    H5Tclose(nt);
     count_row rows[2 + CDSE_ST_COUNT];
     cdse_counts zero;
     memset(&zero, 0, sizeof zero);
@@ -910,6 +922,10 @@ int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_me
         snprintf(s->model_name[i], CDSE_NAME_MAX, "%s", job->model[i].name);
     for (int i = 0; i < job->n_systems; i++)
         snprintf(s->system_name[i], CDSE_NAME_MAX, "%s", job->system[i].name);
+    s->n_stack_names = job->n_stacks + 1;
+    for (int i = 0; i < job->n_stacks; i++)
+        snprintf(s->stack_name[i], CDSE_NAME_MAX, "%s", job->stack[i].name);
+    snprintf(s->stack_name[job->n_stacks], CDSE_NAME_MAX, "%s", CDSE_STACK_DEFAULT_LABEL);
 
     /* File space is never reused, so bytes the last commit points to are never overwritten. */
     /* The layout is written under a temporary name and renamed into place once flushed, so a
@@ -945,6 +961,20 @@ int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_me
 
 /* ---- open ---------------------------------------------------------------------------------- */
 
+/* A row of a table of names (/stacks; the `name` member of /models and /systems). */
+typedef struct name_row {
+    char name[CDSE_NAME_MAX];
+} name_row;
+
+static hid_t name_type(void)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(name_row));
+    hid_t st = string_type(CDSE_NAME_MAX);
+    H5Tinsert(t, "name", 0, st);
+    H5Tclose(st);
+    return t;
+}
+
 static int read_names(hid_t file, const char *table, char names[][CDSE_NAME_MAX], int max, int *n)
 {
     *n = 0;
@@ -958,19 +988,13 @@ static int read_names(hid_t file, const char *table, char names[][CDSE_NAME_MAX]
         H5Dclose(d);
         return -1;
     }
-    typedef struct name_row {
-        char name[CDSE_NAME_MAX];
-    } name_row;
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(name_row));
-    hid_t st = string_type(CDSE_NAME_MAX);
-    H5Tinsert(t, "name", 0, st);
+    hid_t t = name_type();
     name_row buf[CDSE_MAX_MODELS > CDSE_MAX_SYSTEMS ? CDSE_MAX_MODELS : CDSE_MAX_SYSTEMS];
     int rc = table_read(d, t, 0, (size_t)rows, buf);
     for (uint64_t i = 0; rc == 0 && i < rows; i++) {
         buf[i].name[CDSE_NAME_MAX - 1] = '\0';
         memcpy(names[i], buf[i].name, CDSE_NAME_MAX);
     }
-    H5Tclose(st);
     H5Tclose(t);
     H5Dclose(d);
     *n = (int)rows;
@@ -983,6 +1007,15 @@ static int parse_store_mode(const char *name)
         if (strcmp(name, store_mode_names[i]) == 0)
             return i;
     return -1;
+}
+
+/* /stacks, the names of the stack column (stores made before it existed have none). */
+static int read_stack_names(cdse_store *s)
+{
+    s->n_stack_names = 0;
+    if (H5Lexists(s->file, "stacks", H5P_DEFAULT) <= 0)
+        return 0;
+    return read_names(s->file, "stacks", s->stack_name, CDSE_MAX_STACKS + 1, &s->n_stack_names);
 }
 
 static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
@@ -1002,7 +1035,8 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
         attr_read_string(s->file, "store_mode", mode, sizeof mode) < 0 ||
         (s->metric = cdse_metric_parse(metric)) < 0 || (s->mode = parse_store_mode(mode)) < 0 ||
         read_names(s->file, "models", s->model_name, CDSE_MAX_MODELS, &s->n_models) < 0 ||
-        read_names(s->file, "systems", s->system_name, CDSE_MAX_SYSTEMS, &s->n_systems) < 0) {
+        read_names(s->file, "systems", s->system_name, CDSE_MAX_SYSTEMS, &s->n_systems) < 0 ||
+        read_stack_names(s) < 0) {
         cdse_diag_set(diag,
                       "%s: a damaged clusterdse store (root attributes or /models, "
                       "/systems unreadable)" STORE_DAMAGED_HINT,
@@ -1125,8 +1159,11 @@ static int unguarded_open(const char *path, bool writable, cdse_store **out, cds
     *out = NULL;
     struct stat st;
     if (stat(path, &st) != 0) {
-        cdse_diag_set(diag, "cannot open %s: %s", path, strerror(errno));
-        return CDSE_EIO;
+        int err = errno;
+        cdse_diag_set(diag, "cannot open %s: %s", path, strerror(err));
+        /* A path that does not exist or cannot be reached is the user's input; anything else
+         * (an I/O error) a runtime failure. */
+        return err == ENOENT || err == ENOTDIR || err == EACCES ? CDSE_EINVAL : CDSE_EIO;
     }
     if (H5Fis_hdf5(path) <= 0) {
         if (!has_hdf5_signature(path)) { /* not a store at all: bad input */
@@ -1253,6 +1290,16 @@ int cdse_store_n_systems(const cdse_store *store)
 const char *cdse_store_system_name(const cdse_store *store, int i)
 {
     return i >= 0 && i < store->n_systems ? store->system_name[i] : "?";
+}
+
+int cdse_store_n_stacks(const cdse_store *store)
+{
+    return store->n_stack_names > 0 ? store->n_stack_names - 1 : 0;
+}
+
+const char *cdse_store_stack_name(const cdse_store *store, int i)
+{
+    return i >= 0 && i < store->n_stack_names ? store->stack_name[i] : "?";
 }
 
 static int unguarded_job_text(cdse_store *store, char **text, cdse_diag *diag)

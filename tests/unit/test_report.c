@@ -122,7 +122,7 @@ static void fill(cdse_job *job, cdse_record *r)
     res->t_dp_comm_s = 0.125;
     res->t_bubble_s = 1.5;
     res->t_optimizer_s = 0.0625;
-    r->stack = -1;
+    r->stack = 0; /* the job has no stacks: code 0 = n_stacks is the built-in, "default" */
     res->mem_fp8_cache_gib = 2.5;
     res->mem_runtime_gib = 1.75;
     res->t_fixed_s = 0.03125;
@@ -140,7 +140,7 @@ static void test_csv_row(void **state)
         "42,m1,s1,64,8,2,4,1,1,1,1,512,128,selective,1,1,bf16,1,activations+optimizer,0,ok,12.5,"
         "83886.1,150.25,160.5,0.481571,0.514423,70.125,10.5,10.5,15.75,30.375,3,0,3,6,1,0.5,0.25,"
         "0.125,0,0,1.5,0.0625,0,0,41.3921,63578.3,0,none,0,0,0,0,tp-cp-dp-pp,0,none,alltoall,none,"
-        "-1,2.5,1.75,0.03125\n";
+        "default,2.5,1.75,0.03125\n";
     assert_string_equal(capture(row_fn, &record, job), expected);
     /* RFC 4180: a name with a comma and quotes is quoted, its quotes doubled. */
     record.model = 1;
@@ -215,8 +215,11 @@ static void test_table(void **state)
      * it (as in the OSU micro-benchmarks' "# Size  Latency (us)"). */
     assert_int_equal(strchr(row, '\n') - row, (row - 1) - text);
     assert_int_equal(count_fields(row) + 1, count_fields(text));
-    assert_int_equal(count_fields(row), 23);
+    /* 23 columns and etp, modules, dispatch, moe_overlap, stack. */
+    assert_int_equal(count_fields(row), 28);
     assert_non_null(strstr(row, " selective "));
+    assert_non_null(strstr(row, " alltoall "));
+    assert_non_null(strstr(row, " default "));
     assert_non_null(strstr(row, " 12.5 "));
     free(job);
 }

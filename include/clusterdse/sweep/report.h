@@ -12,7 +12,7 @@ typedef struct cdse_record {
     uint64_t index; /* position in the space */
     int32_t model;  /* index into job->model[] */
     int32_t system; /* index into job->system[] */
-    int32_t stack;  /* index into job->stack[]; -1 = the system's default (or built-in) stack */
+    int32_t stack;  /* index into job->stack[] of the stack that ran it; n_stacks: the built-in */
     cdse_strategy strategy;
     cdse_result result;
     double time_to_train_days; /* objective.tokens / tokens_per_s; 0 without a budget */
@@ -41,7 +41,12 @@ typedef enum cdse_col_kind {
     CDSE_COL_DISPATCHER,  /* int cdse_moe_dispatcher, written as "alltoall" | "deepep" */
     CDSE_COL_MOE_OVERLAP, /* int cdse_moe_overlap, written as "none" | "shared_experts" | "a2a" */
     CDSE_COL_MODULES,     /* int CDSE_RECOMPUTE_* module mask, written as "none" | "moe_act+..." */
+    CDSE_COL_STACK,       /* int32 index into the job's stacks (n_stacks: the built-in default),
+                             written as the stack's name */
 } cdse_col_kind;
+
+/* How the stack column names the evaluator's built-in stack (a strategy without one). */
+#define CDSE_STACK_DEFAULT_LABEL "default"
 
 /* One output column: its name in CSV, tables and the HDF5 store (the contract), how to read it
  * from a record, and its meaning. */

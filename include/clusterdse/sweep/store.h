@@ -96,6 +96,10 @@ int cdse_store_n_models(const cdse_store *store);
 const char *cdse_store_model_name(const cdse_store *store, int i);
 int cdse_store_n_systems(const cdse_store *store);
 const char *cdse_store_system_name(const cdse_store *store, int i);
+/* The stacks the store's rows name (/stacks): the job's stacks; stack code n_stacks is the
+ * built-in (CDSE_STACK_DEFAULT_LABEL). */
+int cdse_store_n_stacks(const cdse_store *store);
+const char *cdse_store_stack_name(const cdse_store *store, int i);
 
 /* The job text (malloc'd, NUL-terminated). */
 int cdse_store_job_text(cdse_store *store, char **text, cdse_diag *diag);
