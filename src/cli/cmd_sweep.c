@@ -364,9 +364,9 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
         else if (rc == CDSE_EINTR)
             fprintf(stderr,
                     "sweep: interrupted with %llu of %llu configurations done; the store is "
-                    "consistent: continue with\n  clusterdse sweep %s -o %s --resume\n",
+                    "consistent: continue with\n  clusterdse sweep %s%s-o %s --resume\n",
                     (unsigned long long)stats.done, (unsigned long long)stats.total,
-                    a->job_path ? a->job_path : "", path);
+                    a->job_path ? a->job_path : "", a->job_path ? " " : "", path);
         else
             fprintf(stderr, "clusterdse sweep: %s\n", diag.msg);
     }

@@ -826,7 +826,17 @@ static cdse_strategy with_ep(int64_t ep, int64_t unused)
     return s;
 }
 
-/* Errors when no value of tp, pp x vpp or ep can ever work for one of the job's models. */
+/* MoE parallel folding: an expert grid of etp x ep (0 = tp = 1 here) on etp * ep ranks. */
+static cdse_strategy with_etp_ep(int64_t etp, int64_t ep)
+{
+    int ranks = (int)((etp > 0 ? etp : 1) * ep);
+    cdse_strategy s = neutral_strategy(ranks, 1, 1, 1); /* dp = etp * ep */
+    s.ep = (int)ep;
+    s.etp = (int)etp;
+    return s;
+}
+
+/* Errors when no value of tp, pp x vpp, ep or etp can ever work for one of the job's models. */
 static int model_feasibility(parse_ctx *ctx, const config_setting_t *space, const cdse_job *job,
                              const space_input *in)
 {
@@ -863,6 +873,15 @@ static int model_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
                                   "1, or a divisor of the model's experts",
                                   "no value in %s works for model '%s' with %d experts", values,
                                   model->name, model->experts);
+        }
+        if (model->experts > 0 && !some_value_passes(model, system, in, CDSE_AXIS_ETP, CDSE_ST_EP,
+                                                     with_etp_ep, CDSE_AXIS_EP)) {
+            axis_values_text(in, CDSE_AXIS_ETP, values, sizeof values);
+            at = in->setting[CDSE_AXIS_ETP];
+            return cdse__key_fail(ctx, at ? at : space, at ? NULL : "etp", at ? at : space,
+                                  "0 (= tp), or a divisor of the expert FFN size (moe_ffn)",
+                                  "no value in %s works for model '%s' with moe_ffn %d", values,
+                                  model->name, model->moe_ffn);
         }
     }
     return 0;

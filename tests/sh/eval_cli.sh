@@ -97,6 +97,7 @@ check_bad bad_model_name.cfg 2 'models[1]'
 check_bad bad_system_name.cfg 4 'systems[1]'
 check_bad bad_missing_profile.cfg 4 'systems[0].network_profile'
 check_bad bad_tp_never.cfg 6 space.tp
+check_bad bad_etp_never.cfg 7 space.etp
 check_bad bad_kv_heads.cfg 3 'models[0].kv_heads'
 check_bad bad_gpus_missing.cfg 4 space.gpus
 check_bad bad_tokens_missing.cfg 6 objective.tokens
