@@ -4,19 +4,26 @@
  * system cannot be loaded, or whose configuration the model rejects (`oom`, not divisible) is a
  * failure, not a skip. Each row is evaluated on the system and with the software stack
  * (calibration/stacks/NAME.cfg) that ran it. The report prints one table per group, then the
- * mean and worst |error| per group and per stack, and checks (issue 10):
- *   - every row within 10% (Korthikanti Table 5 and Figure 1: within 5%);
- *   - every group's mean |error| within 5% (Korthikanti Table 5: 3%);
- *   - no configuration that ran is `oom` (Figure 1 shows configurations that did not fit in
- *     80 GB, e.g. 22B without recomputation: its rows compare memory only).
+ * mean and worst |error| per group and per stack against the issues' targets (issue 10: each row
+ * within 10 %, each group's mean within 5 %, Korthikanti Table 5 mean 3 %, its rows and Figure 1
+ * 5 %; issue 11: each MoE row within 15 %, Mixtral 10 %). The exit status enforces:
+ *   - every row evaluable and feasible (no configuration that ran is `oom`; Figure 1 shows
+ *     configurations that did not fit in 80 GB, e.g. 22B without recomputation: its rows compare
+ *     memory only);
+ *   - the targets for every group not listed in tests/validation/known_gaps.txt;
+ *   - a ratchet for the groups listed there (those that do not meet their targets yet, with the
+ *     mean and worst |error| they had and the issue): such a group fails when it gets worse than
+ *     listed (by more than GAP_TOLERANCE_PP percentage points) and when it meets its targets while
+ *     still listed, so the file only shrinks as the model improves.
  * Settings a publication does not give: the micro-batch size (1, 2, 4 or 8) and recomputation
  * (among those the stack offers) are the ones the model finds fastest and feasible, since the
  * authors tuned them; interleaving and the global batch come from a row of the same source,
  * model and layout that gives them, else interleaving is off (vpp 1; it is opt-in in every stack,
  * --num-layers-per-virtual-pipeline-stage) and the batch is one sequence per GPU.
- * Exit 0 when all hold, 1 otherwise, 2 on bad input.
+ * Exit 0 when all hold, 1 otherwise, 2 on bad input (also a malformed known_gaps.txt).
  *
- * Usage: validate PUBLISHED.csv DATA_DIR [-v]   (DATA_DIR holds calibration/ and jobs/models;
+ * Usage: validate PUBLISHED.csv DATA_DIR [-v]   (DATA_DIR holds calibration/, jobs/models and
+ * tests/validation/known_gaps.txt;
  * -v prints the memory and time breakdown of each evaluated configuration) */
 #include <ctype.h>
 #include <dirent.h>
@@ -652,20 +659,91 @@ static int group_of(const char *name)
     return -1;
 }
 
-static bool summary(const ctx *c)
+/* Known gaps (tests/validation/known_gaps.txt): groups that do not yet meet the issue's targets,
+ * each with the mean and worst |error| (percent) it had when listed. Such a group must not get
+ * worse (beyond GAP_TOLERANCE_PP, for floating point only) and must leave the file once it meets
+ * its targets; a group not listed must meet them. */
+#define GAP_TOLERANCE_PP 0.05
+
+typedef struct gap {
+    bool listed;
+    double mean_pct, worst_pct;
+    int issue;
+} gap;
+
+/* Lines "GROUP MEAN_PCT WORST_PCT ISSUE # why"; '#' starts a comment. Returns 0, or -1 (printed,
+ * naming file:line) when a line is malformed or names no known group. */
+static int read_gaps(const char *path, gap gaps[N_GROUPS])
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        perror(path);
+        return -1;
+    }
+    char line[1024], name[256];
+    int lineno = 0, rc = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash != NULL)
+            *hash = '\0';
+        double mean, worst;
+        int issue, n = sscanf(line, "%255s %lf %lf %d", name, &mean, &worst, &issue);
+        if (n <= 0)
+            continue;
+        int g = n == 4 ? group_of(name) : -1;
+        if (g < 0 || gaps[g].listed) {
+            fprintf(stderr,
+                    "%s:%d: expected 'GROUP MEAN_PCT WORST_PCT ISSUE' naming a group of validate "
+                    "once\n",
+                    path, lineno);
+            rc = -1;
+            continue;
+        }
+        gaps[g] = (gap){true, mean, worst, issue};
+    }
+    fclose(f);
+    return rc;
+}
+
+/* The verdict on one group: PASS (meets its targets, not listed), GAP (listed, not worse), or a
+ * failure. */
+static const char *verdict(const group_spec *spec, const tally *t, const gap *k, bool *ok)
+{
+    double mean = tally_mean(t);
+    bool evaluable = t->n > 0 && t->failed == 0;
+    bool meets = evaluable && t->worst <= spec->each && mean <= spec->mean;
+    const char *v = "PASS";
+    if (!evaluable)
+        v = "FAIL (rows not evaluable or infeasible)";
+    else if (meets && k->listed)
+        v = "FAIL (meets its targets: remove it from known_gaps.txt)";
+    else if (!meets && !k->listed)
+        v = "FAIL";
+    else if (k->listed && (100 * mean > k->mean_pct + GAP_TOLERANCE_PP ||
+                           100 * t->worst > k->worst_pct + GAP_TOLERANCE_PP))
+        v = "FAIL (worse than known_gaps.txt)";
+    else if (k->listed)
+        v = "GAP (known, not worse)";
+    *ok = *ok && strncmp(v, "FAIL", 4) != 0;
+    return v;
+}
+
+static bool summary(const ctx *c, const gap gaps[N_GROUPS])
 {
     bool ok = c->bad_rows == 0;
-    printf("\n# %-42s %3s %6s %9s %9s  %-16s %s\n", "group", "n", "failed", "mean|err|", "worst",
-           "limits each/mean", "result");
+    printf("\n# %-42s %3s %6s %9s %9s  %-16s %-15s %s\n", "group", "n", "failed", "mean|err|",
+           "worst", "target each/mean", "known gap", "result");
     for (int g = 0; g < N_GROUPS; g++) {
         const tally *t = &c->group[g];
-        double mean = tally_mean(t);
-        bool pass =
-            t->n > 0 && t->failed == 0 && t->worst <= groups[g].each && mean <= groups[g].mean;
-        ok = ok && pass;
-        printf("# %-42s %3d %6d %8.2f%% %8.2f%%  %5.0f%% / %4.0f%%    %s\n", groups[g].group, t->n,
-               t->failed, 100 * mean, 100 * t->worst, 100 * groups[g].each, 100 * groups[g].mean,
-               pass ? "PASS" : "FAIL");
+        char known[32] = "-";
+        if (gaps[g].listed)
+            snprintf(known, sizeof known, "%.2f/%.2f #%d", gaps[g].mean_pct, gaps[g].worst_pct,
+                     gaps[g].issue);
+        const char *v = verdict(&groups[g], t, &gaps[g], &ok);
+        printf("# %-42s %3d %6d %8.2f%% %8.2f%%  %5.0f%% / %4.0f%%    %-15s %s\n", groups[g].group,
+               t->n, t->failed, 100 * tally_mean(t), 100 * t->worst, 100 * groups[g].each,
+               100 * groups[g].mean, known, v);
     }
     printf("\n# %-42s %3s %6s %9s %9s\n", "stack", "n", "failed", "mean|err|", "worst");
     for (int k = 0; k < c->n_stacks; k++) {
@@ -714,7 +792,14 @@ int main(int argc, char **argv)
                    get(&t, i, "group"));
             c.bad_rows++;
         }
-    bool ok = summary(&c);
+    static gap gaps[N_GROUPS];
+    char gaps_path[CDSE_PATH_MAX + 64];
+    snprintf(gaps_path, sizeof gaps_path, "%s/tests/validation/known_gaps.txt", c.data);
+    if (read_gaps(gaps_path, gaps) != 0) {
+        free(t.data);
+        return 2;
+    }
+    bool ok = summary(&c, gaps);
     free(t.data);
     return ok ? 0 : 1;
 }
