@@ -67,6 +67,9 @@ static const key_spec stack_keys[] = {
                 "seconds per iteration outside the model: data loading, logging"),
     STACK_FLOAT("launch_s_per_layer", launch_s_per_layer, 0.0, false, 0.01,
                 "host seconds to launch one layer's forward kernels (backward: twice)"),
+    FLOAT_KEY(cdse_stack, "cross_entropy_bytes", cross_entropy_bytes, 1.0, false, 128.0, false,
+              CDSE_CROSS_ENTROPY_UNFUSED_BYTES, "52 (unfused)",
+              "HBM bytes per logit of the loss, forward and backward"),
 };
 static const key_table stack_table = {"stack profile", stack_keys,
                                       (int)(sizeof stack_keys / sizeof stack_keys[0])};

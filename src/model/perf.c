@@ -65,9 +65,6 @@
 #define ATTN_DROPOUT_FWD_BYTES 5.0
 #define SOFTMAX_BWD_BYTES      6.0
 #define ATTN_DROPOUT_BWD_BYTES 5.0
-/* Cross-entropy over fp32 logits: the vocabulary-parallel kernel reads the logits for the max,
- * the sum of exponentials and the loss, and writes the softmax gradient: ~4 passes of 4 B. */
-#define CROSS_ENTROPY_BYTES 16.0
 /* Causal flash attention computes half of the score matrix; its backward pass runs 5 of the
  * forward's 2 GEMMs-worth of work (Dao 2023, "FlashAttention-2", Sec. 3: 2.5x forward). */
 #define FLASH_CAUSAL_FRACTION 0.5
@@ -595,9 +592,8 @@ static double module_savings(const env *e, const dims *x, bool moe)
     double routed = sb * x->top_k * x->route_factor;
     double shared = x->shared * mlp_bytes * sb * x->moe_ffn / x->t;
     if (mods & CDSE_RECOMPUTE_MOE)
-        return saved + sb * x->experts * ROUTER_BYTES +
-               routed * (x->etp / x->t) * in * x->h + routed * mlp_bytes * x->moe_ffn / x->t +
-               shared;
+        return saved + sb * x->experts * ROUTER_BYTES + routed * (x->etp / x->t) * in * x->h +
+               routed * mlp_bytes * x->moe_ffn / x->t + shared;
     if (mods & CDSE_RECOMPUTE_MOE_ACT)
         saved += routed * in * x->moe_ffn / x->t;
     if (mods & CDSE_RECOMPUTE_SHARED_EXPERTS)
@@ -1226,9 +1222,11 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     head.gemm_peak = e.attn_peak;
     head.operand_bytes = ACT_BYTES;
     double logits = gemm_time(&head, x.tokens, x.vocab / x.t, x.h, &logits_flops);
-    double loss = x.tokens * x.vocab / x.t * CROSS_ENTROPY_BYTES / e.hbm;
+    /* The loss's HBM traffic (the stack's cross_entropy_bytes per logit, forward and backward
+     * passes together) is charged to the forward pass: a stage's pace is its sum. */
+    double loss = x.tokens * x.vocab / x.t * e.stk->cross_entropy_bytes / e.hbm;
     double head_fwd = logits + loss;
-    double head_bwd = 2.0 * logits + loss;
+    double head_bwd = 2.0 * logits;
 
     /* The slowest stage: L/p layers plus the output layer (the last stage). */
     double n_layers = x.stage_layers;

@@ -21,4 +21,5 @@ const cdse_stack cdse_stack_default = {
     .allocator_overhead = 0.05,
     .iteration_fixed_s = 0.0,
     .launch_s_per_layer = 4e-4,
+    .cross_entropy_bytes = 28.0,
 };

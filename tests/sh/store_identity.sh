@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Results must not move when the code is reorganised: the quick-start and COMET-study stores are
-# compared, column by column, with digests of the stores made by commit a31d589
+# compared, column by column, with digests of the stores made by the commit each digest names
 # (tests/ref/*.digest, tests/py/store_digest.py). A change that moves results on purpose
 # regenerates the reference with the command below and says why in its commit.
 #   python3 tests/py/store_digest.py STORE.h5 > tests/ref/NAME.digest   (then restore the header)

@@ -93,11 +93,15 @@ static void test_default_is_the_file(void **state)
     assert_true(d->allocator_overhead == k.allocator_overhead);
     assert_true(d->iteration_fixed_s == k.iteration_fixed_s);
     assert_true(d->launch_s_per_layer == k.launch_s_per_layer);
+    assert_true(d->cross_entropy_bytes == k.cross_entropy_bytes);
 }
 
+/* The profile load_edited loaded last. */
+static cdse_stack edited;
+
 /* Writes the megatron-core-2025 profile with line `line` (1-based, counting its lines) replaced
- * by `text` (NULL: removed) or `text` appended when line is 0, loads it, and returns the
- * diagnostic (static). */
+ * by `text` (NULL: removed) or `text` appended when line is 0, loads it (into `edited`), and
+ * returns the diagnostic (static). */
 static const char *load_edited(int line, const char *text, int *rc)
 {
     static char msg[1024];
@@ -119,9 +123,8 @@ static const char *load_edited(int line, const char *text, int *rc)
         fprintf(out, "%s\n", text);
     fclose(in);
     fclose(out);
-    cdse_stack k;
     cdse_diag diag = {{0}};
-    *rc = cdse_stack_load_file(dst, &k, &diag);
+    *rc = cdse_stack_load_file(dst, &edited, &diag);
     snprintf(msg, sizeof msg, "%s", diag.msg);
     remove(dst);
     return msg;
@@ -162,6 +165,15 @@ static void test_bad_files(void **state)
     assert_int_equal(rc, CDSE_EINVAL);
     assert_non_null(
         strstr(msg, "unknown value \"zero++\"; allowed: one of \"deepspeed\", \"fsdp\""));
+
+    /* cross_entropy_bytes is optional: without it, Megatron's unfused loss (52 B per logit, the
+     * sum of the passes listed in include/clusterdse/model/stack.h: 38 forward + 14 backward). */
+    msg = load_edited(line_of("cross_entropy_bytes"), NULL, &rc);
+    assert_int_equal(rc, 0);
+    assert_true(edited.cross_entropy_bytes == 38.0 + 14.0);
+    msg = load_edited(line_of("cross_entropy_bytes"), "cross_entropy_bytes = 0.5;", &rc);
+    assert_int_equal(rc, CDSE_EINVAL);
+    assert_non_null(strstr(msg, "key 'cross_entropy_bytes'"));
 
     msg = load_edited(0, "overlap_everything = true;", &rc);
     assert_int_equal(rc, CDSE_EINVAL);

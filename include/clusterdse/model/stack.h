@@ -34,7 +34,20 @@ typedef struct cdse_stack {
     /* Fixed costs. */
     double iteration_fixed_s;  /* per iteration: data loading, logging, step bookkeeping */
     double launch_s_per_layer; /* host time to launch one layer's kernels (fwd; bwd twice) */
+    /* HBM bytes per logit of the loss (forward and backward): Megatron's unfused fp32
+     * cross-entropy or a fused kernel (CDSE_CROSS_ENTROPY_UNFUSED_BYTES when a file omits it). */
+    double cross_entropy_bytes;
 } cdse_stack;
+
+/* Megatron's vocabulary-parallel cross-entropy as unfused PyTorch operations, each streaming the
+ * [tokens, V/t] logits (megatron/core/tensor_parallel/cross_entropy.py; megatron/mpu/
+ * cross_entropy.py of 2021 with the model's output.float()): forward: cast of the bf16 logits to
+ * fp32 (read 2, write 4), max (read 4), subtract the max (read 4, write 4), exp (read 4,
+ * write 4), sum (read 4), divide by the sum for the softmax kept for backward (read 4, write 4):
+ * 38 B; backward: scale the softmax by the loss gradient in place (read 4, write 4) and the
+ * cast's backward to bf16 (read 4, write 2): 14 B. Megatron-Core's default
+ * (TransformerConfig.cross_entropy_loss_fusion = False). */
+#define CDSE_CROSS_ENTROPY_UNFUSED_BYTES 52.0
 
 /* The evaluator's stack when a strategy names none: current Megatron-Core (the values of
  * calibration/stacks/megatron-core-2025.cfg). */

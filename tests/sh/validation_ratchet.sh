@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The validation test's exit status enforces the issues' targets and, for the groups listed in
+# tests/validation/known_gaps.txt, a ratchet (tests/validation/validate.c). This test shows that
+# it can fail: on a copy of the data directory whose known_gaps.txt is altered, validate must exit
+# 1 when a listed group is worse than listed, when a group that meets its targets is listed, and
+# when a group that misses them is not listed; 2 when a line is malformed; 0 on the committed file.
+set -euo pipefail
+: "${CDSE_SRC:?} ${CDSE_BUILD:?}"
+validate="$CDSE_BUILD/tests/validate"
+# the shared folder the build was configured with (tests/CMakeLists.txt, CDSE_SHARED_DIR)
+shared=$(sed -n 's/^CDSE_SHARED_DIR:PATH=//p' "$CDSE_BUILD/CMakeCache.txt" 2> /dev/null || true)
+published="${shared:-$CDSE_SRC/../shared}/validation/published.csv"
+if [[ ! -x "$validate" || ! -f "$published" ]]; then
+    echo "validation_ratchet: no $validate or $published" >&2
+    exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/tests/validation"
+ln -s "$CDSE_SRC/calibration" "$tmp/calibration"
+ln -s "$CDSE_SRC/jobs" "$tmp/jobs"
+gaps="$CDSE_SRC/tests/validation/known_gaps.txt"
+expect() { # STATUS WHAT (known_gaps.txt of the copy prepared)
+    local rc=0
+    "$validate" "$published" "$tmp" > "$tmp/out.txt" 2> "$tmp/err.txt" || rc=$?
+    if [[ $rc -ne $1 ]]; then
+        echo "validation_ratchet: $2: exit $rc, expected $1" >&2
+        tail -25 "$tmp/out.txt" "$tmp/err.txt" >&2
+        exit 1
+    fi
+    echo "ok: $2 (exit $rc)"
+}
+cp "$gaps" "$tmp/tests/validation/known_gaps.txt"
+expect 0 "the committed known_gaps.txt"
+# the first listed group, listed 0.5 points better than it is: it is now "worse than listed"
+first=$(grep -v '^#' "$gaps" | grep -m1 . | awk '{print $1}')
+if [[ -n "$first" ]]; then
+    awk -v g="$first" '$1 == g { $3 = $3 - 0.5 } { print }' "$gaps" > "$tmp/tests/validation/known_gaps.txt"
+    expect 1 "$first worse than listed"
+    grep -v "^$first " "$gaps" > "$tmp/tests/validation/known_gaps.txt"
+    expect 1 "$first misses its targets and is not listed"
+    grep -q "FAIL" "$tmp/out.txt"
+fi
+{ cat "$gaps"; echo "Korthikanti22-T5-end-to-end 1.71 3.32 10 # meets its targets"; } \
+    > "$tmp/tests/validation/known_gaps.txt"
+expect 1 "a group that meets its targets is listed"
+grep -q "remove it from known_gaps.txt" "$tmp/out.txt"
+{ cat "$gaps"; echo "Korthikanti22-T5-end-to-end 1.71"; } > "$tmp/tests/validation/known_gaps.txt"
+expect 2 "a malformed line"
+grep -q "known_gaps.txt:$(($(wc -l < "$gaps") + 1)):" "$tmp/err.txt"
+echo "validation_ratchet: ok"
