@@ -1009,10 +1009,13 @@ static int parse_store_mode(const char *name)
     return -1;
 }
 
-/* /stacks, the names of the stack column (stores made before it existed have none). */
+/* /stacks, the names of the stack column. Stores made before it existed have none, and their
+ * rows no stack column: they ran on the built-in stack, the one name of an enumeration that
+ * HDF5 needs to be non-empty. */
 static int read_stack_names(cdse_store *s)
 {
-    s->n_stack_names = 0;
+    s->n_stack_names = 1;
+    snprintf(s->stack_name[0], CDSE_NAME_MAX, "%s", CDSE_STACK_DEFAULT_LABEL);
     if (H5Lexists(s->file, "stacks", H5P_DEFAULT) <= 0)
         return 0;
     return read_names(s->file, "stacks", s->stack_name, CDSE_MAX_STACKS + 1, &s->n_stack_names);

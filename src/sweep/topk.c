@@ -187,7 +187,8 @@ int cdse_topk_sorted(const cdse_topk *t, const cdse_record **out, double *keys)
     cdse_topk_entry *e = malloc((t->n ? t->n : 1) * sizeof *e);
     if (e == NULL)
         return CDSE_ENOMEM;
-    memcpy(e, t->heap, t->n * sizeof *e);
+    if (t->n > 0) /* an empty heap may have no array at all */
+        memcpy(e, t->heap, t->n * sizeof *e);
     qsort(e, t->n, sizeof *e, entry_compare);
     for (size_t i = 0; i < t->n; i++) {
         out[i] = &t->rec[e[i].slot];

@@ -31,7 +31,8 @@ r=$(col mem_runtime_gib "$tmp/out")
 field() { sed -n "$(($1 + 1))p" "$2" | cut -d, -f"$3"; } # field ROW FILE COLUMN
 # Megatron-LM 2021 keeps fp16 gradients (2 B), Megatron-Core 2025 fp32 (4 B): half the gradient
 # memory; its workspaces are 1.0 GiB against 1.5 GiB (both plus 5% of the same activations).
-[ "$(field 1 "$tmp/out" "$s")" = 0 ] && [ "$(field 2 "$tmp/out" "$s")" = 1 ] ||
+[ "$(field 1 "$tmp/out" "$s")" = megatron-lm-2021 ] &&
+    [ "$(field 2 "$tmp/out" "$s")" = megatron-core-2025 ] ||
     fail "two stacks: stack column $(field 1 "$tmp/out" "$s"), $(field 2 "$tmp/out" "$s")"
 awk -v a="$(field 1 "$tmp/out" "$g")" -v b="$(field 2 "$tmp/out" "$g")" \
     -v ra="$(field 1 "$tmp/out" "$r")" -v rb="$(field 2 "$tmp/out" "$r")" \
@@ -54,7 +55,8 @@ JOB
 want=$(field 1 "$tmp/out" "$t")
 got=$(field 1 "$tmp/out3" "$t")
 [ "$want" = "$got" ] || fail "system default stack: time $got, expected $want"
-[ "$(field 1 "$tmp/out3" "$s")" = "-1" ] || fail "default stack: column not -1"
+[ "$(field 1 "$tmp/out3" "$s")" = megatron-lm-2021 ] ||
+    fail "default stack: column $(field 1 "$tmp/out3" "$s"), not the system's megatron-lm-2021"
 
 # Errors: an unknown stack; a profile with a bad value (file:line, key, allowed).
 sed 's/"megatron-lm-2021"/"megatron-lm-1999"/' "$tmp/two.cfg" >"$tmp/bad.cfg"
