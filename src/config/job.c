@@ -4,6 +4,7 @@
 
 #include "clusterdse/config/job.h"
 #include "clusterdse/config/probe_plan.h"
+#include "hw_axes.h"
 #include "keys.h"
 #include "clusterdse/config/datadir.h"
 
@@ -1144,12 +1145,24 @@ static int parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *
     cdse_job *job = target;
     static const job_entry kind = {"calibration/systems", "system",           CDSE_MAX_SYSTEMS,
                                    sizeof(cdse_system),   parse_system_group, true};
-    int rc = parse_entries(ctx, setting, &kind, (char *)job->system, &job->n_systems);
+    bool list = config_setting_is_list(setting) || config_setting_is_array(setting);
+    /* Hardware axes (lists in an inline entry) leave the tree before the entries parse. */
+    int n_listed = list ? config_setting_length(setting) : 1;
+    int rc = 0;
+    job->n_hw_axes = 0;
+    for (int i = 0; i < n_listed && i < CDSE_MAX_SYSTEMS && rc == 0; i++)
+        rc = cdse__hw_extract(ctx,
+                              list ? config_setting_get_elem(setting, (unsigned)i)
+                                   : (config_setting_t *)setting,
+                              i, job);
+    if (rc == 0)
+        rc = parse_entries(ctx, setting, &kind, (char *)job->system, &job->n_systems);
     ctx->axis_systems = job->n_systems;
     ctx->job = job;
+    if (rc == 0)
+        rc = cdse__hw_check(ctx, setting, job);
     if (rc != 0)
         return rc;
-    bool list = config_setting_is_list(setting) || config_setting_is_array(setting);
     for (int i = 0; i < ctx->axis_systems && rc == 0; i++) {
         const config_setting_t *elem = list ? config_setting_get_elem(setting, i) : setting;
         if (config_setting_is_group(elem) && config_setting_get_member(elem, "pool") != NULL)
@@ -1388,6 +1401,11 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
     if (rc == 0 && gpus == NULL && nodes == NULL)
         rc = cdse__key_fail(ctx, setting, "gpus", setting, "gpus = [ ... ] or nodes = [ ... ]",
                             "missing (required: gpus or nodes)");
+    for (int h = 0; h < job->n_hw_axes && rc == 0 && nodes != NULL; h++)
+        if (job->hw_axis[h].key == CDSE_HW_GPUS_PER_NODE)
+            rc = cdse__key_fail(ctx, nodes, NULL, nodes,
+                                "gpus = [ ... ] when gpus_per_node is a hardware axis",
+                                "nodes with a list of gpus_per_node");
     if (rc == 0 && nodes != NULL) {
         int per_node = job->system[0].gpus_per_node;
         for (int s = 1; s < job->n_systems && rc == 0; s++)
@@ -1418,6 +1436,11 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
         space->n[CDSE_AXIS_SYSTEM] = ctx->axis_systems;
         for (int s = 0; s < ctx->axis_systems; s++)
             space->value[CDSE_AXIS_SYSTEM][s] = s;
+        for (int h = 0; h < CDSE_MAX_HW_AXES; h++) {
+            space->n[CDSE_AXIS_HW0 + h] = h < job->n_hw_axes ? job->hw_axis[h].n : 1;
+            for (int i = 0; i < space->n[CDSE_AXIS_HW0 + h]; i++)
+                space->value[CDSE_AXIS_HW0 + h][i] = i;
+        }
         for (int a = CDSE_AXIS_GPUS; a < CDSE_AXIS_COUNT; a++) {
             space->n[a] = in->n[a];
             memcpy(space->value[a], in->value[a], sizeof space->value[a]);
@@ -1720,6 +1743,12 @@ static uint64_t job_fingerprint(const cdse_job *job)
     for (int a = 0; a < CDSE_AXIS_COUNT; a++)
         h = fnv1a(h, job->space.value[a], sizeof job->space.value[a][0] * (size_t)job->space.n[a]);
     h = fnv1a(h, &job->objective, sizeof job->objective);
+    for (int a = 0; a < job->n_hw_axes; a++) { /* jobs without hardware axes keep their hash */
+        const cdse_hw_axis *axis = &job->hw_axis[a];
+        h = fnv1a(h, &axis->key, sizeof axis->key);
+        h = fnv1a(h, &axis->system, sizeof axis->system);
+        h = fnv1a(h, axis->value, sizeof axis->value[0] * (size_t)axis->n);
+    }
     return h;
 }
 
@@ -1888,6 +1917,25 @@ static void print_system_body(FILE *out, const cdse_system *system, int indent)
 
 /* The systems of the axis; a pool lists its members inline (they follow the listed systems in
  * job->system). */
+/* A system with its hardware axes as lists (the body printed to memory, then rewritten). */
+static void print_system_hw(FILE *out, const cdse_job *job, int s, int indent)
+{
+    bool has_axes = false;
+    for (int h = 0; h < job->n_hw_axes; h++)
+        has_axes |= job->hw_axis[h].system == s;
+    char *body = NULL;
+    size_t len = 0;
+    FILE *mem = has_axes ? open_memstream(&body, &len) : NULL;
+    if (mem == NULL) {
+        print_system_body(out, &job->system[s], indent);
+        return;
+    }
+    print_system_body(mem, &job->system[s], indent);
+    fclose(mem);
+    cdse__hw_print_body(out, body, job, s);
+    free(body);
+}
+
 static void print_systems(FILE *out, const void *target, const key_spec *key, int indent)
 {
     (void)key;
@@ -1898,7 +1946,7 @@ static void print_systems(FILE *out, const void *target, const key_spec *key, in
         const cdse_system *system = &job->system[s];
         fprintf(out, "%*s{\n", indent + 2, "");
         if (system->pool.n_types == 0) {
-            print_system_body(out, system, indent + 4);
+            print_system_hw(out, job, s, indent + 4);
         } else {
             fprintf(out, "%*sname = ", indent + 4, "");
             cdse__print_string(out, system->name);

@@ -14,6 +14,51 @@
 #define SECONDS_PER_DAY  86400.0
 #define SECONDS_PER_HOUR 3600.0
 
+/* The system of a configuration with its hardware-axis values applied, and its hardware
+ * columns. Consecutive indices share a design (the hardware axes vary slower than the strategy
+ * axes), so both are kept per thread and rebuilt only when the job, the system or the design
+ * changes: no copy per configuration. Without hardware axes the job's own system is used and
+ * only the columns come from here. (A job's systems change only before its first evaluation:
+ * the sweep applies a probe's fit first.) */
+typedef struct hw_cache {
+    const cdse_job *job;
+    uint64_t fingerprint;
+    int system;
+    int digit[CDSE_MAX_HW_AXES];
+    cdse_system applied;
+    double hw[CDSE_HW_COUNT];
+} hw_cache;
+
+static _Thread_local hw_cache cache;
+
+static bool hw_cache_hit(const cdse_job *job, int system, const int *digit)
+{
+    if (cache.job != job || cache.fingerprint != job->fingerprint || cache.system != system)
+        return false;
+    for (int h = 0; h < job->n_hw_axes; h++)
+        if (cache.digit[h] != digit[h])
+            return false;
+    return true;
+}
+
+static const cdse_system *hw_system(const cdse_job *job, int system, const int *digit)
+{
+    if (!hw_cache_hit(job, system, digit)) {
+        cache.applied = job->system[system];
+        for (int h = 0; h < job->n_hw_axes; h++) {
+            const cdse_hw_axis *axis = &job->hw_axis[h];
+            if (axis->system == system)
+                cdse_hw_set(&cache.applied, axis->key, axis->value[digit[h]]);
+            cache.digit[h] = digit[h];
+        }
+        cdse_hw_values(&cache.applied, cache.hw);
+        cache.job = job;
+        cache.fingerprint = job->fingerprint;
+        cache.system = system;
+    }
+    return &cache.applied;
+}
+
 void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
 {
     int digit[CDSE_AXIS_COUNT];
@@ -23,7 +68,10 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
     record->system = (int32_t)job->space.value[CDSE_AXIS_SYSTEM][digit[CDSE_AXIS_SYSTEM]];
     cdse_space_strategy(&job->space, digit, &record->strategy);
     const cdse_model *model = &job->model[record->model];
-    const cdse_system *system = &job->system[record->system];
+    const cdse_system *system = hw_system(job, record->system, digit + CDSE_AXIS_HW0);
+    if (job->n_hw_axes == 0)
+        system = &job->system[record->system];
+    memcpy(record->hw, cache.hw, sizeof record->hw);
     if (system->pool.n_types == 0) {
         cdse_evaluate(model, system, &record->strategy, &record->result);
     } else {
@@ -79,6 +127,11 @@ const char *cdse_offload_name(int offload)
 #define F64(key, field, unit, text)                                                                \
     {                                                                                              \
         key, CDSE_COL_F64, RESULT(field), unit, text                                               \
+    }
+
+#define HW(key, hw_key, unit, text)                                                                \
+    {                                                                                              \
+        key, CDSE_COL_F64, offsetof(cdse_record, hw[hw_key]), unit, text                           \
     }
 
 const cdse_column cdse_columns[] = {
@@ -153,6 +206,25 @@ const cdse_column cdse_columns[] = {
     F64("pool_share_3", pool_share[3], "fraction", "share of the work done by pool GPU type 3"),
     {"placement", CDSE_COL_PLACEMENT, STRATEGY(placement), "",
      "rank placement order, innermost first (tp-cp-dp-pp by default)"},
+    /* The system's hardware values with the job's hardware axes applied (cdse_hw_key order;
+     * the names are cdse_hw_column's, checked by test_report). */
+    HW("peak_bf16_tflops", CDSE_HW_PEAK_BF16, "TFLOP/s", "dense bf16 peak per GPU"),
+    HW("peak_fp8_tflops", CDSE_HW_PEAK_FP8, "TFLOP/s", "dense fp8 peak per GPU (0 = none)"),
+    HW("hbm_gib", CDSE_HW_HBM_GIB, "GiB", "HBM capacity per GPU"),
+    HW("hbm_bandwidth_gbs", CDSE_HW_HBM_BANDWIDTH, "GB/s", "HBM bandwidth per GPU"),
+    HW("gpus_per_node", CDSE_HW_GPUS_PER_NODE, "GPUs", "GPUs per node"),
+    HW("net0_bandwidth_gbs", CDSE_HW_NET0_BANDWIDTH, "GB/s",
+       "network level 0 bandwidth per GPU, one direction"),
+    HW("net0_latency_us", CDSE_HW_NET0_LATENCY, "us", "network level 0 latency per step"),
+    HW("net0_size", CDSE_HW_NET0_SIZE, "GPUs", "GPUs in one level-0 domain (scale-up domain)"),
+    HW("net1_bandwidth_gbs", CDSE_HW_NET1_BANDWIDTH, "GB/s",
+       "network level 1 bandwidth per GPU (0 = no level 1)"),
+    HW("net1_latency_us", CDSE_HW_NET1_LATENCY, "us", "network level 1 latency per step"),
+    HW("net1_size", CDSE_HW_NET1_SIZE, "GPUs", "GPUs in one level-1 domain (0 = the whole system)"),
+    HW("tier_capacity_gib", CDSE_HW_TIER_CAPACITY, "GiB",
+       "second memory tier capacity per attachment domain (0 = none)"),
+    HW("tier_bandwidth_gbs", CDSE_HW_TIER_BANDWIDTH, "GB/s",
+       "second memory tier bandwidth per attachment domain (0 = none)"),
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 

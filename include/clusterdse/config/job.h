@@ -46,6 +46,16 @@ typedef struct cdse_objective {
     double tokens; /* token budget for time_to_train and gpu_hours */
 } cdse_objective;
 
+/* A hardware axis: a numeric key of a system entry given as a list (docs/job-file.md). The
+ * sweep enumerates it as space axis CDSE_AXIS_HW0 + its position; the evaluator receives the
+ * system with the value applied. */
+typedef struct cdse_hw_axis {
+    int key;    /* cdse_hw_key */
+    int system; /* index of the system entry that lists it */
+    int n;
+    double value[CDSE_AXIS_MAX_VALUES];
+} cdse_hw_axis;
+
 /* A validated job. Plain data apart from `text`, so it can be broadcast as bytes; the same on
  * every rank. */
 typedef struct cdse_job {
@@ -57,6 +67,8 @@ typedef struct cdse_job {
     int n_systems;
     cdse_system system[CDSE_MAX_SYSTEMS];
     cdse_space space;
+    int n_hw_axes;
+    cdse_hw_axis hw_axis[CDSE_MAX_HW_AXES];
     cdse_objective objective;
     uint64_t fingerprint; /* hash of the validated content, to refuse resuming another job */
     char *text;           /* the job file text as given (malloc'd) */

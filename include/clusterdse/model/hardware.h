@@ -88,6 +88,34 @@ typedef struct cdse_system {
     cdse_pool pool; /* a pool: the fields above are those of its first member */
 } cdse_system;
 
+/* Hardware keys that a job may sweep (a list in a system entry): each is one number of the
+ * profile. Levels 0 and 1 are the first two network levels (innermost first). */
+typedef enum cdse_hw_key {
+    CDSE_HW_PEAK_BF16 = 0, /* peak_tflops.bf16 */
+    CDSE_HW_PEAK_FP8,      /* peak_tflops.fp8 */
+    CDSE_HW_HBM_GIB,       /* hbm_gib */
+    CDSE_HW_HBM_BANDWIDTH, /* hbm_bandwidth */
+    CDSE_HW_GPUS_PER_NODE, /* gpus_per_node */
+    CDSE_HW_NET0_BANDWIDTH,
+    CDSE_HW_NET0_LATENCY,
+    CDSE_HW_NET0_SIZE,
+    CDSE_HW_NET1_BANDWIDTH,
+    CDSE_HW_NET1_LATENCY,
+    CDSE_HW_NET1_SIZE,
+    CDSE_HW_TIER_CAPACITY,  /* memory_tier.capacity_gib */
+    CDSE_HW_TIER_BANDWIDTH, /* memory_tier.bandwidth */
+    CDSE_HW_COUNT
+} cdse_hw_key;
+
+/* The store column of a key ("hbm_gib", "net0_bandwidth_gbs", ...). */
+const char *cdse_hw_column(int key);
+/* The value of a key in `system` (0 for a level or tier the system does not have). */
+double cdse_hw_get(const cdse_system *system, int key);
+/* Sets a key; integer keys take the value rounded. */
+void cdse_hw_set(cdse_system *system, int key, double value);
+/* Every key's value, in key order (the hardware columns of a record). */
+void cdse_hw_values(const cdse_system *system, double value[CDSE_HW_COUNT]);
+
 /* Checks values that are wrong in themselves (non-positive sizes, efficiencies outside (0, 1],
  * unsorted efficiency tables, level sizes that do not nest). */
 int cdse_system_check(const cdse_system *system, cdse_diag *diag);

@@ -16,6 +16,7 @@ typedef struct cdse_record {
     cdse_result result;
     double time_to_train_days; /* objective.tokens / tokens_per_s; 0 without a budget */
     double gpu_hours;
+    double hw[CDSE_HW_COUNT]; /* the system's hardware values (cdse_hw_key), axes applied */
 } cdse_record;
 
 /* Decodes `index` and evaluates it into `record`. Pure: safe in the sweep's hot loop. */
