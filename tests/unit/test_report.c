@@ -21,7 +21,9 @@ static const char *const contract_header =
     "mem_offloaded_gib,t_forward_s,t_backward_s,t_recompute_s,t_tp_comm_s,t_pp_comm_s,"
     "t_dp_comm_s,t_ep_comm_s,t_cp_comm_s,t_bubble_s,t_optimizer_s,t_offload_s,t_imbalance_s,"
     "time_to_train_days,gpu_hours,seq_imbalance,pool_split,pool_share_0,pool_share_1,"
-    "pool_share_2,pool_share_3,placement\n";
+    "pool_share_2,pool_share_3,placement,peak_bf16_tflops,peak_fp8_tflops,hbm_gib,"
+    "hbm_bandwidth_gbs,gpus_per_node,net0_bandwidth_gbs,net0_latency_us,net0_size,"
+    "net1_bandwidth_gbs,net1_latency_us,net1_size,tier_capacity_gib,tier_bandwidth_gbs\n";
 
 /* Writes with `fn` into a temporary file and returns the text (static buffer). */
 static const char *capture(void (*fn)(FILE *, const void *, const void *), const void *a,
@@ -59,7 +61,7 @@ static void test_csv_header_is_the_contract(void **state)
 {
     (void)state;
     assert_string_equal(capture(header_fn, NULL, NULL), contract_header);
-    assert_int_equal(cdse_column_count, 55);
+    assert_int_equal(cdse_column_count, 68);
     assert_non_null(cdse_column_find("mem_activations_gib"));
     assert_null(cdse_column_find("no_such_column"));
 }
@@ -121,6 +123,8 @@ static void fill(cdse_job *job, cdse_record *r)
     res->t_optimizer_s = 0.0625;
     r->time_to_train_days = 41.39211;
     r->gpu_hours = 63578.29;
+    for (int k = 0; k < CDSE_HW_COUNT; k++)
+        r->hw[k] = 0.5 * (k + 1); /* distinct values: a column reading the wrong slot shows */
 }
 
 static void test_csv_row(void **state)
@@ -132,7 +136,8 @@ static void test_csv_row(void **state)
     const char *expected =
         "42,m1,s1,64,8,2,4,1,1,1,1,512,128,selective,1,1,bf16,1,activations+optimizer,0,ok,12.5,"
         "83886.1,150.25,160.5,0.481571,0.514423,70.125,10.5,10.5,15.75,30.375,3,0,3,6,1,0.5,0.25,"
-        "0.125,0,0,1.5,0.0625,0,0,41.3921,63578.3,0,none,0,0,0,0,tp-cp-dp-pp\n";
+        "0.125,0,0,1.5,0.0625,0,0,41.3921,63578.3,0,none,0,0,0,0,tp-cp-dp-pp,"
+        "0.5,1,1.5,2,2.5,3,3.5,4,4.5,5,5.5,6,6.5\n";
     assert_string_equal(capture(row_fn, &record, job), expected);
     /* RFC 4180: a name with a comma and quotes is quoted, its quotes doubled. */
     record.model = 1;
@@ -245,6 +250,21 @@ static void test_record_eval(void **state)
     free(job);
 }
 
+/* Every sweepable hardware key is the column its name says, reading its own slot. */
+static void test_hw_columns(void **state)
+{
+    (void)state;
+    cdse_record record;
+    memset(&record, 0, sizeof record);
+    for (int k = 0; k < CDSE_HW_COUNT; k++)
+        record.hw[k] = 10.0 + k;
+    for (int k = 0; k < CDSE_HW_COUNT; k++) {
+        const cdse_column *c = cdse_column_find(cdse_hw_column(k));
+        assert_non_null(c);
+        assert_true(cdse_column_value(c, &record) == 10.0 + k);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_cost_orientation),
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_record_eval),
+        cmocka_unit_test(test_hw_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
