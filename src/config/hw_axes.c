@@ -36,13 +36,17 @@ static const hw_spec hw_specs[] = {
     {"network", 1, "size", CDSE_HW_NET1_SIZE, true, 0, false, 1048576},
     {"memory_tier", 0, "capacity_gib", CDSE_HW_TIER_CAPACITY, false, 0, true, 1e9},
     {"memory_tier", 0, "bandwidth", CDSE_HW_TIER_BANDWIDTH, false, 0, true, 1e9},
+    {"cost", 0, "gpu_price", CDSE_HW_GPU_PRICE, false, 0, false, 1e12},
+    {"cost", 0, "rental_price", CDSE_HW_RENTAL_PRICE, false, 0, false, 1e9},
+    {"cost", 0, "gpu_power", CDSE_HW_GPU_POWER, false, 0, false, 1e6},
 };
 #define HW_SPECS ((int)(sizeof hw_specs / sizeof hw_specs[0]))
 
 #define HW_SWEEPABLE                                                                               \
     "hbm_gib, hbm_bandwidth, gpus_per_node, peak_tflops.bf16, peak_tflops.fp8, "                   \
     "network[0|1].bandwidth, network[0|1].latency, network[0|1].size, "                            \
-    "memory_tier.capacity_gib, memory_tier.bandwidth"
+    "memory_tier.capacity_gib, memory_tier.bandwidth, cost.gpu_price, cost.rental_price, "         \
+    "cost.gpu_power"
 
 /* Where each axis of the job being parsed was written, for messages after the tree changed. */
 static _Thread_local struct {
@@ -180,6 +184,9 @@ int cdse__hw_extract(parse_ctx *ctx, config_setting_t *entry, int system, cdse_j
     sub = config_setting_get_member(entry, "memory_tier");
     if (rc == 0 && sub != NULL && config_setting_is_group(sub))
         rc = hw_scan(ctx, sub, "memory_tier", 0, system, job);
+    sub = config_setting_get_member(entry, "cost");
+    if (rc == 0 && sub != NULL && config_setting_is_group(sub))
+        rc = hw_scan(ctx, sub, "cost", 0, system, job);
     sub = config_setting_get_member(entry, "network");
     for (int l = 0; rc == 0 && sub != NULL && hw_is_list(sub) && l < config_setting_length(sub);
          l++) {
@@ -305,6 +312,8 @@ void cdse__hw_print_body(FILE *out, const char *body, const cdse_job *job, int s
             group = "peak_tflops";
         else if (opens && strcmp(name, "memory_tier") == 0)
             group = "memory_tier";
+        else if (opens && strcmp(name, "cost") == 0)
+            group = "cost";
         else if (opens && strcmp(name, "network") == 0)
             group = "network", level = -1;
         else if (group != NULL && strcmp(group, "network") == 0 && *q == '{')

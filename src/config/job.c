@@ -39,7 +39,8 @@
 /* Objective metrics                                                                          */
 
 static const char *const metric_names[CDSE_METRIC_COUNT + 1] = {
-    "time_per_iteration", "tokens_per_s", "time_to_train", "gpu_hours", "mfu", NULL};
+    "time_per_iteration", "tokens_per_s",    "time_to_train",  "gpu_hours", "mfu",
+    "cost_to_train",      "energy_to_train", "tokens_per_kwh", NULL};
 
 const char *cdse_metric_name(int metric)
 {
@@ -58,7 +59,8 @@ int cdse_metric_parse(const char *name)
 
 bool cdse_metric_higher_is_better(int metric)
 {
-    return metric == CDSE_METRIC_TOKENS_PER_S || metric == CDSE_METRIC_MFU;
+    return metric == CDSE_METRIC_TOKENS_PER_S || metric == CDSE_METRIC_MFU ||
+           metric == CDSE_METRIC_TOKENS_PER_KWH;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -618,6 +620,8 @@ static const key_spec level_keys[] = {
               "latency per step (us)"),
     FLOAT_KEY(cdse_net_level, "efficiency", efficiency, 0, true, 1, false, 1.0, "1.0",
               "achievable share of bandwidth for collectives"),
+    FLOAT_KEY(cdse_net_level, "port_price", port_price, 0, false, 1e12, false, 0, "0",
+              "purchase price of this level per GPU: ports, switches, cables (cost_to_train)"),
     COLL_KEY("allreduce", CDSE_COLL_ALLREDUCE),
     COLL_KEY("allgather", CDSE_COLL_ALLGATHER),
     COLL_KEY("reduce_scatter", CDSE_COLL_REDUCE_SCATTER),
@@ -654,6 +658,26 @@ static const key_spec tier_keys[] = {
 };
 static const key_table tier_table = {"systems[].memory_tier", tier_keys,
                                      (int)(sizeof tier_keys / sizeof tier_keys[0])};
+
+static const key_spec cost_keys[] = {
+    FLOAT_KEY(cdse_cost, "gpu_price", gpu_price, 0, false, 1e12, false, 0, "0",
+              "purchase price per GPU with its share of the node (currency units)"),
+    FLOAT_KEY(cdse_cost, "facility_price", facility_price, 0, false, 1e12, false, 0, "0",
+              "per GPU: its share of the building, power and cooling plant"),
+    FLOAT_KEY(cdse_cost, "amortization_years", amortization_years, 0, true, 100, false, 5.0, "5",
+              "years over which the purchase is spread (hyperscalers depreciate servers over "
+              "5-6 years)"),
+    FLOAT_KEY(cdse_cost, "rental_price", rental_price, 0, false, 1e9, false, 0, "0",
+              "per GPU-hour; > 0: the system is rented (power included) instead of bought"),
+    FLOAT_KEY(cdse_cost, "gpu_power", gpu_power_w, 0, false, 1e6, false, 0, "0",
+              "average draw per GPU while training (W; datasheet TDP as an upper estimate)"),
+    FLOAT_KEY(cdse_cost, "node_power", node_power_w, 0, false, 1e7, false, 0, "0",
+              "draw per node besides its GPUs: CPUs, memory, NICs, fans (W)"),
+    FLOAT_KEY(cdse_cost, "pue", pue, 1, false, 10, false, 1.0, "1.0",
+              "power usage effectiveness: facility power over IT power"),
+};
+static const key_table cost_table = {"systems[].cost", cost_keys,
+                                     (int)(sizeof cost_keys / sizeof cost_keys[0])};
 
 static const key_spec system_keys[] = {
     {.name = "base",
@@ -739,6 +763,13 @@ static const key_spec system_keys[] = {
      .type_text = "group",
      .def_text = "none",
      .help = "second memory tier (offload / memory expansion target)"},
+    {.name = "cost",
+     .type = KEY_GROUP,
+     .offset = offsetof(cdse_system, cost),
+     .sub = &cost_table,
+     .type_text = "group",
+     .def_text = "unknown (0)",
+     .help = "what a GPU costs and draws (cost_to_train, energy_to_train_mwh, tokens_per_kwh)"},
 };
 static const key_table system_table = {"systems[]", system_keys,
                                        (int)(sizeof system_keys / sizeof system_keys[0])};
@@ -1151,10 +1182,9 @@ static int parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *
     int rc = 0;
     job->n_hw_axes = 0;
     for (int i = 0; i < n_listed && i < CDSE_MAX_SYSTEMS && rc == 0; i++)
-        rc = cdse__hw_extract(ctx,
-                              list ? config_setting_get_elem(setting, (unsigned)i)
-                                   : (config_setting_t *)setting,
-                              i, job);
+        rc = cdse__hw_extract(
+            ctx, list ? config_setting_get_elem(setting, (unsigned)i) : (config_setting_t *)setting,
+            i, job);
     if (rc == 0)
         rc = parse_entries(ctx, setting, &kind, (char *)job->system, &job->n_systems);
     ctx->axis_systems = job->n_systems;
@@ -1506,7 +1536,8 @@ static const key_spec objective_keys[] = {
      .def_text = "\"time_per_iteration\"",
      .help = "what ranks configurations: time_per_iteration (s, lower is better), tokens_per_s "
              "(higher), time_to_train (days for tokens, lower), gpu_hours (for tokens, lower), "
-             "mfu (higher)"},
+             "mfu (higher), cost_to_train (currency for tokens, lower), energy_to_train (MWh "
+             "for tokens, lower), tokens_per_kwh (higher)"},
     {.name = "top",
      .type = KEY_INT,
      .offset = offsetof(cdse_objective, top),
@@ -1534,8 +1565,16 @@ static const key_spec objective_keys[] = {
      .help = "which configurations the sweep stores: all (with status), feasible, best (only "
              "/top and /pareto)"},
     FLOAT_KEY(cdse_objective, "tokens", tokens, 0, true, 1e30, false, 0, "none",
-              "token budget for time_to_train and gpu_hours (float, or integer with the L "
-              "suffix above 2^31)"),
+              "token budget for time_to_train, gpu_hours, cost_to_train and energy_to_train "
+              "(float, or integer with the L suffix above 2^31)"),
+    FLOAT_KEY(cdse_objective, "electricity_price", electricity_price, 0, false, 1e6, false, 0, "0",
+              "price of 1 kWh drawn from the grid, in currency units (cost_to_train)"),
+    {.name = "currency",
+     .type = KEY_STRING,
+     .offset = offsetof(cdse_objective, currency),
+     .size = 16,
+     .def_text = "\"USD\"",
+     .help = "the unit of prices and cost_to_train (a name; prices are not converted)"},
 };
 static const key_table objective_table = {"objective", objective_keys,
                                           (int)(sizeof objective_keys / sizeof objective_keys[0])};
@@ -1777,7 +1816,8 @@ int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_d
     const config_setting_t *objective = config_lookup(&cfg, "objective");
     int metric = job->objective.metric;
     if (rc == 0 && job->objective.tokens == 0 &&
-        (metric == CDSE_METRIC_TIME_TO_TRAIN || metric == CDSE_METRIC_GPU_HOURS)) {
+        (metric == CDSE_METRIC_TIME_TO_TRAIN || metric == CDSE_METRIC_GPU_HOURS ||
+         metric == CDSE_METRIC_COST_TO_TRAIN || metric == CDSE_METRIC_ENERGY_TO_TRAIN)) {
         const config_setting_t *at = config_setting_get_member(objective, "metric");
         rc = cdse__key_fail(&ctx, objective, "tokens", at, "a token budget > 0, e.g. tokens = 3e11",
                             "missing (required by metric \"%s\")", cdse_metric_name(metric));
@@ -1785,6 +1825,8 @@ int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_d
     config_destroy(&cfg);
     if (rc != 0)
         return rc;
+    if (job->objective.currency[0] == '\0')
+        snprintf(job->objective.currency, sizeof job->objective.currency, "USD");
     if (job->name[0] == '\0')
         default_name(path, job->name, sizeof job->name);
     if (job->output[0] == '\0')
@@ -1994,8 +2036,9 @@ void cdse_job_print(FILE *out, const cdse_job *job)
 void cdse_job_print_keys(FILE *out)
 {
     static const key_table *const tables[] = {
-        &job_table,   &space_table, &objective_table, &model_table, &system_table, &peak_table,
-        &level_table, &coll_table,  &tier_table,      &pool_table,  &member_table, &probe_table};
+        &job_table,  &space_table,  &objective_table, &model_table, &system_table,
+        &peak_table, &level_table,  &coll_table,      &tier_table,  &cost_table,
+        &pool_table, &member_table, &probe_table};
     fprintf(out, "# %-42s %-30s %-24s %s\n", "key", "type", "default", "meaning");
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         cdse__print_key_table(out, tables[t]);

@@ -163,6 +163,9 @@ static const char *const hw_columns[CDSE_HW_COUNT] = {
     [CDSE_HW_NET1_SIZE] = "net1_size",
     [CDSE_HW_TIER_CAPACITY] = "tier_capacity_gib",
     [CDSE_HW_TIER_BANDWIDTH] = "tier_bandwidth_gbs",
+    [CDSE_HW_GPU_PRICE] = "gpu_price",
+    [CDSE_HW_RENTAL_PRICE] = "rental_price",
+    [CDSE_HW_GPU_POWER] = "gpu_power_w",
 };
 
 const char *cdse_hw_column(int key)
@@ -208,6 +211,12 @@ double cdse_hw_get(const cdse_system *system, int key)
         return system->tier.attach != CDSE_TIER_NONE ? system->tier.capacity_gib : 0.0;
     case CDSE_HW_TIER_BANDWIDTH:
         return system->tier.attach != CDSE_TIER_NONE ? system->tier.bandwidth_gbs : 0.0;
+    case CDSE_HW_GPU_PRICE:
+        return system->cost.gpu_price;
+    case CDSE_HW_RENTAL_PRICE:
+        return system->cost.rental_price;
+    case CDSE_HW_GPU_POWER:
+        return system->cost.gpu_power_w;
     default:
         return 0.0;
     }
@@ -251,6 +260,15 @@ void cdse_hw_set(cdse_system *system, int key, double value)
         break;
     case CDSE_HW_TIER_BANDWIDTH:
         system->tier.bandwidth_gbs = value;
+        break;
+    case CDSE_HW_GPU_PRICE:
+        system->cost.gpu_price = value;
+        break;
+    case CDSE_HW_RENTAL_PRICE:
+        system->cost.rental_price = value;
+        break;
+    case CDSE_HW_GPU_POWER:
+        system->cost.gpu_power_w = value;
         break;
     default:
         break;

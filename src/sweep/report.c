@@ -13,6 +13,39 @@
 /* Seconds per day and per hour, for time_to_train_days and gpu_hours. */
 #define SECONDS_PER_DAY  86400.0
 #define SECONDS_PER_HOUR 3600.0
+/* Julian year (365.25 days), for amortization; 1 kWh = 3.6e6 J, 1 MWh = 3.6e9 J. */
+#define SECONDS_PER_YEAR (365.25 * SECONDS_PER_DAY)
+#define JOULES_PER_KWH   3.6e6
+#define JOULES_PER_MWH   3.6e9
+
+/* Cost and energy of a configuration (docs/job-file.md, Cost and energy):
+ *   facility power P = pue x (gpus x gpu_power + nodes x node_power), nodes = ceil(gpus / per node)
+ *   tokens_per_kwh = tokens_per_s x 3.6e6 / P;  energy_to_train = P x seconds / 3.6e9 MWh
+ *   cost_to_train = gpus x rental_price x hours                      (rented), or
+ *                   gpus x (gpu_price + facility_price + sum of port_price over levels)
+ *                   x seconds / (amortization_years x 1 year) + kWh x electricity_price (bought)
+ * Pools (GPU types with their own prices) are left at 0. */
+static void record_cost(const cdse_job *job, const cdse_system *system, double seconds,
+                        cdse_record *record)
+{
+    const cdse_cost *c = &system->cost;
+    double gpus = (double)record->strategy.gpus;
+    double nodes = ceil(gpus / (double)system->gpus_per_node);
+    double power_w = c->pue * (gpus * c->gpu_power_w + nodes * c->node_power_w);
+    record->tokens_per_kwh =
+        power_w > 0.0 ? record->result.tokens_per_s * JOULES_PER_KWH / power_w : 0.0;
+    record->energy_to_train_mwh = power_w * seconds / JOULES_PER_MWH;
+    if (c->rental_price > 0.0) {
+        record->cost_to_train = gpus * c->rental_price * seconds / SECONDS_PER_HOUR;
+        return;
+    }
+    double per_gpu = c->gpu_price + c->facility_price;
+    for (int l = 0; l < system->n_levels; l++)
+        per_gpu += system->level[l].port_price;
+    double capital = gpus * per_gpu * seconds / (c->amortization_years * SECONDS_PER_YEAR);
+    double energy_kwh = power_w * seconds / JOULES_PER_KWH;
+    record->cost_to_train = capital + energy_kwh * job->objective.electricity_price;
+}
 
 /* The system of a configuration with its hardware-axis values applied, and its hardware
  * columns. Consecutive indices share a design (the hardware axes vary slower than the strategy
@@ -85,11 +118,17 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
     record->strategy.grad_accum = record->result.grad_accum;
     record->time_to_train_days = 0.0;
     record->gpu_hours = 0.0;
+    record->cost_to_train = 0.0;
+    record->energy_to_train_mwh = 0.0;
+    record->tokens_per_kwh = 0.0;
+    double seconds = 0.0;
     if (job->objective.tokens > 0.0 && record->result.tokens_per_s > 0.0) {
-        double seconds = job->objective.tokens / record->result.tokens_per_s;
+        seconds = job->objective.tokens / record->result.tokens_per_s;
         record->time_to_train_days = seconds / SECONDS_PER_DAY;
         record->gpu_hours = seconds * record->strategy.gpus / SECONDS_PER_HOUR;
     }
+    if (system->pool.n_types == 0 && record->result.tokens_per_s > 0.0)
+        record_cost(job, system, seconds, record);
 }
 
 double cdse_record_cost(const cdse_record *record, int metric)
@@ -107,6 +146,12 @@ double cdse_record_cost(const cdse_record *record, int metric)
         return record->gpu_hours;
     case CDSE_METRIC_MFU:
         return -record->result.mfu;
+    case CDSE_METRIC_COST_TO_TRAIN:
+        return record->cost_to_train;
+    case CDSE_METRIC_ENERGY_TO_TRAIN:
+        return record->energy_to_train_mwh;
+    case CDSE_METRIC_TOKENS_PER_KWH:
+        return -record->tokens_per_kwh;
     default:
         return HUGE_VAL;
     }
@@ -225,6 +270,16 @@ const cdse_column cdse_columns[] = {
        "second memory tier capacity per attachment domain (0 = none)"),
     HW("tier_bandwidth_gbs", CDSE_HW_TIER_BANDWIDTH, "GB/s",
        "second memory tier bandwidth per attachment domain (0 = none)"),
+    HW("gpu_price", CDSE_HW_GPU_PRICE, "currency", "purchase price per GPU with its node share"),
+    HW("rental_price", CDSE_HW_RENTAL_PRICE, "currency/GPU-h",
+       "rental price per GPU-hour (0 = bought)"),
+    HW("gpu_power_w", CDSE_HW_GPU_POWER, "W", "average draw per GPU while training"),
+    {"cost_to_train", CDSE_COL_F64, offsetof(cdse_record, cost_to_train), "currency",
+     "amortized purchase (or rental) plus electricity for objective.tokens (0 without prices)"},
+    {"energy_to_train_mwh", CDSE_COL_F64, offsetof(cdse_record, energy_to_train_mwh), "MWh",
+     "facility energy (PUE included) for objective.tokens (0 without power figures)"},
+    {"tokens_per_kwh", CDSE_COL_F64, offsetof(cdse_record, tokens_per_kwh), "tokens/kWh",
+     "training tokens per kWh of facility energy (0 without power figures)"},
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 

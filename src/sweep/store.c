@@ -580,6 +580,7 @@ static hid_t level_type(void)
     INSERT(t, cdse_net_level, bandwidth_gbs, H5T_NATIVE_DOUBLE);
     INSERT(t, cdse_net_level, latency_us, H5T_NATIVE_DOUBLE);
     INSERT(t, cdse_net_level, efficiency, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_net_level, port_price, H5T_NATIVE_DOUBLE);
     INSERT(t, cdse_net_level, coll_latency_us, arr);
     INSERT(t, cdse_net_level, coll_bandwidth_gbs, arr);
     H5Tclose(name);
@@ -595,6 +596,19 @@ static hid_t tier_type(void)
     INSERT(t, cdse_mem_tier, bandwidth_gbs, H5T_NATIVE_DOUBLE);
     INSERT(t, cdse_mem_tier, latency_us, H5T_NATIVE_DOUBLE);
     INSERT(t, cdse_mem_tier, shared_by, H5T_NATIVE_INT);
+    return t;
+}
+
+static hid_t cost_type(void)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_cost));
+    INSERT(t, cdse_cost, gpu_price, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_cost, facility_price, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_cost, amortization_years, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_cost, rental_price, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_cost, gpu_power_w, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_cost, node_power_w, H5T_NATIVE_DOUBLE);
+    INSERT(t, cdse_cost, pue, H5T_NATIVE_DOUBLE);
     return t;
 }
 
@@ -618,6 +632,9 @@ static hid_t system_type(void)
     INSERT(t, cdse_system, n_levels, H5T_NATIVE_INT);
     INSERT(t, cdse_system, level, levels);
     INSERT(t, cdse_system, tier, tier);
+    hid_t cost = cost_type();
+    INSERT(t, cdse_system, cost, cost);
+    H5Tclose(cost);
     H5Tclose(name);
     H5Tclose(peak);
     H5Tclose(eff);

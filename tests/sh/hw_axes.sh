@@ -84,5 +84,7 @@ bad toolong "s/hbm_gib = \[ 40.0, 79.6, 141.0 \]/hbm_gib = [ $(seq -s ', ' 1 65 
 bad duplicate 's/hbm_gib = \[ 40.0, 79.6, 141.0 \]/hbm_gib = [ 40.0, 40.0 ]/' "appears twice"
 bad twosystems 's/^systems = ( {/systems = ( "h100-sxm-dgx", {/' "one system"
 bad reserved 's/hbm_gib = \[ 40.0/hbm_gib = [ 2.0/' "reserved_gib"
+bad negprice 's/name = "design";/name = "design"; cost = { gpu_price = -1.0; };/' "systems[0].cost.gpu_price"
+bad priceaxis 's/name = "design";/name = "design"; cost = { gpu_price = [ 1.0, -1.0 ]; };/' "systems[0].cost.gpu_price"
 [ "$failures" -eq 0 ] || { echo "hw_axes: $failures failures"; exit 1; }
 echo "hw_axes: ok"

@@ -16,6 +16,9 @@ typedef enum cdse_metric {
     CDSE_METRIC_TIME_TO_TRAIN,          /* days for objective.tokens; lower is better */
     CDSE_METRIC_GPU_HOURS,              /* for objective.tokens; lower is better */
     CDSE_METRIC_MFU,                    /* higher is better */
+    CDSE_METRIC_COST_TO_TRAIN,          /* currency units for objective.tokens; lower */
+    CDSE_METRIC_ENERGY_TO_TRAIN,        /* MWh for objective.tokens; lower */
+    CDSE_METRIC_TOKENS_PER_KWH,         /* higher is better */
     CDSE_METRIC_COUNT
 } cdse_metric;
 
@@ -39,11 +42,13 @@ enum {
 };
 
 typedef struct cdse_objective {
-    int metric;    /* cdse_metric */
-    int top;       /* best configurations kept per group */
-    int group_by;  /* CDSE_GROUP_* mask */
-    int store;     /* cdse_store_mode */
-    double tokens; /* token budget for time_to_train and gpu_hours */
+    int metric;               /* cdse_metric */
+    int top;                  /* best configurations kept per group */
+    int group_by;             /* CDSE_GROUP_* mask */
+    int store;                /* cdse_store_mode */
+    double tokens;            /* token budget for time_to_train and gpu_hours */
+    double electricity_price; /* currency units per kWh drawn (purchased systems) */
+    char currency[16];        /* the unit of cost_to_train and the profiles' prices */
 } cdse_objective;
 
 /* A hardware axis: a numeric key of a system entry given as a list (docs/job-file.md). The

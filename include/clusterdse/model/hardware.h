@@ -40,6 +40,8 @@ typedef struct cdse_net_level {
     double bandwidth_gbs; /* GB/s per GPU, one direction (1 GB = 1e9 bytes) */
     double latency_us;
     double efficiency; /* fraction of bandwidth_gbs that collectives achieve, in (0, 1] */
+    double port_price; /* purchase price of this level's network per GPU (ports, switches,
+                          cables), currency units; 0 = in gpu_price or unknown */
     double coll_latency_us[CDSE_COLL_COUNT];
     double coll_bandwidth_gbs[CDSE_COLL_COUNT]; /* effective bus bandwidth, already includes
                                                    efficiency */
@@ -59,6 +61,17 @@ typedef struct cdse_mem_tier {
     double latency_us;
     int shared_by; /* GPUs sharing one domain (1 per GPU, gpus_per_node per node) */
 } cdse_mem_tier;
+
+/* What a GPU costs and draws (docs/job-file.md, Cost and energy). 0 = unknown. */
+typedef struct cdse_cost {
+    double gpu_price;          /* purchase price per GPU with its share of the node */
+    double facility_price;     /* per GPU: its share of the building, cooling, power */
+    double amortization_years; /* the purchase is spread over this many years */
+    double rental_price;       /* per GPU-hour; > 0: rented (power included), no purchase */
+    double gpu_power_w;        /* average draw per GPU while training */
+    double node_power_w;       /* per node besides its GPUs: CPUs, memory, NICs, fans */
+    double pue;                /* facility power / IT power, >= 1 */
+} cdse_cost;
 
 #define CDSE_MAX_POOL_TYPES 4
 
@@ -85,6 +98,7 @@ typedef struct cdse_system {
     int n_levels;
     cdse_net_level level[CDSE_MAX_LEVELS];
     cdse_mem_tier tier;
+    cdse_cost cost;
     cdse_pool pool; /* a pool: the fields above are those of its first member */
 } cdse_system;
 
@@ -104,6 +118,9 @@ typedef enum cdse_hw_key {
     CDSE_HW_NET1_SIZE,
     CDSE_HW_TIER_CAPACITY,  /* memory_tier.capacity_gib */
     CDSE_HW_TIER_BANDWIDTH, /* memory_tier.bandwidth */
+    CDSE_HW_GPU_PRICE,      /* cost.gpu_price */
+    CDSE_HW_RENTAL_PRICE,   /* cost.rental_price */
+    CDSE_HW_GPU_POWER,      /* cost.gpu_power */
     CDSE_HW_COUNT
 } cdse_hw_key;
 

@@ -16,7 +16,10 @@ typedef struct cdse_record {
     cdse_result result;
     double time_to_train_days; /* objective.tokens / tokens_per_s; 0 without a budget */
     double gpu_hours;
-    double hw[CDSE_HW_COUNT]; /* the system's hardware values (cdse_hw_key), axes applied */
+    double cost_to_train;       /* currency units for objective.tokens (0: no budget or prices) */
+    double energy_to_train_mwh; /* facility energy for objective.tokens (0: no budget or power) */
+    double tokens_per_kwh;      /* tokens per kWh of facility energy (0: no power figures) */
+    double hw[CDSE_HW_COUNT];   /* the system's hardware values (cdse_hw_key), axes applied */
 } cdse_record;
 
 /* Decodes `index` and evaluates it into `record`. Pure: safe in the sweep's hot loop. */
