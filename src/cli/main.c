@@ -18,6 +18,7 @@ static const command commands[] = {
     {"eval", cdse_cmd_eval, "evaluate a job's space in one process; table or --csv"},
     {"sweep", cdse_cmd_sweep, "distributed sweep over MPI ranks into an HDF5 store"},
     {"top", cdse_cmd_top, "best configurations from a store"},
+    {"compare", cdse_cmd_compare, "the best configuration of each system side by side"},
     {"probe", cdse_cmd_probe, "measure MPI collectives on the allocation"},
     {"fit", cdse_cmd_fit, "fit a network profile to probe data"},
     {"verify", cdse_cmd_verify, "replay the best configurations' communication"},

@@ -332,3 +332,100 @@ void cdse__hw_print_body(FILE *out, const char *body, const cdse_job *job, int s
         p += len;
     }
 }
+
+/* ---- cluster sizes per system ------------------------------------------------------------- */
+
+#define SIZE_MAX_GPUS 1048576 /* the space.gpus bound (src/config/job.c MAX_GPUS) */
+
+/* Where each system's sizes were written, and whether they count nodes. */
+static _Thread_local struct {
+    int n; /* values given; 0 = none */
+    bool nodes;
+    const char *file;
+    int line;
+    char path[160];
+} size_src[CDSE_MAX_SYSTEMS];
+
+int cdse__sizes_extract(parse_ctx *ctx, config_setting_t *entry, int system, cdse_job *job)
+{
+    if (system == 0)
+        memset(size_src, 0, sizeof size_src);
+    if (!config_setting_is_group(entry))
+        return 0;
+    config_setting_t *gpus = config_setting_get_member(entry, "gpus");
+    config_setting_t *nodes = config_setting_get_member(entry, "nodes");
+    if (gpus != NULL && nodes != NULL)
+        return cdse__key_fail(ctx, nodes, NULL, nodes, "gpus or nodes, not both",
+                              "given together with gpus");
+    config_setting_t *s = gpus != NULL ? gpus : nodes;
+    if (s == NULL)
+        return 0;
+    char allowed[160];
+    snprintf(allowed, sizeof allowed, "an integer from 1 to %d, or a list of 1 to %d distinct ones",
+             SIZE_MAX_GPUS, CDSE_AXIS_MAX_VALUES);
+    bool list = hw_is_list(s);
+    int n = list ? config_setting_length(s) : 1;
+    if (n < 1 || n > CDSE_AXIS_MAX_VALUES)
+        return cdse__key_fail(ctx, s, NULL, s, allowed, "%d values", n);
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *e = list ? config_setting_get_elem(s, (unsigned)i) : s;
+        int type = config_setting_type(e);
+        long long v = type == CONFIG_TYPE_INT     ? config_setting_get_int(e)
+                      : type == CONFIG_TYPE_INT64 ? config_setting_get_int64(e)
+                                                  : -1;
+        if (v < 1 || v > SIZE_MAX_GPUS)
+            return cdse__key_fail(ctx, s, NULL, e, allowed, "element %d is not allowed", i + 1);
+        for (int j = 0; j < i; j++)
+            if (job->system_gpus[system][j] == v)
+                return cdse__key_fail(ctx, s, NULL, e, allowed, "%lld appears twice", v);
+        job->system_gpus[system][i] = (int32_t)v;
+    }
+    size_src[system].n = n;
+    size_src[system].nodes = s == nodes;
+    size_src[system].file = config_setting_source_file(s);
+    size_src[system].line = (int)config_setting_source_line(s);
+    cdse__setting_path(s, size_src[system].path, sizeof size_src[system].path);
+    config_setting_remove_elem(entry, (unsigned)config_setting_index(s));
+    return 0;
+}
+
+static int size_fail(parse_ctx *ctx, int s, const char *allowed, const char *what)
+{
+    cdse_diag_set(ctx->diag, "%s:%d: key '%s': %s; allowed: %s",
+                  size_src[s].file != NULL ? size_src[s].file : ctx->file,
+                  size_src[s].line > 0 ? size_src[s].line : 1, size_src[s].path, what, allowed);
+    return CDSE_EINVAL;
+}
+
+int cdse__sizes_check(parse_ctx *ctx, const config_setting_t *systems, cdse_job *job)
+{
+    int first = -1;
+    for (int s = 0; s < ctx->axis_systems; s++)
+        if (size_src[s].n > 0 && first < 0)
+            first = s;
+    job->n_system_gpus = 0;
+    if (first < 0)
+        return 0;
+    const char *allowed = "gpus or nodes in every system entry, each with the same number of "
+                          "values, or in none";
+    for (int s = 0; s < ctx->axis_systems; s++) {
+        if (size_src[s].n == 0)
+            return cdse__key_fail(ctx, systems, NULL, systems, allowed,
+                                  "system '%s' gives no gpus or nodes, system '%s' does",
+                                  job->system[s].name, job->system[first].name);
+        if (size_src[s].n != size_src[first].n)
+            return size_fail(ctx, s, allowed, "a different number of values than the first");
+        for (int h = 0; h < job->n_hw_axes && size_src[s].nodes; h++)
+            if (job->hw_axis[h].key == CDSE_HW_GPUS_PER_NODE)
+                return size_fail(ctx, s, "gpus = [ ... ] when gpus_per_node is a hardware axis",
+                                 "nodes with a list of gpus_per_node");
+        for (int i = 0; i < size_src[s].n && size_src[s].nodes; i++) {
+            long long g = (long long)job->system_gpus[s][i] * job->system[s].gpus_per_node;
+            if (g > SIZE_MAX_GPUS)
+                return size_fail(ctx, s, "nodes * gpus_per_node <= 1048576", "too many nodes");
+            job->system_gpus[s][i] = (int32_t)g;
+        }
+    }
+    job->n_system_gpus = size_src[first].n;
+    return 0;
+}

@@ -12,6 +12,14 @@
  * distinct, and a ninth axis are errors (file:line, key, what is allowed). */
 int cdse__hw_extract(parse_ctx *ctx, config_setting_t *entry, int system, cdse_job *job);
 
+/* Takes `gpus` or `nodes` (a number or a list) out of the inline system entry `entry` (system
+ * `system`): the cluster sizes of that system (nodes are converted by cdse__sizes_check). */
+int cdse__sizes_extract(parse_ctx *ctx, config_setting_t *entry, int system, cdse_job *job);
+
+/* After the systems are parsed: every listed system gives sizes, the same number of values,
+ * or none does; nodes become GPUs. */
+int cdse__sizes_check(parse_ctx *ctx, const config_setting_t *systems, cdse_job *job);
+
 /* After the job's systems are parsed: every value of every axis, alone and with every value of
  * each other axis, gives a valid system (cdse_system_check); the keys exist in the base
  * profile (a second network level, a memory tier); the job lists one system. */

@@ -1177,20 +1177,26 @@ static int parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *
     static const job_entry kind = {"calibration/systems", "system",           CDSE_MAX_SYSTEMS,
                                    sizeof(cdse_system),   parse_system_group, true};
     bool list = config_setting_is_list(setting) || config_setting_is_array(setting);
-    /* Hardware axes (lists in an inline entry) leave the tree before the entries parse. */
+    /* Cluster sizes and hardware axes (lists in an inline entry) leave the tree before the
+     * entries parse. */
     int n_listed = list ? config_setting_length(setting) : 1;
     int rc = 0;
     job->n_hw_axes = 0;
-    for (int i = 0; i < n_listed && i < CDSE_MAX_SYSTEMS && rc == 0; i++)
-        rc = cdse__hw_extract(
-            ctx, list ? config_setting_get_elem(setting, (unsigned)i) : (config_setting_t *)setting,
-            i, job);
+    for (int i = 0; i < n_listed && i < CDSE_MAX_SYSTEMS && rc == 0; i++) {
+        config_setting_t *entry =
+            list ? config_setting_get_elem(setting, (unsigned)i) : (config_setting_t *)setting;
+        rc = cdse__sizes_extract(ctx, entry, i, job);
+        if (rc == 0)
+            rc = cdse__hw_extract(ctx, entry, i, job);
+    }
     if (rc == 0)
         rc = parse_entries(ctx, setting, &kind, (char *)job->system, &job->n_systems);
     ctx->axis_systems = job->n_systems;
     ctx->job = job;
     if (rc == 0)
         rc = cdse__hw_check(ctx, setting, job);
+    if (rc == 0)
+        rc = cdse__sizes_check(ctx, setting, job);
     if (rc != 0)
         return rc;
     for (int i = 0; i < ctx->axis_systems && rc == 0; i++) {
@@ -1414,6 +1420,21 @@ static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
     return 0;
 }
 
+/* Sizes per system: the feasibility rules hold for each system's sizes; the gpus axis takes the
+ * first system's values (the evaluator reads job->system_gpus). */
+static int space_per_system(parse_ctx *ctx, const config_setting_t *setting, const cdse_job *job,
+                            space_input *in)
+{
+    int rc = 0;
+    in->n[CDSE_AXIS_GPUS] = job->n_system_gpus;
+    for (int s = ctx->axis_systems - 1; s >= 0 && rc == 0; s--) {
+        for (int i = 0; i < job->n_system_gpus; i++)
+            in->value[CDSE_AXIS_GPUS][i] = job->system_gpus[s][i];
+        rc = space_feasibility(ctx, setting, job, in);
+    }
+    return rc;
+}
+
 static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *target,
                        const key_spec *key)
 {
@@ -1428,7 +1449,13 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
     if (rc == 0 && gpus != NULL && nodes != NULL)
         rc = cdse__key_fail(ctx, nodes, NULL, nodes, "gpus or nodes, not both",
                             "given together with gpus (line %d)", config_setting_source_line(gpus));
-    if (rc == 0 && gpus == NULL && nodes == NULL)
+    if (rc == 0 && job->n_system_gpus > 0 && (gpus != NULL || nodes != NULL))
+        rc = cdse__key_fail(ctx, gpus ? gpus : nodes, NULL, gpus ? gpus : nodes,
+                            "sizes in space or in every system entry, not both",
+                            "the system entries give gpus or nodes");
+    if (rc == 0 && job->n_system_gpus > 0) /* checked per system below */
+        rc = space_per_system(ctx, setting, job, in);
+    else if (rc == 0 && gpus == NULL && nodes == NULL)
         rc = cdse__key_fail(ctx, setting, "gpus", setting, "gpus = [ ... ] or nodes = [ ... ]",
                             "missing (required: gpus or nodes)");
     for (int h = 0; h < job->n_hw_axes && rc == 0 && nodes != NULL; h++)
@@ -1455,7 +1482,7 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
         }
         in->n[CDSE_AXIS_GPUS] = in->n[AXIS_NODES];
     }
-    if (rc == 0)
+    if (rc == 0 && job->n_system_gpus == 0)
         rc = space_feasibility(ctx, setting, job, in);
     if (rc == 0) {
         cdse_space *space = &job->space;
@@ -1782,6 +1809,8 @@ static uint64_t job_fingerprint(const cdse_job *job)
     for (int a = 0; a < CDSE_AXIS_COUNT; a++)
         h = fnv1a(h, job->space.value[a], sizeof job->space.value[a][0] * (size_t)job->space.n[a]);
     h = fnv1a(h, &job->objective, sizeof job->objective);
+    for (int s = 0; s < job->n_systems && job->n_system_gpus > 0; s++)
+        h = fnv1a(h, job->system_gpus[s], sizeof(int32_t) * (size_t)job->n_system_gpus);
     for (int a = 0; a < job->n_hw_axes; a++) { /* jobs without hardware axes keep their hash */
         const cdse_hw_axis *axis = &job->hw_axis[a];
         h = fnv1a(h, &axis->key, sizeof axis->key);
@@ -1987,6 +2016,12 @@ static void print_systems(FILE *out, const void *target, const key_spec *key, in
     for (int s = 0; s < n; s++) {
         const cdse_system *system = &job->system[s];
         fprintf(out, "%*s{\n", indent + 2, "");
+        if (job->n_system_gpus > 0) {
+            fprintf(out, "%*sgpus = [", indent + 4, "");
+            for (int i = 0; i < job->n_system_gpus; i++)
+                fprintf(out, "%s%d", i ? ", " : " ", (int)job->system_gpus[s][i]);
+            fputs(" ];\n", out);
+        }
         if (system->pool.n_types == 0) {
             print_system_hw(out, job, s, indent + 4);
         } else {
@@ -2016,6 +2051,8 @@ static void print_space(FILE *out, const void *target, const key_spec *key, int 
         const key_spec *k = &space_table.keys[i];
         if (k->axis == AXIS_NODES)
             continue; /* resolved into gpus */
+        if (k->axis == CDSE_AXIS_GPUS && ((const cdse_job *)target)->n_system_gpus > 0)
+            continue; /* given per system */
         fprintf(out, "%*s%s = [", indent + 2, "", k->name);
         for (int v = 0; v < space->n[k->axis]; v++) {
             fputs(v ? ", " : " ", out);

@@ -100,6 +100,8 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
     record->model = (int32_t)job->space.value[CDSE_AXIS_MODEL][digit[CDSE_AXIS_MODEL]];
     record->system = (int32_t)job->space.value[CDSE_AXIS_SYSTEM][digit[CDSE_AXIS_SYSTEM]];
     cdse_space_strategy(&job->space, digit, &record->strategy);
+    if (job->n_system_gpus > 0)
+        record->strategy.gpus = job->system_gpus[record->system][digit[CDSE_AXIS_GPUS]];
     const cdse_model *model = &job->model[record->model];
     const cdse_system *system = hw_system(job, record->system, digit + CDSE_AXIS_HW0);
     if (job->n_hw_axes == 0)

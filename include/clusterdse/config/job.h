@@ -74,6 +74,10 @@ typedef struct cdse_job {
     cdse_space space;
     int n_hw_axes;
     cdse_hw_axis hw_axis[CDSE_MAX_HW_AXES];
+    /* Cluster sizes per system (`gpus` or `nodes` in the system entries): the gpus axis digit i
+     * means system_gpus[system][i]. 0: space.gpus applies to every system. */
+    int n_system_gpus;
+    int32_t system_gpus[CDSE_MAX_SYSTEMS][CDSE_AXIS_MAX_VALUES];
     cdse_objective objective;
     uint64_t fingerprint; /* hash of the validated content, to refuse resuming another job */
     char *text;           /* the job file text as given (malloc'd) */
