@@ -110,6 +110,8 @@ static double groups_of(const cdse_job *job)
     n *= g & CDSE_GROUP_GPUS ? job->space.n[CDSE_AXIS_GPUS] : 1;
     n *= g & CDSE_GROUP_GLOBAL_BATCH ? job->space.n[CDSE_AXIS_GLOBAL_BATCH] : 1;
     n *= g & CDSE_GROUP_PRECISION ? job->space.n[CDSE_AXIS_PRECISION] : 1;
+    for (int h = 0; h < job->n_hw_axes && (g & CDSE_GROUP_DESIGN); h++)
+        n *= job->space.n[CDSE_AXIS_HW0 + h];
     return n;
 }
 

@@ -1516,10 +1516,11 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
 /* --- Objective --- */
 
 static const char *const store_names[] = {"all", "feasible", "best", NULL};
-static const char *const group_names[] = {"model",        "system",    "gpus",
-                                          "global_batch", "precision", NULL};
-static const int group_bits[] = {CDSE_GROUP_MODEL, CDSE_GROUP_SYSTEM, CDSE_GROUP_GPUS,
-                                 CDSE_GROUP_GLOBAL_BATCH, CDSE_GROUP_PRECISION};
+static const char *const group_names[] = {"model",     "system", "gpus", "global_batch",
+                                          "precision", "design", NULL};
+static const int group_bits[] = {CDSE_GROUP_MODEL,        CDSE_GROUP_SYSTEM,
+                                 CDSE_GROUP_GPUS,         CDSE_GROUP_GLOBAL_BATCH,
+                                 CDSE_GROUP_PRECISION,    CDSE_GROUP_DESIGN};
 
 static int parse_group_by(parse_ctx *ctx, const config_setting_t *setting, void *target,
                           const key_spec *key)
@@ -1581,7 +1582,7 @@ static const key_spec objective_keys[] = {
      .type_text = "string list",
      .def_text = "[]",
      .help = "the best are kept per distinct value of these: model, system, gpus, global_batch, "
-             "precision"},
+             "precision, design (the hardware values: one group per point of the hardware axes)"},
     {.name = "store",
      .type = KEY_ENUM,
      .offset = offsetof(cdse_objective, store),

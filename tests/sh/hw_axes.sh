@@ -70,6 +70,21 @@ bad=$(tail -n +2 "$tmp/out" | awk -F, -v h="$c_hbm" -v n="$c_n0" '$h != 141 || $
 run "$bin" top "$tmp/r2.h5" --csv -n 1 --by hbm_gib --desc
 [ "$(tail -1 "$tmp/out" | cut -d, -f"$c_hbm")" = "141" ] || fail "--by hbm_gib --desc: $(tail -1 "$tmp/out")"
 
+# group_by = [ "gpus", "design" ]: /top holds, per cluster size and design, the best 3 of the
+# feasible rows (design = the hardware columns, here hbm_gib, net0_size, net1_bandwidth_gbs and
+# tier_bandwidth_gbs).
+groups() { # CSV: "gpus design time" of the 3 fastest feasible rows per group, sorted
+    awk -F, -v h="$c_hbm" -v n="$c_n0" -v b="$c_b1" -v t="$c_tb" \
+        'NR > 1 && $21 == "ok" {print $4 "/" $h "/" $n "/" $b "/" $t, $22}' "$1" |
+        sort -k1,1 -k2,2g | awk '{ if (++seen[$1] <= 3) print }' | sort
+}
+run "$bin" top "$tmp/r2.h5" --from top --csv -n 100000
+cp "$tmp/out" "$tmp/top.csv"
+groups "$tmp/axes.csv" >"$tmp/want_top"
+groups "$tmp/top.csv" >"$tmp/got_top"
+[ "$(cut -d' ' -f1 "$tmp/want_top" | sort -u | wc -l)" -gt 24 ] || fail "fewer than 25 feasible (gpus, design) groups"
+cmp -s "$tmp/want_top" "$tmp/got_top" || fail "/top per (gpus, design) differs from the rows: $(diff "$tmp/want_top" "$tmp/got_top" | head -3)"
+
 # Bad axes: exit 1, file:line, the key, what is allowed.
 bad() { # NAME SED-EXPRESSION EXPECTED-FRAGMENT
     sed -e "$2" "$job" >"$tmp/$1.cfg"

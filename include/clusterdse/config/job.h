@@ -39,6 +39,7 @@ enum {
     CDSE_GROUP_GPUS = 4,
     CDSE_GROUP_GLOBAL_BATCH = 8,
     CDSE_GROUP_PRECISION = 16,
+    CDSE_GROUP_DESIGN = 32, /* the hardware values (record.hw): one group per design */
 };
 
 typedef struct cdse_objective {
