@@ -92,6 +92,18 @@ static const cdse_system *hw_system(const cdse_job *job, int system, const int *
     return &cache.applied;
 }
 
+void cdse_record_system(const cdse_job *job, uint64_t index, cdse_system *system)
+{
+    int digit[CDSE_AXIS_COUNT];
+    cdse_space_decode(&job->space, index, digit);
+    int s = (int)job->space.value[CDSE_AXIS_SYSTEM][digit[CDSE_AXIS_SYSTEM]];
+    *system = job->system[s];
+    for (int h = 0; h < job->n_hw_axes; h++)
+        if (job->hw_axis[h].system == s)
+            cdse_hw_set(system, job->hw_axis[h].key,
+                        job->hw_axis[h].value[digit[CDSE_AXIS_HW0 + h]]);
+}
+
 void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
 {
     int digit[CDSE_AXIS_COUNT];

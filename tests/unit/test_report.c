@@ -325,6 +325,34 @@ static void test_cost_rented(void **state)
     assert_float_equal(r.energy_to_train_mwh, 32500.0 * seconds / 3.6e9, 1e-9);
 }
 
+/* tests/jobs/good_hw_axes.cfg: hbm_gib [40, 79.6, 141] (the first axis, stride 3 x 2 x 2 x 2 x
+ * 16 = 384 / 3 = 128), net0 size [8, 16]. Configuration 128 x 2 + 0 has hbm_gib 141, the others
+ * at their first value; the system verify replays is the one the row was evaluated on. */
+static void test_record_system(void **state)
+{
+    (void)state;
+    cdse_job *job = calloc(1, sizeof *job);
+    cdse_diag diag;
+    if (cdse_job_load_file(CDSE_SOURCE_DIR "/tests/jobs/good_hw_axes.cfg", job, &diag) != 0)
+        fail_msg("%s", diag.msg);
+    assert_int_equal(job->space.size, 384);
+    cdse_system system;
+    cdse_record r;
+    for (uint64_t index = 0; index < job->space.size; index += 37) {
+        cdse_record_system(job, index, &system);
+        cdse_record_eval(job, index, &r);
+        double hw[CDSE_HW_COUNT];
+        cdse_hw_values(&system, hw);
+        assert_memory_equal(hw, r.hw, sizeof hw);
+    }
+    cdse_record_system(job, 256, &system);
+    assert_true(system.hbm_gib == 141.0);
+    assert_int_equal(system.level[0].size, 8);
+    assert_true(system.level[1].bandwidth_gbs == 25.0);
+    cdse_job_free(job);
+    free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_hw_columns),
         cmocka_unit_test(test_cost_energy),
         cmocka_unit_test(test_cost_rented),
+        cmocka_unit_test(test_record_system),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

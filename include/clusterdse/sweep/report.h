@@ -25,6 +25,10 @@ typedef struct cdse_record {
 /* Decodes `index` and evaluates it into `record`. Pure: safe in the sweep's hot loop. */
 void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record);
 
+/* The system configuration `index` runs on: the job's system with the hardware axes' values of
+ * that configuration applied (a copy; not for the hot loop). */
+void cdse_record_system(const cdse_job *job, uint64_t index, cdse_system *system);
+
 /* The value `metric` (cdse_metric) of a record, oriented so that smaller is better. */
 double cdse_record_cost(const cdse_record *record, int metric);
 
