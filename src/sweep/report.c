@@ -32,18 +32,21 @@ static void record_cost(const cdse_job *job, const cdse_system *system, double s
     double gpus = (double)record->strategy.gpus;
     double nodes = ceil(gpus / (double)system->gpus_per_node);
     double power_w = c->pue * (gpus * c->gpu_power_w + nodes * c->node_power_w);
-    record->tokens_per_kwh =
-        power_w > 0.0 ? record->result.tokens_per_s * JOULES_PER_KWH / power_w : 0.0;
-    record->energy_to_train_mwh = power_w * seconds / JOULES_PER_MWH;
+    if (power_w > 0.0)
+        record->tokens_per_kwh = record->result.tokens_per_s * JOULES_PER_KWH / power_w;
+    if (!(seconds > 0.0))
+        return; /* no token budget: no cost or energy to train */
+    double joules = power_w * seconds;
+    record->energy_to_train_mwh = joules * (1.0 / JOULES_PER_MWH);
     if (c->rental_price > 0.0) {
-        record->cost_to_train = gpus * c->rental_price * seconds / SECONDS_PER_HOUR;
+        record->cost_to_train = gpus * c->rental_price * seconds * (1.0 / SECONDS_PER_HOUR);
         return;
     }
     double per_gpu = c->gpu_price + c->facility_price;
     for (int l = 0; l < system->n_levels; l++)
         per_gpu += system->level[l].port_price;
     double capital = gpus * per_gpu * seconds / (c->amortization_years * SECONDS_PER_YEAR);
-    double energy_kwh = power_w * seconds / JOULES_PER_KWH;
+    double energy_kwh = joules * (1.0 / JOULES_PER_KWH);
     record->cost_to_train = capital + energy_kwh * job->objective.electricity_price;
 }
 
