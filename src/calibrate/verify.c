@@ -41,8 +41,9 @@ void cdse_verify_plan(const cdse_job *job, uint64_t index, cdse_record *record,
 {
     cdse_record_eval(job, index, record);
     cdse_result result;
-    cdse_evaluate_plan(&job->model[record->model], &job->system[record->system], &record->strategy,
-                       &result, plan);
+    cdse_system system; /* with the configuration's hardware-axis values */
+    cdse_record_system(job, index, &system);
+    cdse_evaluate_plan(&job->model[record->model], &system, &record->strategy, &result, plan);
 }
 
 int cdse_verify_ops(const cdse_record *rec, const cdse_comm_plan *plan, const cdse_model *model,

@@ -204,8 +204,10 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
                         "the plan of this version\n",
                         a->store, (unsigned long long)r.index, r.result.time_per_iteration_s,
                         sorted[i]->result.time_per_iteration_s);
-            int n = cdse_verify_ops(&r, &plan, &job->model[r.model], &job->system[r.system], world,
-                                    a->max_bytes, ops + *n_out);
+            cdse_system system; /* with the configuration's hardware-axis values */
+            cdse_record_system(job, r.index, &system);
+            int n = cdse_verify_ops(&r, &plan, &job->model[r.model], &system, world, a->max_bytes,
+                                    ops + *n_out);
             for (int j = 0; j < n; j++)
                 ops[*n_out + j].top_rank = (int32_t)(i + 1);
             *n_out += n;

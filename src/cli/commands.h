@@ -7,6 +7,7 @@ int cdse_cmd_eval(int argc, char **argv);
 int cdse_cmd_sweep(int argc, char **argv);
 int cdse_cmd_top(int argc, char **argv);
 int cdse_cmd_export(int argc, char **argv);
+int cdse_cmd_compare(int argc, char **argv);
 int cdse_cmd_probe(int argc, char **argv);
 int cdse_cmd_fit(int argc, char **argv);
 int cdse_cmd_verify(int argc, char **argv);

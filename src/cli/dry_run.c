@@ -62,12 +62,20 @@ static void print_axes(const cdse_job *job, FILE *out)
     const cdse_space *sp = &job->space;
     fprintf(out, "# %-18s %6s  %s\n", "axis", "values", "");
     for (int a = 0; a < CDSE_AXIS_COUNT; a++) {
+        int h = a - CDSE_AXIS_HW0;
+        bool hw = h >= 0 && h < CDSE_MAX_HW_AXES;
+        if (hw && h >= job->n_hw_axes)
+            continue; /* an unused hardware axis */
         char line[160] = "", buf[128];
         size_t len = 0;
-        for (int i = 0; i < sp->n[a] && len < 100; i++)
-            len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", i ? " " : "",
-                                    value_name(job, a, sp->value[a][i], buf, sizeof buf));
-        fprintf(out, "  %-18s %6d  %s%s\n", cdse_axis_name(a), sp->n[a], line,
+        for (int i = 0; i < sp->n[a] && len < 100; i++) {
+            if (hw)
+                snprintf(buf, sizeof buf, "%g", job->hw_axis[h].value[i]);
+            const char *v = hw ? buf : value_name(job, a, sp->value[a][i], buf, sizeof buf);
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", i ? " " : "", v);
+        }
+        fprintf(out, "  %-18s %6d  %s%s\n",
+                hw ? cdse_hw_column(job->hw_axis[h].key) : cdse_axis_name(a), sp->n[a], line,
                 len >= 100 ? " ..." : "");
     }
 }
@@ -111,6 +119,8 @@ static double groups_of(const cdse_job *job)
     n *= g & CDSE_GROUP_GPUS ? job->space.n[CDSE_AXIS_GPUS] : 1;
     n *= g & CDSE_GROUP_GLOBAL_BATCH ? job->space.n[CDSE_AXIS_GLOBAL_BATCH] : 1;
     n *= g & CDSE_GROUP_PRECISION ? job->space.n[CDSE_AXIS_PRECISION] : 1;
+    for (int h = 0; h < job->n_hw_axes && (g & CDSE_GROUP_DESIGN); h++)
+        n *= job->space.n[CDSE_AXIS_HW0 + h];
     return n;
 }
 

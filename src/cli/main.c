@@ -22,6 +22,7 @@ static const command commands[] = {
     {"sweep", cdse_cmd_sweep, "distributed sweep over MPI ranks into an HDF5 store"},
     {"top", cdse_cmd_top, "best configurations from a store"},
     {"export", cdse_cmd_export, "every row of a store as CSV, streamed"},
+    {"compare", cdse_cmd_compare, "the best configuration of each system side by side"},
     {"probe", cdse_cmd_probe, "measure MPI collectives on the allocation"},
     {"fit", cdse_cmd_fit, "fit a network profile to probe data"},
     {"verify", cdse_cmd_verify, "replay the best configurations' communication"},

@@ -5,6 +5,7 @@
 #include "clusterdse/config/job.h"
 #include "clusterdse/config/probe_plan.h"
 #include "clusterdse/config/stack.h"
+#include "hw_axes.h"
 #include "keys.h"
 #include "clusterdse/config/datadir.h"
 
@@ -28,7 +29,8 @@
 /* Objective metrics                                                                          */
 
 static const char *const metric_names[CDSE_METRIC_COUNT + 1] = {
-    "time_per_iteration", "tokens_per_s", "time_to_train", "gpu_hours", "mfu", NULL};
+    "time_per_iteration", "tokens_per_s",    "time_to_train",  "gpu_hours", "mfu",
+    "cost_to_train",      "energy_to_train", "tokens_per_kwh", NULL};
 
 const char *cdse_metric_name(int metric)
 {
@@ -47,7 +49,8 @@ int cdse_metric_parse(const char *name)
 
 bool cdse_metric_higher_is_better(int metric)
 {
-    return metric == CDSE_METRIC_TOKENS_PER_S || metric == CDSE_METRIC_MFU;
+    return metric == CDSE_METRIC_TOKENS_PER_S || metric == CDSE_METRIC_MFU ||
+           metric == CDSE_METRIC_TOKENS_PER_KWH;
 }
 
 /* --- Models --- */
@@ -561,12 +564,29 @@ static int parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *
     static const job_entry kind = {"calibration/systems",    "system",
                                    CDSE_MAX_SYSTEMS,         sizeof(cdse_system),
                                    cdse__parse_system_group, true};
-    int rc = parse_entries(ctx, setting, &kind, (char *)job->system, &job->n_systems);
+    bool list = config_setting_is_list(setting) || config_setting_is_array(setting);
+    /* Cluster sizes and hardware axes (lists in an inline entry) leave the tree before the
+     * entries parse. */
+    int n_listed = list ? config_setting_length(setting) : 1;
+    int rc = 0;
+    job->n_hw_axes = 0;
+    for (int i = 0; i < n_listed && i < CDSE_MAX_SYSTEMS && rc == 0; i++) {
+        config_setting_t *entry =
+            list ? config_setting_get_elem(setting, (unsigned)i) : (config_setting_t *)setting;
+        rc = cdse__sizes_extract(ctx, entry, i, job);
+        if (rc == 0)
+            rc = cdse__hw_extract(ctx, entry, i, job);
+    }
+    if (rc == 0)
+        rc = parse_entries(ctx, setting, &kind, (char *)job->system, &job->n_systems);
     ctx->axis_systems = job->n_systems;
     ctx->job = job;
+    if (rc == 0)
+        rc = cdse__hw_check(ctx, setting, job);
+    if (rc == 0)
+        rc = cdse__sizes_check(ctx, setting, job);
     if (rc != 0)
         return rc;
-    bool list = config_setting_is_list(setting) || config_setting_is_array(setting);
     for (int i = 0; i < ctx->axis_systems && rc == 0; i++) {
         const config_setting_t *elem = list ? config_setting_get_elem(setting, i) : setting;
         if (config_setting_is_group(elem) && config_setting_get_member(elem, "pool") != NULL)
@@ -972,6 +992,21 @@ static int space_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
     return 0;
 }
 
+/* Sizes per system: the feasibility rules hold for each system's sizes; the gpus axis takes the
+ * first system's values (the evaluator reads job->system_gpus). */
+static int space_per_system(parse_ctx *ctx, const config_setting_t *setting, const cdse_job *job,
+                            space_input *in)
+{
+    int rc = 0;
+    in->n[CDSE_AXIS_GPUS] = job->n_system_gpus;
+    for (int s = ctx->axis_systems - 1; s >= 0 && rc == 0; s--) {
+        for (int i = 0; i < job->n_system_gpus; i++)
+            in->value[CDSE_AXIS_GPUS][i] = job->system_gpus[s][i];
+        rc = space_feasibility(ctx, setting, job, in);
+    }
+    return rc;
+}
+
 static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *target,
                        const key_spec *key)
 {
@@ -986,9 +1021,20 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
     if (rc == 0 && gpus != NULL && nodes != NULL)
         rc = cdse__key_fail(ctx, nodes, NULL, nodes, "gpus or nodes, not both",
                             "given together with gpus (line %d)", config_setting_source_line(gpus));
-    if (rc == 0 && gpus == NULL && nodes == NULL)
+    if (rc == 0 && job->n_system_gpus > 0 && (gpus != NULL || nodes != NULL))
+        rc = cdse__key_fail(ctx, gpus ? gpus : nodes, NULL, gpus ? gpus : nodes,
+                            "sizes in space or in every system entry, not both",
+                            "the system entries give gpus or nodes");
+    if (rc == 0 && job->n_system_gpus > 0) /* checked per system below */
+        rc = space_per_system(ctx, setting, job, in);
+    else if (rc == 0 && gpus == NULL && nodes == NULL)
         rc = cdse__key_fail(ctx, setting, "gpus", setting, "gpus = [ ... ] or nodes = [ ... ]",
                             "missing (required: gpus or nodes)");
+    for (int h = 0; h < job->n_hw_axes && rc == 0 && nodes != NULL; h++)
+        if (job->hw_axis[h].key == CDSE_HW_GPUS_PER_NODE)
+            rc = cdse__key_fail(ctx, nodes, NULL, nodes,
+                                "gpus = [ ... ] when gpus_per_node is a hardware axis",
+                                "nodes with a list of gpus_per_node");
     if (rc == 0 && nodes != NULL) {
         int per_node = job->system[0].gpus_per_node;
         for (int s = 1; s < job->n_systems && rc == 0; s++)
@@ -1008,7 +1054,7 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
         }
         in->n[CDSE_AXIS_GPUS] = in->n[AXIS_NODES];
     }
-    if (rc == 0)
+    if (rc == 0 && job->n_system_gpus == 0)
         rc = space_feasibility(ctx, setting, job, in);
     if (rc == 0) {
         cdse_space *space = &job->space;
@@ -1022,6 +1068,11 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
         space->n[CDSE_AXIS_SYSTEM] = ctx->axis_systems;
         for (int s = 0; s < ctx->axis_systems; s++)
             space->value[CDSE_AXIS_SYSTEM][s] = s;
+        for (int h = 0; h < CDSE_MAX_HW_AXES; h++) {
+            space->n[CDSE_AXIS_HW0 + h] = h < job->n_hw_axes ? job->hw_axis[h].n : 1;
+            for (int i = 0; i < space->n[CDSE_AXIS_HW0 + h]; i++)
+                space->value[CDSE_AXIS_HW0 + h][i] = i;
+        }
         for (int a = CDSE_AXIS_GPUS; a < CDSE_AXIS_COUNT; a++) {
             space->n[a] = in->n[a];
             memcpy(space->value[a], in->value[a], sizeof space->value[a]);
@@ -1045,10 +1096,10 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
 /* --- Objective --- */
 
 static const char *const store_names[] = {"all", "feasible", "best", NULL};
-static const char *const group_names[] = {"model",        "system",    "gpus",
-                                          "global_batch", "precision", NULL};
-static const int group_bits[] = {CDSE_GROUP_MODEL, CDSE_GROUP_SYSTEM, CDSE_GROUP_GPUS,
-                                 CDSE_GROUP_GLOBAL_BATCH, CDSE_GROUP_PRECISION};
+static const char *const group_names[] = {"model",     "system", "gpus", "global_batch",
+                                          "precision", "design", NULL};
+static const int group_bits[] = {CDSE_GROUP_MODEL,        CDSE_GROUP_SYSTEM,    CDSE_GROUP_GPUS,
+                                 CDSE_GROUP_GLOBAL_BATCH, CDSE_GROUP_PRECISION, CDSE_GROUP_DESIGN};
 
 static int parse_group_by(parse_ctx *ctx, const config_setting_t *setting, void *target,
                           const key_spec *key)
@@ -1092,7 +1143,8 @@ static const key_spec objective_keys[] = {
      .def_text = "\"time_per_iteration\"",
      .help = "what ranks configurations: time_per_iteration (s, lower is better), tokens_per_s "
              "(higher), time_to_train (days for tokens, lower), gpu_hours (for tokens, lower), "
-             "mfu (higher)"},
+             "mfu (higher), cost_to_train (currency for tokens, lower), energy_to_train (MWh "
+             "for tokens, lower), tokens_per_kwh (higher)"},
     {.name = "top",
      .type = KEY_INT,
      .offset = offsetof(cdse_objective, top),
@@ -1109,7 +1161,7 @@ static const key_spec objective_keys[] = {
      .type_text = "string list",
      .def_text = "[]",
      .help = "the best are kept per distinct value of these: model, system, gpus, global_batch, "
-             "precision"},
+             "precision, design (the hardware values: one group per point of the hardware axes)"},
     {.name = "store",
      .type = KEY_ENUM,
      .offset = offsetof(cdse_objective, store),
@@ -1120,8 +1172,16 @@ static const key_spec objective_keys[] = {
      .help = "which configurations the sweep stores: all (with status), feasible, best (only "
              "/top and /pareto)"},
     FLOAT_KEY(cdse_objective, "tokens", tokens, 0, true, 1e30, false, 0, "none",
-              "token budget for time_to_train and gpu_hours (float, or integer with the L "
-              "suffix above 2^31)"),
+              "token budget for time_to_train, gpu_hours, cost_to_train and energy_to_train "
+              "(float, or integer with the L suffix above 2^31)"),
+    FLOAT_KEY(cdse_objective, "electricity_price", electricity_price, 0, false, 1e6, false, 0, "0",
+              "price of 1 kWh drawn from the grid, in currency units (cost_to_train)"),
+    {.name = "currency",
+     .type = KEY_STRING,
+     .offset = offsetof(cdse_objective, currency),
+     .size = 16,
+     .def_text = "\"USD\"",
+     .help = "the unit of prices and cost_to_train (a name; prices are not converted)"},
 };
 static const key_table objective_table = {"objective", objective_keys,
                                           (int)(sizeof objective_keys / sizeof objective_keys[0])};
@@ -1340,6 +1400,14 @@ static uint64_t job_fingerprint(const cdse_job *job)
     h = fnv1a(h, &job->objective, sizeof job->objective);
     h = fnv1a(h, job->stack, sizeof job->stack[0] * (size_t)job->n_stacks);
     h = fnv1a(h, job->system_stack, sizeof job->system_stack[0] * (size_t)job->n_systems);
+    for (int s = 0; s < job->n_systems && job->n_system_gpus > 0; s++)
+        h = fnv1a(h, job->system_gpus[s], sizeof(int32_t) * (size_t)job->n_system_gpus);
+    for (int a = 0; a < job->n_hw_axes; a++) { /* jobs without hardware axes keep their hash */
+        const cdse_hw_axis *axis = &job->hw_axis[a];
+        h = fnv1a(h, &axis->key, sizeof axis->key);
+        h = fnv1a(h, &axis->system, sizeof axis->system);
+        h = fnv1a(h, axis->value, sizeof axis->value[0] * (size_t)axis->n);
+    }
     return h;
 }
 
@@ -1368,7 +1436,8 @@ int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_d
     const config_setting_t *objective = config_lookup(&cfg, "objective");
     int metric = job->objective.metric;
     if (rc == 0 && job->objective.tokens == 0 &&
-        (metric == CDSE_METRIC_TIME_TO_TRAIN || metric == CDSE_METRIC_GPU_HOURS)) {
+        (metric == CDSE_METRIC_TIME_TO_TRAIN || metric == CDSE_METRIC_GPU_HOURS ||
+         metric == CDSE_METRIC_COST_TO_TRAIN || metric == CDSE_METRIC_ENERGY_TO_TRAIN)) {
         const config_setting_t *at = config_setting_get_member(objective, "metric");
         rc = cdse__key_fail(&ctx, objective, "tokens", at, "a token budget > 0, e.g. tokens = 3e11",
                             "missing (required by metric \"%s\")", cdse_metric_name(metric));
@@ -1376,6 +1445,8 @@ int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_d
     config_destroy(&cfg);
     if (rc != 0)
         return rc;
+    if (job->objective.currency[0] == '\0')
+        snprintf(job->objective.currency, sizeof job->objective.currency, "USD");
     if (job->name[0] == '\0')
         default_name(path, job->name, sizeof job->name);
     if (job->output[0] == '\0')
@@ -1454,8 +1525,7 @@ static void print_models(FILE *out, const void *target, const key_spec *key, int
     fprintf(out, "%*s);\n", indent, "");
 }
 
-/* The systems of the axis; a pool lists its members inline (they follow the listed systems in
- * job->system). */
+/* The stacks axis as the files it names (nothing when the job names none). */
 static void print_stacks(FILE *out, const void *target, const key_spec *key, int indent)
 {
     (void)key;
@@ -1470,6 +1540,27 @@ static void print_stacks(FILE *out, const void *target, const key_spec *key, int
     fputs(" );\n", out);
 }
 
+/* A system with its hardware axes as lists (the body printed to memory, then rewritten). */
+static void print_system_hw(FILE *out, const cdse_job *job, int s, int indent)
+{
+    bool has_axes = false;
+    for (int h = 0; h < job->n_hw_axes; h++)
+        has_axes |= job->hw_axis[h].system == s;
+    char *body = NULL;
+    size_t len = 0;
+    FILE *mem = has_axes ? open_memstream(&body, &len) : NULL;
+    if (mem == NULL) {
+        cdse__print_system_body(out, &job->system[s], indent);
+        return;
+    }
+    cdse__print_system_body(mem, &job->system[s], indent);
+    fclose(mem);
+    cdse__hw_print_body(out, body, job, s);
+    free(body);
+}
+
+/* The systems of the axis; a pool lists its members inline (they follow the listed systems in
+ * job->system). */
 static void print_systems(FILE *out, const void *target, const key_spec *key, int indent)
 {
     (void)key;
@@ -1479,8 +1570,14 @@ static void print_systems(FILE *out, const void *target, const key_spec *key, in
     for (int s = 0; s < n; s++) {
         const cdse_system *system = &job->system[s];
         fprintf(out, "%*s{\n", indent + 2, "");
+        if (job->n_system_gpus > 0) {
+            fprintf(out, "%*sgpus = [", indent + 4, "");
+            for (int i = 0; i < job->n_system_gpus; i++)
+                fprintf(out, "%s%d", i ? ", " : " ", (int)job->system_gpus[s][i]);
+            fputs(" ];\n", out);
+        }
         if (system->pool.n_types == 0) {
-            cdse__print_system_body(out, system, indent + 4);
+            print_system_hw(out, job, s, indent + 4);
         } else {
             fprintf(out, "%*sname = ", indent + 4, "");
             cdse__print_string(out, system->name);
@@ -1508,6 +1605,8 @@ static void print_space(FILE *out, const void *target, const key_spec *key, int 
         const key_spec *k = &space_table.keys[i];
         if (k->axis == AXIS_NODES)
             continue; /* resolved into gpus */
+        if (k->axis == CDSE_AXIS_GPUS && ((const cdse_job *)target)->n_system_gpus > 0)
+            continue; /* given per system */
         fprintf(out, "%*s%s = [", indent + 2, "", k->name);
         for (int v = 0; v < space->n[k->axis]; v++) {
             fputs(v ? ", " : " ", out);

@@ -81,6 +81,8 @@ static const key_spec level_keys[] = {
               "latency per step (us)"),
     FLOAT_KEY(cdse_net_level, "efficiency", efficiency, 0, true, 1, false, 1.0, "1.0",
               "achievable share of bandwidth for collectives"),
+    FLOAT_KEY(cdse_net_level, "port_price", port_price, 0, false, 1e12, false, 0, "0",
+              "purchase price of this level per GPU: ports, switches, cables (cost_to_train)"),
     CDSE_COLLECTIVES(COLL_KEY_ROW) /* one key per row of collective.h's table */
 };
 static const key_table level_table = {"systems[].network[]", level_keys,
@@ -113,6 +115,26 @@ static const key_spec tier_keys[] = {
 };
 static const key_table tier_table = {"systems[].memory_tier", tier_keys,
                                      (int)(sizeof tier_keys / sizeof tier_keys[0])};
+
+static const key_spec cost_keys[] = {
+    FLOAT_KEY(cdse_cost, "gpu_price", gpu_price, 0, false, 1e12, false, 0, "0",
+              "purchase price per GPU with its share of the node (currency units)"),
+    FLOAT_KEY(cdse_cost, "facility_price", facility_price, 0, false, 1e12, false, 0, "0",
+              "per GPU: its share of the building, power and cooling plant"),
+    FLOAT_KEY(cdse_cost, "amortization_years", amortization_years, 0, true, 100, false, 5.0, "5",
+              "years over which the purchase is spread (hyperscalers depreciate servers over "
+              "5-6 years)"),
+    FLOAT_KEY(cdse_cost, "rental_price", rental_price, 0, false, 1e9, false, 0, "0",
+              "per GPU-hour; > 0: the system is rented (power included) instead of bought"),
+    FLOAT_KEY(cdse_cost, "gpu_power", gpu_power_w, 0, false, 1e6, false, 0, "0",
+              "average draw per GPU while training (W; datasheet TDP as an upper estimate)"),
+    FLOAT_KEY(cdse_cost, "node_power", node_power_w, 0, false, 1e7, false, 0, "0",
+              "draw per node besides its GPUs: CPUs, memory, NICs, fans (W)"),
+    FLOAT_KEY(cdse_cost, "pue", pue, 1, false, 10, false, 1.0, "1.0",
+              "power usage effectiveness: facility power over IT power"),
+};
+static const key_table cost_table = {"systems[].cost", cost_keys,
+                                     (int)(sizeof cost_keys / sizeof cost_keys[0])};
 
 static const key_spec system_keys[] = {
     {.name = "base",
@@ -205,6 +227,13 @@ static const key_spec system_keys[] = {
      .type_text = "group",
      .def_text = "none",
      .help = "second memory tier (offload / memory expansion target)"},
+    {.name = "cost",
+     .type = KEY_GROUP,
+     .offset = offsetof(cdse_system, cost),
+     .sub = &cost_table,
+     .type_text = "group",
+     .def_text = "unknown (0)",
+     .help = "what a GPU costs and draws (cost_to_train, energy_to_train_mwh, tokens_per_kwh)"},
 };
 static const key_table system_table = {"systems[]", system_keys,
                                        (int)(sizeof system_keys / sizeof system_keys[0])};
@@ -455,8 +484,8 @@ void cdse__print_system_body(FILE *out, const cdse_system *system, int indent)
 
 void cdse__system_print_keys(FILE *out)
 {
-    static const key_table *const tables[] = {&system_table, &peak_table, &level_table, &coll_table,
-                                              &tier_table};
+    static const key_table *const tables[] = {&system_table, &peak_table, &level_table,
+                                              &coll_table,   &tier_table, &cost_table};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         cdse__print_key_table(out, tables[t]);
 }

@@ -68,6 +68,7 @@ static const cdse_field level_rows[] = {
     FIELD(cdse_net_level, "bandwidth", bandwidth_gbs, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_net_level, "latency", latency_us, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_net_level, "efficiency", efficiency, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_net_level, "port_price", port_price, CDSE_FIELD_DOUBLE, 1),
     /* Fitted per collective, in cdse_coll order (allreduce, allgather, reduce_scatter,
      * alltoall, sendrecv); 0 = unset. */
     FIELD(cdse_net_level, "collective_latency", coll_latency_us, CDSE_FIELD_DOUBLE,
@@ -76,6 +77,17 @@ static const cdse_field level_rows[] = {
           CDSE_COLL_COUNT),
 };
 static const cdse_field_table level_fields = TABLE(cdse_net_level, level_rows);
+
+static const cdse_field cost_rows[] = {
+    FIELD(cdse_cost, "gpu_price", gpu_price, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_cost, "facility_price", facility_price, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_cost, "amortization_years", amortization_years, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_cost, "rental_price", rental_price, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_cost, "gpu_power", gpu_power_w, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_cost, "node_power", node_power_w, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_cost, "pue", pue, CDSE_FIELD_DOUBLE, 1),
+};
+static const cdse_field_table cost_fields = TABLE(cdse_cost, cost_rows);
 
 static const cdse_field tier_rows[] = {
     FIELD(cdse_mem_tier, "attach", attach, CDSE_FIELD_INT, 1),
@@ -111,5 +123,6 @@ static const cdse_field system_rows[] = {
     RECORD(cdse_system, "memory_tier", tier, tier_fields, 1),
     RECORD(cdse_system, "pool", pool, pool_fields, 1),
     FIELD(cdse_system, "stack", stack, CDSE_FIELD_STRING, 1),
+    RECORD(cdse_system, "cost", cost, cost_fields, 1),
 };
 const cdse_field_table cdse_system_fields = TABLE(cdse_system, system_rows);

@@ -13,6 +13,99 @@
 /* Seconds per day and per hour, for time_to_train_days and gpu_hours. */
 #define SECONDS_PER_DAY  86400.0
 #define SECONDS_PER_HOUR 3600.0
+/* Julian year (365.25 days), for amortization; 1 kWh = 3.6e6 J, 1 MWh = 3.6e9 J. */
+#define SECONDS_PER_YEAR (365.25 * SECONDS_PER_DAY)
+#define JOULES_PER_KWH   3.6e6
+#define JOULES_PER_MWH   3.6e9
+
+/* Cost and energy of a configuration (docs/job-file.md, Cost and energy):
+ *   facility power P = pue x (gpus x gpu_power + nodes x node_power), nodes = ceil(gpus / per node)
+ *   tokens_per_kwh = tokens_per_s x 3.6e6 / P;  energy_to_train = P x seconds / 3.6e9 MWh
+ *   cost_to_train = gpus x rental_price x hours                      (rented), or
+ *                   gpus x (gpu_price + facility_price + sum of port_price over levels)
+ *                   x seconds / (amortization_years x 1 year) + kWh x electricity_price (bought)
+ * Pools (GPU types with their own prices) are left at 0. */
+static void record_cost(const cdse_job *job, const cdse_system *system, double seconds,
+                        cdse_record *record)
+{
+    const cdse_cost *c = &system->cost;
+    double gpus = (double)record->strategy.gpus;
+    double nodes = ceil(gpus / (double)system->gpus_per_node);
+    double power_w = c->pue * (gpus * c->gpu_power_w + nodes * c->node_power_w);
+    if (power_w > 0.0)
+        record->tokens_per_kwh = record->result.tokens_per_s * JOULES_PER_KWH / power_w;
+    if (!(seconds > 0.0))
+        return; /* no token budget: no cost or energy to train */
+    double joules = power_w * seconds;
+    record->energy_to_train_mwh = joules * (1.0 / JOULES_PER_MWH);
+    if (c->rental_price > 0.0) {
+        record->cost_to_train = gpus * c->rental_price * seconds * (1.0 / SECONDS_PER_HOUR);
+        return;
+    }
+    double per_gpu = c->gpu_price + c->facility_price;
+    for (int l = 0; l < system->n_levels; l++)
+        per_gpu += system->level[l].port_price;
+    double capital = gpus * per_gpu * seconds / (c->amortization_years * SECONDS_PER_YEAR);
+    double energy_kwh = joules * (1.0 / JOULES_PER_KWH);
+    record->cost_to_train = capital + energy_kwh * job->objective.electricity_price;
+}
+
+/* The system of a configuration with its hardware-axis values applied, and its hardware
+ * columns. Consecutive indices share a design (the hardware axes vary slower than the strategy
+ * axes), so both are kept per thread and rebuilt only when the job, the system or the design
+ * changes: no copy per configuration. Without hardware axes the job's own system is used and
+ * only the columns come from here. (A job's systems change only before its first evaluation:
+ * the sweep applies a probe's fit first.) */
+typedef struct hw_cache {
+    const cdse_job *job;
+    uint64_t fingerprint;
+    int system;
+    int digit[CDSE_MAX_HW_AXES];
+    cdse_system applied;
+    double hw[CDSE_HW_COUNT];
+} hw_cache;
+
+static _Thread_local hw_cache cache;
+
+static bool hw_cache_hit(const cdse_job *job, int system, const int *digit)
+{
+    if (cache.job != job || cache.fingerprint != job->fingerprint || cache.system != system)
+        return false;
+    for (int h = 0; h < job->n_hw_axes; h++)
+        if (cache.digit[h] != digit[h])
+            return false;
+    return true;
+}
+
+static const cdse_system *hw_system(const cdse_job *job, int system, const int *digit)
+{
+    if (!hw_cache_hit(job, system, digit)) {
+        cache.applied = job->system[system];
+        for (int h = 0; h < job->n_hw_axes; h++) {
+            const cdse_hw_axis *axis = &job->hw_axis[h];
+            if (axis->system == system)
+                cdse_hw_set(&cache.applied, axis->key, axis->value[digit[h]]);
+            cache.digit[h] = digit[h];
+        }
+        cdse_hw_values(&cache.applied, cache.hw);
+        cache.job = job;
+        cache.fingerprint = job->fingerprint;
+        cache.system = system;
+    }
+    return &cache.applied;
+}
+
+void cdse_record_system(const cdse_job *job, uint64_t index, cdse_system *system)
+{
+    int digit[CDSE_AXIS_COUNT];
+    cdse_space_decode(&job->space, index, digit);
+    int s = (int)job->space.value[CDSE_AXIS_SYSTEM][digit[CDSE_AXIS_SYSTEM]];
+    *system = job->system[s];
+    for (int h = 0; h < job->n_hw_axes; h++)
+        if (job->hw_axis[h].system == s)
+            cdse_hw_set(system, job->hw_axis[h].key,
+                        job->hw_axis[h].value[digit[CDSE_AXIS_HW0 + h]]);
+}
 
 void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
 {
@@ -29,8 +122,13 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
         stack = job->system_stack[record->system];
     record->stack = stack >= 0 ? stack : job->n_stacks;
     record->strategy.stack = stack >= 0 ? &job->stack[stack] : NULL;
+    if (job->n_system_gpus > 0)
+        record->strategy.gpus = job->system_gpus[record->system][digit[CDSE_AXIS_GPUS]];
     const cdse_model *model = &job->model[record->model];
-    const cdse_system *system = &job->system[record->system];
+    const cdse_system *system = hw_system(job, record->system, digit + CDSE_AXIS_HW0);
+    if (job->n_hw_axes == 0)
+        system = &job->system[record->system];
+    memcpy(record->hw, cache.hw, sizeof record->hw);
     if (system->pool.n_types == 0) {
         cdse_evaluate(model, system, &record->strategy, &record->result);
     } else {
@@ -44,11 +142,17 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
     record->strategy.grad_accum = record->result.grad_accum;
     record->time_to_train_days = 0.0;
     record->gpu_hours = 0.0;
+    record->cost_to_train = 0.0;
+    record->energy_to_train_mwh = 0.0;
+    record->tokens_per_kwh = 0.0;
+    double seconds = 0.0;
     if (job->objective.tokens > 0.0 && record->result.tokens_per_s > 0.0) {
-        double seconds = job->objective.tokens / record->result.tokens_per_s;
+        seconds = job->objective.tokens / record->result.tokens_per_s;
         record->time_to_train_days = seconds / SECONDS_PER_DAY;
         record->gpu_hours = seconds * record->strategy.gpus / SECONDS_PER_HOUR;
     }
+    if (system->pool.n_types == 0 && record->result.tokens_per_s > 0.0)
+        record_cost(job, system, seconds, record);
 }
 
 double cdse_record_cost(const cdse_record *record, int metric)
@@ -66,6 +170,12 @@ double cdse_record_cost(const cdse_record *record, int metric)
         return record->gpu_hours;
     case CDSE_METRIC_MFU:
         return -record->result.mfu;
+    case CDSE_METRIC_COST_TO_TRAIN:
+        return record->cost_to_train;
+    case CDSE_METRIC_ENERGY_TO_TRAIN:
+        return record->energy_to_train_mwh;
+    case CDSE_METRIC_TOKENS_PER_KWH:
+        return -record->tokens_per_kwh;
     default:
         return HUGE_VAL;
     }
@@ -86,6 +196,11 @@ const char *cdse_offload_name(int offload)
 #define F64(key, field, unit, text)                                                                \
     {                                                                                              \
         key, CDSE_COL_F64, RESULT(field), unit, text                                               \
+    }
+
+#define HW(key, hw_key, unit, text)                                                                \
+    {                                                                                              \
+        key, CDSE_COL_F64, offsetof(cdse_record, hw[hw_key]), unit, text                           \
     }
 
 const cdse_column cdse_columns[] = {
@@ -177,6 +292,35 @@ const cdse_column cdse_columns[] = {
         "the stack's NCCL/cuBLAS/TE workspaces and caching-allocator reserve"),
     F64("t_fixed_s", t_fixed_s, "s",
         "host costs not hidden by the GPU: kernel launches of small layers, per-iteration work"),
+    /* The system's hardware values with the job's hardware axes applied (cdse_hw_key order;
+     * the names are cdse_hw_column's, checked by test_report). */
+    HW("peak_bf16_tflops", CDSE_HW_PEAK_BF16, "TFLOP/s", "dense bf16 peak per GPU"),
+    HW("peak_fp8_tflops", CDSE_HW_PEAK_FP8, "TFLOP/s", "dense fp8 peak per GPU (0 = none)"),
+    HW("hbm_gib", CDSE_HW_HBM_GIB, "GiB", "HBM capacity per GPU"),
+    HW("hbm_bandwidth_gbs", CDSE_HW_HBM_BANDWIDTH, "GB/s", "HBM bandwidth per GPU"),
+    HW("gpus_per_node", CDSE_HW_GPUS_PER_NODE, "GPUs", "GPUs per node"),
+    HW("net0_bandwidth_gbs", CDSE_HW_NET0_BANDWIDTH, "GB/s",
+       "network level 0 bandwidth per GPU, one direction"),
+    HW("net0_latency_us", CDSE_HW_NET0_LATENCY, "us", "network level 0 latency per step"),
+    HW("net0_size", CDSE_HW_NET0_SIZE, "GPUs", "GPUs in one level-0 domain (scale-up domain)"),
+    HW("net1_bandwidth_gbs", CDSE_HW_NET1_BANDWIDTH, "GB/s",
+       "network level 1 bandwidth per GPU (0 = no level 1)"),
+    HW("net1_latency_us", CDSE_HW_NET1_LATENCY, "us", "network level 1 latency per step"),
+    HW("net1_size", CDSE_HW_NET1_SIZE, "GPUs", "GPUs in one level-1 domain (0 = the whole system)"),
+    HW("tier_capacity_gib", CDSE_HW_TIER_CAPACITY, "GiB",
+       "second memory tier capacity per attachment domain (0 = none)"),
+    HW("tier_bandwidth_gbs", CDSE_HW_TIER_BANDWIDTH, "GB/s",
+       "second memory tier bandwidth per attachment domain (0 = none)"),
+    HW("gpu_price", CDSE_HW_GPU_PRICE, "currency", "purchase price per GPU with its node share"),
+    HW("rental_price", CDSE_HW_RENTAL_PRICE, "currency/GPU-h",
+       "rental price per GPU-hour (0 = bought)"),
+    HW("gpu_power_w", CDSE_HW_GPU_POWER, "W", "average draw per GPU while training"),
+    {"cost_to_train", CDSE_COL_F64, offsetof(cdse_record, cost_to_train), "currency",
+     "amortized purchase (or rental) plus electricity for objective.tokens (0 without prices)"},
+    {"energy_to_train_mwh", CDSE_COL_F64, offsetof(cdse_record, energy_to_train_mwh), "MWh",
+     "facility energy (PUE included) for objective.tokens (0 without power figures)"},
+    {"tokens_per_kwh", CDSE_COL_F64, offsetof(cdse_record, tokens_per_kwh), "tokens/kWh",
+     "training tokens per kWh of facility energy (0 without power figures)"},
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 

@@ -791,13 +791,20 @@ static int write_space(hid_t file, const cdse_job *job)
             snprintf(name, sizeof name, "axis_%d", a);
         else
             snprintf(name, sizeof name, "%s", axis);
-        hid_t d =
-            H5Dcreate2(g, name, H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        if (d < 0 ||
-            H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, job->space.value[a]) < 0)
+        /* A hardware axis in use holds its values, the column and the system it applies to. */
+        int h = a - CDSE_AXIS_HW0;
+        const cdse_hw_axis *hw = h >= 0 && h < job->n_hw_axes ? &job->hw_axis[h] : NULL;
+        hid_t type = hw ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64;
+        const void *values = hw ? (const void *)hw->value : (const void *)job->space.value[a];
+        hid_t d = H5Dcreate2(g, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (d < 0 || H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
             rc = -1;
         if (d >= 0) {
             rc |= attr_write(d, "position", H5T_NATIVE_INT, &a);
+            if (hw != NULL) {
+                rc |= attr_string(d, "column", cdse_hw_column(hw->key));
+                rc |= attr_string(d, "system", job->system[hw->system].name);
+            }
             H5Dclose(d);
         }
         H5Sclose(space);

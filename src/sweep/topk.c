@@ -201,7 +201,9 @@ int cdse_topk_sorted(const cdse_topk *t, const cdse_record **out, double *keys)
 
 /* ---- groups --------------------------------------------------------------------------------- */
 
-#define GROUP_FIELDS 5
+/* model, system, gpus, global_batch, precision, then the hardware values (the design). */
+#define GROUP_BASE_FIELDS 5
+#define GROUP_FIELDS      (GROUP_BASE_FIELDS + CDSE_HW_COUNT)
 
 typedef struct group {
     int64_t key[GROUP_FIELDS];
@@ -227,13 +229,25 @@ static void group_key(const cdse_record *r, int mask, int64_t key[GROUP_FIELDS])
     key[2] = (mask & CDSE_GROUP_GPUS) ? r->strategy.gpus : 0;
     key[3] = (mask & CDSE_GROUP_GLOBAL_BATCH) ? r->strategy.global_batch : 0;
     key[4] = (mask & CDSE_GROUP_PRECISION) ? r->strategy.precision : 0;
+    for (int k = 0; k < CDSE_HW_COUNT; k++) { /* the bits of each value: equal means equal */
+        int64_t bits = 0;
+        if (mask & CDSE_GROUP_DESIGN)
+            memcpy(&bits, &r->hw[k], sizeof bits);
+        key[GROUP_BASE_FIELDS + k] = bits;
+    }
 }
 
-static uint64_t key_hash(const int64_t key[GROUP_FIELDS])
+/* Fields that enter the hash: the design's only when grouping by it (they are 0 otherwise). */
+static int hashed_fields(int mask)
 {
-    /* FNV-1a style mixing of the five fields, then a 64-bit finalizer (splitmix64). */
+    return (mask & CDSE_GROUP_DESIGN) ? GROUP_FIELDS : GROUP_BASE_FIELDS;
+}
+
+static uint64_t key_hash(const int64_t key[GROUP_FIELDS], int n)
+{
+    /* FNV-1a style mixing of the first n fields, then a 64-bit finalizer (splitmix64). */
     uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < GROUP_FIELDS; i++)
+    for (int i = 0; i < n; i++)
         h = (h ^ (uint64_t)key[i]) * 1099511628211ull;
     h ^= h >> 30;
     h *= 0xbf58476d1ce4e5b9ull;
@@ -296,14 +310,15 @@ static int slots_grow(cdse_topk_groups *g)
     g->slot = slot;
     g->slot_cap = cap;
     for (size_t i = 0; i < g->n; i++)
-        g->slot[slot_find(g, g->groups[i].key, key_hash(g->groups[i].key))] = i + 1;
+        g->slot[slot_find(g, g->groups[i].key,
+                          key_hash(g->groups[i].key, hashed_fields(g->mask)))] = i + 1;
     return CDSE_OK;
 }
 
 /* The group of `key`, created if new; NULL if memory runs out. */
 static group *group_get(cdse_topk_groups *g, const int64_t key[GROUP_FIELDS])
 {
-    uint64_t hash = key_hash(key);
+    uint64_t hash = key_hash(key, hashed_fields(g->mask));
     size_t i = slot_find(g, key, hash);
     if (g->slot[i] != 0)
         return &g->groups[g->slot[i] - 1];

@@ -22,7 +22,10 @@ static const char *const contract_header =
     "t_dp_comm_s,t_ep_comm_s,t_cp_comm_s,t_bubble_s,t_optimizer_s,t_offload_s,t_imbalance_s,"
     "time_to_train_days,gpu_hours,seq_imbalance,pool_split,pool_share_0,pool_share_1,"
     "pool_share_2,pool_share_3,placement,etp,recompute_modules,moe_dispatcher,moe_overlap,"
-    "stack,mem_fp8_cache_gib,mem_runtime_gib,t_fixed_s\n";
+    "stack,mem_fp8_cache_gib,mem_runtime_gib,t_fixed_s,peak_bf16_tflops,peak_fp8_tflops,hbm_gib,"
+    "hbm_bandwidth_gbs,gpus_per_node,net0_bandwidth_gbs,net0_latency_us,net0_size,"
+    "net1_bandwidth_gbs,net1_latency_us,net1_size,tier_capacity_gib,tier_bandwidth_gbs,"
+    "gpu_price,rental_price,gpu_power_w,cost_to_train,energy_to_train_mwh,tokens_per_kwh\n";
 
 /* Writes with `fn` into a temporary file and returns the text (static buffer). */
 static const char *capture(void (*fn)(FILE *, const void *, const void *), const void *a,
@@ -60,9 +63,9 @@ static void test_csv_header_is_the_contract(void **state)
 {
     (void)state;
     assert_string_equal(capture(header_fn, NULL, NULL), contract_header);
-    assert_int_equal(cdse_column_count,
-                     63); /* 55 + etp, recompute_modules, moe_dispatcher, moe_overlap + stack,
-                             mem_fp8_cache_gib, mem_runtime_gib, t_fixed_s */
+    /* 55 + etp, recompute_modules, moe_dispatcher, moe_overlap + stack, mem_fp8_cache_gib,
+     * mem_runtime_gib, t_fixed_s + 16 hardware values + cost, energy, tokens per kWh. */
+    assert_int_equal(cdse_column_count, 82);
     assert_non_null(cdse_column_find("mem_activations_gib"));
     assert_null(cdse_column_find("no_such_column"));
 }
@@ -128,6 +131,8 @@ static void fill(cdse_job *job, cdse_record *r)
     res->t_fixed_s = 0.03125;
     r->time_to_train_days = 41.39211;
     r->gpu_hours = 63578.29;
+    for (int k = 0; k < CDSE_HW_COUNT; k++)
+        r->hw[k] = 0.5 * (k + 1); /* distinct values: a column reading the wrong slot shows */
 }
 
 static void test_csv_row(void **state)
@@ -140,7 +145,7 @@ static void test_csv_row(void **state)
         "42,m1,s1,64,8,2,4,1,1,1,1,512,128,selective,1,1,bf16,1,activations+optimizer,0,ok,12.5,"
         "83886.1,150.25,160.5,0.481571,0.514423,70.125,10.5,10.5,15.75,30.375,3,0,3,6,1,0.5,0.25,"
         "0.125,0,0,1.5,0.0625,0,0,41.3921,63578.3,0,none,0,0,0,0,tp-cp-dp-pp,0,none,alltoall,none,"
-        "default,2.5,1.75,0.03125\n";
+        "default,2.5,1.75,0.03125,0.5,1,1.5,2,2.5,3,3.5,4,4.5,5,5.5,6,6.5,7,7.5,8,0,0,0\n";
     assert_string_equal(capture(row_fn, &record, job), expected);
     /* RFC 4180: a name with a comma and quotes is quoted, its quotes doubled. */
     record.model = 1;
@@ -256,6 +261,108 @@ static void test_record_eval(void **state)
     free(job);
 }
 
+/* Every sweepable hardware key is the column its name says, reading its own slot. */
+static void test_hw_columns(void **state)
+{
+    (void)state;
+    cdse_record record;
+    memset(&record, 0, sizeof record);
+    for (int k = 0; k < CDSE_HW_COUNT; k++)
+        record.hw[k] = 10.0 + k;
+    for (int k = 0; k < CDSE_HW_COUNT; k++) {
+        const cdse_column *c = cdse_column_find(cdse_hw_column(k));
+        assert_non_null(c);
+        assert_true(cdse_column_value(c, &record) == 10.0 + k);
+    }
+}
+
+/* Cost and energy against a hand calculation (formulas in src/sweep/report.c, record_cost):
+ * 20 GPUs at 8 per node = 3 nodes (ceil 2.5); P = pue 1.25 x (20 x 700 W + 3 x 4,000 W)
+ * = 1.25 x 26,000 = 32,500 W. Per GPU purchase 30,000 + facility 2,000 + ports 500 (level 0)
+ * + 1,500 (level 1) = 34,000, over 4 years of 365.25 days = 126,230,400 s. The throughput is the
+ * evaluator's (an input here): seconds = 1e10 tokens / tokens_per_s. */
+static const char cost_job[] =
+    "models = ( \"gpt3-1.3b\" );\n"
+    "systems = ( { base = \"a100-80g-dgx\"; name = \"priced\";\n"
+    "  network = ( { name = \"nvlink\"; size = 8; bandwidth = 300.0; latency = 3.4;\n"
+    "                port_price = 500.0; },\n"
+    "              { name = \"ib\"; size = 0; bandwidth = 25.0; latency = 9.6;\n"
+    "                port_price = 1500.0; } );\n"
+    "  cost = { gpu_price = 30000.0; facility_price = 2000.0; amortization_years = 4.0;\n"
+    "           gpu_power = 700.0; node_power = 4000.0; pue = 1.25; %s }; } );\n"
+    "space = { gpus = 20; tp = 1; pp = 1; microbatch = 1; global_batch = 480; zero = 1; };\n"
+    "objective = { metric = \"cost_to_train\"; tokens = 1e10; electricity_price = 0.1; };\n";
+
+static void eval_cost_job(const char *extra, cdse_record *record)
+{
+    char text[2048];
+    snprintf(text, sizeof text, cost_job, extra);
+    cdse_job *job = calloc(1, sizeof *job);
+    cdse_diag diag;
+    if (cdse_job_load_text(text, CDSE_SOURCE_DIR "/tests/jobs/unit.cfg", job, &diag) != 0)
+        fail_msg("%s", diag.msg);
+    cdse_record_eval(job, 0, record);
+    assert_int_equal(record->result.status, CDSE_ST_OK);
+    assert_string_equal(job->objective.currency, "USD");
+    cdse_job_free(job);
+    free(job);
+}
+
+static void test_cost_energy(void **state)
+{
+    (void)state;
+    cdse_record r;
+    eval_cost_job("", &r);
+    double tps = r.result.tokens_per_s, seconds = 1e10 / tps;
+    assert_float_equal(r.tokens_per_kwh, tps * 3.6e6 / 32500.0, 1e-9 * r.tokens_per_kwh);
+    double mwh = 32500.0 * seconds / 3.6e9;
+    assert_float_equal(r.energy_to_train_mwh, mwh, 1e-12 * mwh);
+    double cost = 20 * 34000.0 * seconds / 126230400.0 + mwh * 1000.0 * 0.1;
+    assert_float_equal(r.cost_to_train, cost, 1e-9 * cost);
+    assert_true(cdse_record_cost(&r, CDSE_METRIC_COST_TO_TRAIN) == r.cost_to_train);
+    assert_true(cdse_record_cost(&r, CDSE_METRIC_TOKENS_PER_KWH) == -r.tokens_per_kwh);
+}
+
+/* Rented: 20 GPUs x 2.5 per GPU-hour x hours; electricity is in the rent, energy still counts. */
+static void test_cost_rented(void **state)
+{
+    (void)state;
+    cdse_record r;
+    eval_cost_job("rental_price = 2.5;", &r);
+    double seconds = 1e10 / r.result.tokens_per_s;
+    double cost = 20 * 2.5 * seconds / 3600.0;
+    assert_float_equal(r.cost_to_train, cost, 1e-9 * cost);
+    assert_float_equal(r.energy_to_train_mwh, 32500.0 * seconds / 3.6e9, 1e-9);
+}
+
+/* tests/jobs/good_hw_axes.cfg: hbm_gib [40, 79.6, 141] (the first axis, stride 3 x 2 x 2 x 2 x
+ * 16 = 384 / 3 = 128), net0 size [8, 16]. Configuration 128 x 2 + 0 has hbm_gib 141, the others
+ * at their first value; the system verify replays is the one the row was evaluated on. */
+static void test_record_system(void **state)
+{
+    (void)state;
+    cdse_job *job = calloc(1, sizeof *job);
+    cdse_diag diag;
+    if (cdse_job_load_file(CDSE_SOURCE_DIR "/tests/jobs/good_hw_axes.cfg", job, &diag) != 0)
+        fail_msg("%s", diag.msg);
+    assert_int_equal(job->space.size, 384);
+    cdse_system system;
+    cdse_record r;
+    for (uint64_t index = 0; index < job->space.size; index += 37) {
+        cdse_record_system(job, index, &system);
+        cdse_record_eval(job, index, &r);
+        double hw[CDSE_HW_COUNT];
+        cdse_hw_values(&system, hw);
+        assert_memory_equal(hw, r.hw, sizeof hw);
+    }
+    cdse_record_system(job, 256, &system);
+    assert_true(system.hbm_gib == 141.0);
+    assert_int_equal(system.level[0].size, 8);
+    assert_true(system.level[1].bandwidth_gbs == 25.0);
+    cdse_job_free(job);
+    free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +372,10 @@ int main(void)
         cmocka_unit_test(test_cost_orientation),
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_record_eval),
+        cmocka_unit_test(test_hw_columns),
+        cmocka_unit_test(test_cost_energy),
+        cmocka_unit_test(test_cost_rented),
+        cmocka_unit_test(test_record_system),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

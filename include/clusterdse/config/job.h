@@ -17,6 +17,9 @@ typedef enum cdse_metric {
     CDSE_METRIC_TIME_TO_TRAIN,          /* days for objective.tokens; lower is better */
     CDSE_METRIC_GPU_HOURS,              /* for objective.tokens; lower is better */
     CDSE_METRIC_MFU,                    /* higher is better */
+    CDSE_METRIC_COST_TO_TRAIN,          /* currency units for objective.tokens; lower */
+    CDSE_METRIC_ENERGY_TO_TRAIN,        /* MWh for objective.tokens; lower */
+    CDSE_METRIC_TOKENS_PER_KWH,         /* higher is better */
     CDSE_METRIC_COUNT
 } cdse_metric;
 
@@ -37,15 +40,28 @@ enum {
     CDSE_GROUP_GPUS = 4,
     CDSE_GROUP_GLOBAL_BATCH = 8,
     CDSE_GROUP_PRECISION = 16,
+    CDSE_GROUP_DESIGN = 32, /* the hardware values (record.hw): one group per design */
 };
 
 typedef struct cdse_objective {
-    int metric;    /* cdse_metric */
-    int top;       /* best configurations kept per group */
-    int group_by;  /* CDSE_GROUP_* mask */
-    int store;     /* cdse_store_mode */
-    double tokens; /* token budget for time_to_train and gpu_hours */
+    int metric;               /* cdse_metric */
+    int top;                  /* best configurations kept per group */
+    int group_by;             /* CDSE_GROUP_* mask */
+    int store;                /* cdse_store_mode */
+    double tokens;            /* token budget for time_to_train and gpu_hours */
+    double electricity_price; /* currency units per kWh drawn (purchased systems) */
+    char currency[16];        /* the unit of cost_to_train and the profiles' prices */
 } cdse_objective;
+
+/* A hardware axis: a numeric key of a system entry given as a list (docs/job-file.md). The
+ * sweep enumerates it as space axis CDSE_AXIS_HW0 + its position; the evaluator receives the
+ * system with the value applied. */
+typedef struct cdse_hw_axis {
+    int key;    /* cdse_hw_key */
+    int system; /* index of the system entry that lists it */
+    int n;
+    double value[CDSE_AXIS_MAX_VALUES];
+} cdse_hw_axis;
 
 /* A validated job. Plain data apart from `text`, so it can be broadcast as bytes; the same on
  * every rank. */
@@ -65,6 +81,12 @@ typedef struct cdse_job {
     char stack_path[CDSE_MAX_STACKS][CDSE_PATH_MAX]; /* the files they were read from */
     int system_stack[CDSE_MAX_SYSTEMS];              /* index into stack[] or -1 */
     cdse_space space;
+    int n_hw_axes;
+    cdse_hw_axis hw_axis[CDSE_MAX_HW_AXES];
+    /* Cluster sizes per system (`gpus` or `nodes` in the system entries): the gpus axis digit i
+     * means system_gpus[system][i]. 0: space.gpus applies to every system. */
+    int n_system_gpus;
+    int32_t system_gpus[CDSE_MAX_SYSTEMS][CDSE_AXIS_MAX_VALUES];
     cdse_objective objective;
     uint64_t fingerprint; /* hash of the validated content, to refuse resuming another job */
     char *text;           /* the job file text as given (malloc'd) */

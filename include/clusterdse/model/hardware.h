@@ -47,6 +47,8 @@ typedef struct cdse_net_level {
     double bandwidth_gbs; /* GB/s per GPU, one direction (1 GB = 1e9 bytes) */
     double latency_us;
     double efficiency; /* fraction of bandwidth_gbs that collectives achieve, in (0, 1] */
+    double port_price; /* purchase price of this level's network per GPU (ports, switches,
+                          cables), currency units; 0 = in gpu_price or unknown */
     double coll_latency_us[CDSE_COLL_COUNT];
     double coll_bandwidth_gbs[CDSE_COLL_COUNT]; /* effective bus bandwidth, already includes
                                                    efficiency */
@@ -66,6 +68,17 @@ typedef struct cdse_mem_tier {
     double latency_us;
     int shared_by; /* GPUs sharing one domain (1 per GPU, gpus_per_node per node) */
 } cdse_mem_tier;
+
+/* What a GPU costs and draws (docs/job-file.md, Cost and energy). 0 = unknown. */
+typedef struct cdse_cost {
+    double gpu_price;          /* purchase price per GPU with its share of the node */
+    double facility_price;     /* per GPU: its share of the building, cooling, power */
+    double amortization_years; /* the purchase is spread over this many years */
+    double rental_price;       /* per GPU-hour; > 0: rented (power included), no purchase */
+    double gpu_power_w;        /* average draw per GPU while training */
+    double node_power_w;       /* per node besides its GPUs: CPUs, memory, NICs, fans */
+    double pue;                /* facility power / IT power, >= 1 */
+} cdse_cost;
 
 #define CDSE_MAX_POOL_TYPES 4
 
@@ -93,8 +106,40 @@ typedef struct cdse_system {
     int n_levels;
     cdse_net_level level[CDSE_MAX_LEVELS];
     cdse_mem_tier tier;
+    cdse_cost cost;
     cdse_pool pool; /* a pool: the fields above are those of its first member */
 } cdse_system;
+
+/* Hardware keys that a job may sweep (a list in a system entry): each is one number of the
+ * profile. Levels 0 and 1 are the first two network levels (innermost first). */
+typedef enum cdse_hw_key {
+    CDSE_HW_PEAK_BF16 = 0, /* peak_tflops.bf16 */
+    CDSE_HW_PEAK_FP8,      /* peak_tflops.fp8 */
+    CDSE_HW_HBM_GIB,       /* hbm_gib */
+    CDSE_HW_HBM_BANDWIDTH, /* hbm_bandwidth */
+    CDSE_HW_GPUS_PER_NODE, /* gpus_per_node */
+    CDSE_HW_NET0_BANDWIDTH,
+    CDSE_HW_NET0_LATENCY,
+    CDSE_HW_NET0_SIZE,
+    CDSE_HW_NET1_BANDWIDTH,
+    CDSE_HW_NET1_LATENCY,
+    CDSE_HW_NET1_SIZE,
+    CDSE_HW_TIER_CAPACITY,  /* memory_tier.capacity_gib */
+    CDSE_HW_TIER_BANDWIDTH, /* memory_tier.bandwidth */
+    CDSE_HW_GPU_PRICE,      /* cost.gpu_price */
+    CDSE_HW_RENTAL_PRICE,   /* cost.rental_price */
+    CDSE_HW_GPU_POWER,      /* cost.gpu_power */
+    CDSE_HW_COUNT
+} cdse_hw_key;
+
+/* The store column of a key ("hbm_gib", "net0_bandwidth_gbs", ...). */
+const char *cdse_hw_column(int key);
+/* The value of a key in `system` (0 for a level or tier the system does not have). */
+double cdse_hw_get(const cdse_system *system, int key);
+/* Sets a key; integer keys take the value rounded. */
+void cdse_hw_set(cdse_system *system, int key, double value);
+/* Every key's value, in key order (the hardware columns of a record). */
+void cdse_hw_values(const cdse_system *system, double value[CDSE_HW_COUNT]);
 
 /* Checks values that are wrong in themselves (non-positive sizes, efficiencies outside (0, 1],
  * unsorted efficiency tables, level sizes that do not nest). */

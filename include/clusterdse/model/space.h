@@ -4,11 +4,20 @@
 
 #include "clusterdse/model/strategy.h"
 
-/* Axis order: the first axis varies slowest. Model, system and gpus come first so that index
- * ranges group configurations of one model on one system size together. */
+/* Axis order: the first axis varies slowest. Model, system, the hardware axes and gpus come
+ * first so that index ranges group configurations of one model on one hardware design and
+ * system size together. Unused hardware axes have one value and leave every index unchanged. */
 typedef enum cdse_axis {
     CDSE_AXIS_MODEL = 0, /* value = index into job->model[] */
     CDSE_AXIS_SYSTEM,    /* value = index into job->system[] */
+    CDSE_AXIS_HW0,       /* hardware axes: value = index into job->hw_axis[h].value[] */
+    CDSE_AXIS_HW1,
+    CDSE_AXIS_HW2,
+    CDSE_AXIS_HW3,
+    CDSE_AXIS_HW4,
+    CDSE_AXIS_HW5,
+    CDSE_AXIS_HW6,
+    CDSE_AXIS_HW7,
     CDSE_AXIS_GPUS,
     CDSE_AXIS_TP,
     CDSE_AXIS_PP,
@@ -34,6 +43,7 @@ typedef enum cdse_axis {
 } cdse_axis;
 
 #define CDSE_AXIS_MAX_VALUES 64
+#define CDSE_MAX_HW_AXES     (CDSE_AXIS_HW7 - CDSE_AXIS_HW0 + 1)
 
 typedef struct cdse_space {
     int n[CDSE_AXIS_COUNT];

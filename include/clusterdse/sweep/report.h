@@ -17,10 +17,18 @@ typedef struct cdse_record {
     cdse_result result;
     double time_to_train_days; /* objective.tokens / tokens_per_s; 0 without a budget */
     double gpu_hours;
+    double cost_to_train;       /* currency units for objective.tokens (0: no budget or prices) */
+    double energy_to_train_mwh; /* facility energy for objective.tokens (0: no budget or power) */
+    double tokens_per_kwh;      /* tokens per kWh of facility energy (0: no power figures) */
+    double hw[CDSE_HW_COUNT];   /* the system's hardware values (cdse_hw_key), axes applied */
 } cdse_record;
 
 /* Decodes `index` and evaluates it into `record`. Pure: safe in the sweep's hot loop. */
 void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record);
+
+/* The system configuration `index` runs on: the job's system with the hardware axes' values of
+ * that configuration applied (a copy; not for the hot loop). */
+void cdse_record_system(const cdse_job *job, uint64_t index, cdse_system *system);
 
 /* The value `metric` (cdse_metric) of a record, oriented so that smaller is better. */
 double cdse_record_cost(const cdse_record *record, int metric);
