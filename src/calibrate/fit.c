@@ -497,8 +497,8 @@ static int level_points(const cdse_probe_result *pr, const cdse_probe_fit *fit, 
     for (int i = 0; i < pr->n_rows; i++) {
         const cdse_probe_row *r = &pr->rows[i];
         if (r->level != level || strcmp(r->dtype, fit->dtype) != 0 ||
-            strcmp(r->collective, cdse_coll_name(coll)) != 0 ||
-            (double)r->bytes < o->min_bytes || (double)r->bytes > o->max_bytes)
+            strcmp(r->collective, cdse_coll_name(coll)) != 0 || (double)r->bytes < o->min_bytes ||
+            (double)r->bytes > o->max_bytes)
             continue;
         double t = row_time(r, o->time);
         if (t > 0)
@@ -646,8 +646,8 @@ static void write_fit_comments(FILE *out, const cdse_probe_fit *fit)
             const cdse_fit_result *f = &fit->level[l].fit[c];
             if (fit->level[l].has[c])
                 fprintf(out, "#   %s %s: R2 %.3f, median err %.1f%%, hold-out %.1f%%\n",
-                        level_names[l], cdse_coll_name(c), f->stats.r2,
-                        100 * f->stats.median_rel, 100 * f->holdout_median);
+                        level_names[l], cdse_coll_name(c), f->stats.r2, 100 * f->stats.median_rel,
+                        100 * f->holdout_median);
         }
     if (fit->reduce_gbs <= 0)
         return;

@@ -242,7 +242,8 @@ static void print_summary(const fit_args *a, const cdse_probe_result *pr, const 
     int n_held = 0;
     double pooled = pooled_holdout(fit, &n_held);
     printf("# hold-out (fit on every other size, predict the others with the profile's pair): "
-           "median relative error %.1f%% over %d held-out points (a fit that predicts within 20%% is good); worst "
+           "median relative error %.1f%% over %d held-out points (a fit that predicts within 20%% "
+           "is good); worst "
            "per-fit median %.1f%%\n",
            100 * pooled, n_held, 100 * worst_holdout);
 }

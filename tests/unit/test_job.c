@@ -1,5 +1,5 @@
-/* Job-file parsing and validation (src/config/job.c): values, defaults, inline groups, and one test per
- * class of error, each checking the file:line and the key of the message. */
+/* Job-file parsing and validation (src/config/job.c): values, defaults, inline groups, and one test
+ * per class of error, each checking the file:line and the key of the message. */
 #define _XOPEN_SOURCE 700 /* opendir */
 #include <dirent.h>
 #include <sys/stat.h>
