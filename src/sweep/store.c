@@ -163,11 +163,13 @@ void cdse_store_pack(const cdse_record *record, void *row)
     for (int c = 0; c < cdse_column_count; c++) {
         const cdse_column *col = &cdse_columns[c];
         const unsigned char *field = rec + col->offset;
-        switch (col->kind) {
+        switch (col->kind) { /* constant sizes: the copies are inlined, not library calls */
         case CDSE_COL_U64:
         case CDSE_COL_F64:
+            memcpy(p, field, 8);
+            break;
         case CDSE_COL_I32:
-            memcpy(p, field, kind_size(col->kind));
+            memcpy(p, field, 4);
             break;
         case CDSE_COL_BOOL: {
             bool b;
@@ -197,8 +199,10 @@ void cdse_store_unpack(const void *row, cdse_record *record)
         switch (col->kind) {
         case CDSE_COL_U64:
         case CDSE_COL_F64:
+            memcpy(field, p, 8);
+            break;
         case CDSE_COL_I32:
-            memcpy(field, p, kind_size(col->kind));
+            memcpy(field, p, 4);
             break;
         case CDSE_COL_BOOL: {
             bool b = *p != 0;
