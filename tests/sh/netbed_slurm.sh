@@ -85,7 +85,7 @@ echo "+ $py (fitted/nbfab.cfg has two levels)"
 slurm_check "calibrate2: a two-level profile (intra_node of 2 ranks, inter_node)" "$py" -c "
 import re, sys
 text = open('fitted/nbfab.cfg').read()
-levels = re.findall(r'\{ name = \"(\w+)\"; size = (\d+);', text)
+levels = re.findall(r'name = \"(\w+)\";\s*size = (\d+);', text)  # one line or one key a line
 print('calibrate2: levels', levels)
 sys.exit(0 if levels == [('intra_node', '2'), ('inter_node', '0')] else 1)"
 
