@@ -8,7 +8,9 @@ packages=(build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhdf5-de
           # clusterdse report (python/clusterdse), its browser test, the man page
           python3-matplotlib chromium chromium-driver python3-selenium help2man
           # the fuzz harnesses (libFuzzer); scripts/test.sh builds Release with clang too
-          clang)
+          clang
+          # the multi-node test bed (ip netns, tc, unshare, nsenter)
+          iproute2 util-linux)
 missing=()
 for p in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
