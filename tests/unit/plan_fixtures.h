@@ -8,23 +8,14 @@
 
 #include "clusterdse/model/perf.h"
 
+#include "assert_rel.h"
+
 /* NVLink inside a node of 8 GPUs (300 GB/s at 80 %, 2 us), InfiniBand between nodes (25 GB/s
  * at 90 %, 5 us): the effective rates the hand calculations use. */
 #define NVLINK_BW  (300e9 * 0.8)
 #define NVLINK_LAT 2e-6
 #define IB_BW      (25e9 * 0.9)
 #define IB_LAT     5e-6
-
-static inline void assert_rel_at(double actual, double expected, double rel, const char *file,
-                                 int line)
-{
-    if (!(fabs(actual - expected) <= rel * fabs(expected))) {
-        print_error("%s:%d: actual %.17g, expected %.17g (relative tolerance %g)\n", file, line,
-                    actual, expected, rel);
-        _fail(file, line);
-    }
-}
-#define assert_rel(actual, expected, rel) assert_rel_at(actual, expected, rel, __FILE__, __LINE__)
 
 /* GPT-style: h = 1024, 16 heads of 64, ffn 4h, s = 512, V = 4096, tied embeddings. */
 static inline cdse_model fixture_gpt(int layers)

@@ -16,20 +16,12 @@
 
 #include <cmocka.h>
 
+#include "assert_rel.h"
+
 #include <math.h>
 #include <string.h>
 
 #include "clusterdse/model/perf.h"
-
-static void assert_rel_at(double actual, double expected, double rel, const char *file, int line)
-{
-    if (!(fabs(actual - expected) <= rel * fabs(expected))) {
-        print_error("%s:%d: actual %.17g, expected %.17g (relative tolerance %g)\n", file, line,
-                    actual, expected, rel);
-        _fail(file, line);
-    }
-}
-#define assert_rel(actual, expected, rel) assert_rel_at(actual, expected, rel, __FILE__, __LINE__)
 
 static cdse_model base(void)
 {

@@ -20,24 +20,14 @@
 
 #include <cmocka.h>
 
+#include "assert_rel.h"
+
 #include <math.h>
 #include <string.h>
 
 #include "clusterdse/model/collective.h"
 
 /* Relative comparison that prints both values and the caller's line on failure. */
-static void assert_rel_at(double actual, double expected, double rel, const char *file, int line)
-{
-    double tol = rel * fabs(expected);
-    if (!(fabs(actual - expected) <= tol)) {
-        print_error(
-            "%s:%d: actual %.17g, expected %.17g (relative tolerance %g, relative error %.3g)\n",
-            file, line, actual, expected, rel, fabs(actual - expected) / fabs(expected));
-        _fail(file, line);
-    }
-}
-#define assert_rel(actual, expected, rel) assert_rel_at(actual, expected, rel, __FILE__, __LINE__)
-
 /* Level 0: 8-GPU NVLink domain, 300 GB/s per GPU per direction, 80% achievable, 2 us per step.
  * Level 1: the whole system over InfiniBand, 25 GB/s per GPU, 90% achievable, 5 us per step.
  * Effective: bw0 = 240e9 B/s, bw1 = 22.5e9 B/s. */

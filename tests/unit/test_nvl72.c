@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "assert_rel.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,16 +30,6 @@
 #define LAT0 3.4e-6
 #define BW1  45e9
 #define LAT1 9.6e-6
-
-static void assert_rel_at(double actual, double expected, double rel, const char *file, int line)
-{
-    if (!(fabs(actual - expected) <= rel * fabs(expected))) {
-        print_error("%s:%d: actual %.17g, expected %.17g (relative tolerance %g)\n", file, line,
-                    actual, expected, rel);
-        _fail(file, line);
-    }
-}
-#define assert_rel(actual, expected, rel) assert_rel_at(actual, expected, rel, __FILE__, __LINE__)
 
 static void load_gb200(cdse_system *system)
 {

@@ -26,6 +26,8 @@
 
 #include <cmocka.h>
 
+#include "assert_rel.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -33,18 +35,6 @@
 #include "clusterdse/model/perf.h"
 
 /* Relative comparison that prints both values and the caller's line on failure. */
-static void assert_rel_at(double actual, double expected, double rel, const char *file, int line)
-{
-    double tol = rel * fabs(expected);
-    if (!(fabs(actual - expected) <= tol)) {
-        print_error(
-            "%s:%d: actual %.17g, expected %.17g (relative tolerance %g, relative error %.3g)\n",
-            file, line, actual, expected, rel, fabs(actual - expected) / fabs(expected));
-        _fail(file, line);
-    }
-}
-#define assert_rel(actual, expected, rel) assert_rel_at(actual, expected, rel, __FILE__, __LINE__)
-
 #define GIB CDSE_GIB
 
 /* A GPT-style model (plain GELU MLP of 4h, biases, LayerNorm, dropout, tied embeddings):

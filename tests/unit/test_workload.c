@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "assert_rel.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -30,18 +32,6 @@
 #define REL 1e-12
 
 /* Relative comparison that prints both values and the caller's line on failure. */
-static void assert_rel_at(double actual, double expected, double rel, const char *file, int line)
-{
-    double tol = rel * fabs(expected);
-    if (!(fabs(actual - expected) <= tol)) {
-        print_error(
-            "%s:%d: actual %.17g, expected %.17g (relative tolerance %g, relative error %.3g)\n",
-            file, line, actual, expected, rel, fabs(actual - expected) / fabs(expected));
-        _fail(file, line);
-    }
-}
-#define assert_rel(actual, expected, rel) assert_rel_at(actual, expected, rel, __FILE__, __LINE__)
-
 /* GPT-3 175B (Brown et al. 2020, Table 2.1: n_layers 96, d_model 12288, n_heads 96, n_ctx 2048;
  * GPT-2 BPE vocabulary of 50257, Radford et al. 2019). */
 static cdse_model gpt3_175b(void)
