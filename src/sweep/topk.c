@@ -229,12 +229,12 @@ static void group_key(const cdse_record *r, int mask, int64_t key[GROUP_FIELDS])
     key[2] = (mask & CDSE_GROUP_GPUS) ? r->strategy.gpus : 0;
     key[3] = (mask & CDSE_GROUP_GLOBAL_BATCH) ? r->strategy.global_batch : 0;
     key[4] = (mask & CDSE_GROUP_PRECISION) ? r->strategy.precision : 0;
-    for (int k = 0; k < CDSE_HW_COUNT; k++) { /* the bits of each value: equal means equal */
-        int64_t bits = 0;
-        if (mask & CDSE_GROUP_DESIGN)
-            memcpy(&bits, &r->hw[k], sizeof bits);
-        key[GROUP_BASE_FIELDS + k] = bits;
-    }
+    /* The design: the bits of each hardware value (equal means equal), or zeros. */
+    _Static_assert(sizeof r->hw == CDSE_HW_COUNT * sizeof key[0], "one key field per value");
+    if (mask & CDSE_GROUP_DESIGN)
+        memcpy(&key[GROUP_BASE_FIELDS], r->hw, sizeof r->hw);
+    else
+        memset(&key[GROUP_BASE_FIELDS], 0, sizeof r->hw);
 }
 
 /* Fields that enter the hash: the design's only when grouping by it (they are 0 otherwise). */
