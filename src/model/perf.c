@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "clusterdse/model/comm_plan.h"
+#include "clusterdse/model/bound.h"
 
 /* Bytes of an activation element in bf16/fp16 mixed precision. FP8 training (Transformer Engine)
  * keeps activations and the attention core in bf16 and casts GEMM inputs to fp8 (Micikevicius et
@@ -1189,6 +1190,25 @@ static double fixed_time(const env *e, const dims *x, const layer_step *step)
     return e->stk->iteration_fixed_s + x->m * x->stage_layers * per_layer;
 }
 
+/* Output layer and loss on the last stage (GEMM h x V/t, fp32 cross-entropy), one micro-batch:
+ * forward (with the loss) and backward. */
+static void output_layer_times(const env *e, const dims *x, double *fwd, double *bwd)
+{
+    double logits_flops = 0.0;
+    /* The output layer runs in bf16 even in FP8 training (Megatron-Core's output layer is not a
+     * Transformer Engine FP8 module). */
+    env head = *e;
+    head.gemm_table = &e->sys->gemm_eff;
+    head.gemm_peak = e->attn_peak;
+    head.operand_bytes = ACT_BYTES;
+    double logits = gemm_time(&head, x->tokens, x->vocab / x->t, x->h, &logits_flops);
+    /* The loss's HBM traffic (the stack's cross_entropy_bytes per logit, forward and backward
+     * passes together) is charged to the forward pass: a stage's pace is its sum. */
+    double loss = x->tokens * x->vocab / x->t * e->stk->cross_entropy_bytes / e->hbm;
+    *fwd = logits + loss;
+    *bwd = 2.0 * logits;
+}
+
 /* `position_len`: rows of the learned position table, which a histogram's mean-length
  * evaluation keeps at the model's seq_len. */
 static void evaluate_one(const cdse_model *model, const cdse_system *system,
@@ -1213,20 +1233,8 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     average_layer_step(&e, &x, &step);
     double peak = e.peak / 1e12; /* TFLOP/s */
 
-    /* Output layer and loss on the last stage (GEMM h x V/t, fp32 cross-entropy). */
-    double logits_flops = 0.0;
-    /* The output layer runs in bf16 even in FP8 training (Megatron-Core's output layer is not a
-     * Transformer Engine FP8 module). */
-    env head = e;
-    head.gemm_table = &system->gemm_eff;
-    head.gemm_peak = e.attn_peak;
-    head.operand_bytes = ACT_BYTES;
-    double logits = gemm_time(&head, x.tokens, x.vocab / x.t, x.h, &logits_flops);
-    /* The loss's HBM traffic (the stack's cross_entropy_bytes per logit, forward and backward
-     * passes together) is charged to the forward pass: a stage's pace is its sum. */
-    double loss = x.tokens * x.vocab / x.t * e.stk->cross_entropy_bytes / e.hbm;
-    double head_fwd = logits + loss;
-    double head_bwd = 2.0 * logits;
+    double head_fwd, head_bwd;
+    output_layer_times(&e, &x, &head_fwd, &head_bwd);
 
     /* The slowest stage: L/p layers plus the output layer (the last stage). */
     double n_layers = x.stage_layers;
@@ -1442,4 +1450,50 @@ void cdse_evaluate_plan(const cdse_model *model, const cdse_system *system,
     evaluate(model, system, strategy, r, plan, exposed_s);
     for (int g = 0; g < CDSE_GROUP_COUNT; g++)
         cdse_comm_plan_expose(plan, g, exposed_s[g]);
+}
+
+/* The lower bound of bound.h. It keeps the terms of evaluate_one that no value of the axes it
+ * ignores can shrink, computed by the same functions on a copy of the strategy whose ignored
+ * axes are set to their most permissive values (no recomputation, ZeRO 0, no offload, the
+ * default placement, which puts pp last): the forward and backward passes of the slowest stage
+ * (m micro-batches plus the pipeline bubble), the optimizer step of a sharded optimizer and the
+ * stack's fixed time with the launch time the forward pass cannot hide. Recomputation, exposed
+ * communication and offload count as 0. It sums in evaluate_one's order, so rounding cannot
+ * lift it above the time. */
+double cdse_time_floor(const cdse_model *model, const cdse_system *system,
+                       const cdse_strategy *strategy)
+{
+    if (model->n_seq_bins > 0 || system->pool.n_types > 0)
+        return 0.0; /* timed at another length, or by another evaluator: no bound */
+    cdse_strategy st = *strategy;
+    st.recompute = CDSE_RECOMPUTE_NONE;
+    st.recompute_modules = 0;
+    st.zero = 0;
+    st.offload = 0;
+    st.tp_comm_overlap = false;
+    st.placement = 0;
+    st.moe_dispatcher = 0;
+    st.moe_overlap = 0;
+    /* With the permissive values, a failed check fails for every value of the ignored axes. */
+    if (cdse_strategy_check(model, system, &st) != CDSE_ST_OK)
+        return HUGE_VAL;
+    env e;
+    dims x;
+    cdse_comm_plan plan;
+    setup(model, system, &st, &e, &x, &plan);
+    layer_step step;
+    average_layer_step(&e, &x, &step);
+    double head_fwd, head_bwd;
+    output_layer_times(&e, &x, &head_fwd, &head_bwd);
+    double stage_fwd = x.stage_layers * step.fwd + head_fwd;
+    double stage_bwd = x.stage_layers * step.bwd + head_bwd;
+    double per_mb = stage_fwd + stage_bwd;
+    double bubble = (x.p - 1.0) / x.v * per_mb;
+    stage_param_count params;
+    stage_params(model, &x, &params);
+    double updated = (params.dense + params.embed) / (x.d * x.c) + params.experts / x.edp;
+    double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
+    double launch = e.stk->launch_s_per_layer;
+    double fixed = e.stk->iteration_fixed_s + x.m * x.stage_layers * fmax(0.0, launch - step.fwd);
+    return x.m * per_mb + bubble + optimizer + fixed;
 }

@@ -1,0 +1,194 @@
+/* The lower bound of exact pruning (cdse_time_floor, include/clusterdse/model/bound.h): for
+ * every feasible configuration of dense and MoE spaces (bf16 and FP8, several stacks, hardware
+ * axes, pp/vpp, cp, ep/etp, offload to a memory tier), floor <= time_per_iteration_s; and the
+ * floor does not move when only the axes it ignores change, which is what lets the sweep take one
+ * floor per combination of the kept axes as the bound of a whole box. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+
+#include "clusterdse/config/job.h"
+#include "clusterdse/model/bound.h"
+#include "clusterdse/sweep/report.h"
+
+#define JOB_PATH CDSE_SOURCE_DIR "/tests/jobs/unit.cfg"
+
+static cdse_job *load(const char *text)
+{
+    cdse_job *job = calloc(1, sizeof *job);
+    assert_non_null(job);
+    cdse_diag diag;
+    int rc = cdse_job_load_text(text, JOB_PATH, job, &diag);
+    if (rc != 0)
+        fail_msg("job: %s", diag.msg);
+    return job;
+}
+
+/* The floor of the configuration at `index`, evaluated on its record's model, system and
+ * strategy. */
+static double floor_at(const cdse_job *job, uint64_t index, cdse_record *rec)
+{
+    cdse_record_eval(job, index, rec);
+    cdse_system system;
+    cdse_record_system(job, index, &system);
+    return cdse_time_floor(&job->model[rec->model], &system, &rec->strategy);
+}
+
+/* The index with every axis the floor ignores at its first value. */
+static uint64_t kept_only(const cdse_space *space, uint64_t index)
+{
+    int digit[CDSE_AXIS_COUNT];
+    cdse_space_decode(space, index, digit);
+    for (int a = 0; a < CDSE_AXIS_COUNT; a++)
+        if (!cdse_bound_axis_kept(a))
+            digit[a] = 0;
+    return cdse_space_encode(space, digit);
+}
+
+typedef struct tally {
+    uint64_t checked, feasible, bounded; /* bounded: feasible with a finite floor > 0 */
+    double tightest;                     /* max over feasible of floor / time */
+} tally;
+
+static void check_index(const cdse_job *job, uint64_t index, tally *t)
+{
+    cdse_record rec, base;
+    double floor = floor_at(job, index, &rec);
+    double same = floor_at(job, kept_only(&job->space, index), &base);
+    if (!(floor == same || (isinf(floor) && isinf(same))))
+        fail_msg("index %llu: floor %.17g but %.17g with the ignored axes at their first value",
+                 (unsigned long long)index, floor, same);
+    t->checked++;
+    if (rec.result.status != CDSE_ST_OK)
+        return;
+    t->feasible++;
+    double time = rec.result.time_per_iteration_s;
+    if (!(floor <= time))
+        fail_msg("index %llu: floor %.17g s above the time %.17g s", (unsigned long long)index,
+                 floor, time);
+    if (floor > 0.0) {
+        t->bounded++;
+        if (floor / time > t->tightest)
+            t->tightest = floor / time;
+    }
+}
+
+/* Every configuration of the job (adversarial: all combinations), or `samples` random ones. */
+static tally check_job(const char *text, uint64_t samples)
+{
+    cdse_job *job = load(text);
+    tally t = {0};
+    uint64_t size = job->space.size;
+    if (samples == 0 || samples >= size) {
+        for (uint64_t i = 0; i < size; i++)
+            check_index(job, i, &t);
+    } else {
+        uint64_t state = 0x9e3779b97f4a7c15ull;
+        for (uint64_t n = 0; n < samples; n++) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            check_index(job, (state >> 11) % size, &t);
+        }
+    }
+    cdse_job_free(job);
+    free(job);
+    return t;
+}
+
+/* Dense models (GPT with learned positions, Llama with GQA and SwiGLU) on two systems, bf16 and
+ * FP8, every recomputation, ZeRO stage, offload and overlap, two stacks and two placements. */
+static void test_dense_every_configuration(void **state)
+{
+    (void)state;
+    const char *text =
+        "models = ( \"gpt3-1.3b\", \"llama3-8b\" );\n"
+        "systems = ( \"h100-sxm-dgx\", { base = \"b200-dgx\"; name = \"b200-tier\";\n"
+        "  memory_tier = { attach = \"per_node\"; capacity_gib = 512.0; bandwidth = 128.0; }; } "
+        ");\n"
+        "stacks = [ \"megatron-lm-2021\", \"megatron-core-2025\" ];\n"
+        "space = { gpus = [ 8, 32 ]; tp = [ 1, 2, 8 ]; pp = [ 1, 4 ]; vpp = [ 1, 2 ];\n"
+        "  cp = [ 1, 2 ]; microbatch = [ 1, 4 ]; global_batch = [ 64 ];\n"
+        "  recompute = [ \"none\", \"selective\", \"full\" ]; sequence_parallel = [ true, false "
+        "];\n"
+        "  zero = [ 0, 1, 3 ]; precision = [ \"bf16\", \"fp8\" ]; flash_attention = [ true, false "
+        "];\n"
+        "  offload = [ \"none\", \"optimizer+activations\" ]; tp_comm_overlap = [ true, false ];\n"
+        "  placement = [ \"tp-cp-dp-pp\", \"pp-dp-cp-tp\" ]; };\n";
+    tally t = check_job(text, 300000);
+    print_message("dense: %llu checked, %llu feasible, %llu bounded, tightest floor/time %.3f\n",
+                  (unsigned long long)t.checked, (unsigned long long)t.feasible,
+                  (unsigned long long)t.bounded, t.tightest);
+    /* The property must have been exercised: feasible configurations with a real bound. */
+    assert_true(t.feasible > 10000);
+    assert_true(t.bounded == t.feasible);
+    assert_true(t.tightest > 0.5 && t.tightest <= 1.0);
+}
+
+/* MoE models (Mixtral: top-2 of 8; Qwen3-30B-A3B: top-8 of 128) with ep, etp, both dispatchers
+ * and all overlaps, fine-grained recomputation, FP8. */
+static void test_moe_every_configuration(void **state)
+{
+    (void)state;
+    const char *text =
+        "models = ( \"mixtral-8x7b\", \"qwen3-30b-a3b\" );\n"
+        "systems = ( \"h100-sxm-dgx\" );\n"
+        "space = { gpus = [ 16, 64 ]; tp = [ 1, 2, 4 ]; pp = [ 1, 2, 4 ]; vpp = [ 1, 2 ];\n"
+        "  ep = [ 1, 2, 8 ]; etp = [ 0, 1 ]; microbatch = [ 1, 2 ]; global_batch = [ 128 ];\n"
+        "  cp = [ 1, 2 ]; recompute = [ \"none\", \"selective\", \"full\" ];\n"
+        "  recompute_modules = [ \"none\", \"moe_act+layernorm\", \"moe\" ];\n"
+        "  sequence_parallel = [ true, false ]; zero = [ 0, 1 ]; precision = [ \"bf16\", \"fp8\" "
+        "];\n"
+        "  moe_dispatcher = [ \"alltoall\", \"deepep\" ];\n"
+        "  moe_overlap = [ \"none\", \"shared_experts\", \"a2a\" ]; };\n";
+    tally t = check_job(text, 300000);
+    print_message("moe: %llu checked, %llu feasible, %llu bounded, tightest floor/time %.3f\n",
+                  (unsigned long long)t.checked, (unsigned long long)t.feasible,
+                  (unsigned long long)t.bounded, t.tightest);
+    assert_true(t.feasible > 1000);
+    assert_true(t.bounded == t.feasible);
+    assert_true(t.tightest > 0.3 && t.tightest <= 1.0);
+}
+
+/* Hardware axes (peak, HBM, network, tier) with offload: every configuration. */
+static void test_hardware_axes_every_configuration(void **state)
+{
+    (void)state;
+    const char *text =
+        "models = ( \"gpt3-13b\" );\n"
+        "systems = ( { base = \"h100-sxm-dgx\"; name = \"design\";\n"
+        "  peak_tflops = { fp32 = 67.0; tf32 = 494.7; bf16 = [ 989.4, 1978.8 ]; fp16 = 989.4;"
+        " fp8 = 1978.9; };\n"
+        "  hbm_gib = [ 40.0, 141.0 ]; hbm_bandwidth = [ 2000.0, 4800.0 ];\n"
+        "  network = ( { name = \"nvlink\"; size = [ 8, 32 ]; bandwidth = 450.0; latency = 3.4;"
+        " efficiency = 0.82; },\n"
+        "    { name = \"ib\"; size = 0; bandwidth = [ 25.0, 100.0 ]; latency = 9.6;"
+        " efficiency = 0.9; } );\n"
+        "  memory_tier = { attach = \"per_node\"; capacity_gib = [ 256.0, 2048.0 ];"
+        " bandwidth = [ 32.0, 512.0 ]; latency = 1.0; shared_by = 8; }; } );\n"
+        "space = { gpus = [ 64 ]; tp = [ 2, 8 ]; pp = [ 1, 4 ]; microbatch = [ 1, 4 ];\n"
+        "  global_batch = [ 256 ]; recompute = [ \"none\", \"full\" ];\n"
+        "  sequence_parallel = [ true, false ]; zero = [ 1, 3 ];\n"
+        "  offload = [ \"none\", \"optimizer\", \"weights+activations\" ]; };\n";
+    tally t = check_job(text, 0);
+    print_message("hardware: %llu checked, %llu feasible, %llu bounded, tightest %.3f\n",
+                  (unsigned long long)t.checked, (unsigned long long)t.feasible,
+                  (unsigned long long)t.bounded, t.tightest);
+    assert_true(t.feasible > 1000);
+    assert_true(t.bounded == t.feasible);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dense_every_configuration),
+        cmocka_unit_test(test_moe_every_configuration),
+        cmocka_unit_test(test_hardware_axes_every_configuration),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
