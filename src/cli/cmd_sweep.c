@@ -252,6 +252,10 @@ static void print_summary(const char *path, int ranks, const cdse_sweep_stats *s
             (unsigned long long)st->evaluated_now, st->seconds, ranks, ranks > 1 ? "s" : "", rate,
             (unsigned long long)st->done, (unsigned long long)st->total,
             (unsigned long long)st->counts.feasible);
+    if (st->counts.pruned > 0) /* evaluated + pruned = done */
+        fprintf(stderr, "sweep: %llu evaluated, %llu pruned (%.2f%% of the done ones)\n",
+                (unsigned long long)st->counts.evaluated, (unsigned long long)st->counts.pruned,
+                st->done > 0 ? 100.0 * (double)st->counts.pruned / (double)st->done : 0.0);
     fprintf(stderr, "sweep: %llu rows written to %s, %.2f s in the store (%.0f rows/s)\n",
             (unsigned long long)st->rows_written, path, st->store_seconds, write_rate);
 }

@@ -1133,6 +1133,12 @@ static int parse_group_by(parse_ctx *ctx, const config_setting_t *setting, void 
 
 static void print_group_by(FILE *out, const void *target, const key_spec *key, int indent);
 
+/* The metrics pruning allows: those that grow with the iteration time when the model, the
+ * hardware design, the GPU count and the global batch are fixed (docs/sweep.md, Pruning). */
+#define PRUNE_METRICS                                                                              \
+    "time_per_iteration, tokens_per_s, time_to_train, gpu_hours, cost_to_train, "                  \
+    "energy_to_train, tokens_per_kwh"
+
 static const key_spec objective_keys[] = {
     {.name = "metric",
      .type = KEY_ENUM,
@@ -1182,6 +1188,13 @@ static const key_spec objective_keys[] = {
      .size = 16,
      .def_text = "\"USD\"",
      .help = "the unit of prices and cost_to_train (a name; prices are not converted)"},
+    {.name = "prune",
+     .type = KEY_BOOL,
+     .offset = offsetof(cdse_objective, prune),
+     .def_text = "false",
+     .help = "skip the blocks of the space that a lower bound shows cannot enter /top or "
+             "/pareto: the same results as without, fewer configurations evaluated (store = "
+             "\"best\" only; metrics " PRUNE_METRICS "; docs/sweep.md, Pruning)"},
 };
 static const key_table objective_table = {"objective", objective_keys,
                                           (int)(sizeof objective_keys / sizeof objective_keys[0])};
@@ -1397,7 +1410,10 @@ static uint64_t job_fingerprint(const cdse_job *job)
     h = fnv1a(h, job->space.n, sizeof job->space.n);
     for (int a = 0; a < CDSE_AXIS_COUNT; a++)
         h = fnv1a(h, job->space.value[a], sizeof job->space.value[a][0] * (size_t)job->space.n[a]);
-    h = fnv1a(h, &job->objective, sizeof job->objective);
+    /* Jobs that do not prune keep their hash. */
+    h = fnv1a(h, &job->objective, offsetof(cdse_objective, prune));
+    if (job->objective.prune)
+        h = fnv1a(h, &job->objective.prune, sizeof job->objective.prune);
     h = fnv1a(h, job->stack, sizeof job->stack[0] * (size_t)job->n_stacks);
     h = fnv1a(h, job->system_stack, sizeof job->system_stack[0] * (size_t)job->n_systems);
     for (int s = 0; s < job->n_systems && job->n_system_gpus > 0; s++)
@@ -1409,6 +1425,25 @@ static uint64_t job_fingerprint(const cdse_job *job)
         h = fnv1a(h, axis->value, sizeof axis->value[0] * (size_t)axis->n);
     }
     return h;
+}
+
+/* Pruning is exact for /top and /pareto only (store = "best") and for metrics that grow with
+ * the iteration time at a fixed model, design, GPU count and global batch (not mfu: its peak
+ * depends on the precision, an axis a pruned block may span). */
+static int check_prune(parse_ctx *ctx, const config_setting_t *objective, const cdse_objective *o)
+{
+    const config_setting_t *at = config_setting_get_member(objective, "prune");
+    if (o->store != CDSE_STORE_BEST)
+        return cdse__key_fail(ctx, objective, "prune", at,
+                              "prune = true with store = \"best\" (pruned configurations have "
+                              "no row in /results)",
+                              "needs store = \"best\", the job stores \"%s\"",
+                              store_names[o->store]);
+    if (o->metric == CDSE_METRIC_MFU)
+        return cdse__key_fail(ctx, objective, "prune", at, "prune with metric " PRUNE_METRICS,
+                              "metric \"%s\" cannot be pruned exactly",
+                              cdse_metric_name(o->metric));
+    return 0;
 }
 
 static void default_name(const char *path, char *out, size_t size)
@@ -1442,6 +1477,8 @@ int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_d
         rc = cdse__key_fail(&ctx, objective, "tokens", at, "a token budget > 0, e.g. tokens = 3e11",
                             "missing (required by metric \"%s\")", cdse_metric_name(metric));
     }
+    if (rc == 0 && job->objective.prune)
+        rc = check_prune(&ctx, objective, &job->objective);
     config_destroy(&cfg);
     if (rc != 0)
         return rc;

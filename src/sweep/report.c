@@ -6,6 +6,7 @@
 
 #include <math.h>
 
+#include "clusterdse/model/bound.h"
 #include "clusterdse/model/pool.h"
 #include <stddef.h>
 #include <string.h>
@@ -107,7 +108,9 @@ void cdse_record_system(const cdse_job *job, uint64_t index, cdse_system *system
                         job->hw_axis[h].value[digit[CDSE_AXIS_HW0 + h]]);
 }
 
-void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
+/* Fills the record's configuration, its stack and its hardware columns; returns the system it
+ * runs on (the job's, with its hardware-axis values applied). */
+static const cdse_system *record_setup(const cdse_job *job, uint64_t index, cdse_record *record)
 {
     int digit[CDSE_AXIS_COUNT];
     cdse_space_decode(&job->space, index, digit);
@@ -124,20 +127,16 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
     record->strategy.stack = stack >= 0 ? &job->stack[stack] : NULL;
     if (job->n_system_gpus > 0)
         record->strategy.gpus = job->system_gpus[record->system][digit[CDSE_AXIS_GPUS]];
-    const cdse_model *model = &job->model[record->model];
     const cdse_system *system = hw_system(job, record->system, digit + CDSE_AXIS_HW0);
     if (job->n_hw_axes == 0)
         system = &job->system[record->system];
     memcpy(record->hw, cache.hw, sizeof record->hw);
-    if (system->pool.n_types == 0) {
-        cdse_evaluate(model, system, &record->strategy, &record->result);
-    } else {
-        const cdse_system *types[CDSE_MAX_POOL_TYPES];
-        for (int t = 0; t < system->pool.n_types; t++)
-            types[t] = &job->system[system->pool.member[t]];
-        cdse_evaluate_pool(model, types, system->pool.gpus, system->pool.n_types, &record->strategy,
-                           &record->result);
-    }
+    return system;
+}
+
+/* The figures derived from the result: time to train, GPU-hours, cost and energy. */
+static void record_finish(const cdse_job *job, const cdse_system *system, cdse_record *record)
+{
     record->strategy.dp = record->result.dp;
     record->strategy.grad_accum = record->result.grad_accum;
     record->time_to_train_days = 0.0;
@@ -153,6 +152,41 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
     }
     if (system->pool.n_types == 0 && record->result.tokens_per_s > 0.0)
         record_cost(job, system, seconds, record);
+}
+
+void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
+{
+    const cdse_system *system = record_setup(job, index, record);
+    const cdse_model *model = &job->model[record->model];
+    if (system->pool.n_types == 0) {
+        cdse_evaluate(model, system, &record->strategy, &record->result);
+    } else {
+        const cdse_system *types[CDSE_MAX_POOL_TYPES];
+        for (int t = 0; t < system->pool.n_types; t++)
+            types[t] = &job->system[system->pool.member[t]];
+        cdse_evaluate_pool(model, types, system->pool.gpus, system->pool.n_types, &record->strategy,
+                           &record->result);
+    }
+    record_finish(job, system, record);
+}
+
+double cdse_record_bound(const cdse_job *job, uint64_t index, cdse_record *record)
+{
+    const cdse_system *system = record_setup(job, index, record);
+    const cdse_model *model = &job->model[record->model];
+    double floor = cdse_time_floor(model, system, &record->strategy);
+    memset(&record->result, 0, sizeof record->result);
+    if (isinf(floor))
+        return HUGE_VAL; /* none of them is feasible */
+    if (!(floor > 0.0))
+        return -HUGE_VAL; /* no bound */
+    /* The result's time and throughput as cdse_evaluate computes them from the time. */
+    record->result.status = CDSE_ST_OK;
+    record->result.time_per_iteration_s = floor;
+    double tokens = (double)record->strategy.global_batch * model->seq_len;
+    record->result.tokens_per_s = tokens / floor;
+    record_finish(job, system, record);
+    return cdse_record_cost(record, job->objective.metric);
 }
 
 double cdse_record_cost(const cdse_record *record, int metric)

@@ -674,6 +674,7 @@ static hid_t range_type(void)
     INSERT(t, cdse_done, end, H5T_NATIVE_UINT64);
     INSERT(t, cdse_done, rows, H5T_NATIVE_UINT64);
     INSERT(t, cdse_done, status, st);
+    INSERT(t, cdse_done, pruned, H5T_NATIVE_UINT64);
     H5Tclose(st);
     return t;
 }
@@ -696,9 +697,16 @@ static int write_fixed_table(hid_t loc, const char *name, hid_t type, size_t n, 
     return rc < 0 ? -1 : 0;
 }
 
-static void counts_rows(const cdse_counts *counts, count_row *rows)
+/* Rows of /counts: evaluated, feasible, every status, and pruned when the job prunes. */
+#define COUNT_ROWS(pruned) (2 + CDSE_ST_COUNT + ((pruned) ? 1 : 0))
+
+static void counts_rows(const cdse_counts *counts, bool pruned, count_row *rows)
 {
-    memset(rows, 0, (2 + CDSE_ST_COUNT) * sizeof *rows);
+    memset(rows, 0, COUNT_ROWS(pruned) * sizeof *rows);
+    if (pruned) {
+        snprintf(rows[2 + CDSE_ST_COUNT].name, sizeof rows[0].name, "pruned");
+        rows[2 + CDSE_ST_COUNT].count = counts->pruned;
+    }
     snprintf(rows[0].name, sizeof rows[0].name, "evaluated");
     rows[0].count = counts->evaluated;
     snprintf(rows[1].name, sizeof rows[1].name, "feasible");
@@ -761,6 +769,9 @@ static int write_root_attrs(hid_t file, const cdse_job *job, const cdse_store_me
     rc |= attr_write(file, "group_by", H5T_NATIVE_INT, &group_by);
     rc |= attr_write(file, "tokens", H5T_NATIVE_DOUBLE, &tokens);
     rc |= attr_write(file, "complete", H5T_NATIVE_INT, &complete);
+    int pruned = 1; /* only pruned sweeps have it: other stores keep their layout */
+    if (job->objective.prune)
+        rc |= attr_write(file, "pruned", H5T_NATIVE_INT, &pruned);
     return rc;
 }
 
@@ -832,11 +843,12 @@ static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_me
     hid_t nt = name_type();
     rc |= write_fixed_table(s->file, "stacks", nt, (size_t)s->n_stack_names, s->stack_name);
     H5Tclose(nt);
-    count_row rows[2 + CDSE_ST_COUNT];
+    count_row rows[COUNT_ROWS(true)];
     cdse_counts zero;
     memset(&zero, 0, sizeof zero);
-    counts_rows(&zero, rows);
-    rc |= write_fixed_table(s->file, "counts", ct, 2 + CDSE_ST_COUNT, rows);
+    bool pruned = job->objective.prune;
+    counts_rows(&zero, pruned, rows);
+    rc |= write_fixed_table(s->file, "counts", ct, COUNT_ROWS(pruned), rows);
     hid_t progress = create_table(s->file, "progress", rt, 1024, false);
     hid_t top = create_table(s->file, "top", s->row_type, STORE_SMALL_CHUNK_ROWS, true);
     hid_t pareto = create_table(s->file, "pareto", s->row_type, STORE_SMALL_CHUNK_ROWS, true);
@@ -1471,9 +1483,9 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
         store->progress_rows += n_done;
     if (d >= 0)
         H5Dclose(d);
-    count_row rows[2 + CDSE_ST_COUNT];
-    counts_rows(counts, rows);
+    count_row rows[COUNT_ROWS(true)];
     d = open_table(store->file, "counts");
+    counts_rows(counts, d >= 0 && table_rows(d) == COUNT_ROWS(true), rows);
     if (d < 0 || H5Dwrite(d, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0)
         rc = -1;
     if (d >= 0)
@@ -1552,6 +1564,8 @@ void cdse_store_sum_counts(const cdse_done *done, size_t n, cdse_counts *counts)
             counts->status[st] += done[i].status[st];
             counts->evaluated += done[i].status[st];
         }
+    for (size_t i = 0; i < n; i++)
+        counts->pruned += done[i].pruned;
     counts->feasible = counts->status[CDSE_ST_OK];
 }
 
@@ -1584,6 +1598,8 @@ static int unguarded_read_counts(cdse_store *store, cdse_counts *counts, cdse_di
             counts->evaluated = buf[i].count;
         else if (strcmp(buf[i].name, "feasible") == 0)
             counts->feasible = buf[i].count;
+        else if (strcmp(buf[i].name, "pruned") == 0)
+            counts->pruned = buf[i].count;
         else if (st >= 0 && st < CDSE_ST_COUNT)
             counts->status[st] = buf[i].count;
     }

@@ -8,6 +8,8 @@
 
 #include "clusterdse/sweep/topk.h"
 
+#include "clusterdse/model/bound.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -96,6 +98,13 @@ void sweep__best_offer(sweep__best *best, const cdse_record *record)
     cdse_topk_groups_offer(best->pareto, record, cost);
 }
 
+double sweep__best_threshold(const sweep__best *best, const cdse_record *record)
+{
+    double top = cdse_topk_groups_threshold(best->top, record);
+    double pareto = cdse_topk_groups_threshold(best->pareto, record);
+    return top > pareto ? top : pareto;
+}
+
 size_t sweep__best_top(const sweep__best *best, cdse_record **out)
 {
     return cdse_topk_groups_rows(best->top, out);
@@ -180,6 +189,7 @@ typedef struct workgen {
     uint64_t remaining;
     int ranks;
     uint64_t chunk_min, chunk_max;
+    uint64_t unit; /* chunks are whole multiples of it (pruning: sweep__prune_layout); 1 */
 } workgen;
 
 static bool workgen_next(workgen *w, cdse_range *chunk)
@@ -196,6 +206,8 @@ static bool workgen_next(workgen *w, cdse_range *chunk)
         size = w->chunk_min;
     if (size > w->chunk_max)
         size = w->chunk_max;
+    if (w->unit > 1) /* gaps begin and end on unit boundaries: every chunk did */
+        size = (size / w->unit > 0 ? size / w->unit : 1) * w->unit;
     uint64_t end = w->gaps[w->cur].end - w->pos > size ? w->pos + size : w->gaps[w->cur].end;
     *chunk = (cdse_range){w->pos, end};
     w->remaining -= end - w->pos;
@@ -217,6 +229,126 @@ typedef struct chunk_header {
     int32_t pad;
 } chunk_header;
 
+/* ---- pruning (docs/sweep.md, Pruning) -------------------------------------------------------
+ * A unit is a contiguous index range with every axis up to gpus fixed, and further axes while it
+ * would hold more than PRUNE_UNIT_LIMIT configurations; chunks are whole units. A unit is split
+ * into boxes (the axes up to global_batch fixed, or one further than the unit's), each with the
+ * least lower bound of the metric over its values of the axes the bound keeps; boxes are
+ * evaluated in ascending order of (bound, first index), and a box whose bound exceeds the unit's
+ * own threshold at its turn is skipped. Both depend on the space alone, and the threshold on the
+ * unit's own evaluations alone, so what is pruned does not depend on ranks or resumes. */
+
+/* Configurations of a unit at most (unless a single configuration's prefix is longer). */
+#define PRUNE_UNIT_LIMIT ((uint64_t)1 << 22)
+
+void sweep__prune_layout(const cdse_space *space, uint64_t *unit, int *unit_axis, int *box_axis)
+{
+    int a = CDSE_AXIS_GPUS;
+    while (a + 1 < CDSE_AXIS_COUNT && space->stride[a] > PRUNE_UNIT_LIMIT)
+        a++;
+    *unit = space->stride[a];
+    *unit_axis = a;
+    int box = a + 1 > CDSE_AXIS_GLOBAL_BATCH ? a + 1 : CDSE_AXIS_GLOBAL_BATCH;
+    *box_axis = box < CDSE_AXIS_COUNT ? box : CDSE_AXIS_COUNT - 1;
+}
+
+typedef struct prune_box {
+    double bound;
+    uint64_t begin;
+} prune_box;
+
+typedef struct pruner {
+    uint64_t unit, box; /* configurations per unit and per box */
+    int box_axis;
+    int n_kept, kept[CDSE_AXIS_COUNT]; /* axes free in a box that the bound depends on */
+    sweep__best *best;                 /* the unit's own */
+    prune_box *boxes;
+    size_t n_boxes, cur; /* boxes of the unit in progress (0: none), the one at its turn */
+    bool in_box;         /* the box at its turn passed its test and is being evaluated */
+    uint64_t box_pos;    /* then: its next index */
+} pruner;
+
+static int pruner_init(pruner *p, const cdse_job *job)
+{
+    memset(p, 0, sizeof *p);
+    int unit_axis;
+    sweep__prune_layout(&job->space, &p->unit, &unit_axis, &p->box_axis);
+    p->box = job->space.stride[p->box_axis];
+    for (int a = p->box_axis + 1; a < CDSE_AXIS_COUNT; a++)
+        if (job->space.n[a] > 1 && cdse_bound_axis_kept(a))
+            p->kept[p->n_kept++] = a;
+    p->best = sweep__best_create(&job->objective, false);
+    p->boxes = malloc((size_t)(p->unit / p->box) * sizeof *p->boxes);
+    return p->best != NULL && p->boxes != NULL ? 0 : -1;
+}
+
+static void pruner_free(pruner *p)
+{
+    sweep__best_free(p->best);
+    free(p->boxes);
+}
+
+/* The least bound over the box's combinations of the kept axes (odometer over their digits). */
+static double box_bound(const pruner *p, const cdse_job *job, uint64_t begin)
+{
+    const cdse_space *space = &job->space;
+    int digit[CDSE_AXIS_COUNT] = {0};
+    double least = HUGE_VAL;
+    for (;;) {
+        uint64_t index = begin;
+        for (int k = 0; k < p->n_kept; k++)
+            index += (uint64_t)digit[k] * space->stride[p->kept[k]];
+        cdse_record rec;
+        double bound = cdse_record_bound(job, index, &rec);
+        if (bound < least)
+            least = bound;
+        int k = 0;
+        while (k < p->n_kept && ++digit[k] == space->n[p->kept[k]])
+            digit[k++] = 0;
+        if (k == p->n_kept)
+            return least;
+    }
+}
+
+/* What a configuration of the box must beat: the largest threshold of the groups the box
+ * touches (the groups differ inside a box by precision only, when it is free there). */
+static double box_threshold(const pruner *p, const cdse_job *job, uint64_t begin)
+{
+    cdse_record rep;
+    cdse_record_bound(job, begin, &rep);
+    int n = p->box_axis < CDSE_AXIS_PRECISION ? job->space.n[CDSE_AXIS_PRECISION] : 1;
+    double most = -HUGE_VAL;
+    for (int d = 0; d < n; d++) {
+        if (n > 1)
+            rep.strategy.precision = (int)job->space.value[CDSE_AXIS_PRECISION][d];
+        double t = sweep__best_threshold(p->best, &rep);
+        if (t > most)
+            most = t;
+    }
+    return most;
+}
+
+static int box_compare(const void *a, const void *b)
+{
+    const prune_box *x = a, *y = b;
+    if (x->bound != y->bound)
+        return x->bound < y->bound ? -1 : 1;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+static void pruner_start_unit(pruner *p, const cdse_job *job, uint64_t begin)
+{
+    p->n_boxes = (size_t)(p->unit / p->box);
+    for (size_t i = 0; i < p->n_boxes; i++) {
+        uint64_t b = begin + i * p->box;
+        p->boxes[i] = (prune_box){box_bound(p, job, b), b};
+    }
+    qsort(p->boxes, p->n_boxes, sizeof *p->boxes, box_compare);
+    p->cur = 0;
+    p->in_box = false;
+    sweep__best_clear(p->best);
+}
+
 /* A chunk being evaluated. */
 typedef struct chunk {
     chunk_header head;
@@ -226,7 +358,9 @@ typedef struct chunk {
     unsigned char *scratch; /* for the shuffle */
     size_t row_size, chunk_rows;
     sweep__best *best; /* the chunk's own best, for its candidates */
-    uint64_t next;     /* next index to evaluate */
+    uint64_t next;     /* next index to evaluate (pruning: the unit in progress or next) */
+    bool prune;
+    pruner pr;
 } chunk;
 
 static int grow(unsigned char **buf, size_t *cap, size_t bytes)
@@ -252,6 +386,9 @@ static int chunk_init(chunk *c, const cdse_job *job, uint64_t chunk_max)
     c->scratch = malloc(c->chunk_rows * c->row_size);
     if (c->best == NULL || c->rows == NULL || c->scratch == NULL)
         return -1;
+    c->prune = job->objective.prune;
+    if (c->prune && pruner_init(&c->pr, job) < 0)
+        return -1;
     return 0;
 }
 
@@ -261,6 +398,8 @@ static void chunk_free(chunk *c)
     free(c->msg);
     free(c->scratch);
     sweep__best_free(c->best);
+    if (c->prune)
+        pruner_free(&c->pr);
 }
 
 static void chunk_begin(chunk *c, cdse_range range)
@@ -269,7 +408,65 @@ static void chunk_begin(chunk *c, cdse_range range)
     c->head.begin = range.begin;
     c->head.end = range.end;
     c->next = range.begin;
+    c->pr.n_boxes = 0;
     sweep__best_clear(c->best);
+}
+
+/* One configuration, counted by status and offered to the chunk's best (and the unit's). */
+static inline void eval_one(chunk *c, const cdse_job *job, uint64_t i, sweep__best *unit)
+{
+    chunk_header *h = &c->head;
+    cdse_record rec;
+    cdse_record_eval(job, i, &rec);
+    int st = rec.result.status;
+    h->counts.evaluated++;
+    if (st >= 0 && st < CDSE_ST_COUNT)
+        h->counts.status[st]++;
+    if (st == CDSE_ST_OK) {
+        h->counts.feasible++;
+        sweep__best_offer(c->best, &rec);
+        if (unit != NULL)
+            sweep__best_offer(unit, &rec);
+    }
+}
+
+/* Pruned evaluation of up to about `max` more configurations (evaluated, or skipped a box at a
+ * time): box by box in the order of their bounds, unit by unit. Only store = "best" prunes, so
+ * no rows are packed. */
+static void chunk_eval_pruned(chunk *c, const cdse_job *job, uint64_t max)
+{
+    pruner *p = &c->pr;
+    uint64_t budget = max;
+    while (budget > 0 && c->next < c->head.end) {
+        if (p->n_boxes == 0) {
+            pruner_start_unit(p, job, c->next);
+            budget -= budget < p->n_boxes ? budget : p->n_boxes;
+            continue;
+        }
+        prune_box *b = &p->boxes[p->cur];
+        uint64_t end = b->begin + p->box;
+        if (!p->in_box && b->bound > box_threshold(p, job, b->begin)) {
+            c->head.counts.pruned += p->box;
+            budget--;
+        } else {
+            if (!p->in_box) {
+                p->in_box = true;
+                p->box_pos = b->begin;
+            }
+            uint64_t stop = end - p->box_pos > budget ? p->box_pos + budget : end;
+            for (uint64_t i = p->box_pos; i < stop; i++)
+                eval_one(c, job, i, p->best);
+            budget -= stop - p->box_pos;
+            p->box_pos = stop;
+            if (p->box_pos < end)
+                continue;
+            p->in_box = false;
+        }
+        if (++p->cur == p->n_boxes) { /* the unit is done */
+            p->n_boxes = 0;
+            c->next += p->unit;
+        }
+    }
 }
 
 /* Evaluates up to `max` more configurations of the chunk. The hot loop of the sweep. */
@@ -278,6 +475,10 @@ static void chunk_eval(chunk *c, const cdse_job *job, uint64_t max)
     chunk_header *h = &c->head;
     uint64_t stop = h->end - c->next > max ? c->next + max : h->end;
     int mode = job->objective.store;
+    if (c->prune) {
+        chunk_eval_pruned(c, job, max);
+        return;
+    }
     cdse_record rec;
     for (uint64_t i = c->next; i < stop; i++) {
         cdse_record_eval(job, i, &rec);
@@ -348,6 +549,30 @@ static uint64_t message_bound(uint64_t size)
     uint64_t blobs = (size + rows - 1) / rows;
     return sizeof(chunk_header) + blobs * (sizeof(uint64_t) + cdse_store_chunk_bound()) +
            rows * cdse_store_row_size() + size * sizeof(cdse_record);
+}
+
+/* The same for a job's chunks of up to `chunk_max` configurations. A pruned job's chunks are
+ * whole units (at least one, however large), store no rows, and hold per unit at most K
+ * candidates of each group (the groups of a unit differ by global batch and precision at most)
+ * and its best. */
+static uint64_t job_message_bound(const cdse_job *job, uint64_t chunk_max)
+{
+    if (!job->objective.prune)
+        return message_bound(chunk_max);
+    uint64_t unit;
+    int unit_axis, box_axis;
+    sweep__prune_layout(&job->space, &unit, &unit_axis, &box_axis);
+    uint64_t units = chunk_max / unit > 0 ? chunk_max / unit : 1;
+    uint64_t groups = 1;
+    if ((job->objective.group_by & CDSE_GROUP_GLOBAL_BATCH) && unit_axis < CDSE_AXIS_GLOBAL_BATCH)
+        groups *= (uint64_t)job->space.n[CDSE_AXIS_GLOBAL_BATCH];
+    if ((job->objective.group_by & CDSE_GROUP_PRECISION) && unit_axis < CDSE_AXIS_PRECISION)
+        groups *= (uint64_t)job->space.n[CDSE_AXIS_PRECISION];
+    uint64_t per_unit = (uint64_t)job->objective.top * groups + 1;
+    uint64_t cand = per_unit < unit ? per_unit : unit;
+    if (cand > CDSE_SWEEP_CHUNK_LIMIT / units)
+        return UINT64_MAX;
+    return sizeof(chunk_header) + units * cand * sizeof(cdse_record);
 }
 
 /* ---- provenance ----------------------------------------------------------------------------- */
@@ -593,6 +818,7 @@ static int master_commit(master *m)
             counts.status[st] += done[i].status[st];
             counts.evaluated += done[i].status[st];
         }
+        counts.pruned += done[i].pruned;
     }
     counts.feasible = counts.status[CDSE_ST_OK];
     if (rc == 0)
@@ -693,6 +919,7 @@ static int master_merge(master *m, const unsigned char *msg)
     p->done.begin = h.begin;
     p->done.end = h.end;
     memcpy(p->done.status, h.counts.status, sizeof p->done.status);
+    p->done.pruned = h.counts.pruned;
     p->left = h.n_rows;
     const unsigned char *sizes = msg + sizeof h;
     const unsigned char *data = sizes + h.n_blobs * sizeof(uint64_t);
@@ -821,7 +1048,8 @@ static void stop_workers(master *m)
 static int master_loop(master *m)
 {
     int *outstanding = fault("master_loop") ? NULL : calloc((size_t)m->ranks, sizeof *outstanding);
-    unsigned char *buf = fault("master_recv") ? NULL : malloc(message_bound(m->gen.chunk_max));
+    unsigned char *buf =
+        fault("master_recv") ? NULL : malloc(job_message_bound(m->job, m->gen.chunk_max));
     chunk own;
     if (outstanding == NULL || buf == NULL || chunk_init(&own, m->job, m->gen.chunk_max) < 0) {
         if (outstanding != NULL && buf != NULL)
@@ -911,7 +1139,8 @@ static void worker_loop(const cdse_job *job, const cdse_sweep_options *opt, MPI_
         size_t size = 0;
         if (ok) {
             chunk_begin(&c, (cdse_range){msg[0], msg[1]});
-            chunk_eval(&c, job, msg[1] - msg[0]);
+            while (!chunk_complete(&c)) /* pruning may take several calls */
+                chunk_eval(&c, job, msg[1] - msg[0]);
             c.head.interrupted = opt->stop != NULL && *opt->stop;
             size = chunk_finish(&c);
         }
@@ -1082,7 +1311,7 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
     uint64_t chunk_max = opt->chunk_max ? opt->chunk_max : CDSE_SWEEP_CHUNK_MAX;
     if (chunk_max < chunk_min)
         chunk_max = chunk_min;
-    if (message_bound(chunk_max) > INT_MAX) { /* opt is the same on every rank: all return */
+    if (job_message_bound(job, chunk_max) > INT_MAX) { /* opt is the same everywhere: all return */
         cdse_diag_set(diag, "chunk size %llu: allowed: 1 to %d configurations",
                       (unsigned long long)chunk_max, CDSE_SWEEP_CHUNK_LIMIT);
         return CDSE_EINVAL;
@@ -1101,6 +1330,11 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
         m.gen.ranks = ranks;
         m.gen.chunk_min = chunk_min;
         m.gen.chunk_max = chunk_max;
+        m.gen.unit = 1;
+        if (job->objective.prune) {
+            int unit_axis, box_axis;
+            sweep__prune_layout(&job->space, &m.gen.unit, &unit_axis, &box_axis);
+        }
         m.row_size = cdse_store_row_size();
         m.chunk_rows = cdse_store_chunk_rows();
         m.scratch = malloc(m.chunk_rows * m.row_size);

@@ -354,6 +354,17 @@ int cdse_topk_groups_offer(cdse_topk_groups *g, const cdse_record *record, doubl
     return cdse_topk_offer(&grp->best, record, key);
 }
 
+double cdse_topk_groups_threshold(const cdse_topk_groups *g, const cdse_record *record)
+{
+    int64_t gkey[GROUP_FIELDS];
+    group_key(record, g->mask, gkey);
+    size_t i = slot_find(g, gkey, key_hash(gkey, hashed_fields(g->mask)));
+    if (g->slot[i] == 0)
+        return HUGE_VAL;
+    const cdse_topk *t = &g->groups[g->slot[i] - 1].best;
+    return t->n < t->k ? HUGE_VAL : t->heap[0].key;
+}
+
 static int key_compare(const void *a, const void *b)
 {
     const group *ga = *(const group *const *)a, *gb = *(const group *const *)b;

@@ -33,6 +33,14 @@ void cdse_record_system(const cdse_job *job, uint64_t index, cdse_system *system
 /* The value `metric` (cdse_metric) of a record, oriented so that smaller is better. */
 double cdse_record_cost(const cdse_record *record, int metric);
 
+/* A lower bound on cdse_record_cost(job->objective.metric) of the configuration at `index` and of
+ * every configuration that differs from it only on the axes cdse_time_floor ignores (bound.h),
+ * for the metrics a job may prune with (each grows with the iteration time at a fixed model,
+ * system, design, GPU count and global batch, and is computed here by the same operations from
+ * the floor as from the time). HUGE_VAL when none of them is feasible, -HUGE_VAL when there is
+ * no bound. `record` receives the configuration with the floor as its time. */
+double cdse_record_bound(const cdse_job *job, uint64_t index, cdse_record *record);
+
 typedef enum cdse_col_kind {
     CDSE_COL_U64 = 0,     /* uint64_t */
     CDSE_COL_I32,         /* int32_t or int */

@@ -10,8 +10,10 @@
  *   /results     1-D extendible compound dataset, chunked, shuffle + deflate; columns are
  *                cdse_columns[] (the names of `eval --csv`); attribute rows_committed
  *   /top, /pareto  the same compound type: best per group, Pareto front
- *   /counts      compound (name, count): evaluated, feasible, then every status
- *   /progress    compound (begin, end, rows, status[]): completed index ranges (cdse_done)
+ *   /counts      compound (name, count): evaluated, feasible, then every status (then pruned,
+ *                when the job prunes; the root then has the attribute pruned = 1)
+ *   /progress    compound (begin, end, rows, status[], pruned): completed index ranges
+ *                (cdse_done)
  *
  * Crash safety: records and the ranges they complete reach the file in the same
  * cdse_store_commit (H5Fflush). The metadata cache does not evict between commits and file
@@ -46,6 +48,7 @@ typedef struct cdse_done {
     uint64_t begin, end;
     uint64_t rows; /* filled by cdse_store_commit */
     uint64_t status[CDSE_ST_COUNT];
+    uint64_t pruned; /* skipped by pruning: in the range, in no status */
 } cdse_done;
 
 /* Counts by status, plus totals. */
@@ -53,6 +56,7 @@ typedef struct cdse_counts {
     uint64_t evaluated;
     uint64_t feasible;
     uint64_t status[CDSE_ST_COUNT];
+    uint64_t pruned; /* skipped by pruning (objective.prune): evaluated + pruned = done */
 } cdse_counts;
 
 /* Turns off HDF5's automatic error printing (errors are reported through cdse_diag). */

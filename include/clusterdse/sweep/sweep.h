@@ -73,6 +73,15 @@ size_t sweep__best_pareto(const sweep__best *best, cdse_record **out);
 /* Every record held (top and per-(model, gpus) best), by index, without repeats. */
 size_t sweep__best_candidates(const sweep__best *best, cdse_record **out);
 
+/* What a configuration offered to `best` must beat: the largest of its top group's and its
+ * (model, gpus) group's thresholds (cdse_topk_groups_threshold); HUGE_VAL while either holds
+ * fewer records than it keeps. */
+double sweep__best_threshold(const sweep__best *best, const cdse_record *record);
+
+/* Pruning's partition of the space (docs/sweep.md, Pruning): configurations per unit, the last
+ * axis a unit fixes and the last axis a box fixes. Depends on the space alone. */
+void sweep__prune_layout(const cdse_space *space, uint64_t *unit, int *unit_axis, int *box_axis);
+
 /* Index ranges still to do: the complement of `done` (any order, may overlap) in [0, size). */
 size_t sweep__gaps(const cdse_range *done, size_t n_done, uint64_t size, cdse_range **gaps);
 

@@ -54,6 +54,9 @@ cdse_topk_groups *cdse_topk_groups_create(int mask, size_t k, bool unique);
 void cdse_topk_groups_free(cdse_topk_groups *g);
 void cdse_topk_groups_clear(cdse_topk_groups *g);
 int cdse_topk_groups_offer(cdse_topk_groups *g, const cdse_record *record, double key);
+/* The worst key kept in `record`'s group once it holds K records (a record with a larger key
+ * cannot be kept), HUGE_VAL while it holds fewer. */
+double cdse_topk_groups_threshold(const cdse_topk_groups *g, const cdse_record *record);
 /* Every record kept: groups in ascending order of (model, system, gpus, global_batch,
  * precision) over the grouped fields, each group best first. Returns the count and sets *out
  * (malloc'd; NULL with count 0 when memory runs out). */
