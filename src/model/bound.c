@@ -4,12 +4,10 @@
 bool cdse_bound_axis_kept(int axis)
 {
     switch (axis) {
-    case CDSE_AXIS_RECOMPUTE:
     case CDSE_AXIS_RECOMPUTE_MODULES:
     case CDSE_AXIS_ZERO:
     case CDSE_AXIS_OFFLOAD:
     case CDSE_AXIS_TP_COMM_OVERLAP:
-    case CDSE_AXIS_PLACEMENT:
     case CDSE_AXIS_MOE_DISPATCHER:
     case CDSE_AXIS_MOE_OVERLAP:
         return false;

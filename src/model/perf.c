@@ -1454,24 +1454,24 @@ void cdse_evaluate_plan(const cdse_model *model, const cdse_system *system,
 
 /* The lower bound of bound.h. It keeps the terms of evaluate_one that no value of the axes it
  * ignores can shrink, computed by the same functions on a copy of the strategy whose ignored
- * axes are set to their most permissive values (no recomputation, ZeRO 0, no offload, the
- * default placement, which puts pp last): the forward and backward passes of the slowest stage
- * (m micro-batches plus the pipeline bubble), the optimizer step of a sharded optimizer and the
- * stack's fixed time with the launch time the forward pass cannot hide. Recomputation, exposed
- * communication and offload count as 0. It sums in evaluate_one's order, so rounding cannot
- * lift it above the time. */
+ * axes are set to their most permissive values (no fine-grained recomputation, ZeRO 0, no
+ * offload, no MoE overlap): per micro-batch of the slowest stage the forward and backward
+ * passes, the recomputation of the strategy's recompute setting, the exposed TP communication
+ * of the better of tp_comm_overlap off and on, and the exposed CP exchange; m micro-batches
+ * plus the pipeline bubble of them; the optimizer step of a sharded optimizer; the stack's fixed
+ * time with the launch time the forward pass cannot hide. EP, PP and DP communication and
+ * offload count as 0. It sums in evaluate_one's order, term by term no larger, so rounding
+ * cannot lift it above the time. */
 double cdse_time_floor(const cdse_model *model, const cdse_system *system,
                        const cdse_strategy *strategy)
 {
     if (model->n_seq_bins > 0 || system->pool.n_types > 0)
         return 0.0; /* timed at another length, or by another evaluator: no bound */
     cdse_strategy st = *strategy;
-    st.recompute = CDSE_RECOMPUTE_NONE;
     st.recompute_modules = 0;
     st.zero = 0;
     st.offload = 0;
     st.tp_comm_overlap = false;
-    st.placement = 0;
     st.moe_dispatcher = 0;
     st.moe_overlap = 0;
     /* With the permissive values, a failed check fails for every value of the ignored axes. */
@@ -1483,11 +1483,22 @@ double cdse_time_floor(const cdse_model *model, const cdse_system *system,
     setup(model, system, &st, &e, &x, &plan);
     layer_step step;
     average_layer_step(&e, &x, &step);
+    if (x.t > 1.0 && e.stk->overlap_tp_comm) {
+        cdse_strategy overlap = st;
+        overlap.tp_comm_overlap = true;
+        env e_overlap = e;
+        e_overlap.st = &overlap;
+        layer_step s;
+        average_layer_step(&e_overlap, &x, &s);
+        step.tp = fmin(step.tp, s.tp);
+    }
     double head_fwd, head_bwd;
     output_layer_times(&e, &x, &head_fwd, &head_bwd);
-    double stage_fwd = x.stage_layers * step.fwd + head_fwd;
-    double stage_bwd = x.stage_layers * step.bwd + head_bwd;
-    double per_mb = stage_fwd + stage_bwd;
+    double n_layers = x.stage_layers;
+    double stage_fwd = n_layers * step.fwd + head_fwd;
+    double stage_bwd = n_layers * step.bwd + head_bwd;
+    double per_mb =
+        stage_fwd + stage_bwd + n_layers * step.recompute + n_layers * step.tp + n_layers * step.cp;
     double bubble = (x.p - 1.0) / x.v * per_mb;
     stage_param_count params;
     stage_params(model, &x, &params);

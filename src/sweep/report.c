@@ -170,6 +170,12 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
     record_finish(job, system, record);
 }
 
+void cdse_record_config(const cdse_job *job, uint64_t index, cdse_record *record)
+{
+    record_setup(job, index, record);
+    memset(&record->result, 0, sizeof record->result);
+}
+
 double cdse_record_bound(const cdse_job *job, uint64_t index, cdse_record *record)
 {
     const cdse_system *system = record_setup(job, index, record);

@@ -232,14 +232,20 @@ typedef struct chunk_header {
 /* ---- pruning (docs/sweep.md, Pruning) -------------------------------------------------------
  * A unit is a contiguous index range with every axis up to gpus fixed, and further axes while it
  * would hold more than PRUNE_UNIT_LIMIT configurations; chunks are whole units. A unit is split
- * into boxes (the axes up to global_batch fixed, or one further than the unit's), each with the
- * least lower bound of the metric over its values of the axes the bound keeps; boxes are
- * evaluated in ascending order of (bound, first index), and a box whose bound exceeds the unit's
- * own threshold at its turn is skipped. Both depend on the space alone, and the threshold on the
- * unit's own evaluations alone, so what is pruned does not depend on ranks or resumes. */
+ * into coarse boxes (the axes up to global_batch fixed, or one further than the unit's), a coarse
+ * box into fine boxes (every further axis the bound keeps fixed, while a box keeps PRUNE_BOX_MIN
+ * configurations or more), each with the least lower bound of the metric over its values of the
+ * axes the bound keeps; boxes are taken in ascending order of (bound, first index), and a box whose
+ * bound exceeds the unit's own threshold at its turn is skipped (a coarse box whole; one that
+ * survives is refined). Both depend on the space alone, and the threshold on the unit's own
+ * evaluations alone, so what is pruned does not depend on ranks or resumes. */
 
 /* Configurations of a unit at most (unless a single configuration's prefix is longer). */
 #define PRUNE_UNIT_LIMIT ((uint64_t)1 << 22)
+/* Configurations of a fine box at least: smaller boxes have tighter bounds (they fix more axes)
+ * but cost more bounds per configuration (a bound costs about one evaluation per combination of
+ * the kept axes the box leaves free). */
+#define PRUNE_BOX_MIN 16
 
 void sweep__prune_layout(const cdse_space *space, uint64_t *unit, int *unit_axis, int *box_axis)
 {
@@ -257,66 +263,102 @@ typedef struct prune_box {
     uint64_t begin;
 } prune_box;
 
-typedef struct pruner {
-    uint64_t unit, box; /* configurations per unit and per box */
-    int box_axis;
-    int n_kept, kept[CDSE_AXIS_COUNT]; /* axes free in a box that the bound depends on */
-    sweep__best *best;                 /* the unit's own */
+/* Boxes of one size: the axes up to `axis` fixed. */
+typedef struct box_level {
+    int axis;
+    uint64_t size;                     /* configurations per box */
+    int n_kept, kept[CDSE_AXIS_COUNT]; /* the kept axes free in a box, enumerated for its bound */
+    uint64_t fixed_offset; /* recompute, free in a box, at "none": its floor is the least */
     prune_box *boxes;
-    size_t n_boxes, cur; /* boxes of the unit in progress (0: none), the one at its turn */
-    bool in_box;         /* the box at its turn passed its test and is being evaluated */
-    uint64_t box_pos;    /* then: its next index */
+    size_t n, cur; /* boxes in the list (0: none), the one at its turn */
+} box_level;
+
+/* The unit's coarse boxes, and the fine boxes of the coarse box at its turn once it survives
+ * its test (the same boxes when the two levels coincide). */
+typedef struct pruner {
+    uint64_t unit;
+    box_level coarse, fine;
+    sweep__best *best; /* the unit's own */
+    bool in_box;       /* the fine box at its turn passed its test and is being evaluated */
+    uint64_t box_pos;  /* then: its next index */
 } pruner;
+
+/* The bound keeps no less time for recompute = "none" than for the other settings (it only adds
+ * their recomputation and the forward communication they repeat): a box in which recompute is
+ * free takes its bound at "none" when the axis has it. */
+static int level_init(box_level *l, const cdse_space *space, int axis, uint64_t boxes)
+{
+    memset(l, 0, sizeof *l);
+    l->axis = axis;
+    l->size = space->stride[axis];
+    int none = -1;
+    for (int d = 0; axis < CDSE_AXIS_RECOMPUTE && d < space->n[CDSE_AXIS_RECOMPUTE]; d++)
+        if (space->value[CDSE_AXIS_RECOMPUTE][d] == CDSE_RECOMPUTE_NONE)
+            none = d;
+    if (none >= 0)
+        l->fixed_offset = (uint64_t)none * space->stride[CDSE_AXIS_RECOMPUTE];
+    for (int a = axis + 1; a < CDSE_AXIS_COUNT; a++)
+        if (space->n[a] > 1 && cdse_bound_axis_kept(a) && !(a == CDSE_AXIS_RECOMPUTE && none >= 0))
+            l->kept[l->n_kept++] = a;
+    l->boxes = malloc((size_t)boxes * sizeof *l->boxes);
+    return l->boxes != NULL ? 0 : -1;
+}
 
 static int pruner_init(pruner *p, const cdse_job *job)
 {
     memset(p, 0, sizeof *p);
-    int unit_axis;
-    sweep__prune_layout(&job->space, &p->unit, &unit_axis, &p->box_axis);
-    p->box = job->space.stride[p->box_axis];
-    for (int a = p->box_axis + 1; a < CDSE_AXIS_COUNT; a++)
-        if (job->space.n[a] > 1 && cdse_bound_axis_kept(a))
-            p->kept[p->n_kept++] = a;
+    const cdse_space *space = &job->space;
+    int unit_axis, coarse;
+    sweep__prune_layout(space, &p->unit, &unit_axis, &coarse);
+    /* Fine boxes fix every kept axis that varies, down to PRUNE_BOX_MIN configurations a box:
+     * splitting on an axis the bound ignores would repeat the same bound. */
+    int fine = coarse;
+    for (int a = coarse + 1; a < CDSE_AXIS_COUNT; a++)
+        if (space->n[a] > 1 && cdse_bound_axis_kept(a) && space->stride[a] >= PRUNE_BOX_MIN)
+            fine = a;
     p->best = sweep__best_create(&job->objective, false);
-    p->boxes = malloc((size_t)(p->unit / p->box) * sizeof *p->boxes);
-    return p->best != NULL && p->boxes != NULL ? 0 : -1;
+    int rc = level_init(&p->coarse, space, coarse, p->unit / space->stride[coarse]);
+    rc |= level_init(&p->fine, space, fine, space->stride[coarse] / space->stride[fine]);
+    return p->best != NULL && rc == 0 ? 0 : -1;
 }
 
 static void pruner_free(pruner *p)
 {
     sweep__best_free(p->best);
-    free(p->boxes);
+    free(p->coarse.boxes);
+    free(p->fine.boxes);
 }
 
 /* The least bound over the box's combinations of the kept axes (odometer over their digits). */
-static double box_bound(const pruner *p, const cdse_job *job, uint64_t begin)
+static double box_bound(const box_level *l, const cdse_job *job, uint64_t begin)
 {
     const cdse_space *space = &job->space;
     int digit[CDSE_AXIS_COUNT] = {0};
     double least = HUGE_VAL;
     for (;;) {
-        uint64_t index = begin;
-        for (int k = 0; k < p->n_kept; k++)
-            index += (uint64_t)digit[k] * space->stride[p->kept[k]];
+        uint64_t index = begin + l->fixed_offset;
+        for (int k = 0; k < l->n_kept; k++)
+            index += (uint64_t)digit[k] * space->stride[l->kept[k]];
         cdse_record rec;
         double bound = cdse_record_bound(job, index, &rec);
         if (bound < least)
             least = bound;
         int k = 0;
-        while (k < p->n_kept && ++digit[k] == space->n[p->kept[k]])
+        while (k < l->n_kept && ++digit[k] == space->n[l->kept[k]])
             digit[k++] = 0;
-        if (k == p->n_kept)
+        if (k == l->n_kept)
             return least;
     }
 }
 
-/* What a configuration of the box must beat: the largest threshold of the groups the box
+/* What a configuration of a box of `l` must beat: the largest threshold of the groups the box
  * touches (the groups differ inside a box by precision only, when it is free there). */
-static double box_threshold(const pruner *p, const cdse_job *job, uint64_t begin)
+static double box_threshold(const pruner *p, const box_level *l, const cdse_job *job,
+                            uint64_t begin)
 {
     cdse_record rep;
-    cdse_record_bound(job, begin, &rep);
-    int n = p->box_axis < CDSE_AXIS_PRECISION ? job->space.n[CDSE_AXIS_PRECISION] : 1;
+    cdse_record_config(job, begin, &rep);
+    int n = l->axis < CDSE_AXIS_PRECISION ? job->space.n[CDSE_AXIS_PRECISION] : 1;
     double most = -HUGE_VAL;
     for (int d = 0; d < n; d++) {
         if (n > 1)
@@ -336,17 +378,16 @@ static int box_compare(const void *a, const void *b)
     return x->begin < y->begin ? -1 : x->begin > y->begin;
 }
 
-static void pruner_start_unit(pruner *p, const cdse_job *job, uint64_t begin)
+/* Fills `l` with the boxes of [begin, begin + n x l->size), sorted by (bound, first index). */
+static void level_fill(box_level *l, const cdse_job *job, uint64_t begin, size_t n)
 {
-    p->n_boxes = (size_t)(p->unit / p->box);
-    for (size_t i = 0; i < p->n_boxes; i++) {
-        uint64_t b = begin + i * p->box;
-        p->boxes[i] = (prune_box){box_bound(p, job, b), b};
+    l->n = n;
+    l->cur = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t b = begin + i * l->size;
+        l->boxes[i] = (prune_box){box_bound(l, job, b), b};
     }
-    qsort(p->boxes, p->n_boxes, sizeof *p->boxes, box_compare);
-    p->cur = 0;
-    p->in_box = false;
-    sweep__best_clear(p->best);
+    qsort(l->boxes, n, sizeof *l->boxes, box_compare);
 }
 
 /* A chunk being evaluated. */
@@ -408,7 +449,8 @@ static void chunk_begin(chunk *c, cdse_range range)
     c->head.begin = range.begin;
     c->head.end = range.end;
     c->next = range.begin;
-    c->pr.n_boxes = 0;
+    c->pr.coarse.n = 0;
+    c->pr.fine.n = 0;
     sweep__best_clear(c->best);
 }
 
@@ -430,42 +472,77 @@ static inline void eval_one(chunk *c, const cdse_job *job, uint64_t i, sweep__be
     }
 }
 
-/* Pruned evaluation of up to about `max` more configurations (evaluated, or skipped a box at a
- * time): box by box in the order of their bounds, unit by unit. Only store = "best" prunes, so
- * no rows are packed. */
+/* The coarse box at its turn is done: the next one, or the next unit. */
+static void next_coarse(chunk *c)
+{
+    pruner *p = &c->pr;
+    p->fine.n = 0;
+    if (++p->coarse.cur == p->coarse.n) {
+        p->coarse.n = 0;
+        c->next += p->unit;
+    }
+}
+
+/* The fine box at its turn: skipped, or evaluated (up to `budget` configurations). Returns the
+ * budget spent; the box is done when p->fine.cur has moved on. */
+static uint64_t fine_step(chunk *c, const cdse_job *job, uint64_t budget)
+{
+    pruner *p = &c->pr;
+    prune_box *b = &p->fine.boxes[p->fine.cur];
+    uint64_t end = b->begin + p->fine.size, spent = 1;
+    if (!p->in_box && b->bound > box_threshold(p, &p->fine, job, b->begin)) {
+        c->head.counts.pruned += p->fine.size;
+    } else {
+        if (!p->in_box) {
+            p->in_box = true;
+            p->box_pos = b->begin;
+        }
+        uint64_t stop = end - p->box_pos > budget ? p->box_pos + budget : end;
+        for (uint64_t i = p->box_pos; i < stop; i++)
+            eval_one(c, job, i, p->best);
+        spent = stop - p->box_pos;
+        p->box_pos = stop;
+        if (p->box_pos < end)
+            return spent;
+        p->in_box = false;
+    }
+    p->fine.cur++;
+    return spent;
+}
+
+/* Pruned evaluation of about `max` more configurations (evaluated, bounded, or skipped a box at
+ * a time), unit by unit: coarse boxes in the order of their bounds, each skipped or refined into
+ * fine boxes, themselves in the order of their bounds. Only store = "best" prunes: no rows. */
 static void chunk_eval_pruned(chunk *c, const cdse_job *job, uint64_t max)
 {
     pruner *p = &c->pr;
     uint64_t budget = max;
     while (budget > 0 && c->next < c->head.end) {
-        if (p->n_boxes == 0) {
-            pruner_start_unit(p, job, c->next);
-            budget -= budget < p->n_boxes ? budget : p->n_boxes;
-            continue;
-        }
-        prune_box *b = &p->boxes[p->cur];
-        uint64_t end = b->begin + p->box;
-        if (!p->in_box && b->bound > box_threshold(p, job, b->begin)) {
-            c->head.counts.pruned += p->box;
-            budget--;
-        } else {
-            if (!p->in_box) {
-                p->in_box = true;
-                p->box_pos = b->begin;
-            }
-            uint64_t stop = end - p->box_pos > budget ? p->box_pos + budget : end;
-            for (uint64_t i = p->box_pos; i < stop; i++)
-                eval_one(c, job, i, p->best);
-            budget -= stop - p->box_pos;
-            p->box_pos = stop;
-            if (p->box_pos < end)
-                continue;
+        uint64_t spent = 1;
+        if (p->coarse.n == 0) {
+            level_fill(&p->coarse, job, c->next, (size_t)(p->unit / p->coarse.size));
+            sweep__best_clear(p->best);
             p->in_box = false;
+            spent = p->coarse.n;
+        } else if (p->fine.n == 0) {
+            prune_box *b = &p->coarse.boxes[p->coarse.cur];
+            if (b->bound > box_threshold(p, &p->coarse, job, b->begin)) {
+                c->head.counts.pruned += p->coarse.size;
+                next_coarse(c);
+            } else if (p->fine.axis == p->coarse.axis) {
+                p->fine.n = 1;
+                p->fine.cur = 0;
+                p->fine.boxes[0] = *b;
+            } else {
+                level_fill(&p->fine, job, b->begin, (size_t)(p->coarse.size / p->fine.size));
+                spent = p->fine.n;
+            }
+        } else {
+            spent = fine_step(c, job, budget);
+            if (p->fine.cur == p->fine.n)
+                next_coarse(c);
         }
-        if (++p->cur == p->n_boxes) { /* the unit is done */
-            p->n_boxes = 0;
-            c->next += p->unit;
-        }
+        budget -= spent < budget ? spent : budget;
     }
 }
 

@@ -2,7 +2,8 @@
  * every feasible configuration of dense and MoE spaces (bf16 and FP8, several stacks, hardware
  * axes, pp/vpp, cp, ep/etp, offload to a memory tier), floor <= time_per_iteration_s; and the
  * floor does not move when only the axes it ignores change, which is what lets the sweep take one
- * floor per combination of the kept axes as the bound of a whole box. */
+ * floor per combination of the kept axes as the bound of a whole box; and the floor without
+ * recomputation is the least over the recompute settings. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -65,6 +66,17 @@ static void check_index(const cdse_job *job, uint64_t index, tally *t)
     if (!(floor == same || (isinf(floor) && isinf(same))))
         fail_msg("index %llu: floor %.17g but %.17g with the ignored axes at their first value",
                  (unsigned long long)index, floor, same);
+    /* The sweep bounds a box in which recompute is free by its floor at "none" (the first value
+     * of every job below): no larger than at any other setting. */
+    int digit[CDSE_AXIS_COUNT];
+    cdse_space_decode(&job->space, index, digit);
+    digit[CDSE_AXIS_RECOMPUTE] = 0;
+    cdse_record none;
+    double floor_none = floor_at(job, cdse_space_encode(&job->space, digit), &none);
+    assert_int_equal(none.strategy.recompute, CDSE_RECOMPUTE_NONE);
+    if (!(floor_none <= floor || isinf(floor)))
+        fail_msg("index %llu: floor %.17g without recomputation, %.17g with",
+                 (unsigned long long)index, floor_none, floor);
     t->checked++;
     if (rec.result.status != CDSE_ST_OK)
         return;

@@ -6,10 +6,10 @@
 #include "clusterdse/model/strategy.h"
 
 /* A lower bound on time_per_iteration_s (cdse_evaluate) of every feasible configuration that
- * differs from `strategy` only on the axes the bound ignores: recompute, recompute_modules,
- * zero, offload, tp_comm_overlap, placement, moe_dispatcher and moe_overlap. The other axes
- * (gpus, tp, pp, cp, ep, vpp, microbatch, global_batch, sequence_parallel, precision,
- * flash_attention, etp, the stack) are taken as given. HUGE_VAL when no such configuration is
+ * differs from `strategy` only on the axes the bound ignores: recompute_modules, zero, offload,
+ * tp_comm_overlap, moe_dispatcher and moe_overlap. The other axes (gpus, tp, pp, cp, ep, vpp,
+ * microbatch, global_batch, recompute, sequence_parallel, precision, flash_attention,
+ * placement, etp, the stack) are taken as given. HUGE_VAL when no such configuration is
  * feasible; 0 (no bound) for models with a sequence-length histogram and for pools. Implemented
  * in perf.c, beside the terms it reuses. */
 double cdse_time_floor(const cdse_model *model, const cdse_system *system,

@@ -33,6 +33,10 @@ void cdse_record_system(const cdse_job *job, uint64_t index, cdse_system *system
 /* The value `metric` (cdse_metric) of a record, oriented so that smaller is better. */
 double cdse_record_cost(const cdse_record *record, int metric);
 
+/* Fills the configuration at `index` (model, system, strategy, stack, hardware columns) without
+ * evaluating it: the result is zero. */
+void cdse_record_config(const cdse_job *job, uint64_t index, cdse_record *record);
+
 /* A lower bound on cdse_record_cost(job->objective.metric) of the configuration at `index` and of
  * every configuration that differs from it only on the axes cdse_time_floor ignores (bound.h),
  * for the metrics a job may prune with (each grows with the iteration time at a fixed model,
