@@ -1452,6 +1452,43 @@ void cdse_evaluate_plan(const cdse_model *model, const cdse_system *system,
         cdse_comm_plan_expose(plan, g, exposed_s[g]);
 }
 
+/* Relative margin of the memory test below against rounding: the floor is a sum in another order
+ * than the evaluator's. */
+#define FLOOR_MEMORY_MARGIN (1.0 + 1e-9)
+
+/* Memory a GPU can hold: its HBM, and its share of the second tier when it has one. */
+static double memory_capacity_gib(const cdse_system *system)
+{
+    double tier = system->tier.attach != CDSE_TIER_NONE ? tier_capacity_per_gpu(system) : 0.0;
+    return system->hbm_gib + tier;
+}
+
+/* The least memory (GiB, HBM and second tier together) of the configurations that differ from
+ * the checked strategy `st` only on the axes the bound ignores: ZeRO sharding all it can (stage
+ * 3, when the data-parallel group has ranks to shard over), every fine-grained recomputation
+ * module (each only lowers the activations kept), nothing offloaded (offload moves memory to
+ * the tier, the sum stays), the stack's runtime without the allocator's share of the
+ * activations. A feasible configuration holds at most memory_capacity_gib. */
+static double memory_floor_gib(const cdse_model *model, const env *e, const dims *x,
+                               const cdse_strategy *st)
+{
+    cdse_strategy least = *st;
+    least.zero = x->d * x->c > 1.0 ? 3 : 0;
+    least.recompute_modules = CDSE_RECOMPUTE_CORE_ATTN | CDSE_RECOMPUTE_MOE_ACT |
+                              CDSE_RECOMPUTE_LAYERNORM | CDSE_RECOMPUTE_MLA_UP_PROJ |
+                              CDSE_RECOMPUTE_MLP | CDSE_RECOMPUTE_MOE |
+                              CDSE_RECOMPUTE_SHARED_EXPERTS;
+    env mem_env = *e;
+    mem_env.st = &least;
+    cdse_result r;
+    memset(&r, 0, sizeof r);
+    stage_param_count params;
+    double updated = 0.0, act_per_mb = 0.0, in_flight = 0.0;
+    memory_model(model, &mem_env, x, &r, &params, &updated, &act_per_mb, &in_flight);
+    return r.mem_weights_gib + r.mem_gradients_gib + r.mem_optimizer_gib + r.mem_activations_gib +
+           r.mem_other_gib + r.mem_fp8_cache_gib + e->stk->runtime_gib;
+}
+
 /* The lower bound of bound.h. It keeps the terms of evaluate_one that no value of the axes it
  * ignores can shrink, computed by the same functions on a copy of the strategy whose ignored
  * axes are set to their most permissive values (no fine-grained recomputation, ZeRO 0, no
@@ -1460,14 +1497,19 @@ void cdse_evaluate_plan(const cdse_model *model, const cdse_system *system,
  * of the better of tp_comm_overlap off and on, and the exposed CP exchange; m micro-batches
  * plus the pipeline bubble of them; the optimizer step of a sharded optimizer; the stack's fixed
  * time with the launch time the forward pass cannot hide. EP, PP and DP communication and
- * offload count as 0. It sums in evaluate_one's order, term by term no larger, so rounding
- * cannot lift it above the time. */
+ * offload count as 0. HUGE_VAL also when even the least memory of the configurations exceeds
+ * what a GPU can hold (memory_floor_gib): all of them run out of memory. With any_recompute the
+ * time is that of recompute "none", which only leaves out recomputation and the forward
+ * communication it repeats, and the memory the least over the settings. It sums in
+ * evaluate_one's order, term by term no larger, so rounding cannot lift it above the time. */
 double cdse_time_floor(const cdse_model *model, const cdse_system *system,
-                       const cdse_strategy *strategy)
+                       const cdse_strategy *strategy, bool any_recompute)
 {
     if (model->n_seq_bins > 0 || system->pool.n_types > 0)
         return 0.0; /* timed at another length, or by another evaluator: no bound */
     cdse_strategy st = *strategy;
+    if (any_recompute)
+        st.recompute = CDSE_RECOMPUTE_NONE;
     st.recompute_modules = 0;
     st.zero = 0;
     st.offload = 0;
@@ -1506,5 +1548,13 @@ double cdse_time_floor(const cdse_model *model, const cdse_system *system,
     double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
     double launch = e.stk->launch_s_per_layer;
     double fixed = e.stk->iteration_fixed_s + x.m * x.stage_layers * fmax(0.0, launch - step.fwd);
+    double memory = memory_floor_gib(model, &e, &x, &st);
+    for (int rc = 0; any_recompute && rc < CDSE_RECOMPUTE_COUNT; rc++) {
+        cdse_strategy other = st;
+        other.recompute = rc;
+        memory = fmin(memory, memory_floor_gib(model, &e, &x, &other));
+    }
+    if (memory > FLOOR_MEMORY_MARGIN * memory_capacity_gib(system))
+        return HUGE_VAL;
     return x.m * per_mb + bubble + optimizer + fixed;
 }

@@ -268,7 +268,7 @@ typedef struct box_level {
     int axis;
     uint64_t size;                     /* configurations per box */
     int n_kept, kept[CDSE_AXIS_COUNT]; /* the kept axes free in a box, enumerated for its bound */
-    uint64_t fixed_offset; /* recompute, free in a box, at "none": its floor is the least */
+    bool any_recompute; /* recompute is free in a box: bounded over every setting at once */
     prune_box *boxes;
     size_t n, cur; /* boxes in the list (0: none), the one at its turn */
 } box_level;
@@ -283,22 +283,17 @@ typedef struct pruner {
     uint64_t box_pos;  /* then: its next index */
 } pruner;
 
-/* The bound keeps no less time for recompute = "none" than for the other settings (it only adds
- * their recomputation and the forward communication they repeat): a box in which recompute is
- * free takes its bound at "none" when the axis has it. */
+/* A box in which recompute is free takes the bound over every recompute setting (one floor,
+ * cdse_time_floor's any_recompute) instead of one floor per setting. */
 static int level_init(box_level *l, const cdse_space *space, int axis, uint64_t boxes)
 {
     memset(l, 0, sizeof *l);
     l->axis = axis;
     l->size = space->stride[axis];
-    int none = -1;
-    for (int d = 0; axis < CDSE_AXIS_RECOMPUTE && d < space->n[CDSE_AXIS_RECOMPUTE]; d++)
-        if (space->value[CDSE_AXIS_RECOMPUTE][d] == CDSE_RECOMPUTE_NONE)
-            none = d;
-    if (none >= 0)
-        l->fixed_offset = (uint64_t)none * space->stride[CDSE_AXIS_RECOMPUTE];
+    l->any_recompute = axis < CDSE_AXIS_RECOMPUTE && space->n[CDSE_AXIS_RECOMPUTE] > 1;
     for (int a = axis + 1; a < CDSE_AXIS_COUNT; a++)
-        if (space->n[a] > 1 && cdse_bound_axis_kept(a) && !(a == CDSE_AXIS_RECOMPUTE && none >= 0))
+        if (space->n[a] > 1 && cdse_bound_axis_kept(a) &&
+            !(a == CDSE_AXIS_RECOMPUTE && l->any_recompute))
             l->kept[l->n_kept++] = a;
     l->boxes = malloc((size_t)boxes * sizeof *l->boxes);
     return l->boxes != NULL ? 0 : -1;
@@ -336,11 +331,11 @@ static double box_bound(const box_level *l, const cdse_job *job, uint64_t begin)
     int digit[CDSE_AXIS_COUNT] = {0};
     double least = HUGE_VAL;
     for (;;) {
-        uint64_t index = begin + l->fixed_offset;
+        uint64_t index = begin;
         for (int k = 0; k < l->n_kept; k++)
             index += (uint64_t)digit[k] * space->stride[l->kept[k]];
         cdse_record rec;
-        double bound = cdse_record_bound(job, index, &rec);
+        double bound = cdse_record_bound(job, index, l->any_recompute, &rec);
         if (bound < least)
             least = bound;
         int k = 0;

@@ -2,8 +2,8 @@
  * every feasible configuration of dense and MoE spaces (bf16 and FP8, several stacks, hardware
  * axes, pp/vpp, cp, ep/etp, offload to a memory tier), floor <= time_per_iteration_s; and the
  * floor does not move when only the axes it ignores change, which is what lets the sweep take one
- * floor per combination of the kept axes as the bound of a whole box; and the floor without
- * recomputation is the least over the recompute settings. */
+ * floor per combination of the kept axes as the bound of a whole box; and the floor over every
+ * recompute setting is no larger than the floor at any of them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,7 +39,17 @@ static double floor_at(const cdse_job *job, uint64_t index, cdse_record *rec)
     cdse_record_eval(job, index, rec);
     cdse_system system;
     cdse_record_system(job, index, &system);
-    return cdse_time_floor(&job->model[rec->model], &system, &rec->strategy);
+    return cdse_time_floor(&job->model[rec->model], &system, &rec->strategy, false);
+}
+
+/* The floor over every recompute setting, at the configuration at `index`. */
+static double floor_any_recompute(const cdse_job *job, uint64_t index)
+{
+    cdse_record rec;
+    cdse_record_eval(job, index, &rec);
+    cdse_system system;
+    cdse_record_system(job, index, &system);
+    return cdse_time_floor(&job->model[rec.model], &system, &rec.strategy, true);
 }
 
 /* The index with every axis the floor ignores at its first value. */
@@ -55,6 +65,7 @@ static uint64_t kept_only(const cdse_space *space, uint64_t index)
 
 typedef struct tally {
     uint64_t checked, feasible, bounded; /* bounded: feasible with a finite floor > 0 */
+    uint64_t out_of_memory;              /* OOM, declared infeasible by the floor */
     double tightest;                     /* max over feasible of floor / time */
 } tally;
 
@@ -66,18 +77,20 @@ static void check_index(const cdse_job *job, uint64_t index, tally *t)
     if (!(floor == same || (isinf(floor) && isinf(same))))
         fail_msg("index %llu: floor %.17g but %.17g with the ignored axes at their first value",
                  (unsigned long long)index, floor, same);
-    /* The sweep bounds a box in which recompute is free by its floor at "none" (the first value
-     * of every job below): no larger than at any other setting. */
+    /* The sweep bounds a box in which recompute is free by the floor over every setting: no
+     * larger than the floor at any of them, and the same from any of them. */
+    double any = floor_any_recompute(job, index);
     int digit[CDSE_AXIS_COUNT];
     cdse_space_decode(&job->space, index, digit);
     digit[CDSE_AXIS_RECOMPUTE] = 0;
-    cdse_record none;
-    double floor_none = floor_at(job, cdse_space_encode(&job->space, digit), &none);
-    assert_int_equal(none.strategy.recompute, CDSE_RECOMPUTE_NONE);
-    if (!(floor_none <= floor || isinf(floor)))
-        fail_msg("index %llu: floor %.17g without recomputation, %.17g with",
-                 (unsigned long long)index, floor_none, floor);
+    double any_first = floor_any_recompute(job, cdse_space_encode(&job->space, digit));
+    if (!(any <= floor) || !(any == any_first || (isinf(any) && isinf(any_first))))
+        fail_msg("index %llu: floor %.17g, over every recompute setting %.17g (%.17g from the "
+                 "first setting)",
+                 (unsigned long long)index, floor, any, any_first);
     t->checked++;
+    if (rec.result.status == CDSE_ST_OOM && isinf(floor))
+        t->out_of_memory++;
     if (rec.result.status != CDSE_ST_OK)
         return;
     t->feasible++;
@@ -195,12 +208,44 @@ static void test_hardware_axes_every_configuration(void **state)
     assert_true(t.bounded == t.feasible);
 }
 
+/* GPT-3 175B near the memory limit (40 and 80 GiB, a small and a large tier): most
+ * configurations run out of memory, and the floor declares boxes infeasible from their least
+ * memory; none of the feasible ones may be among them. */
+static void test_memory_limit(void **state)
+{
+    (void)state;
+    const char *text =
+        "models = ( \"gpt3-175b\" );\n"
+        "systems = ( { base = \"h100-sxm-dgx\"; name = \"design\";\n"
+        "  hbm_gib = [ 40.0, 79.6 ];\n"
+        "  memory_tier = { attach = \"per_node\"; capacity_gib = [ 64.0, 2048.0 ];"
+        " bandwidth = 128.0; latency = 1.0; shared_by = 8; }; } );\n"
+        "space = { gpus = [ 256, 1024 ]; tp = [ 2, 4, 8 ]; pp = [ 2, 8, 16 ]; vpp = [ 1, 2 ];\n"
+        "  microbatch = [ 1, 4 ]; global_batch = [ 1536 ]; cp = [ 1, 2 ];\n"
+        "  recompute = [ \"none\", \"selective\", \"full\" ]; sequence_parallel = [ true, false "
+        "];\n"
+        "  zero = [ 0, 1, 2, 3 ];\n"
+        "  offload = [ \"none\", \"weights\", \"activations\", \"optimizer\",\n"
+        "              \"weights+activations+optimizer\" ];\n"
+        "  recompute_modules = [ \"none\", \"core_attn\", \"layernorm+mlp\" ];\n"
+        "  tp_comm_overlap = [ true, false ]; };\n";
+    tally t = check_job(text, 400000);
+    print_message("memory: %llu checked, %llu feasible, %llu bounded, tightest %.3f, %llu out of "
+                  "memory by the floor\n",
+                  (unsigned long long)t.checked, (unsigned long long)t.feasible,
+                  (unsigned long long)t.bounded, t.tightest, (unsigned long long)t.out_of_memory);
+    assert_true(t.feasible > 1000);
+    assert_true(t.out_of_memory > 1000);
+    assert_true(t.bounded == t.feasible);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense_every_configuration),
         cmocka_unit_test(test_moe_every_configuration),
         cmocka_unit_test(test_hardware_axes_every_configuration),
+        cmocka_unit_test(test_memory_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
