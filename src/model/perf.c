@@ -9,6 +9,7 @@
  * data-parallel gradient reduction overlapped with the backward pass; the optimizer step. */
 #include "clusterdse/model/perf.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -1452,67 +1453,142 @@ void cdse_evaluate_plan(const cdse_model *model, const cdse_system *system,
         cdse_comm_plan_expose(plan, g, exposed_s[g]);
 }
 
-/* Relative margin of the memory test below against rounding: the floor is a sum in another order
- * than the evaluator's. */
+/* Relative margins of the floor against rounding: its memory is a sum in another order than the
+ * evaluator's, and its terms derived from exposed() >= OVERLAP_INTERFERENCE x the collective
+ * hold with equality at worst. */
 #define FLOOR_MEMORY_MARGIN (1.0 + 1e-9)
+#define FLOOR_TIME_MARGIN   (1.0 - 1e-9)
 
-/* Memory a GPU can hold: its HBM, and its share of the second tier when it has one. */
-static double memory_capacity_gib(const cdse_system *system)
-{
-    double tier = system->tier.attach != CDSE_TIER_NONE ? tier_capacity_per_gpu(system) : 0.0;
-    return system->hbm_gib + tier;
-}
+#define ALL_RECOMPUTE_MODULES                                                                      \
+    (CDSE_RECOMPUTE_CORE_ATTN | CDSE_RECOMPUTE_MOE_ACT | CDSE_RECOMPUTE_LAYERNORM |                \
+     CDSE_RECOMPUTE_MLA_UP_PROJ | CDSE_RECOMPUTE_MLP | CDSE_RECOMPUTE_MOE |                        \
+     CDSE_RECOMPUTE_SHARED_EXPERTS)
 
-/* The least memory (GiB, HBM and second tier together) of the configurations that differ from
- * the checked strategy `st` only on the axes the bound ignores: ZeRO sharding all it can (stage
- * 3, when the data-parallel group has ranks to shard over), every fine-grained recomputation
- * module (each only lowers the activations kept), nothing offloaded (offload moves memory to
- * the tier, the sum stays), the stack's runtime without the allocator's share of the
- * activations. A feasible configuration holds at most memory_capacity_gib. */
-static double memory_floor_gib(const cdse_model *model, const env *e, const dims *x,
-                               const cdse_strategy *st)
+/* The memory of the checked strategy `st` at the least the ignored axes allow: every
+ * fine-grained recomputation module (each only lowers the activations kept), the stack's
+ * runtime without the allocator's share of the activations; with CDSE_FLOOR_ANY_STATE, ZeRO
+ * sharding all it can (stage 3, when the data-parallel group has ranks to shard over) and
+ * nothing offloaded (offload moves memory to the tier, the sum stays); otherwise `st`'s ZeRO
+ * stage and offload. `r` receives the memory figures; returns the GiB left in HBM. */
+static double memory_floor(const cdse_model *model, const env *e, const dims *x,
+                           const cdse_strategy *st, int flags, cdse_result *r)
 {
     cdse_strategy least = *st;
-    least.zero = x->d * x->c > 1.0 ? 3 : 0;
-    least.recompute_modules = CDSE_RECOMPUTE_CORE_ATTN | CDSE_RECOMPUTE_MOE_ACT |
-                              CDSE_RECOMPUTE_LAYERNORM | CDSE_RECOMPUTE_MLA_UP_PROJ |
-                              CDSE_RECOMPUTE_MLP | CDSE_RECOMPUTE_MOE |
-                              CDSE_RECOMPUTE_SHARED_EXPERTS;
+    least.recompute_modules = ALL_RECOMPUTE_MODULES;
+    if (flags & CDSE_FLOOR_ANY_STATE) {
+        least.zero = x->d * x->c > 1.0 ? 3 : 0;
+        least.offload = 0;
+    }
     env mem_env = *e;
     mem_env.st = &least;
-    cdse_result r;
-    memset(&r, 0, sizeof r);
+    memset(r, 0, sizeof *r);
     stage_param_count params;
     double updated = 0.0, act_per_mb = 0.0, in_flight = 0.0;
-    memory_model(model, &mem_env, x, &r, &params, &updated, &act_per_mb, &in_flight);
-    return r.mem_weights_gib + r.mem_gradients_gib + r.mem_optimizer_gib + r.mem_activations_gib +
-           r.mem_other_gib + r.mem_fp8_cache_gib + e->stk->runtime_gib;
+    memory_model(model, &mem_env, x, r, &params, &updated, &act_per_mb, &in_flight);
+    offload_model(&mem_env, 0.0, x->m, act_per_mb, in_flight, x->stage_layers, r);
+    return r->mem_weights_gib + r->mem_gradients_gib + r->mem_optimizer_gib +
+           r->mem_activations_gib + r->mem_other_gib + r->mem_fp8_cache_gib + e->stk->runtime_gib;
+}
+
+/* Whether the least memory fits: HBM and tier together with CDSE_FLOOR_ANY_STATE, each on its
+ * own otherwise. */
+static bool memory_fits(const cdse_model *model, const env *e, const dims *x,
+                        const cdse_strategy *st, int flags)
+{
+    cdse_result r;
+    double hbm = memory_floor(model, e, x, st, flags, &r);
+    const cdse_system *sys = e->sys;
+    double tier = sys->tier.attach != CDSE_TIER_NONE ? tier_capacity_per_gpu(sys) : 0.0;
+    if (flags & CDSE_FLOOR_ANY_STATE)
+        return hbm <= FLOOR_MEMORY_MARGIN * (sys->hbm_gib + tier);
+    return hbm <= FLOOR_MEMORY_MARGIN * sys->hbm_gib &&
+           r.mem_offloaded_gib <= FLOOR_MEMORY_MARGIN * tier;
+}
+
+/* The optimizer step, the data-parallel reduction and the offload traffic of `st` (its ZeRO
+ * stage and offload, checked), at their least: the collectives and the overlapped transfers with
+ * unlimited windows to hide in (what remains is their interference, exposed() with an infinite
+ * window), the serial offload of the optimizer state exactly. With CDSE_FLOOR_ANY_STATE, the
+ * optimizer step of a sharded optimizer alone. */
+static double state_floor(const cdse_model *model, const env *e, const dims *x,
+                          const cdse_strategy *st, int flags, double *optimizer, double *offload)
+{
+    stage_param_count params;
+    stage_params(model, x, &params);
+    double dense = params.dense + params.embed;
+    bool sharded = (flags & CDSE_FLOOR_ANY_STATE) || st->zero >= 1;
+    double updated =
+        sharded ? dense / (x->d * x->c) + params.experts / x->edp : dense + params.experts;
+    *optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e->hbm;
+    *offload = 0.0;
+    if (flags & CDSE_FLOOR_ANY_STATE)
+        return 0.0;
+    cdse_comm_plan scratch;
+    scratch.n = 0;
+    int dp_stride = x->stride[CDSE_PLACE_DP], cp_stride = x->stride[CDSE_PLACE_CP];
+    int dense_stride = x->c > 1.0 && cp_stride < dp_stride ? cp_stride : dp_stride;
+    dp_windows open = {DBL_MAX,
+                       DBL_MAX,
+                       x->m,
+                       x->stage_layers,
+                       x->gpt ? 4.0 : 5.0,
+                       st->recompute == CDSE_RECOMPUTE_FULL};
+    double dp = dp_comm_time(&scratch, e->sys, e->stk, CDSE_GROUP_DP, st->zero, dense,
+                             (int)(x->d * x->c), dense_stride, &open);
+    if (params.experts > 0.0)
+        dp += dp_comm_time(&scratch, e->sys, e->stk, CDSE_GROUP_EDP, st->zero, params.experts,
+                           (int)x->edp, x->expert_stride[CDSE_EXPERT_DP], &open);
+    double bw = tier_bandwidth(e->sys);
+    if (st->offload != 0 && bw > 0.0) {
+        /* The state and activations offload_model moves, at their least (given ZeRO stage,
+         * every recomputation module). */
+        cdse_strategy least = *st;
+        least.recompute_modules = ALL_RECOMPUTE_MODULES;
+        env mem_env = *e;
+        mem_env.st = &least;
+        cdse_result m;
+        memset(&m, 0, sizeof m);
+        double upd = 0.0, act_per_mb = 0.0, in_flight = 0.0;
+        memory_model(model, &mem_env, x, &m, &params, &upd, &act_per_mb, &in_flight);
+        double serial = 0.0, overlapped = 0.0;
+        if (st->offload & CDSE_OFFLOAD_OPTIMIZER)
+            serial = 2.0 * m.mem_optimizer_gib * CDSE_GIB / bw + e->sys->tier.latency_us * 1e-6;
+        /* Activations shrink with recomputation: counted only when the setting is given. */
+        if ((st->offload & CDSE_OFFLOAD_ACTIVATIONS) && !(flags & CDSE_FLOOR_ANY_RECOMPUTE))
+            overlapped += 2.0 * x->m * act_per_mb / bw;
+        if (st->offload & CDSE_OFFLOAD_WEIGHTS)
+            overlapped += 2.0 * x->m * m.mem_weights_gib * CDSE_GIB / bw;
+        *offload = serial + FLOOR_TIME_MARGIN * exposed(overlapped, DBL_MAX);
+    }
+    return FLOOR_TIME_MARGIN * dp;
 }
 
 /* The lower bound of bound.h. It keeps the terms of evaluate_one that no value of the axes it
  * ignores can shrink, computed by the same functions on a copy of the strategy whose ignored
- * axes are set to their most permissive values (no fine-grained recomputation, ZeRO 0, no
- * offload, no MoE overlap): per micro-batch of the slowest stage the forward and backward
- * passes, the recomputation of the strategy's recompute setting, the exposed TP communication
- * of the better of tp_comm_overlap off and on, and the exposed CP exchange; m micro-batches
- * plus the pipeline bubble of them; the optimizer step of a sharded optimizer; the stack's fixed
- * time with the launch time the forward pass cannot hide. EP, PP and DP communication and
- * offload count as 0. HUGE_VAL also when even the least memory of the configurations exceeds
- * what a GPU can hold (memory_floor_gib): all of them run out of memory. With any_recompute the
- * time is that of recompute "none", which only leaves out recomputation and the forward
- * communication it repeats, and the memory the least over the settings. It sums in
+ * axes are set to their most permissive values (no fine-grained recomputation, no MoE overlap;
+ * with CDSE_FLOOR_ANY_STATE ZeRO 0 and no offload; with CDSE_FLOOR_ANY_RECOMPUTE no
+ * recomputation, which only leaves out recomputation and the forward communication it
+ * repeats): per micro-batch of the slowest stage the forward and backward passes, the
+ * recomputation, the exposed TP communication of the better of tp_comm_overlap off and on, and
+ * the exposed CP exchange; m micro-batches plus the pipeline bubble of them; the data-parallel
+ * reduction and the offload traffic at their least (state_floor); the optimizer step; the
+ * stack's fixed time with the launch time the forward pass cannot hide. EP and PP communication
+ * count as 0. HUGE_VAL when the checks fail, or when even the least memory does not fit
+ * (memory_fits; for any recompute setting with CDSE_FLOOR_ANY_RECOMPUTE). It sums in
  * evaluate_one's order, term by term no larger, so rounding cannot lift it above the time. */
 double cdse_time_floor(const cdse_model *model, const cdse_system *system,
-                       const cdse_strategy *strategy, bool any_recompute)
+                       const cdse_strategy *strategy, int flags)
 {
     if (model->n_seq_bins > 0 || system->pool.n_types > 0)
         return 0.0; /* timed at another length, or by another evaluator: no bound */
     cdse_strategy st = *strategy;
-    if (any_recompute)
+    if (flags & CDSE_FLOOR_ANY_RECOMPUTE)
         st.recompute = CDSE_RECOMPUTE_NONE;
+    if (flags & CDSE_FLOOR_ANY_STATE) {
+        st.zero = 0;
+        st.offload = 0;
+    }
     st.recompute_modules = 0;
-    st.zero = 0;
-    st.offload = 0;
     st.tp_comm_overlap = false;
     st.moe_dispatcher = 0;
     st.moe_overlap = 0;
@@ -1523,6 +1599,15 @@ double cdse_time_floor(const cdse_model *model, const cdse_system *system,
     dims x;
     cdse_comm_plan plan;
     setup(model, system, &st, &e, &x, &plan);
+    bool fits = memory_fits(model, &e, &x, &st, flags);
+    for (int rc = 0; !fits && (flags & CDSE_FLOOR_ANY_RECOMPUTE) && rc < CDSE_RECOMPUTE_COUNT;
+         rc++) {
+        cdse_strategy other = st;
+        other.recompute = rc;
+        fits = memory_fits(model, &e, &x, &other, flags);
+    }
+    if (!fits)
+        return HUGE_VAL;
     layer_step step;
     average_layer_step(&e, &x, &step);
     if (x.t > 1.0 && e.stk->overlap_tp_comm) {
@@ -1542,19 +1627,9 @@ double cdse_time_floor(const cdse_model *model, const cdse_system *system,
     double per_mb =
         stage_fwd + stage_bwd + n_layers * step.recompute + n_layers * step.tp + n_layers * step.cp;
     double bubble = (x.p - 1.0) / x.v * per_mb;
-    stage_param_count params;
-    stage_params(model, &x, &params);
-    double updated = (params.dense + params.embed) / (x.d * x.c) + params.experts / x.edp;
-    double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
+    double optimizer, offload;
+    double dp = state_floor(model, &e, &x, &st, flags, &optimizer, &offload);
     double launch = e.stk->launch_s_per_layer;
     double fixed = e.stk->iteration_fixed_s + x.m * x.stage_layers * fmax(0.0, launch - step.fwd);
-    double memory = memory_floor_gib(model, &e, &x, &st);
-    for (int rc = 0; any_recompute && rc < CDSE_RECOMPUTE_COUNT; rc++) {
-        cdse_strategy other = st;
-        other.recompute = rc;
-        memory = fmin(memory, memory_floor_gib(model, &e, &x, &other));
-    }
-    if (memory > FLOOR_MEMORY_MARGIN * memory_capacity_gib(system))
-        return HUGE_VAL;
-    return x.m * per_mb + bubble + optimizer + fixed;
+    return x.m * per_mb + bubble + dp + optimizer + offload + fixed;
 }

@@ -176,12 +176,11 @@ void cdse_record_config(const cdse_job *job, uint64_t index, cdse_record *record
     memset(&record->result, 0, sizeof record->result);
 }
 
-double cdse_record_bound(const cdse_job *job, uint64_t index, bool any_recompute,
-                         cdse_record *record)
+double cdse_record_bound(const cdse_job *job, uint64_t index, int flags, cdse_record *record)
 {
     const cdse_system *system = record_setup(job, index, record);
     const cdse_model *model = &job->model[record->model];
-    double floor = cdse_time_floor(model, system, &record->strategy, any_recompute);
+    double floor = cdse_time_floor(model, system, &record->strategy, flags);
     memset(&record->result, 0, sizeof record->result);
     if (isinf(floor))
         return HUGE_VAL; /* none of them is feasible */

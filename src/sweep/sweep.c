@@ -231,31 +231,43 @@ typedef struct chunk_header {
 
 /* ---- pruning (docs/sweep.md, Pruning) -------------------------------------------------------
  * A unit is a contiguous index range with every axis up to gpus fixed, and further axes while it
- * would hold more than PRUNE_UNIT_LIMIT configurations; chunks are whole units. A unit is split
- * into coarse boxes (the axes up to global_batch fixed, or one further than the unit's), a coarse
- * box into fine boxes (every further axis the bound keeps fixed, while a box keeps PRUNE_BOX_MIN
- * configurations or more), each with the least lower bound of the metric over its values of the
- * axes the bound keeps; boxes are taken in ascending order of (bound, first index), and a box whose
- * bound exceeds the unit's own threshold at its turn is skipped (a coarse box whole; one that
- * survives is refined). Both depend on the space alone, and the threshold on the unit's own
- * evaluations alone, so what is pruned does not depend on ranks or resumes. */
+ * would hold more than PRUNE_UNIT_LIMIT configurations (or more coarse boxes than
+ * PRUNE_LIST_MAX); chunks are whole units. A unit is split into boxes on up to three levels:
+ * coarse boxes fix the axes up to global_batch (or one further than the unit), each refined, when
+ * it survives its test, into boxes that fix the axes the bound keeps but for zero and offload,
+ * then into boxes that fix all of them (while a box keeps PRUNE_BOX_MIN configurations or more).
+ * A box's bound is the least lower bound of the metric over its values of the kept axes; the
+ * boxes of a level are taken in ascending order of (bound, first index), and one whose bound
+ * exceeds the unit's own threshold at its turn is skipped whole. The partition depends on the
+ * space alone, the threshold on the unit's own evaluations alone, so what is pruned does not
+ * depend on ranks or resumes. */
 
 /* Configurations of a unit at most (unless a single configuration's prefix is longer). */
-#define PRUNE_UNIT_LIMIT ((uint64_t)1 << 22)
-/* Configurations of a fine box at least: smaller boxes have tighter bounds (they fix more axes)
- * but cost more bounds per configuration (a bound costs about one evaluation per combination of
- * the kept axes the box leaves free). */
+#define PRUNE_UNIT_LIMIT ((uint64_t)1 << 24)
+/* Boxes in one level's list at most (16 bytes each). */
+#define PRUNE_LIST_MAX ((uint64_t)1 << 20)
+/* Configurations of a refined box at least: smaller boxes have tighter bounds (they fix more
+ * axes) but cost more bounds per configuration (a bound costs about one evaluation per
+ * combination of the kept axes the box leaves free). */
 #define PRUNE_BOX_MIN 16
+#define PRUNE_LEVELS  3
+
+static int coarse_axis(int unit_axis)
+{
+    int box = unit_axis + 1 > CDSE_AXIS_GLOBAL_BATCH ? unit_axis + 1 : CDSE_AXIS_GLOBAL_BATCH;
+    return box < CDSE_AXIS_COUNT ? box : CDSE_AXIS_COUNT - 1;
+}
 
 void sweep__prune_layout(const cdse_space *space, uint64_t *unit, int *unit_axis, int *box_axis)
 {
     int a = CDSE_AXIS_GPUS;
-    while (a + 1 < CDSE_AXIS_COUNT && space->stride[a] > PRUNE_UNIT_LIMIT)
+    while (a + 1 < CDSE_AXIS_COUNT &&
+           (space->stride[a] > PRUNE_UNIT_LIMIT ||
+            space->stride[a] / space->stride[coarse_axis(a)] > PRUNE_LIST_MAX))
         a++;
     *unit = space->stride[a];
     *unit_axis = a;
-    int box = a + 1 > CDSE_AXIS_GLOBAL_BATCH ? a + 1 : CDSE_AXIS_GLOBAL_BATCH;
-    *box_axis = box < CDSE_AXIS_COUNT ? box : CDSE_AXIS_COUNT - 1;
+    *box_axis = coarse_axis(a);
 }
 
 typedef struct prune_box {
@@ -267,33 +279,56 @@ typedef struct prune_box {
 typedef struct box_level {
     int axis;
     uint64_t size;                     /* configurations per box */
+    int flags;                         /* CDSE_FLOOR_*: what the bound leaves free */
     int n_kept, kept[CDSE_AXIS_COUNT]; /* the kept axes free in a box, enumerated for its bound */
-    bool any_recompute; /* recompute is free in a box: bounded over every setting at once */
     prune_box *boxes;
     size_t n, cur; /* boxes in the list (0: none), the one at its turn */
 } box_level;
 
-/* The unit's coarse boxes, and the fine boxes of the coarse box at its turn once it survives
- * its test (the same boxes when the two levels coincide). */
+/* The unit's levels: level k + 1 lists the boxes of level k's box at its turn, once that box
+ * has survived its test. */
 typedef struct pruner {
     uint64_t unit;
-    box_level coarse, fine;
+    int n_levels;
+    box_level level[PRUNE_LEVELS];
     sweep__best *best; /* the unit's own */
-    bool in_box;       /* the fine box at its turn passed its test and is being evaluated */
+    bool in_box;       /* the last level's box at its turn passed its test, is being evaluated */
     uint64_t box_pos;  /* then: its next index */
 } pruner;
 
-/* A box in which recompute is free takes the bound over every recompute setting (one floor,
- * cdse_time_floor's any_recompute) instead of one floor per setting. */
+/* What a box fixing the axes up to `axis` leaves free of the axes CDSE_FLOOR_* name. */
+static int level_flags(const cdse_space *space, int axis)
+{
+    int flags = 0;
+    if (axis < CDSE_AXIS_RECOMPUTE && space->n[CDSE_AXIS_RECOMPUTE] > 1)
+        flags |= CDSE_FLOOR_ANY_RECOMPUTE;
+    if ((axis < CDSE_AXIS_ZERO && space->n[CDSE_AXIS_ZERO] > 1) ||
+        (axis < CDSE_AXIS_OFFLOAD && space->n[CDSE_AXIS_OFFLOAD] > 1))
+        flags |= CDSE_FLOOR_ANY_STATE;
+    return flags;
+}
+
+/* The finest level after `from` that fixes every axis kept under `flags`: its last such axis that
+ * varies, while boxes keep PRUNE_BOX_MIN configurations and lists PRUNE_LIST_MAX boxes. */
+static int refined_axis(const cdse_space *space, int from, int flags)
+{
+    int axis = from;
+    for (int a = from + 1; a < CDSE_AXIS_COUNT; a++)
+        if (space->n[a] > 1 && cdse_bound_axis_kept(a, flags) &&
+            space->stride[a] >= PRUNE_BOX_MIN &&
+            space->stride[from] / space->stride[a] <= PRUNE_LIST_MAX)
+            axis = a;
+    return axis;
+}
+
 static int level_init(box_level *l, const cdse_space *space, int axis, uint64_t boxes)
 {
     memset(l, 0, sizeof *l);
     l->axis = axis;
     l->size = space->stride[axis];
-    l->any_recompute = axis < CDSE_AXIS_RECOMPUTE && space->n[CDSE_AXIS_RECOMPUTE] > 1;
+    l->flags = level_flags(space, axis);
     for (int a = axis + 1; a < CDSE_AXIS_COUNT; a++)
-        if (space->n[a] > 1 && cdse_bound_axis_kept(a) &&
-            !(a == CDSE_AXIS_RECOMPUTE && l->any_recompute))
+        if (space->n[a] > 1 && cdse_bound_axis_kept(a, l->flags))
             l->kept[l->n_kept++] = a;
     l->boxes = malloc((size_t)boxes * sizeof *l->boxes);
     return l->boxes != NULL ? 0 : -1;
@@ -303,25 +338,28 @@ static int pruner_init(pruner *p, const cdse_job *job)
 {
     memset(p, 0, sizeof *p);
     const cdse_space *space = &job->space;
-    int unit_axis, coarse;
-    sweep__prune_layout(space, &p->unit, &unit_axis, &coarse);
-    /* Fine boxes fix every kept axis that varies, down to PRUNE_BOX_MIN configurations a box:
-     * splitting on an axis the bound ignores would repeat the same bound. */
-    int fine = coarse;
-    for (int a = coarse + 1; a < CDSE_AXIS_COUNT; a++)
-        if (space->n[a] > 1 && cdse_bound_axis_kept(a) && space->stride[a] >= PRUNE_BOX_MIN)
-            fine = a;
+    int unit_axis, axis[PRUNE_LEVELS];
+    sweep__prune_layout(space, &p->unit, &unit_axis, &axis[0]);
+    axis[1] = refined_axis(space, axis[0], CDSE_FLOOR_ANY_STATE);
+    axis[2] = refined_axis(space, axis[1], 0);
     p->best = sweep__best_create(&job->objective, false);
-    int rc = level_init(&p->coarse, space, coarse, p->unit / space->stride[coarse]);
-    rc |= level_init(&p->fine, space, fine, space->stride[coarse] / space->stride[fine]);
-    return p->best != NULL && rc == 0 ? 0 : -1;
+    int rc = p->best != NULL ? 0 : -1;
+    uint64_t parent = p->unit;
+    for (int k = 0; k < PRUNE_LEVELS && rc == 0; k++) {
+        if (k > 0 && axis[k] == axis[k - 1])
+            continue;
+        rc = level_init(&p->level[p->n_levels], space, axis[k], parent / space->stride[axis[k]]);
+        parent = space->stride[axis[k]];
+        p->n_levels++;
+    }
+    return rc;
 }
 
 static void pruner_free(pruner *p)
 {
     sweep__best_free(p->best);
-    free(p->coarse.boxes);
-    free(p->fine.boxes);
+    for (int k = 0; k < p->n_levels; k++)
+        free(p->level[k].boxes);
 }
 
 /* The least bound over the box's combinations of the kept axes (odometer over their digits). */
@@ -335,7 +373,7 @@ static double box_bound(const box_level *l, const cdse_job *job, uint64_t begin)
         for (int k = 0; k < l->n_kept; k++)
             index += (uint64_t)digit[k] * space->stride[l->kept[k]];
         cdse_record rec;
-        double bound = cdse_record_bound(job, index, l->any_recompute, &rec);
+        double bound = cdse_record_bound(job, index, l->flags, &rec);
         if (bound < least)
             least = bound;
         int k = 0;
@@ -444,8 +482,8 @@ static void chunk_begin(chunk *c, cdse_range range)
     c->head.begin = range.begin;
     c->head.end = range.end;
     c->next = range.begin;
-    c->pr.coarse.n = 0;
-    c->pr.fine.n = 0;
+    for (int k = 0; k < PRUNE_LEVELS; k++)
+        c->pr.level[k].n = 0;
     sweep__best_clear(c->best);
 }
 
@@ -467,26 +505,35 @@ static inline void eval_one(chunk *c, const cdse_job *job, uint64_t i, sweep__be
     }
 }
 
-/* The coarse box at its turn is done: the next one, or the next unit. */
-static void next_coarse(chunk *c)
+/* The box at its turn at level k is done: the next one, and when the level's list is done, its
+ * parent box (at level 0: the unit). */
+static void next_box(chunk *c, int k)
 {
     pruner *p = &c->pr;
-    p->fine.n = 0;
-    if (++p->coarse.cur == p->coarse.n) {
-        p->coarse.n = 0;
-        c->next += p->unit;
+    for (;;) {
+        box_level *l = &p->level[k];
+        if (++l->cur < l->n)
+            return;
+        l->n = 0;
+        if (k == 0) {
+            c->next += p->unit;
+            return;
+        }
+        k--;
     }
 }
 
-/* The fine box at its turn: skipped, or evaluated (up to `budget` configurations). Returns the
- * budget spent; the box is done when p->fine.cur has moved on. */
-static uint64_t fine_step(chunk *c, const cdse_job *job, uint64_t budget)
+/* The last level's box at its turn: skipped, or evaluated (up to `budget` configurations).
+ * Returns the budget spent. */
+static uint64_t last_step(chunk *c, const cdse_job *job, uint64_t budget)
 {
     pruner *p = &c->pr;
-    prune_box *b = &p->fine.boxes[p->fine.cur];
-    uint64_t end = b->begin + p->fine.size, spent = 1;
-    if (!p->in_box && b->bound > box_threshold(p, &p->fine, job, b->begin)) {
-        c->head.counts.pruned += p->fine.size;
+    int k = p->n_levels - 1;
+    box_level *l = &p->level[k];
+    prune_box *b = &l->boxes[l->cur];
+    uint64_t end = b->begin + l->size, spent = 1;
+    if (!p->in_box && b->bound > box_threshold(p, l, job, b->begin)) {
+        c->head.counts.pruned += l->size;
     } else {
         if (!p->in_box) {
             p->in_box = true;
@@ -501,41 +548,40 @@ static uint64_t fine_step(chunk *c, const cdse_job *job, uint64_t budget)
             return spent;
         p->in_box = false;
     }
-    p->fine.cur++;
+    next_box(c, k);
     return spent;
 }
 
 /* Pruned evaluation of about `max` more configurations (evaluated, bounded, or skipped a box at
- * a time), unit by unit: coarse boxes in the order of their bounds, each skipped or refined into
- * fine boxes, themselves in the order of their bounds. Only store = "best" prunes: no rows. */
+ * a time), unit by unit, box by box in the order of their bounds at each level. Only store =
+ * "best" prunes: no rows. */
 static void chunk_eval_pruned(chunk *c, const cdse_job *job, uint64_t max)
 {
     pruner *p = &c->pr;
     uint64_t budget = max;
     while (budget > 0 && c->next < c->head.end) {
         uint64_t spent = 1;
-        if (p->coarse.n == 0) {
-            level_fill(&p->coarse, job, c->next, (size_t)(p->unit / p->coarse.size));
+        int k = 0; /* the deepest level with a list */
+        while (k + 1 < p->n_levels && p->level[k + 1].n > 0)
+            k++;
+        box_level *l = &p->level[k];
+        if (l->n == 0) { /* k == 0: a new unit */
+            level_fill(l, job, c->next, (size_t)(p->unit / l->size));
             sweep__best_clear(p->best);
             p->in_box = false;
-            spent = p->coarse.n;
-        } else if (p->fine.n == 0) {
-            prune_box *b = &p->coarse.boxes[p->coarse.cur];
-            if (b->bound > box_threshold(p, &p->coarse, job, b->begin)) {
-                c->head.counts.pruned += p->coarse.size;
-                next_coarse(c);
-            } else if (p->fine.axis == p->coarse.axis) {
-                p->fine.n = 1;
-                p->fine.cur = 0;
-                p->fine.boxes[0] = *b;
-            } else {
-                level_fill(&p->fine, job, b->begin, (size_t)(p->coarse.size / p->fine.size));
-                spent = p->fine.n;
-            }
+            spent = l->n;
+        } else if (k == p->n_levels - 1) {
+            spent = last_step(c, job, budget);
         } else {
-            spent = fine_step(c, job, budget);
-            if (p->fine.cur == p->fine.n)
-                next_coarse(c);
+            prune_box *b = &l->boxes[l->cur];
+            if (b->bound > box_threshold(p, l, job, b->begin)) {
+                c->head.counts.pruned += l->size;
+                next_box(c, k);
+            } else {
+                box_level *sub = &p->level[k + 1];
+                level_fill(sub, job, b->begin, (size_t)(l->size / sub->size));
+                spent = sub->n;
+            }
         }
         budget -= spent < budget ? spent : budget;
     }

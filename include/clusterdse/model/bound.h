@@ -5,19 +5,23 @@
 #include "clusterdse/model/space.h"
 #include "clusterdse/model/strategy.h"
 
-/* A lower bound on time_per_iteration_s (cdse_evaluate) of every feasible configuration that
- * differs from `strategy` only on the axes the bound ignores: recompute_modules, zero, offload,
- * tp_comm_overlap, moe_dispatcher and moe_overlap. The other axes (gpus, tp, pp, cp, ep, vpp,
- * microbatch, global_batch, recompute, sequence_parallel, precision, flash_attention,
- * placement, etp, the stack) are taken as given. HUGE_VAL when no such configuration is
- * feasible (a failed check, or more memory than the GPU and its tier hold even at the least the
- * ignored axes allow); 0 (no bound) for models with a sequence-length histogram and for pools.
- * With `any_recompute`, a bound over every recompute setting as well. Implemented in perf.c,
- * beside the terms it reuses. */
-double cdse_time_floor(const cdse_model *model, const cdse_system *system,
-                       const cdse_strategy *strategy, bool any_recompute);
+/* What the floor may leave free (flags of cdse_time_floor): the recompute setting; the ZeRO
+ * stage and the offload (the optimizer's and the model's state). */
+enum { CDSE_FLOOR_ANY_RECOMPUTE = 1, CDSE_FLOOR_ANY_STATE = 2 };
 
-/* Whether cdse_time_floor depends on the value of `axis` (the axes it takes as given). */
-bool cdse_bound_axis_kept(int axis);
+/* A lower bound on time_per_iteration_s (cdse_evaluate) of every feasible configuration that
+ * differs from `strategy` only on the axes the bound ignores: recompute_modules,
+ * tp_comm_overlap, moe_dispatcher and moe_overlap always; recompute with
+ * CDSE_FLOOR_ANY_RECOMPUTE; zero and offload with CDSE_FLOOR_ANY_STATE. The other axes (gpus,
+ * tp, pp, cp, ep, vpp, microbatch, global_batch, sequence_parallel, precision,
+ * flash_attention, placement, etp, the stack) are taken as given. HUGE_VAL when no such
+ * configuration is feasible (a failed check, or more memory than the GPU and its tier hold even
+ * at the least the ignored axes allow); 0 (no bound) for models with a sequence-length histogram
+ * and for pools. Implemented in perf.c, beside the terms it reuses. */
+double cdse_time_floor(const cdse_model *model, const cdse_system *system,
+                       const cdse_strategy *strategy, int flags);
+
+/* Whether cdse_time_floor with `flags` depends on the value of `axis`. */
+bool cdse_bound_axis_kept(int axis, int flags);
 
 #endif

@@ -38,14 +38,13 @@ double cdse_record_cost(const cdse_record *record, int metric);
 void cdse_record_config(const cdse_job *job, uint64_t index, cdse_record *record);
 
 /* A lower bound on cdse_record_cost(job->objective.metric) of the configuration at `index` and of
- * every configuration that differs from it only on the axes cdse_time_floor ignores (and on
- * recompute, with any_recompute; bound.h),
+ * every configuration that differs from it only on the axes cdse_time_floor with `flags`
+ * ignores (bound.h),
  * for the metrics a job may prune with (each grows with the iteration time at a fixed model,
  * system, design, GPU count and global batch, and is computed here by the same operations from
  * the floor as from the time). HUGE_VAL when none of them is feasible, -HUGE_VAL when there is
  * no bound. `record` receives the configuration with the floor as its time. */
-double cdse_record_bound(const cdse_job *job, uint64_t index, bool any_recompute,
-                         cdse_record *record);
+double cdse_record_bound(const cdse_job *job, uint64_t index, int flags, cdse_record *record);
 
 typedef enum cdse_col_kind {
     CDSE_COL_U64 = 0,     /* uint64_t */
