@@ -403,6 +403,13 @@ static double box_threshold(const pruner *p, const box_level *l, const cdse_job 
     return most;
 }
 
+/* Whether box `b` of level `l` is skipped at its turn: nothing in it is feasible (its bound is
+ * HUGE_VAL), or its bound is above the threshold. */
+static bool skipped(const pruner *p, const box_level *l, const cdse_job *job, const prune_box *b)
+{
+    return b->bound == HUGE_VAL || b->bound > box_threshold(p, l, job, b->begin);
+}
+
 static int box_compare(const void *a, const void *b)
 {
     const prune_box *x = a, *y = b;
@@ -532,7 +539,7 @@ static uint64_t last_step(chunk *c, const cdse_job *job, uint64_t budget)
     box_level *l = &p->level[k];
     prune_box *b = &l->boxes[l->cur];
     uint64_t end = b->begin + l->size, spent = 1;
-    if (!p->in_box && b->bound > box_threshold(p, l, job, b->begin)) {
+    if (!p->in_box && skipped(p, l, job, b)) {
         c->head.counts.pruned += l->size;
     } else {
         if (!p->in_box) {
@@ -574,7 +581,7 @@ static void chunk_eval_pruned(chunk *c, const cdse_job *job, uint64_t max)
             spent = last_step(c, job, budget);
         } else {
             prune_box *b = &l->boxes[l->cur];
-            if (b->bound > box_threshold(p, l, job, b->begin)) {
+            if (skipped(p, l, job, b)) {
                 c->head.counts.pruned += l->size;
                 next_box(c, k);
             } else {

@@ -13,10 +13,13 @@
 
 #include <cmocka.h>
 
+#include "assert_rel.h"
+
 #include <math.h>
 
 #include "clusterdse/config/job.h"
 #include "clusterdse/model/bound.h"
+#include "clusterdse/model/perf.h"
 #include "clusterdse/sweep/report.h"
 
 #define JOB_PATH CDSE_SOURCE_DIR "/tests/jobs/unit.cfg"
@@ -230,6 +233,83 @@ static void test_memory_limit(void **state)
     assert_true(t.bounded == t.feasible);
 }
 
+/* One configuration by hand: 2 layers, h 1024, 16 heads of 64, SwiGLU 2048, s 512, V 1000
+ * (untied), on one GPU of 100 TFLOP/s bf16 at a constant GEMM efficiency 0.5 (5e13 FLOP/s),
+ * flash attention at 0.4 of peak (4e13), 1000 GB/s HBM; the default stack (Megatron-Core 2025:
+ * cross-entropy 28 B a logit, 400 us launch per layer, no fixed time). tp = pp = dp = 1,
+ * microbatch = global batch = 1 (m = 1), no recomputation, bf16, ZeRO 0, no offload. Per layer
+ * (the GEMM shapes and byte counts of perf.c, Korthikanti et al. 2022 Fig. 2 layer structure):
+ *   GEMMs 2 x 512 x (3072 + 1024 + 4096 + 2048) x 1024 FLOPs / 5e13 = 214.7483648 us forward,
+ *     twice that backward (each GEMM compute-bound: e.g. QKV 3.22e9 FLOPs 64.4 us vs 10.5 MB
+ *     of operands 10.5 us)
+ *   flash attention 4 x (16 x 512 x 512) x 64 x 0.5 FLOPs / 4e13 = 13.4217728 us, backward
+ *     2.5x = 33.554432 us (Dao 2023)
+ *   element-wise 512 x (1024 x (2 x 4 + 2 x 6) + 2048 x 6) B / 1e12 = 16.777216 us, backward
+ *     1.5x = 25.165824 us
+ *   forward 244.9473536 us, backward 488.2169856 us
+ * Output layer: 2 x 512 x 1000 x 1024 / 5e13 = 20.97152 us, loss 512 x 1000 x 28 B / 1e12 =
+ * 14.336 us; backward 41.94304 us. Stage: forward 2 x 244.9473536 + 35.30752 = 525.2022272 us,
+ * backward 2 x 488.2169856 + 41.94304 = 1018.3770112 us; one micro-batch 1543.5792384 us.
+ * Optimizer: (2 layers x (4194304 attention + 6291456 MLP + 2048 norms) + 1024 x 1000 x 2
+ * embedding and output + 1024 final norm) = 23024640 parameters x 58 B / 1e12 = 1335.42912 us.
+ * Launch: 2 layers x (400 - 244.9473536) us = 310.1052928 us.
+ * Floor = 1543.5792384 + 1335.42912 + 310.1052928 = 3189.1136512 us. The time adds the launch
+ * slack of the backward passes the floor leaves out, 2 x (800 - 488.2169856) = 623.5660288 us. */
+static void test_hand_calculated_floor(void **state)
+{
+    (void)state;
+    cdse_model m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "hand");
+    m.layers = 2;
+    m.hidden = 1024;
+    m.heads = 16;
+    m.kv_heads = 16;
+    m.head_dim = 64;
+    m.gated_mlp = true;
+    m.ffn = 2048;
+    m.seq_len = 512;
+    m.vocab = 1000;
+    cdse_model_fill_defaults(&m);
+    cdse_system sys;
+    memset(&sys, 0, sizeof sys);
+    sys.peak_tflops[CDSE_BF16] = 100.0;
+    sys.gemm_eff.n = 1;
+    sys.gemm_eff.flops[0] = 1e9;
+    sys.gemm_eff.eff[0] = 0.5;
+    sys.attention_efficiency = 0.4;
+    sys.hbm_gib = 80.0;
+    sys.hbm_bandwidth_gbs = 1000.0;
+    sys.hbm_efficiency = 1.0;
+    sys.gpus_per_node = 8;
+    sys.n_levels = 1;
+    sys.level[0].bandwidth_gbs = 100.0;
+    sys.level[0].efficiency = 1.0;
+    cdse_strategy st = {.gpus = 1,
+                        .tp = 1,
+                        .pp = 1,
+                        .cp = 1,
+                        .ep = 1,
+                        .vpp = 1,
+                        .microbatch = 1,
+                        .global_batch = 1,
+                        .flash_attention = true,
+                        .precision = CDSE_BF16};
+    double floor = cdse_time_floor(&m, &sys, &st, 0);
+    assert_rel(floor, 3189.1136512e-6, 1e-12);
+    cdse_result r;
+    cdse_evaluate(&m, &sys, &st, &r);
+    assert_int_equal(r.status, CDSE_ST_OK);
+    assert_rel(r.time_per_iteration_s - floor, 623.5660288e-6, 1e-9);
+    /* Over every recompute setting and state: the same here (nothing to shard or offload). */
+    assert_rel(cdse_time_floor(&m, &sys, &st, CDSE_FLOOR_ANY_RECOMPUTE | CDSE_FLOOR_ANY_STATE),
+               3189.1136512e-6, 1e-12);
+    /* Full recomputation adds the forward layers again: 2 x 244.9473536 us, and the bubble-free
+     * stage repeats it once (m = 1). */
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    assert_rel(cdse_time_floor(&m, &sys, &st, 0), (3189.1136512 + 489.8947072) * 1e-6, 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_moe_every_configuration),
         cmocka_unit_test(test_hardware_axes_every_configuration),
         cmocka_unit_test(test_memory_limit),
+        cmocka_unit_test(test_hand_calculated_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
