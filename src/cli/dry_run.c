@@ -160,6 +160,9 @@ void cdse_dry_run(const cdse_job *job, int ranks, bool store, FILE *out)
     fprintf(out, "  %-30s %.4g configs/s per rank\n", "measured rate", rate);
     fprintf(out, "  %-30s %d\n", "ranks", ranks);
     print_duration(out, "estimated evaluation time", rate > 0 ? size / (rate * ranks) : INFINITY);
+    if (job->objective.prune)
+        fprintf(out, "  %-30s %s\n", "pruning",
+                "on: the time above is that of every configuration, an upper bound");
     if (store) {
         print_store(job, ok, out);
         fprintf(out, "# the sweep adds the time to send and write the stored rows (none with "
@@ -175,8 +178,9 @@ void cdse_dry_run_announce(const cdse_job *job, int ranks, FILE *out)
     double seconds = rate > 0 ? (double)job->space.size / (rate * ranks) : INFINITY;
     fprintf(out,
             "sweep: a large space: evaluating it takes about %.3g h on %d rank%s at %.3g "
-            "configs/s per rank (measured on a sample; --dry-run shows more)\n",
-            seconds / 3600, ranks, ranks > 1 ? "s" : "", rate);
+            "configs/s per rank (measured on a sample; --dry-run shows more)%s\n",
+            seconds / 3600, ranks, ranks > 1 ? "s" : "", rate,
+            job->objective.prune ? "; pruning skips most of it" : "");
 }
 
 int cdse_dry_run_check_store(const cdse_job *job, bool force, const char *prog, FILE *err)

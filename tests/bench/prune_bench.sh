@@ -6,7 +6,8 @@
 # fine-grained recomputation and TP overlap), swept on RANKS ranks (default 2) with
 # objective.prune = true. Prints the wall time, the configurations per second it amounts to,
 # the prune rate and each rank's peak resident memory (/usr/bin/time -v, "Maximum resident set
-# size"). Targets (issue 12): under 10 minutes and 200 MB per rank on 2 ranks.
+# size"). Targets (issue 12): under 10 minutes and 200 MB per rank on 2 ranks. Commits every
+# 30 s (--flush 30): each commit rewrites /top, one row per group (24,300).
 #   bash tests/bench/prune_bench.sh [BUILD_DIR] [RANKS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -55,7 +56,7 @@ objective = { metric = "time_to_train"; top = 1; group_by = [ "gpus", "design" ]
 CFG
 
 cmd=(mpirun -np "$ranks" /usr/bin/time -v "$clusterdse" sweep "$dir/prune-bench.cfg"
-     -o "$dir/prune-bench.h5")
+     -o "$dir/prune-bench.h5" --flush 30)
 echo "+ ${cmd[*]}"
 start=$(date +%s.%N)
 "${cmd[@]}" >"$dir/out.txt" 2>"$dir/err.txt" || { cat "$dir/err.txt"; exit 1; }
