@@ -530,6 +530,19 @@ static const char *default_dataset(const char *cmd, const cdse_store *store, con
     return "top";
 }
 
+/* A pruned sweep's store: how many configurations were skipped (docs/sweep.md, Pruning). */
+static void note_pruned(cdse_store *store, const char *path)
+{
+    cdse_counts counts;
+    cdse_diag ignored;
+    if (cdse_store_read_counts(store, &counts, &ignored) != 0 || counts.pruned == 0)
+        return;
+    fprintf(stderr,
+            "clusterdse top: %s was pruned (objective.prune): %llu configurations evaluated, "
+            "%llu skipped by their bound; /top and /pareto are exact\n",
+            path, (unsigned long long)counts.evaluated, (unsigned long long)counts.pruned);
+}
+
 static int run(const top_args *a)
 {
     cdse_store_quiet_hdf5();
@@ -555,6 +568,7 @@ static int run(const top_args *a)
     if (a->where && compile_where("top", a->where, names, &where) != 0)
         code = 1;
     const char *dataset = code == 0 ? default_dataset("top", store, a->path, a->from) : NULL;
+    note_pruned(store, a->path);
     uint64_t matched = 0;
     int scanned =
         code == 0 ? scan(store, dataset, where, a->all, offer_row, &k, &matched, &diag) : 0;

@@ -87,6 +87,12 @@ with h5py.File(sys.argv[1], "r") as f:
           f"({100.0 * counts['pruned'] / size:.1f}%)")
 PY
 
+# `clusterdse top` says that the store was pruned, with the counts.
+run "$CLUSTERDSE" top "$dir/pruned2.h5" -n 1 2>"$dir/top.err" >/dev/null
+cat "$dir/top.err"
+grep -q "was pruned (objective.prune): [0-9]* configurations evaluated, [0-9]* skipped" \
+    "$dir/top.err"
+
 for np in 1 3; do
     echo "+ sweep $np pruned.cfg -o pruned$np.h5"
     sweep "$np" "$dir/pruned.cfg" "$dir/pruned$np.h5" >/dev/null
