@@ -850,6 +850,34 @@ static void test_metric_names(void **state)
     assert_false(cdse_metric_higher_is_better(CDSE_METRIC_TIME_TO_TRAIN));
 }
 
+/* objective.prune: allowed with store = "best" and a metric that grows with the time; refused
+ * otherwise at the key's line; the fingerprint of a job without it is that of the job as it
+ * was before the key existed (it hashes the objective up to the key). */
+static void test_prune(void **state)
+{
+    (void)state;
+    cdse_diag diag;
+    cdse_job *job = load(HEADER "space = { gpus = 8; global_batch = 64; };\n"
+                                "objective = { store = \"best\"; prune = true; };\n",
+                         CDSE_OK, &diag);
+    assert_true(job->objective.prune);
+    uint64_t pruned = job->fingerprint;
+    drop(job);
+    job = load(HEADER "space = { gpus = 8; global_batch = 64; };\n"
+                      "objective = { store = \"best\"; };\n",
+               CDSE_OK, &diag);
+    assert_false(job->objective.prune);
+    assert_true(job->fingerprint != pruned);
+    drop(job);
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64; };\n"
+                        "objective = { store = \"feasible\";\n"
+                        "  prune = true; };\n",
+                 5, "objective.prune");
+    expect_error(HEADER "space = { gpus = 8; global_batch = 64; };\n"
+                        "objective = { store = \"best\"; metric = \"mfu\"; prune = true; };\n",
+                 4, "objective.prune");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -889,6 +917,7 @@ int main(void)
         cmocka_unit_test(test_tokens_missing),
         cmocka_unit_test(test_overflow_without_l),
         cmocka_unit_test(test_metric_names),
+        cmocka_unit_test(test_prune),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
