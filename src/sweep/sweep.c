@@ -1437,8 +1437,14 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
     if (chunk_max < chunk_min)
         chunk_max = chunk_min;
     if (job_message_bound(job, chunk_max) > INT_MAX) { /* opt is the same everywhere: all return */
-        cdse_diag_set(diag, "chunk size %llu: allowed: 1 to %d configurations",
-                      (unsigned long long)chunk_max, CDSE_SWEEP_CHUNK_LIMIT);
+        if (job->objective.prune && message_bound(chunk_max) <= INT_MAX)
+            cdse_diag_set(diag,
+                          "objective.top = %d: a pruned chunk's best (top per group of a unit) "
+                          "would not fit one MPI message; allowed: a smaller top, or no pruning",
+                          job->objective.top);
+        else
+            cdse_diag_set(diag, "chunk size %llu: allowed: 1 to %d configurations",
+                          (unsigned long long)chunk_max, CDSE_SWEEP_CHUNK_LIMIT);
         return CDSE_EINVAL;
     }
     cdse_store_meta meta;
