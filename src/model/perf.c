@@ -100,6 +100,14 @@
  * quantization of activations, arXiv:2412.19437 Sec. 3.3.2). */
 #define FP8_DISPATCH_BYTES (1.0 + 4.0 / 128.0)
 #define ROUTER_BYTES       8.0
+/* FP8 with per-tensor current scaling (Transformer Engine Float8CurrentScalingQuantizer,
+ * NVIDIA/TransformerEngine v2.7 transformer_engine/pytorch/csrc/quantizer.cpp, quantize_impl):
+ * nvte_compute_amax reads the bf16 tensor once before the cast kernel reads it again. Norms and
+ * TE's activations fuse the amax into the kernel that writes the tensor (quantize_with_amax,
+ * csrc/extensions/normalization.cpp and activation.cpp); every other GEMM input and every GEMM
+ * output gradient (module/base.py grad_output_preprocess: quantizer(grad_output)) pays the pass.
+ * Delayed scaling records the amax inside the cast kernel. */
+#define FP8_AMAX_READ_BYTES 2.0
 
 typedef struct dims {
     double b, s_local, s_full;   /* micro-batch, local and full sequence */
@@ -366,6 +374,29 @@ static void attention_costs(const env *e, const dims *x, bool flash, layer_cost 
     c->flops_fwd += f;
 }
 
+/* Elements per token that FP8 current scaling reads once more for their amax (FP8_AMAX_READ_BYTES)
+ * in a layer whose MLP has `rows` rows per token of `width` columns on this GPU. Forward: the
+ * projection's input (the attention output) and FC2's input (Megatron-Core's own SwiGLU / GeLU,
+ * not TE's); in MoE layers also FC1's inputs (the permuted routed copies, the shared experts'
+ * copy of the norm output: the MoE layer's norm is a module of its own); with latent attention
+ * the up projections' inputs. QKV's and the dense FC1's inputs come from TE's fused norm +
+ * linear. Backward: the output gradient of every GEMM (QKV or latent attention's projections,
+ * projection, FC1 with its gate, FC2). */
+static void fp8_amax_elements(const dims *x, bool moe, double rows, double width, double *fwd,
+                              double *bwd)
+{
+    double gated = x->gpt ? 1.0 : 2.0;
+    double proj_in = x->q / x->t, qkv_out = x->q / x->t + 2.0 * x->kv_local * x->dh;
+    double latents = 0.0;
+    if (x->mla) { /* the up projections' inputs are the latents after their own norms */
+        proj_in = x->heads_local * x->d_v;
+        latents = x->q_rank + x->kv_rank;
+        qkv_out = latents + x->rope + x->heads_local * (x->d_qk + x->dh + x->d_v);
+    }
+    *fwd = latents + proj_in + rows * width + (moe ? rows * x->h : 0.0);
+    *bwd = qkv_out + x->h + rows * (gated * width + x->h);
+}
+
 static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, layer_cost *c)
 {
     /* Norms and residual adds run on the full sequence on every TP rank unless sequence
@@ -392,6 +423,12 @@ static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, la
     }
     c->ew_fwd = fwd / e->hbm;
     c->ew_bwd = ELEMENTWISE_BWD_FACTOR * c->ew_fwd;
+    if (e->st->precision == CDSE_FP8 && e->stk->fp8_scaling == CDSE_FP8_CURRENT) {
+        double fwd_amax, bwd_amax;
+        fp8_amax_elements(x, moe, mlp_rows, mlp_width, &fwd_amax, &bwd_amax);
+        c->ew_fwd += x->tokens * fwd_amax * FP8_AMAX_READ_BYTES / e->hbm;
+        c->ew_bwd += x->tokens * bwd_amax * FP8_AMAX_READ_BYTES / e->hbm;
+    }
 }
 
 static void tp_costs(const env *e, const dims *x, bool sp, layer_cost *c)

@@ -808,6 +808,7 @@ static void test_fp8_layer(void **state)
     s.gemm_eff_fp8.eff[1] = 0.6;
     cdse_strategy st = strat(1, 1, 1, 2, 2);
     st.precision = CDSE_FP8;
+    bare.fp8_scaling = CDSE_FP8_DELAYED; /* the cast records the amax (test_fp8_current_scaling) */
     double hbm = 1e12, T = S * B;
     double linear = 24.0 * T * H * H / (200e12 * 0.6);
     double attn = 4.0 * B * S * S * H / (100e12 * 0.5) + B * A * S * S * 9.0 / hbm;
@@ -821,6 +822,52 @@ static void test_fp8_layer(void **state)
     double logits = 2.0 * T * V * H / (100e12 * 0.5), loss = T * V * 52.0 / hbm;
     assert_rel(r.t_forward_s, linear + attn + ew + logits + loss, 1e-12);
     assert_rel(r.mfu, r.model_tflops_per_gpu / 200.0, 1e-12);
+}
+
+/* FP8 with per-tensor current scaling (Transformer Engine Float8CurrentScalingQuantizer,
+ * TransformerEngine v2.7 csrc/quantizer.cpp quantize_impl: nvte_compute_amax reads the bf16
+ * tensor, then the cast reads it again) reads 2 B more per element of every GEMM input that no
+ * kernel with a fused amax writes, and of every GEMM output gradient (module/base.py
+ * grad_output_preprocess). LayerNorm feeds QKV and FC1 with a fused amax (csrc/extensions/
+ * normalization.cpp quantize_with_amax); the attention output (projection input) and Megatron's
+ * GeLU output (FC2 input) are plain tensors. On the GPT layer (t = 1, q = kv = h, FC1 4h):
+ *   forward: projection input h + FC2 input 4h = 5h per token;
+ *   backward: output gradients of QKV 3h, projection h, FC1 4h, FC2 h = 9h per token.
+ * On the Mixtral-style MoE layer (moe_model, t = 1, top-2, gated experts of 2048): forward
+ * projection input h, FC2 inputs 2 x 2048 = 4h, FC1 inputs (the permuted routed copies, not
+ * from a norm kernel) 2h = 7h; backward QKV 3h, projection h, FC1 2 x 2 x 2048 = 8h,
+ * FC2 2h = 14h. T = 1024 tokens (b = 2) and 512 (b = 1), 1e12 B/s. BF16 is unaffected. */
+static cdse_model moe_model(void);
+
+static void test_fp8_current_scaling(void **state)
+{
+    (void)state;
+    cdse_system s = sys();
+    s.peak_tflops[CDSE_FP8] = 200.0;
+    s.gemm_eff_fp8 = s.gemm_eff;
+    double hbm = 1e12;
+    struct {
+        cdse_model m;
+        int ep, mb;
+        double fwd_h, bwd_h;
+    } cases[] = {{gpt(1), 1, 2, 5.0, 9.0}, {moe_model(), 4, 1, 7.0, 14.0}};
+    for (int i = 0; i < 2; i++) {
+        cdse_strategy st =
+            strat(cases[i].ep == 1 ? 1 : 8, 1, cases[i].ep == 1 ? 1 : 2, cases[i].mb, 16);
+        st.ep = cases[i].ep;
+        double T = S * cases[i].mb;
+        double fwd[2][2], bwd[2][2]; /* [precision bf16, fp8][scaling delayed, current] */
+        for (int p = 0; p < 2; p++)
+            for (int k = 0; k < 2; k++) {
+                st.precision = p ? CDSE_FP8 : CDSE_BF16;
+                bare.fp8_scaling = k ? CDSE_FP8_CURRENT : CDSE_FP8_DELAYED;
+                assert_int_equal(cdse_layer_times(&cases[i].m, &s, &st, &fwd[p][k], &bwd[p][k]),
+                                 CDSE_ST_OK);
+            }
+        assert_rel(fwd[1][1] - fwd[1][0], T * cases[i].fwd_h * H * 2.0 / hbm, 1e-9);
+        assert_rel(bwd[1][1] - bwd[1][0], T * cases[i].bwd_h * H * 2.0 / hbm, 1e-9);
+        assert_true(fwd[0][1] == fwd[0][0] && bwd[0][1] == bwd[0][0]);
+    }
 }
 
 /* FP8 memory (Transformer Engine): every linear layer keeps an FP8 copy of its weight and of the
@@ -1641,6 +1688,7 @@ int main(void)
         cmocka_unit_test(test_tp_comm_overlap),
         cmocka_unit_test(test_pipeline_p2p_interleaved),
         cmocka_unit_test(test_fp8_layer),
+        cmocka_unit_test(test_fp8_current_scaling),
         cmocka_unit_test(test_bubble_1f1b),
         cmocka_unit_test(test_bubble_interleaved),
         cmocka_unit_test(test_pipeline_p2p),
