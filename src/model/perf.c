@@ -871,8 +871,13 @@ static void plan_etp_comm(const cdse_system *sys, const dims *x, double bytes, d
  * dispatcher, when the group spans several NVLink domains, sends a token across the network
  * once per domain it touches (to the same local rank there) and forwards it to its experts
  * over NVLink: two all-to-alls, one across domains (a sub-group of one rank per domain) and one
- * inside (DeepEP's internode kernels). FP8 dispatch with deepep and fp8. `calls`: MoE layer
- * passes per iteration; `again`: 1 when full recomputation repeats the forward. */
+ * inside (DeepEP's internode kernels). The two stages run as a pipeline in one kernel (DeepEP
+ * csrc/kernels/legacy/internode.cu, dispatch: warps in the roles kRDMASender,
+ * kRDMAAndNVLForwarder and kNVLReceivers work on successive chunks of every channel at once; its
+ * README reports internode dispatch and combine at the RDMA "bottleneck bandwidth"): a dispatch
+ * or combine takes the slower stage's time; the filling of the pipeline (one chunk per channel)
+ * is neglected. FP8 dispatch with deepep and fp8. `calls`: MoE layer passes per iteration;
+ * `again`: 1 when full recomputation repeats the forward. */
 static void plan_ep_comm(const cdse_system *sys, const cdse_strategy *st, const dims *x,
                          double calls, double again, cdse_comm_plan *plan, layer_comm *lc)
 {
@@ -912,8 +917,9 @@ static void plan_ep_comm(const cdse_system *sys, const cdse_strategy *st, const 
         one[k] = cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, across,
                                     stride * inside, remote * per_byte[k], calls * phases[k]);
         if (inside > 1)
-            one[k] += cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, inside,
-                                         stride, local * per_byte[k], calls * phases[k]);
+            one[k] = fmax(one[k],
+                          cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, inside,
+                                             stride, local * per_byte[k], calls * phases[k]));
     }
     lc->ep_dispatch += one[0];
     lc->ep_combine += one[1];
