@@ -226,8 +226,10 @@ static double moe_mlp_time(const env *e, const dims *x, double *flops, double *c
     /* Per expert: the routed copies of the tokens of the etp x ep ranks that share these
      * experts, i.e. of etp / tp attention TP groups (MoE parallel folding). */
     double rows = x->tokens * x->top_k * x->e / x->experts * x->route_factor * (x->etp / x->t);
-    double fc1 = local_experts * gemm_time(e, rows, gated * x->moe_ffn / x->etp, x->h, flops);
-    double fc2 = local_experts * gemm_time(e, rows, x->h, x->moe_ffn / x->etp, flops);
+    double one = 0.0; /* FLOPs of one local expert */
+    double fc1 = local_experts * gemm_time(e, rows, gated * x->moe_ffn / x->etp, x->h, &one);
+    double fc2 = local_experts * gemm_time(e, rows, x->h, x->moe_ffn / x->etp, &one);
+    *flops += local_experts * one;
     double shared_fc1 = 0.0, shared_fc2 = 0.0;
     if (x->shared > 0.0) {
         double width = x->shared * x->moe_ffn / x->t;

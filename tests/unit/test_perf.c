@@ -1557,6 +1557,27 @@ static void test_moe_layer_forward(void **state)
     assert_rel(fwd, qkv + proj + router + experts + moe_ew + attn + ew + ep, 1e-12);
 }
 
+/* Full recomputation repeats every local expert's GEMMs: the hardware FLOPs exceed the model
+ * FLOPs by the forward FLOPs of the layers (test_moe_layer_forward's GEMMs, per GPU, layer and
+ * micro-batch): QKV 3221225472 + projection 1073741824 + router 8388608 + 2 local experts x
+ * (4294967296 + 2147483648) + attention 2 x 536870912 = 18261999616 FLOP, times L = 4 layers,
+ * m = 4 micro-batches (16 sequences over d = 4) and d = 4 replicas: 1168767975424 FLOP per
+ * iteration (Korthikanti et al. 2022 Sec. 6: hardware FLOPs count the recomputation). */
+static void test_moe_recompute_flops(void **state)
+{
+    (void)state;
+    cdse_model m = moe_model();
+    cdse_system s = sys();
+    cdse_strategy st = strat(8, 1, 2, 1, 16);
+    st.ep = 4;
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double extra =
+        (r.hardware_tflops_per_gpu - r.model_tflops_per_gpu) * 1e12 * 8.0 * r.time_per_iteration_s;
+    assert_rel(extra, 18261999616.0 * 4.0 * 4.0 * 4.0, 1e-9);
+}
+
 /* On one GPU (t = p = d = ep = 1) the weights are the whole model as workload.c counts it. A
  * GPT-style MoE (biases on every linear layer, LayerNorm) with h = 64, 4 heads of 16, ffn 256,
  * 2 layers of which the second is MoE (moe_every 2) with 4 experts of 128, top-1, V = 100,
@@ -1715,6 +1736,7 @@ int main(void)
         cmocka_unit_test(test_moe_dp_comm),
         cmocka_unit_test(test_moe_activations),
         cmocka_unit_test(test_moe_layer_forward),
+        cmocka_unit_test(test_moe_recompute_flops),
         cmocka_unit_test(test_moe_gpt_single_gpu_holds_whole_model),
         cmocka_unit_test(test_moe_gated_single_gpu_holds_whole_model),
         cmocka_unit_test(test_throughput_and_utilization),
