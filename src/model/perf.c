@@ -213,6 +213,22 @@ static double batched_gemm_time(const env *e, double batch, double m, double n, 
     return compute > memory ? compute : memory;
 }
 
+/* GEMM libraries compute C = A B in output tiles (a thread block per tile): a GEMM of m x n costs
+ * ceil(m / GEMM_TILE) ceil(n / GEMM_TILE) whole tiles ("tile quantization", NVIDIA Matrix
+ * Multiplication Background User's Guide DU-09799-001, Sec. 3.1; 128 x 128 is one of cuBLAS's
+ * typical tiles, Sec. 2.3). The systems' efficiency tables hold GEMMs whose sizes are tile
+ * multiples; an expert's GEMM (rows set by routing, the FFN split over etp) is costed on its
+ * padded tiles and counted with its real FLOPs. */
+#define GEMM_TILE 128.0
+
+static double expert_gemm_time(const env *e, double m, double n, double k, double *flops)
+{
+    double padded_m = ceil(m / GEMM_TILE) * GEMM_TILE, padded_n = ceil(n / GEMM_TILE) * GEMM_TILE;
+    double padded_flops = 0.0;
+    *flops += 2.0 * m * n * k;
+    return gemm_time(e, padded_m, padded_n, k, &padded_flops);
+}
+
 /* The MLP of a MoE layer on one GPU: router, the local experts' grouped GEMMs on the tokens
  * routed to them (balanced share T k / ep per expert rank... times the capacity factor or the
  * imbalance of the busiest rank), shared experts on all tokens. Experts are split over TP like
@@ -227,8 +243,8 @@ static double moe_mlp_time(const env *e, const dims *x, double *flops, double *c
      * experts, i.e. of etp / tp attention TP groups (MoE parallel folding). */
     double rows = x->tokens * x->top_k * x->e / x->experts * x->route_factor * (x->etp / x->t);
     double one = 0.0; /* FLOPs of one local expert */
-    double fc1 = local_experts * gemm_time(e, rows, gated * x->moe_ffn / x->etp, x->h, &one);
-    double fc2 = local_experts * gemm_time(e, rows, x->h, x->moe_ffn / x->etp, &one);
+    double fc1 = local_experts * expert_gemm_time(e, rows, gated * x->moe_ffn / x->etp, x->h, &one);
+    double fc2 = local_experts * expert_gemm_time(e, rows, x->h, x->moe_ffn / x->etp, &one);
     *flops += local_experts * one;
     double shared_fc1 = 0.0, shared_fc2 = 0.0;
     if (x->shared > 0.0) {

@@ -1557,6 +1557,35 @@ static void test_moe_layer_forward(void **state)
     assert_rel(fwd, qkv + proj + router + experts + moe_ew + attn + ew + ep, 1e-12);
 }
 
+/* Tile quantization of the experts' GEMMs (NVIDIA Matrix Multiplication Background User's Guide
+ * Sec. 3.1: a GEMM runs whole 128 x 128 output tiles). test_moe_layer_forward with the busiest
+ * expert rank at 1.1 times the balanced load: each local expert gets 512 x 1.1 = 563.2 rows,
+ * 5 tiles = 640 rows: FC1 640 x 4096 x 1024 (5368709120 FLOP) and FC2 640 x 1024 x 2048
+ * (2684354560 FLOP) at 5e13 FLOP/s (compute-bound: 14942208 B and 8126464 B of operands take
+ * under 1.5e-5 s); 4096 and 1024 columns are whole tiles. Every other term scales with the
+ * 1.1 routed copies: permutation 512 (8 * 8 + 2.2 * 1024 * 8) B, the sort 2 x 563.2 rows x 1024
+ * x 8 B, SwiGLU 2.2 x 512 x 2048 x 6 B, the all-to-alls 1.1 x 2097152 B. */
+static void test_moe_expert_tiles(void **state)
+{
+    (void)state;
+    cdse_model m = moe_model();
+    m.moe_imbalance = 1.1;
+    cdse_system s = sys();
+    cdse_strategy st = strat(8, 1, 2, 1, 16);
+    st.ep = 4;
+    double pe = 5e13, hbm = 1e12, T = 512.0;
+    double qkv = 3221225472.0 / pe, proj = 1073741824.0 / pe;
+    double router = 1073152.0 / hbm;
+    double experts = 2.0 * (5368709120.0 + 2684354560.0) / pe;
+    double moe_ew = T * (8.0 * 8.0 + 2.2 * 1024.0 * 8.0) / hbm + 2.0 * 563.2 * 1024.0 * 8.0 / hbm;
+    double attn = 2.0 * 536870912.0 / pe + 4194304.0 * 4.0 / hbm;
+    double ew = (T * 20.0 * H + 2.2 * T * 2048.0 * 6.0) / hbm;
+    double ep = 2.0 * (0.75 * 1.1 * 2097152.0 / 240e9 + 3.0 * 2e-6);
+    double fwd, bwd;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd, &bwd), CDSE_ST_OK);
+    assert_rel(fwd, qkv + proj + router + experts + moe_ew + attn + ew + ep, 1e-12);
+}
+
 /* Full recomputation repeats every local expert's GEMMs: the hardware FLOPs exceed the model
  * FLOPs by the forward FLOPs of the layers (test_moe_layer_forward's GEMMs, per GPU, layer and
  * micro-batch): QKV 3221225472 + projection 1073741824 + router 8388608 + 2 local experts x
@@ -1737,6 +1766,7 @@ int main(void)
         cmocka_unit_test(test_moe_activations),
         cmocka_unit_test(test_moe_layer_forward),
         cmocka_unit_test(test_moe_recompute_flops),
+        cmocka_unit_test(test_moe_expert_tiles),
         cmocka_unit_test(test_moe_gpt_single_gpu_holds_whole_model),
         cmocka_unit_test(test_moe_gated_single_gpu_holds_whole_model),
         cmocka_unit_test(test_throughput_and_utilization),
