@@ -409,11 +409,11 @@ static int global_batch(const table *t, int i, const cdse_strategy *s)
 /* Settings a publication's table leaves out but its authors' scripts give, matched by group and
  * hidden size. Narayanan et al. 2021 Table 1: NVIDIA/Megatron-LM examples/sc21/run_table_1.sh
  * (commit de7dc40f883c, Aug 2021, "scripts that were used to produce the results in the
- * [paper]"): --micro-batch-size 16 (1.7B), 8 (18.4B), 2 (145.6B), 1 (1T);
- * --num-layers-per-virtual-pipeline-stage 5 for 145.6B (80 layers / pp 8: 2 chunks per stage);
- * --DDP-impl torch for the 1.7B and 18.4B runs, whose PyTorch DistributedDataParallel all-reduces
- * gradient buckets during the backward pass, where Megatron's `local` DDP (the larger runs, and
- * the megatron-lm-2021 stack) reduces after it. */
+ * [paper]"), all ten rows of the table: --micro-batch-size; --num-layers-per-virtual-pipeline-
+ * stage as chunks per stage (76B: 60 layers / pp 4 / 5 = 3; 145.6B: 80 / 8 / 5 = 2; 310B:
+ * 96 / 16 / 3 = 2; 530B: 105 / 35 / 1 = 3); --DDP-impl torch up to 18.4B, whose PyTorch
+ * DistributedDataParallel all-reduces gradient buckets during the backward pass, where Megatron's
+ * `local` DDP (the larger runs, and the megatron-lm-2021 stack) reduces after it. */
 typedef struct artifact {
     const char *group;
     int hidden, mbs, vpp;
@@ -421,10 +421,16 @@ typedef struct artifact {
 } artifact;
 
 static const artifact artifacts[] = {
-    {"Narayanan21-T1-weak-scaling", 2304, 16, 1, true},
-    {"Narayanan21-T1-weak-scaling", 6144, 8, 1, true},
-    {"Narayanan21-T1-weak-scaling", 12288, 2, 2, false},
-    {"Narayanan21-T1-weak-scaling", 25600, 1, 1, false},
+    {"Narayanan21-T1-weak-scaling", 2304, 16, 1, true},  /* 1.7B */
+    {"Narayanan21-T1-weak-scaling", 3072, 16, 1, true},  /* 3.6B */
+    {"Narayanan21-T1-weak-scaling", 4096, 16, 1, true},  /* 7.5B */
+    {"Narayanan21-T1-weak-scaling", 6144, 8, 1, true},   /* 18.4B */
+    {"Narayanan21-T1-weak-scaling", 8192, 4, 1, false},  /* 39.1B */
+    {"Narayanan21-T1-weak-scaling", 10240, 2, 3, false}, /* 76.1B */
+    {"Narayanan21-T1-weak-scaling", 12288, 2, 2, false}, /* 145.6B */
+    {"Narayanan21-T1-weak-scaling", 16384, 1, 2, false}, /* 310.1B */
+    {"Narayanan21-T1-weak-scaling", 20480, 1, 3, false}, /* 529.6B */
+    {"Narayanan21-T1-weak-scaling", 25600, 1, 1, false}, /* 1008.0B */
 };
 
 static const artifact *artifact_of_row(const table *t, int i)
