@@ -1137,10 +1137,12 @@ static double prefetched(double comm, double window, double units)
  * DeepSpeed, again for the recomputed forward), and the gradients reduce-scattered (Rajbhandari
  * et al. 2020, Sec. 5.3), each call paying the collective's latency. DeepSpeed (2021-22): one call
  * per weight tensor (smaller tensors stay gathered), a torch.cuda.synchronize() before each
- * gather (_allgather_param), so nothing overlaps the computation, and DEEPSPEED_OPS_PER_RANK host
- * operations per rank and call. FSDP2 / Megatron-FSDP: calls of zero3_bucket_params parameters,
- * at least one per layer; a layer's bucket is prefetched while the previous layer computes, and the
- * gradient reduce-scatter of a layer runs during the backward pass of the layers before it. */
+ * gather (_allgather_param), so nothing overlaps the computation, DEEPSPEED_OPS_PER_RANK host
+ * operations per rank and call, and the HBM copies of the call's full buffer
+ * (DEEPSPEED_GATHER_COPY_BYTES, DEEPSPEED_REDUCE_COPY_BYTES). FSDP2 / Megatron-FSDP: calls of
+ * zero3_bucket_params parameters, at least one per layer; a layer's bucket is prefetched while the
+ * previous layer computes, and the gradient reduce-scatter of a layer runs during the backward pass
+ * of the layers before it. */
 static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const cdse_stack *stk,
                          int comm_group, int group, int stride, double params, const dp_windows *w)
 {
