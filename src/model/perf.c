@@ -1159,6 +1159,7 @@ typedef struct dp_windows {
     double layers;            /* layers of the stage */
     double tensors_per_layer; /* weight matrices of a layer */
     bool recompute;           /* full recomputation: the forward runs again in backward */
+    double hbm;               /* achievable HBM bytes/s */
 } dp_windows;
 
 /* Host time of one eager PyTorch operation (~5 us: a CUDA kernel launch of a few us plus the
@@ -1171,6 +1172,18 @@ typedef struct dp_windows {
  * rank and call. */
 #define HOST_OP_S              5e-6
 #define DEEPSPEED_OPS_PER_RANK 2.0
+
+/* HBM bytes moved per byte of a DeepSpeed ZeRO-3 (2021-22) call's full (gathered) buffer, on the
+ * GPU in series with the collective (every call waits for the previous, see zero3_time).
+ * All-gather: torch.zeros of the gathered buffer (write 1; _allgather_param at DeepSpeed
+ * 11e94e6c7) and ProcessGroupNCCL's copy of its flat output into the list of per-rank tensors
+ * (read 1, write 1; pytorch/pytorch torch/lib/c10d/ProcessGroupNCCL.cpp at 6f583bb56de3,
+ * allgather: "Copy the flattened output tensors to the outputs"). Reduce-scatter: the gradient
+ * divided by the group size in place before the reduction (read 1, write 1; stage3.py
+ * average_tensor at 11e94e6c7) and ProcessGroupNCCL's copy of the list of inputs into a flat
+ * buffer (read 1, write 1; reduce_scatter: "Copy the input tensors to the flattened inputs"). */
+#define DEEPSPEED_GATHER_COPY_BYTES 3.0
+#define DEEPSPEED_REDUCE_COPY_BYTES 4.0
 
 /* `comm` prefetched one layer (of `units`) ahead: each layer's transfer overlaps the computation
  * of the layer before it, the first one's overlaps nothing. */
@@ -1185,10 +1198,12 @@ static double prefetched(double comm, double window, double units)
  * DeepSpeed, again for the recomputed forward), and the gradients reduce-scattered (Rajbhandari
  * et al. 2020, Sec. 5.3), each call paying the collective's latency. DeepSpeed (2021-22): one call
  * per weight tensor (smaller tensors stay gathered), a torch.cuda.synchronize() before each
- * gather (_allgather_param), so nothing overlaps the computation, and DEEPSPEED_OPS_PER_RANK host
- * operations per rank and call. FSDP2 / Megatron-FSDP: calls of zero3_bucket_params parameters,
- * at least one per layer; a layer's bucket is prefetched while the previous layer computes, and the
- * gradient reduce-scatter of a layer runs during the backward pass of the layers before it. */
+ * gather (_allgather_param), so nothing overlaps the computation, DEEPSPEED_OPS_PER_RANK host
+ * operations per rank and call, and the HBM copies of the call's full buffer
+ * (DEEPSPEED_GATHER_COPY_BYTES, DEEPSPEED_REDUCE_COPY_BYTES). FSDP2 / Megatron-FSDP: calls of
+ * zero3_bucket_params parameters, at least one per layer; a layer's bucket is prefetched while the
+ * previous layer computes, and the gradient reduce-scatter of a layer runs during the backward pass
+ * of the layers before it. */
 static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const cdse_stack *stk,
                          int comm_group, int group, int stride, double params, const dp_windows *w)
 {
@@ -1197,12 +1212,17 @@ static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const 
     double calls = deepspeed ? w->layers * w->tensors_per_layer
                              : fmax(ceil(params / stk->zero3_bucket_params), w->layers);
     double host = deepspeed ? group * DEEPSPEED_OPS_PER_RANK * HOST_OP_S : 0.0;
+    /* DeepSpeed's and ProcessGroupNCCL's copies of the full buffer, per call. */
+    double full = params / calls;
+    double ag_copy = deepspeed ? full * WEIGHT_BYTES * DEEPSPEED_GATHER_COPY_BYTES / w->hbm : 0.0;
+    double rs_copy =
+        deepspeed ? full * stk->grad_bytes * DEEPSPEED_REDUCE_COPY_BYTES / w->hbm : 0.0;
     double ag_call =
         cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_ALLGATHER, group, stride,
                            params * WEIGHT_BYTES / calls, w->m * (1.0 + gathers) * calls);
     double rs_call = cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_REDUCE_SCATTER, group,
                                         stride, params * stk->grad_bytes / calls, w->m * calls);
-    double ag = calls * (ag_call + host), rs = calls * (rs_call + host);
+    double ag = calls * (ag_call + host + ag_copy), rs = calls * (rs_call + host + rs_copy);
     if (deepspeed)
         return w->m * ((1.0 + gathers) * ag + rs);
     double fwd = prefetched(ag, w->fwd, w->layers);
@@ -1332,7 +1352,8 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     int dense_stride = x.c > 1.0 && cp_stride < dp_stride ? cp_stride : dp_stride;
     dp_windows windows = {
         stage_fwd,      stage_bwd + stage_rec, x.m,
-        x.stage_layers, x.gpt ? 4.0 : 5.0,     st.recompute == CDSE_RECOMPUTE_FULL};
+        x.stage_layers, x.gpt ? 4.0 : 5.0,     st.recompute == CDSE_RECOMPUTE_FULL,
+        e.hbm};
     double dp_dense =
         dp_comm_time(plan, system, e.stk, CDSE_GROUP_DP, st.zero, params.dense + params.embed,
                      (int)(x.d * x.c), dense_stride, &windows);

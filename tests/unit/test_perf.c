@@ -1218,7 +1218,11 @@ static void test_dp_comm_zero3(void **state)
  * each after a device synchronization, so nothing overlaps; with full recomputation the weights
  * are gathered for the forward, the recomputed forward and the backward pass; fp16 gradients
  * (2 B) reduce-scattered per matrix; every call costs the 5 us latency plus two host operations
- * of 5 us per rank of the 2-rank group (list building and flattening): 20 us. */
+ * of 5 us per rank of the 2-rank group (list building and flattening): 20 us; and HBM copies of
+ * the call's full buffer at the test system's 1000 GB/s: 3 B per gathered byte (torch.zeros, then
+ * ProcessGroupNCCL's copy out of its flat buffer), 4 B per reduced byte (the in-place division by
+ * the group size, then the copy into the flat buffer), i.e. 3 W / 1e12 and 4 G / 1e12 over
+ * the 8 calls of a pass (perf.c DEEPSPEED_GATHER_COPY_BYTES, DEEPSPEED_REDUCE_COPY_BYTES). */
 static void test_dp_comm_zero3_deepspeed(void **state)
 {
     (void)state;
@@ -1235,7 +1239,9 @@ static void test_dp_comm_zero3_deepspeed(void **state)
     eval_ok(&m, &s, &st, &r);
     double lat = 5e-6, bw = 25e9 * 0.9, host = 2.0 * 2.0 * 5e-6;
     double G = DP_STAGE_PARAMS * 2.0, W = DP_STAGE_PARAMS * 2.0;
-    double ag = 0.5 * W / bw + 8.0 * (lat + host), rs = 0.5 * G / bw + 8.0 * (lat + host);
+    double hbm = 1000e9;
+    double ag = 0.5 * W / bw + 8.0 * (lat + host) + 3.0 * W / hbm;
+    double rs = 0.5 * G / bw + 8.0 * (lat + host) + 4.0 * G / hbm;
     assert_rel(r.t_dp_comm_s, 4.0 * (3.0 * ag + rs), 1e-12);
     /* Gradients in fp16 halve the gradient buffer; the optimizer keeps fp32 copies of the
      * gradients it updates, sharded by ZeRO (Megatron-LM docs/distrib_optimizer.md: 16-bit
