@@ -3,6 +3,7 @@
 #include "clusterdse/sweep/store.h"
 
 #include "clusterdse/model/fields.h"
+#include "clusterdse/sweep/topk.h"
 
 #include <errno.h>
 #include <hdf5.h>
@@ -840,11 +841,17 @@ static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_me
     hid_t progress = create_table(s->file, "progress", rt, 1024, false);
     hid_t top = create_table(s->file, "top", s->row_type, STORE_SMALL_CHUNK_ROWS, true);
     hid_t pareto = create_table(s->file, "pareto", s->row_type, STORE_SMALL_CHUNK_ROWS, true);
-    if (progress < 0 || top < 0 || pareto < 0)
+    hid_t front = create_table(s->file, "pareto_cost", s->row_type, STORE_SMALL_CHUNK_ROWS, true);
+    if (progress < 0 || top < 0 || pareto < 0 || front < 0)
         rc = -1;
+    char note[CDSE_PARETO_COST_NOTE_MAX];
+    cdse_pareto_cost_note(job, note, sizeof note);
+    if (front >= 0)
+        rc |= attr_string(front, "note", note);
     H5Dclose(progress);
     H5Dclose(top);
     H5Dclose(pareto);
+    H5Dclose(front);
     if (job->objective.store != CDSE_STORE_BEST) {
         s->results = create_table(s->file, "results", s->row_type, STORE_RESULTS_CHUNK_ROWS, true);
         uint64_t zero_rows = 0;
@@ -1456,8 +1463,7 @@ static int rewrite_records(cdse_store *store, const char *name, const cdse_recor
 }
 
 int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const cdse_counts *counts,
-                      const cdse_record *top, size_t n_top, const cdse_record *pareto,
-                      size_t n_pareto, cdse_diag *diag)
+                      const cdse_best_rows *best, cdse_diag *diag)
 {
     int rc = 0;
     errno = 0;
@@ -1481,9 +1487,11 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
     H5Tclose(rt);
     H5Tclose(ct);
     if (rc == 0)
-        rc = rewrite_records(store, "top", top, n_top);
+        rc = rewrite_records(store, "top", best->top, best->n_top);
     if (rc == 0)
-        rc = rewrite_records(store, "pareto", pareto, n_pareto);
+        rc = rewrite_records(store, "pareto", best->pareto, best->n_pareto);
+    if (rc == 0 && H5Lexists(store->file, "pareto_cost", H5P_DEFAULT) > 0)
+        rc = rewrite_records(store, "pareto_cost", best->pareto_cost, best->n_pareto_cost);
     if (rc == 0 && store->results >= 0)
         rc = attr_write(store->results, "rows_committed", H5T_NATIVE_UINT64, &store->rows);
     if (rc == 0 && H5Fflush(store->file, H5F_SCOPE_GLOBAL) < 0)
@@ -1588,6 +1596,25 @@ static int unguarded_read_counts(cdse_store *store, cdse_counts *counts, cdse_di
             counts->status[st] = buf[i].count;
     }
     return CDSE_OK;
+}
+
+void cdse_store_pareto_cost_note(cdse_store *store, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    guard_begin(store->path);
+    hid_t d = H5Lexists(store->file, "pareto_cost", H5P_DEFAULT) > 0
+                  ? H5Dopen2(store->file, "pareto_cost", H5P_DEFAULT)
+                  : -1;
+    hid_t a = d >= 0 && H5Aexists(d, "note") > 0 ? H5Aopen(d, "note", H5P_DEFAULT) : -1;
+    char *note = a >= 0 ? read_string(a, true, size) : NULL;
+    if (note != NULL)
+        snprintf(buf, size, "%s", note);
+    free(note);
+    if (a >= 0)
+        H5Aclose(a);
+    if (d >= 0)
+        H5Dclose(d);
+    guard_end();
 }
 
 bool cdse_store_has(cdse_store *store, const char *dataset)
