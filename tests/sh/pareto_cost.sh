@@ -2,7 +2,7 @@
 # /pareto_cost (docs/sweep.md): the front of time to train against cost to train drawn from the
 # best of each group equals the front over every feasible configuration (computed here by brute
 # force from /results), for a job of three systems and four sizes and for a job with hardware
-# axes (a price among them); a job whose group_by lacks "system" gets an empty /pareto_cost with
+# axes (a price among them), on 2 and 3 ranks; a job whose group_by lacks "system" gets an empty /pareto_cost with
 # the reason, which `clusterdse top --from pareto_cost` prints; export reads it too.
 set -euo pipefail
 : "${CLUSTERDSE:?} ${CDSE_SRC:?}"
@@ -73,6 +73,10 @@ n=$(sed -n 's/^systems.h5: \([0-9]*\) front rows.*/\1/p' systems.txt)
 [ "$n" -ge 3 ] || { echo "pareto_cost: only $n points on the systems front" >&2; exit 1; }
 n=$(sed -n 's/^design.h5: \([0-9]*\) front rows.*/\1/p' design.txt)
 [ "$n" -ge 2 ] || { echo "pareto_cost: only $n points on the design front" >&2; exit 1; }
+# The same front on 3 ranks with small chunks and frequent commits (every table compared).
+run mpirun -np 3 "$CLUSTERDSE" sweep systems.cfg -o np3.h5 --chunk 500 --flush 0.005 --quiet >/dev/null
+run /usr/bin/python3 "$CDSE_SRC/tests/py/compare_stores.py" systems.h5 np3.h5 | tee cmp.txt
+grep -q '/pareto_cost [1-9][0-9]* rows' cmp.txt
 # Not exact without "system" in group_by: empty, and top says why.
 run /usr/bin/python3 -c 'import h5py, sys; f = h5py.File(sys.argv[1], "r"); assert len(f["pareto_cost"]) == 0' ungrouped.h5
 run "$CLUSTERDSE" top ungrouped.h5 --from pareto_cost >out.txt 2>err.txt
