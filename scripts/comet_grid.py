@@ -143,7 +143,8 @@ def main(argv):
     front = optimal(argv[0], top, key)
     if png:
         tokens = float(attrs(argv[0]).get("tokens", 0))
-        figure(top, front, png, f"{model} on {tokens / 1e9:g}B tokens")
+        budget = f"{tokens / 1e12:g}T" if tokens >= 1e12 else f"{tokens / 1e9:g}B"
+        figure(top, front, png, f"{model} on {budget} tokens")
 
 
 if __name__ == "__main__":
