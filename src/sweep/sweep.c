@@ -447,7 +447,8 @@ typedef struct master {
     bool progress_shown;
     bool stopping;
     int error; /* first error (store), stops handing out work */
-    bool pareto_cost; /* /pareto_cost is filled (cdse_pareto_cost_note) */
+    /* Whether /pareto_cost is filled (cdse_pareto_cost_note). */
+    bool pareto_cost;
     cdse_diag *diag;
 } master;
 
