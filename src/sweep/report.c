@@ -108,9 +108,22 @@ void cdse_record_system(const cdse_job *job, uint64_t index, cdse_system *system
                         job->hw_axis[h].value[digit[CDSE_AXIS_HW0 + h]]);
 }
 
+/* Whether a hardware axis of another system entry than `system` is at a value other than its
+ * first: the configuration repeats the one at its first value (the axis does not apply to this
+ * system), so only that one is evaluated. */
+static bool other_system_axis(const cdse_job *job, int system, const int *digit)
+{
+    for (int h = 0; h < job->n_hw_axes; h++)
+        if (job->hw_axis[h].system != system && digit[h] != 0)
+            return true;
+    return false;
+}
+
 /* Fills the record's configuration, its stack and its hardware columns; returns the system it
- * runs on (the job's, with its hardware-axis values applied). */
-static const cdse_system *record_setup(const cdse_job *job, uint64_t index, cdse_record *record)
+ * runs on (the job's, with its hardware-axis values applied). *repeat: the configuration
+ * repeats another (other_system_axis). */
+static const cdse_system *record_setup(const cdse_job *job, uint64_t index, cdse_record *record,
+                                       bool *repeat)
 {
     int digit[CDSE_AXIS_COUNT];
     cdse_space_decode(&job->space, index, digit);
@@ -131,6 +144,7 @@ static const cdse_system *record_setup(const cdse_job *job, uint64_t index, cdse
     if (job->n_hw_axes == 0)
         system = &job->system[record->system];
     memcpy(record->hw, cache.hw, sizeof record->hw);
+    *repeat = other_system_axis(job, record->system, digit + CDSE_AXIS_HW0);
     return system;
 }
 
@@ -156,9 +170,13 @@ static void record_finish(const cdse_job *job, const cdse_system *system, cdse_r
 
 void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
 {
-    const cdse_system *system = record_setup(job, index, record);
+    bool repeat;
+    const cdse_system *system = record_setup(job, index, record, &repeat);
     const cdse_model *model = &job->model[record->model];
-    if (system->pool.n_types == 0) {
+    if (repeat) {
+        memset(&record->result, 0, sizeof record->result);
+        record->result.status = CDSE_ST_OTHER_SYSTEM_AXIS;
+    } else if (system->pool.n_types == 0) {
         cdse_evaluate(model, system, &record->strategy, &record->result);
     } else {
         const cdse_system *types[CDSE_MAX_POOL_TYPES];
@@ -172,18 +190,20 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
 
 void cdse_record_config(const cdse_job *job, uint64_t index, cdse_record *record)
 {
-    record_setup(job, index, record);
+    bool repeat;
+    record_setup(job, index, record, &repeat);
     memset(&record->result, 0, sizeof record->result);
 }
 
 double cdse_record_bound(const cdse_job *job, uint64_t index, int flags, cdse_record *record)
 {
-    const cdse_system *system = record_setup(job, index, record);
+    bool repeat;
+    const cdse_system *system = record_setup(job, index, record, &repeat);
     const cdse_model *model = &job->model[record->model];
-    double floor = cdse_time_floor(model, system, &record->strategy, flags);
+    double floor = repeat ? HUGE_VAL : cdse_time_floor(model, system, &record->strategy, flags);
     memset(&record->result, 0, sizeof record->result);
     if (isinf(floor))
-        return HUGE_VAL; /* none of them is feasible */
+        return HUGE_VAL; /* none of them is feasible (a repeat is not) */
     if (!(floor > 0.0))
         return -HUGE_VAL; /* no bound */
     /* The result's time and throughput as cdse_evaluate computes them from the time. */
