@@ -16,7 +16,7 @@ cd "$tmp"
 run() { echo "+ $*" >&2; "$@"; }
 sed -e 's/gpus = \[ 1024, 2048, 4096 \];/gpus = [ 1024, 4096 ];/' -e 's/tp = \[ 1, 2, 4, 8 \];/tp = [ 2 ];/' \
     -e 's/pp = \[ 4, 8, 16, 32 \];/pp = [ 4, 8 ];/' -e 's/vpp = \[ 1, 2 \];/vpp = [ 1 ];/' \
-    -e 's/ep = \[ 8, 16, 32, 64, 128 \];/ep = [ 32, 64 ];/' -e 's/etp = \[ 1, 2 \];/etp = [ 1 ];/' \
+    -e 's/ep = \[ 8, 16, 32, 64, 128 \];/ep = [ 64, 128 ];/' -e 's/etp = \[ 1, 2 \];/etp = [ 1 ];/' \
     -e 's/microbatch = \[ 1, 2 \];/microbatch = [ 1 ];/' \
     -e 's/moe_overlap = \[ "none", "a2a" \];/moe_overlap = [ "a2a" ];/' \
     "$CDSE_SRC/jobs/comet-grid-deepseek-v3.cfg" >small.cfg
