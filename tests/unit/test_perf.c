@@ -789,6 +789,38 @@ static void test_pipeline_p2p_interleaved(void **state)
     assert_rel(r.t_pp_comm_s, 19.0 * 0.25 * 2.0 * one, 1e-12);
 }
 
+/* DeepSpeed's lockstep pipeline (stack key pipeline_lockstep; deepspeed/runtime/pipe/schedule.py
+ * TrainSchedule): p = 4 stages, m = 8 micro-batches (global batch 16 of 2 on one replica), no TP.
+ * 2 (m + p - 1) = 22 steps: the first p = 4 carry forward passes only (f each), the other 18
+ * last the longer pass, here the backward b (about 2 f); the stage's own work is m (f + b), so
+ * the bubble is 4 f + 18 b - 8 (f + b) = 10 b - 4 f, against 1F1B's (p - 1)(f + b) = 3 (f + b)
+ * (Narayanan et al. 2021, Sec. 2.2) for the same configuration without the key. f and b are the
+ * stage's forward and backward per micro-batch (t_forward_s / m, (t_backward_s + t_recompute_s)
+ * / m: no TP, CP or EP communication here). */
+static void test_pipeline_lockstep(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(8);
+    cdse_system s = sys();
+    cdse_strategy one = strat(1, 1, 1, 2, 16); /* strat() resets the shared bare stack */
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    cdse_result plain, lock;
+    eval_ok(&m, &s, &st, &plain);
+    double f = plain.t_forward_s / 8.0, b = (plain.t_backward_s + plain.t_recompute_s) / 8.0;
+    assert_true(b > f);
+    assert_rel(plain.t_bubble_s, 3.0 * (f + b), 1e-12);
+    bare.pipeline_lockstep = true;
+    eval_ok(&m, &s, &st, &lock);
+    assert_rel(lock.t_bubble_s, 10.0 * b - 4.0 * f, 1e-12);
+    assert_rel(lock.time_per_iteration_s - plain.time_per_iteration_s,
+               (10.0 * b - 4.0 * f) - 3.0 * (f + b), 1e-9);
+    /* one stage: nothing to wait for, the key changes nothing */
+    eval_ok(&m, &s, &one, &lock);
+    bare.pipeline_lockstep = false;
+    eval_ok(&m, &s, &one, &plain);
+    assert_rel(lock.time_per_iteration_s, plain.time_per_iteration_s, 1e-15);
+}
+
 /* FP8 (Transformer Engine): the linear GEMMs run at the FP8 peak (200 TFLOP/s here) with the FP8
  * efficiency table (0.6) on 1-byte operands (all compute-bound: QKV 6442450944 FLOP -> 5.4e-5 s
  * vs 7340032 B -> 7.3e-6 s); the attention core stays in bf16 (100 TFLOP/s x 0.5); each GEMM
@@ -1640,6 +1672,7 @@ int main(void)
         cmocka_unit_test(test_layer_times_tp),
         cmocka_unit_test(test_tp_comm_overlap),
         cmocka_unit_test(test_pipeline_p2p_interleaved),
+        cmocka_unit_test(test_pipeline_lockstep),
         cmocka_unit_test(test_fp8_layer),
         cmocka_unit_test(test_bubble_1f1b),
         cmocka_unit_test(test_bubble_interleaved),

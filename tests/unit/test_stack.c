@@ -66,6 +66,7 @@ static void test_generations_differ(void **state)
     assert_false(lm22.overlap_grad_reduce);
     assert_true(core24.overlap_tp_comm && core24.overlap_param_gather && core24.overlap_p2p);
     assert_int_equal(ds.zero3_style, CDSE_ZERO3_DEEPSPEED);
+    assert_true(ds.pipeline_lockstep && !lm21.pipeline_lockstep && !core24.pipeline_lockstep);
     assert_int_equal(core24.zero3_style, CDSE_ZERO3_FSDP);
 }
 
@@ -86,6 +87,7 @@ static void test_default_is_the_file(void **state)
     assert_int_equal(d->overlap_param_gather, k.overlap_param_gather);
     assert_int_equal(d->overlap_tp_comm, k.overlap_tp_comm);
     assert_int_equal(d->overlap_p2p, k.overlap_p2p);
+    assert_int_equal(d->pipeline_lockstep, k.pipeline_lockstep);
     assert_true(d->grad_bytes == k.grad_bytes);
     assert_int_equal(d->zero3_style, k.zero3_style);
     assert_true(d->zero3_bucket_params == k.zero3_bucket_params);
