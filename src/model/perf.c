@@ -446,6 +446,14 @@ static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c,
         ep_costs(e, x, c);
 }
 
+/* Whether the pipeline split counts the input embedding and the output layer as one layer each
+ * (the stack's recipes; only with more than one stage). The longest stage is then a middle one,
+ * or the last with one layer fewer and the output layer (stage_of_pipeline). */
+static bool split_embedding(const cdse_strategy *st)
+{
+    return st->pp > 1 && st->stack != NULL && st->stack->pipeline_split_embedding;
+}
+
 static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
 {
     x->b = st->microbatch;
@@ -456,7 +464,8 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     /* Layers that do not divide evenly over pp x vpp chunks leave some chunks one layer longer
      * (Megatron-Core's uneven pipeline split); the longest sets the pace and the memory. */
     int chunks = st->pp * st->vpp;
-    x->stage_layers = (double)((model->layers + chunks - 1) / chunks) * st->vpp;
+    int split = model->layers + (split_embedding(st) ? 2 : 0);
+    x->stage_layers = (double)((split + chunks - 1) / chunks) * st->vpp;
     x->tokens = x->b * x->s_local;
     x->h = model->hidden;
     x->dh = model->head_dim;
@@ -1245,8 +1254,17 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     double head_fwd = logits + loss;
     double head_bwd = 2.0 * logits;
 
-    /* The slowest stage: L/p layers plus the output layer (the last stage). */
+    /* The slowest stage: L/p layers plus the output layer (the last stage); when the split
+     * counts the output layer as a layer, the last stage holds one layer fewer and a middle
+     * stage of stage_layers may be the slower. */
     double n_layers = x.stage_layers;
+    if (split_embedding(&st)) {
+        double layer = step.fwd + step.bwd + step.recompute + step.tp + step.cp + step.ep;
+        if ((n_layers - 1.0) * layer + head_fwd + head_bwd >= n_layers * layer)
+            n_layers -= 1.0;
+        else
+            head_fwd = head_bwd = 0.0;
+    }
     double stage_fwd = n_layers * step.fwd + head_fwd;
     double stage_bwd = n_layers * step.bwd + head_bwd;
     double stage_rec = n_layers * step.recompute;
@@ -1288,9 +1306,13 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
      * data-parallel group of the folded expert grid (edp ranks at its stride). */
     int dp_stride = x.stride[CDSE_PLACE_DP], cp_stride = x.stride[CDSE_PLACE_CP];
     int dense_stride = x.c > 1.0 && cp_stride < dp_stride ? cp_stride : dp_stride;
+    /* DeepSpeed's pipeline engine reduces the gradients after the last step of its schedule
+     * (TrainSchedule appends ReduceTiedGrads, ReduceGrads and OptimizerStep to the last step):
+     * nothing hides them. */
+    bool flush_reduce = e.stk->pipeline_lockstep && x.p > 1.0;
     dp_windows windows = {
-        stage_fwd,      stage_bwd + stage_rec, x.m,
-        x.stage_layers, x.gpt ? 4.0 : 5.0,     st.recompute == CDSE_RECOMPUTE_FULL};
+        stage_fwd,         flush_reduce ? 0.0 : stage_bwd + stage_rec, x.m, x.stage_layers,
+        x.gpt ? 4.0 : 5.0, st.recompute == CDSE_RECOMPUTE_FULL};
     double dp_dense =
         dp_comm_time(plan, system, e.stk, CDSE_GROUP_DP, st.zero, params.dense + params.embed,
                      (int)(x.d * x.c), dense_stride, &windows);
