@@ -20,8 +20,8 @@
 #define STACKS_DIR CDSE_SOURCE_DIR "/calibration/stacks"
 
 static const char *const profiles[] = {
-    "megatron-lm-2021", "megatron-lm-2022",   "deepspeed-2022",    "megatron-deepspeed-2022",
-    "megatron-lm-2024", "megatron-core-2024", "megatron-core-2025"};
+    "megatron-lm-2021", "megatron-lm-2022",   "deepspeed-2022",     "megatron-deepspeed-2022",
+    "megatron-lm-2024", "megatron-core-2024", "megatron-core-2025", "meta-llama3-2024"};
 
 static void load(const char *name, cdse_stack *stack)
 {
@@ -72,6 +72,10 @@ static void test_generations_differ(void **state)
     load("megatron-deepspeed-2022", &bigscience);
     assert_true(bigscience.pipeline_lockstep && bigscience.pipeline_split_embedding);
     assert_false(ds.pipeline_split_embedding || core24.pipeline_split_embedding);
+    /* Meta's Llama 3 stack: one layer fewer on the first and last stages, fp32 reduce-scatter */
+    cdse_stack meta;
+    load("meta-llama3-2024", &meta);
+    assert_true(meta.pipeline_split_embedding && !meta.pipeline_lockstep && meta.grad_bytes == 4.0);
     assert_int_equal(core24.zero3_style, CDSE_ZERO3_FSDP);
 }
 

@@ -19,7 +19,8 @@
  * (among those the stack offers) are the ones the model finds fastest and feasible, since the
  * authors tuned them; interleaving and the global batch come from a row of the same source,
  * model and layout that gives them, else interleaving is off (vpp 1; it is opt-in in every stack,
- * --num-layers-per-virtual-pipeline-stage) and the batch is one sequence per GPU.
+ * --num-layers-per-virtual-pipeline-stage) and the batch is one sequence per GPU; a vpp cell
+ * "open" (interleaving stated, its depth not) tries 1, 2, 4 and 8.
  * Exit 0 when all hold, 1 otherwise, 2 on bad input (also a malformed known_gaps.txt).
  *
  * Usage: validate PUBLISHED.csv DATA_DIR [-v]   (DATA_DIR holds calibration/, jobs/models and
@@ -452,7 +453,11 @@ static void open_choices(const table *t, int i, const group_spec *spec, const cd
     if (mbs)
         ch->mbs[ch->n_mbs++] = mbs;
     int sibling = sibling_row(t, i, "vpp");
-    ch->vpp[ch->n_vpp++] = geti(t, i, "vpp", sibling >= 0 ? geti(t, sibling, "vpp", 1) : 1);
+    if (strcmp(get(t, i, "vpp"), "open") == 0) /* interleaved, depth not published */
+        for (int v = 1; v <= 8; v *= 2)
+            ch->vpp[ch->n_vpp++] = v;
+    else
+        ch->vpp[ch->n_vpp++] = geti(t, i, "vpp", sibling >= 0 ? geti(t, sibling, "vpp", 1) : 1);
     int rc = parse_recompute(get(t, i, "recompute"));
     if (rc >= 0) {
         add_recompute(ch, rc, 0);
