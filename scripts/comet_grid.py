@@ -1,49 +1,59 @@
 #!/usr/bin/python3
-"""Summarizes the COMET-style design grid (jobs/comet-grid-gpt3-175b.cfg): per cluster size, the
-spread of the best iteration time over the hardware designs; what each hardware dimension buys
-(the median and largest speed-up from its lowest to its highest value, every other dimension and
-the size held fixed); what memory expansion buys (the grid against the same grid swept with
-offload = "none"); and the time-optimal against the cost-optimal (size, design).
+"""Summarizes a COMET-style design grid (jobs/comet-grid-*.cfg: hardware axes, group_by = gpus
+and design, a token budget and prices): per cluster size, the spread of the best time to train
+over the hardware designs; what each hardware dimension buys (the median and largest speed-up
+from its lowest to its highest value, every other dimension and the size held fixed); what memory
+expansion buys and at which HBM capacity (the grid against the same grid swept with
+offload = "none"); the time-optimal against the cost-optimal (size, design), and the front of
+time against cost to train that the sweep stored (/pareto_cost).
 Usage: scripts/comet_grid.py GRID.h5 [NO_OFFLOAD.h5] [--png FIGURE.png]"""
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from clusterdse import load as read_table  # noqa: E402
+from clusterdse import attrs, load as read_table  # noqa: E402
 
-DESIGN = ["peak_bf16_tflops", "hbm_gib", "hbm_bandwidth_gbs", "net0_size",
-          "net1_bandwidth_gbs", "tier_capacity_gib", "tier_bandwidth_gbs"]
-KEY = ["gpus"] + DESIGN
+# The hardware columns a grid may sweep (docs/job-file.md, Hardware axes); a grid's design is
+# those that take more than one value in its store.
+HW = ["peak_bf16_tflops", "peak_fp8_tflops", "hbm_gib", "hbm_bandwidth_gbs", "gpus_per_node",
+      "net0_bandwidth_gbs", "net0_latency_us", "net0_size", "net1_bandwidth_gbs",
+      "net1_latency_us", "net1_size", "tier_capacity_gib", "tier_bandwidth_gbs", "gpu_price",
+      "rental_price", "gpu_power_w"]
+DAYS = "time_to_train_days"
 
 
-def best_per_design(path):
+def design_of(top):
+    return [c for c in HW if top[c].nunique() > 1]
+
+
+def best_per_design(path, design=None):
     top = read_table(path, "top")
-    return top[top.status == "ok"].set_index(KEY)
+    top = top[top.status == "ok"]
+    design = design or design_of(top)
+    return top.set_index(["gpus"] + design), design
 
 
 def spread(top, designs_per_size):
-    print("# gpus  designs_ok  cannot_run  best_s    worst_s   worst/best")
+    print("# gpus  designs_ok  cannot_run  best_days  worst_days  worst/best")
     for gpus, g in top.groupby(level="gpus"):
-        t = g.time_per_iteration_s
-        print(f"  {gpus:5d} {len(g):10d} {designs_per_size - len(g):11d} {t.min():8.3f} "
-              f"{t.max():9.3f} {t.max() / t.min():9.2f}x")
+        t = g[DAYS]
+        print(f"  {gpus:5d} {len(g):10d} {designs_per_size - len(g):11d} {t.min():10.3f} "
+              f"{t.max():11.3f} {t.max() / t.min():10.2f}x")
 
 
-def dimensions(top):
+def dimensions(top, design):
     print("# dimension            low -> high        median_speedup  max_speedup  (same size "
           "and other dimensions)")
-    t = top.time_per_iteration_s
-    for dim in DESIGN:
+    t = top[DAYS]
+    for dim in design:
         values = sorted(t.index.get_level_values(dim).unique())
         lo, hi = values[0], values[-1]
-        a = t.xs(lo, level=dim)
-        b = t.xs(hi, level=dim)
-        ratio = (a / b).dropna()
+        ratio = (t.xs(lo, level=dim) / t.xs(hi, level=dim)).dropna()
         print(f"  {dim:<20} {lo:>7g} -> {hi:<7g} {ratio.median():14.3f}x {ratio.max():11.3f}x")
 
 
-def expansion(top, plain):
-    t, p = top.time_per_iteration_s, plain.time_per_iteration_s
+def expansion(top, plain, key):
+    t, p = top[DAYS], plain[DAYS]
     both = (p / t).dropna()
     only = t.index.difference(p.index)
     print(f"# memory expansion (offload allowed vs offload = \"none\"), over {len(t)} runnable "
@@ -52,42 +62,58 @@ def expansion(top, plain):
           f"{both.median():.3f}x, largest {both.max():.3f}x; trainable only with offload: "
           f"{len(only)} points")
     if len(both) and both.max() > 1.0 + 1e-9:
-        k = both.idxmax()
-        print(f"  largest gain at {dict(zip(KEY, k))}")
-    if len(only):
-        hbm = only.get_level_values("hbm_gib")
-        print(f"  trainable only with offload: hbm_gib {sorted(set(hbm))}, sizes "
-              f"{sorted(set(only.get_level_values('gpus')))}")
+        print(f"  largest gain at {dict(zip(key, both.idxmax()))}")
+    print("  by HBM capacity: hbm_gib  points  faster_with_offload  largest  only_with_offload")
+    hbm_both = both.index.get_level_values("hbm_gib")
+    hbm_only = only.get_level_values("hbm_gib")
+    for hbm in sorted(set(t.index.get_level_values("hbm_gib"))):
+        b = both[hbm_both == hbm]
+        n = int((t.index.get_level_values("hbm_gib") == hbm).sum())
+        largest = f"{b.max():.3f}x" if len(b) else "-"
+        print(f"  {'':17}{hbm:7g} {n:7d} {int((b > 1.0 + 1e-9).sum()):20d} {largest:>8} "
+              f"{int((hbm_only == hbm).sum()):18d}")
 
 
-def optimal(top):
-    print("# time-optimal vs cost-optimal (size, design), 300B tokens:")
-    cols = ["time_to_train_days", "cost_to_train", "energy_to_train_mwh", "tp", "pp", "dp",
-            "offload"]
-    for label, metric in (("time", "time_to_train_days"), ("cost", "cost_to_train")):
-        k = top[metric].idxmin()
-        r = top.loc[k]
-        print(f"  {label}-optimal: {dict(zip(KEY, k))}")
-        print("    " + ", ".join(f"{c} {r[c]:.4g}" if not isinstance(r[c], str) else f"{c} {r[c]}"
-                                 for c in cols))
+def show(label, top, k, key, currency):
+    r = top.loc[k]
+    print(f"  {label}: {dict(zip(key, k))}")
+    parts = [f"days {r[DAYS]:.4g}", f"cost_to_train {r.cost_to_train:.4g} {currency}",
+             f"energy_to_train_mwh {r.energy_to_train_mwh:.4g}"]
+    for c in ("tp", "pp", "dp", "ep", "offload", "moe_dispatcher"):
+        parts.append(f"{c} {r[c]}")
+    print("    " + ", ".join(parts))
 
 
-def figure(top, path):
+def optimal(path, top, key):
+    root = attrs(path)
+    tokens = float(root.get("tokens", 0))
+    currency = "USD"
+    print(f"# time-optimal vs cost-optimal (size, design), {tokens:.4g} tokens:")
+    show("time-optimal", top, top[DAYS].idxmin(), key, currency)
+    show("cost-optimal", top, top.cost_to_train.idxmin(), key, currency)
+    front = read_table(path, "pareto_cost")
+    note = attrs(path, "pareto_cost").get("note", "")
+    print(f"# /pareto_cost: {len(front)} points of time against cost to train, cheapest first"
+          + ("" if len(front) else f" ({note})"))
+    for _, r in front.iterrows():
+        print(f"  {int(r.gpus):5d} GPUs  {r[DAYS]:8.3f} days  {r.cost_to_train:10.4g} {currency}  "
+              + " ".join(f"{c}={r[c]:g}" for c in key[1:]))
+    return front
+
+
+def figure(top, front, path, title):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for gpus, g in top.groupby(level="gpus"):
-        ax.scatter(g.time_to_train_days, g.cost_to_train / 1e6, s=4, label=f"{gpus} GPUs")
-    pts = top.sort_values("time_to_train_days")
-    front, best = [], float("inf")
-    for _, r in pts.iterrows():
-        if r.cost_to_train < best:
-            best = r.cost_to_train
-            front.append((r.time_to_train_days, r.cost_to_train / 1e6))
-    ax.plot(*zip(*front), "k-", lw=1, label="Pareto front")
+        ax.scatter(g[DAYS], g.cost_to_train / 1e6, s=4, label=f"{gpus} GPUs")
+    if len(front):
+        f = front.sort_values(DAYS)
+        ax.step(f[DAYS], f.cost_to_train / 1e6, "k-", where="post", lw=1,
+                label="front (/pareto_cost)")
     ax.set_xscale("log")
-    ax.set_xlabel("days to train GPT-3 175B on 300B tokens")
+    ax.set_xlabel(f"days to train {title}")
     ax.set_ylabel("cost to train (million USD, estimated prices)")
     ax.set_title("best strategy per (cluster size, hardware design)")
     ax.legend(fontsize=7, markerscale=3)
@@ -103,18 +129,22 @@ def main(argv):
         argv = argv[:i] + argv[i + 2:]
     if len(argv) not in (1, 2):
         sys.exit("usage: scripts/comet_grid.py GRID.h5 [NO_OFFLOAD.h5] [--png FIGURE.png]")
-    top = best_per_design(argv[0])
+    top, design = best_per_design(argv[0])
+    key = ["gpus"] + design
     designs = 1
-    for dim in DESIGN:
+    for dim in design:
         designs *= len(top.index.get_level_values(dim).unique())
-    print(f"# {argv[0]}: {len(top)} runnable (size, design) points, {designs} designs")
+    model = str(top.model.iloc[0])
+    print(f"# {argv[0]}: {model}, {len(top)} runnable (size, design) points, {designs} designs")
     spread(top, designs)
-    dimensions(top)
+    dimensions(top, design)
     if len(argv) == 2:
-        expansion(top, best_per_design(argv[1]))
-    optimal(top)
+        expansion(top, best_per_design(argv[1], design)[0], key)
+    front = optimal(argv[0], top, key)
     if png:
-        figure(top, png)
+        tokens = float(attrs(argv[0]).get("tokens", 0))
+        budget = f"{tokens / 1e12:g}T" if tokens >= 1e12 else f"{tokens / 1e9:g}B"
+        figure(top, front, png, f"{model} on {budget} tokens")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
     import clusterdse
     df = clusterdse.load("results/quickstart.h5")             # /results, names decoded
-    top = clusterdse.load("results/quickstart.h5", "top")     # or "pareto", "counts", ...
+    top = clusterdse.load("results/quickstart.h5", "top")     # or "pareto", "pareto_cost", ...
 
 Run with the Python that has h5py and pandas (Debian: /usr/bin/python3, python3-h5py,
 python3-pandas); `clusterdse report` draws figures from the same tables (python3-matplotlib).

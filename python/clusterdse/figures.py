@@ -14,7 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
 import numpy as np  # noqa: E402
 
-from .store import load  # noqa: E402
+from .store import attrs, load  # noqa: E402
 
 # objective.metric -> (column, lower is better), as documented in docs/job-file.md.
 METRICS = {
@@ -122,6 +122,42 @@ def pareto_figure(store, root):
     ax.legend(title="system", fontsize=8)
     return Figure("pareto", "Pareto front", f"{len(df)} configurations of /pareto: none is beaten "
                   "on both GPUs and time; one series per system.", render(fig), data)
+
+
+def pareto_cost_figure(store, root):
+    """The front of time against cost to train (/pareto_cost), or None when the store has none
+    or it is empty (its `note` then says why, shown instead)."""
+    df = load(store, "pareto_cost").sort_values(["model", "time_to_train_days"])
+    if df.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    data = {"series": {}}
+    for model, rows in df.groupby("model", observed=True):
+        data["series"][str(model)] = [[float(t), float(c), int(i)] for t, c, i in
+                                      zip(rows.time_to_train_days, rows.cost_to_train,
+                                          rows["index"])]
+        ax.step(rows.time_to_train_days, rows.cost_to_train, "o-", where="post",
+                label=str(model))
+        for _, r in rows.iterrows():
+            ax.annotate(f"{r.system} x{int(r.gpus)}", (r.time_to_train_days, r.cost_to_train),
+                        fontsize=7, xytext=(4, 4), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_xlabel("time to train (days)")
+    ax.set_ylabel("cost to train (the job's objective.currency)")
+    ax.set_title("Pareto front: time vs cost to train")
+    ax.grid(alpha=0.3)
+    ax.legend(title="model", fontsize=8)
+    return Figure("pareto_cost", "Pareto front of time and cost", f"{len(df)} configurations of "
+                  "/pareto_cost: the best of each group that none beats on both time and cost "
+                  "to train.", render(fig), data)
+
+
+def pareto_cost_note(store, names):
+    """Why /pareto_cost is empty (its attribute), or None when it has rows or is absent."""
+    if "pareto_cost" not in names or not load(store, "pareto_cost").empty:
+        return None
+    return "No front of time against cost to train: /pareto_cost is " + \
+        str(attrs(store, "pareto_cost").get("note", "empty")) + "."
 
 
 def best_vs_size_figure(rows, source, root):
@@ -239,6 +275,11 @@ def sweep_sections(store, names, args, root):
         out.append(("fig", failures_figure(counts)))
         return out
     out.append(("fig", pareto_figure(store, root)))
+    cost_front = pareto_cost_figure(store, root) if "pareto_cost" in names else None
+    if cost_front is not None:
+        out.append(("fig", cost_front))
+    elif pareto_cost_note(store, names):
+        out.append(("p", pareto_cost_note(store, names)))
     out.append(("fig", best_vs_size_figure(rows, source, root)))
     system, gpus = default_cell(rows, root, args)
     if system not in set(rows.system.astype(str)) or gpus not in set(rows.gpus):

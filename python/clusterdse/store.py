@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 # The tables load() knows, and the stores that hold them.
-TABLES = ("results", "top", "pareto", "counts", "progress", "probes", "reduce_local", "verify",
-          "models", "systems", "stacks")
+TABLES = ("results", "top", "pareto", "pareto_cost", "counts", "progress", "probes",
+          "reduce_local", "verify", "models", "systems", "stacks")
 
 
 class StoreError(LookupError):

@@ -17,7 +17,7 @@
 
 static const char usage_text[] =
     "usage: clusterdse top OUT.h5 [-n N] [--by METRIC|COLUMN] [--where EXPR] [--csv]\n"
-    "                     [--from results|top|pareto] [--all] [--asc|--desc]\n"
+    "                     [--from results|top|pareto|pareto_cost] [--all] [--asc|--desc]\n"
     "\n"
     "Prints the best rows of a sweep's store.\n"
     "\n"
@@ -34,11 +34,23 @@ static const char usage_text[] =
     "                  true/false with sequence_parallel, flash_attention, tp_comm_overlap\n"
     "  --csv           CSV with every column (the columns of `eval --csv`)\n"
     "  --from DATASET  results (default when stored), top (best per group), pareto\n"
+    "                  (time vs GPUs), pareto_cost (time vs cost to train)\n"
     "  --all           include infeasible rows (default: status == \"ok\" only)\n"
     "  --asc, --desc   direction when ranking by a column\n"
     "  -h, --help      this text\n"
     "\n"
     "exit codes: 0 done, 1 bad input (arguments, expression, not a store), 2 read failure\n";
+
+/* Whether --from names a dataset of a sweep store; otherwise says what is allowed. */
+static bool from_valid(const char *from, char *err, size_t size)
+{
+    static const char *const sets[] = {"results", "top", "pareto", "pareto_cost"};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        if (strcmp(from, sets[i]) == 0)
+            return true;
+    snprintf(err, size, "--from takes results, top, pareto or pareto_cost, not '%s'", from);
+    return false;
+}
 
 typedef struct top_args {
     const char *path;
@@ -100,11 +112,8 @@ static int parse_args(int argc, char **argv, top_args *a, char *err, size_t size
         snprintf(err, size, "no store given");
         return -1;
     }
-    if (a->from && strcmp(a->from, "results") != 0 && strcmp(a->from, "top") != 0 &&
-        strcmp(a->from, "pareto") != 0) {
-        snprintf(err, size, "--from takes results, top or pareto, not '%s'", a->from);
+    if (a->from && !from_valid(a->from, err, size))
         return -1;
-    }
     if (a->asc && a->desc) {
         snprintf(err, size, "--asc and --desc exclude each other");
         return -1;
@@ -452,8 +461,10 @@ static int scan(cdse_store *store, const char *dataset, const cdse_expr *where, 
     *matched = 0;
     if (!cdse_store_has(store, dataset)) {
         cdse_diag_set(diag,
-                      "the store has no /%s (a sweep with objective.store = \"best\" keeps only "
-                      "/top and /pareto); allowed: --from top or --from pareto",
+                      strcmp(dataset, "results") == 0
+                          ? "the store has no /%s (a sweep with objective.store = \"best\" keeps "
+                            "only the best); allowed: --from top, pareto or pareto_cost"
+                          : "the store has no /%s (made by a version before it existed)",
                       dataset);
         return CDSE_EINVAL;
     }
@@ -585,7 +596,12 @@ static int run(const top_args *a)
             for (size_t i = 0; i < k.best.n; i++)
                 cdse_table_row(stdout, sorted[i], names);
         }
-        if (matched == 0 && cdse_store_get_mode(store) != CDSE_STORE_ALL)
+        char note[CDSE_PARETO_COST_NOTE_MAX];
+        if (strcmp(dataset, "pareto_cost") == 0 && k.best.n == 0 &&
+            (cdse_store_pareto_cost_note(store, note, sizeof note),
+             strncmp(note, "empty", 5) == 0)) {
+            fprintf(stderr, "clusterdse top: note: /pareto_cost is %s\n", note);
+        } else if (matched == 0 && cdse_store_get_mode(store) != CDSE_STORE_ALL)
             fprintf(stderr,
                     "clusterdse top: note: %s keeps only %s configurations (store = \"%s\"); the "
                     "others are counted in /counts but not stored\n",
@@ -624,13 +640,14 @@ int cdse_cmd_top(int argc, char **argv)
  */
 
 static const char export_usage[] =
-    "usage: clusterdse export OUT.h5 [--from results|top|pareto] [--where EXPR] [--feasible]\n"
-    "                        [-o FILE.csv]\n"
+    "usage: clusterdse export OUT.h5 [--from results|top|pareto|pareto_cost] [--where EXPR]\n"
+    "                        [--feasible] [-o FILE.csv]\n"
     "\n"
     "Writes the rows of a store as CSV (the columns of `eval --csv`, header first) in the order\n"
     "they are stored, streaming: memory does not grow with the store.\n"
     "\n"
     "  --from DATASET  results (default when stored), top (best per group), pareto\n"
+    "                  (time vs GPUs), pareto_cost (time vs cost to train)\n"
     "  --where EXPR    keep rows where EXPR holds (the syntax of `clusterdse top --help`)\n"
     "  --feasible      only rows with status ok (default: every stored row)\n"
     "  -o FILE         write to FILE instead of the standard output\n"
@@ -681,9 +698,8 @@ static int parse_export(int argc, char **argv, export_args *a, char *err, size_t
     }
     if (!a->help && a->path == NULL)
         snprintf(err, size, "no store given");
-    else if (a->from && strcmp(a->from, "results") != 0 && strcmp(a->from, "top") != 0 &&
-             strcmp(a->from, "pareto") != 0)
-        snprintf(err, size, "--from takes results, top or pareto, not '%s'", a->from);
+    else if (a->from)
+        from_valid(a->from, err, size);
     return err[0] ? -1 : 0;
 }
 

@@ -240,11 +240,9 @@ static int hw_check_pair(parse_ctx *ctx, const cdse_job *job, int h, int i, int 
 int cdse__hw_check(parse_ctx *ctx, const config_setting_t *systems, const cdse_job *job)
 {
     (void)systems;
+    /* Axes of different system entries never meet: each applies to its own system only. */
     for (int h = 0; h < job->n_hw_axes; h++) {
         const cdse_hw_axis *a = &job->hw_axis[h];
-        if (ctx->axis_systems > 1)
-            return hw_fail(ctx, h, "hardware axes in a job that lists one system",
-                           "the job lists several systems");
         if (!hw_key_present(&job->system[a->system], a->key))
             return hw_fail(ctx, h,
                            "network[1] keys on a system with two or more levels, memory_tier "
@@ -253,7 +251,8 @@ int cdse__hw_check(parse_ctx *ctx, const config_setting_t *systems, const cdse_j
         for (int i = 0; i < a->n; i++) {
             int rc = hw_check_pair(ctx, job, h, i, -1, 0);
             for (int g = h + 1; g < job->n_hw_axes && rc == 0; g++)
-                for (int j = 0; j < job->hw_axis[g].n && rc == 0; j++)
+                for (int j = 0;
+                     j < job->hw_axis[g].n && rc == 0 && job->hw_axis[g].system == a->system; j++)
                     rc = hw_check_pair(ctx, job, h, i, g, j);
             if (rc != 0)
                 return rc;

@@ -1170,7 +1170,7 @@ static const key_spec objective_keys[] = {
      .def = CDSE_STORE_FEASIBLE,
      .def_text = "\"feasible\"",
      .help = "which configurations the sweep stores: all (with status), feasible, best (only "
-             "/top and /pareto)"},
+             "/top, /pareto and /pareto_cost)"},
     FLOAT_KEY(cdse_objective, "tokens", tokens, 0, true, 1e30, false, 0, "none",
               "token budget for time_to_train, gpu_hours, cost_to_train and energy_to_train "
               "(float, or integer with the L suffix above 2^31)"),

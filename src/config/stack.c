@@ -9,6 +9,7 @@
 #include "keys.h"
 
 static const char *const zero3_names[] = {"deepspeed", "fsdp", NULL};
+static const char *const fp8_scaling_names[] = {"delayed", "current", NULL}; /* cdse_fp8_scaling */
 
 #define STACK_FLOAT(key, field, lo, open, hi, text)                                                \
     {                                                                                              \
@@ -86,6 +87,15 @@ static const key_spec stack_keys[] = {
     FLOAT_KEY(cdse_stack, "cross_entropy_bytes", cross_entropy_bytes, 1.0, false, 128.0, false,
               CDSE_CROSS_ENTROPY_UNFUSED_BYTES, "52 (unfused)",
               "HBM bytes per logit of the loss, forward and backward"),
+    {.name = "fp8_scaling",
+     .type = KEY_ENUM,
+     .offset = offsetof(cdse_stack, fp8_scaling),
+     .choices = fp8_scaling_names,
+     .has_default = true,
+     .def = CDSE_FP8_DELAYED,
+     .def_text = "\"delayed\"",
+     .help = "FP8 scaling of its recipes: delayed (amax history) or current (an amax pass "
+             "before each unfused cast)"},
 };
 static const key_table stack_table = {"stack profile", stack_keys,
                                       (int)(sizeof stack_keys / sizeof stack_keys[0])};

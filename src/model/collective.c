@@ -59,10 +59,24 @@ double cdse_level_latency(const cdse_system *system, int level, int coll)
     return lv->latency_us * 1e-6;
 }
 
+/* Domains of level `l` that a group placed as `span` occupies: its members divided by those
+ * inside one such domain. */
+static double domains_spanned(const cdse_span *span, int l)
+{
+    double outer = 1.0;
+    for (int k = l + 1; k < span->n_levels; k++)
+        outer *= span->factor[k];
+    return outer;
+}
+
 /* A ring phase repeated the collective's `passes` times (1 for reduce-scatter / all-gather, 2
- * for all-reduce). */
+ * for all-reduce). `flat`: one ring through every member, as NCCL runs all-gather and
+ * reduce-scatter (ring only; NVIDIA/nccl src/graph/tuning.cc at v2.9.9-1, 3fec2fa5eea3: latency
+ * = (nRanks - nNodes) intra-node steps + (nNodes - 1) network steps): the group's bytes still
+ * cross each level's links once per domain as in the hierarchical form (per-NIC rings), but every
+ * member is a step, so level l pays its latency f_l - 1 times in each of its domains. */
 static double hierarchical_ring(const cdse_system *system, const cdse_span *span, double bytes,
-                                int coll)
+                                int coll, bool flat)
 {
     double passes = cdse_coll_table[coll].passes;
     double time = 0.0;
@@ -70,8 +84,9 @@ static double hierarchical_ring(const cdse_system *system, const cdse_span *span
         int f = span->factor[l];
         if (f <= 1)
             continue;
+        double steps = (f - 1) * (flat ? domains_spanned(span, l) : 1.0);
         time += passes * ((double)(f - 1) / f * bytes / cdse_level_bandwidth(system, l, coll) +
-                          (f - 1) * cdse_level_latency(system, l, coll));
+                          steps * cdse_level_latency(system, l, coll));
         bytes /= f;
     }
     return time;
@@ -79,17 +94,17 @@ static double hierarchical_ring(const cdse_system *system, const cdse_span *span
 
 double cdse_allreduce_time(const cdse_system *system, const cdse_span *span, double bytes)
 {
-    return hierarchical_ring(system, span, bytes, CDSE_COLL_ALLREDUCE);
+    return hierarchical_ring(system, span, bytes, CDSE_COLL_ALLREDUCE, false);
 }
 
 double cdse_allgather_time(const cdse_system *system, const cdse_span *span, double bytes)
 {
-    return hierarchical_ring(system, span, bytes, CDSE_COLL_ALLGATHER);
+    return hierarchical_ring(system, span, bytes, CDSE_COLL_ALLGATHER, true);
 }
 
 double cdse_reduce_scatter_time(const cdse_system *system, const cdse_span *span, double bytes)
 {
-    return hierarchical_ring(system, span, bytes, CDSE_COLL_REDUCE_SCATTER);
+    return hierarchical_ring(system, span, bytes, CDSE_COLL_REDUCE_SCATTER, true);
 }
 
 /* Pairwise exchange: of the (n-1)/n of the buffer that leaves a rank, the share addressed to

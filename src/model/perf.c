@@ -100,6 +100,14 @@
  * quantization of activations, arXiv:2412.19437 Sec. 3.3.2). */
 #define FP8_DISPATCH_BYTES (1.0 + 4.0 / 128.0)
 #define ROUTER_BYTES       8.0
+/* FP8 with per-tensor current scaling (Transformer Engine Float8CurrentScalingQuantizer,
+ * NVIDIA/TransformerEngine v2.7 transformer_engine/pytorch/csrc/quantizer.cpp, quantize_impl):
+ * nvte_compute_amax reads the bf16 tensor once before the cast kernel reads it again. Norms and
+ * TE's activations fuse the amax into the kernel that writes the tensor (quantize_with_amax,
+ * csrc/extensions/normalization.cpp and activation.cpp); every other GEMM input and every GEMM
+ * output gradient (module/base.py grad_output_preprocess: quantizer(grad_output)) pays the pass.
+ * Delayed scaling records the amax inside the cast kernel. */
+#define FP8_AMAX_READ_BYTES 2.0
 
 typedef struct dims {
     double b, s_local, s_full;   /* micro-batch, local and full sequence */
@@ -205,6 +213,22 @@ static double batched_gemm_time(const env *e, double batch, double m, double n, 
     return compute > memory ? compute : memory;
 }
 
+/* GEMM libraries compute C = A B in output tiles (a thread block per tile): a GEMM of m x n costs
+ * ceil(m / GEMM_TILE) ceil(n / GEMM_TILE) whole tiles ("tile quantization", NVIDIA Matrix
+ * Multiplication Background User's Guide DU-09799-001, Sec. 3.1; 128 x 128 is one of cuBLAS's
+ * typical tiles, Sec. 2.3). The systems' efficiency tables hold GEMMs whose sizes are tile
+ * multiples; an expert's GEMM (rows set by routing, the FFN split over etp) is costed on its
+ * padded tiles and counted with its real FLOPs. */
+#define GEMM_TILE 128.0
+
+static double expert_gemm_time(const env *e, double m, double n, double k, double *flops)
+{
+    double padded_m = ceil(m / GEMM_TILE) * GEMM_TILE, padded_n = ceil(n / GEMM_TILE) * GEMM_TILE;
+    double padded_flops = 0.0;
+    *flops += 2.0 * m * n * k;
+    return gemm_time(e, padded_m, padded_n, k, &padded_flops);
+}
+
 /* The MLP of a MoE layer on one GPU: router, the local experts' grouped GEMMs on the tokens
  * routed to them (balanced share T k / ep per expert rank... times the capacity factor or the
  * imbalance of the busiest rank), shared experts on all tokens. Experts are split over TP like
@@ -218,8 +242,10 @@ static double moe_mlp_time(const env *e, const dims *x, double *flops, double *c
     /* Per expert: the routed copies of the tokens of the etp x ep ranks that share these
      * experts, i.e. of etp / tp attention TP groups (MoE parallel folding). */
     double rows = x->tokens * x->top_k * x->e / x->experts * x->route_factor * (x->etp / x->t);
-    double fc1 = local_experts * gemm_time(e, rows, gated * x->moe_ffn / x->etp, x->h, flops);
-    double fc2 = local_experts * gemm_time(e, rows, x->h, x->moe_ffn / x->etp, flops);
+    double one = 0.0; /* FLOPs of one local expert */
+    double fc1 = local_experts * expert_gemm_time(e, rows, gated * x->moe_ffn / x->etp, x->h, &one);
+    double fc2 = local_experts * expert_gemm_time(e, rows, x->h, x->moe_ffn / x->etp, &one);
+    *flops += local_experts * one;
     double shared_fc1 = 0.0, shared_fc2 = 0.0;
     if (x->shared > 0.0) {
         double width = x->shared * x->moe_ffn / x->t;
@@ -366,6 +392,29 @@ static void attention_costs(const env *e, const dims *x, bool flash, layer_cost 
     c->flops_fwd += f;
 }
 
+/* Elements per token that FP8 current scaling reads once more for their amax (FP8_AMAX_READ_BYTES)
+ * in a layer whose MLP has `rows` rows per token of `width` columns on this GPU. Forward: the
+ * projection's input (the attention output) and FC2's input (Megatron-Core's own SwiGLU / GeLU,
+ * not TE's); in MoE layers also FC1's inputs (the permuted routed copies, the shared experts'
+ * copy of the norm output: the MoE layer's norm is a module of its own); with latent attention
+ * the up projections' inputs. QKV's and the dense FC1's inputs come from TE's fused norm +
+ * linear. Backward: the output gradient of every GEMM (QKV or latent attention's projections,
+ * projection, FC1 with its gate, FC2). */
+static void fp8_amax_elements(const dims *x, bool moe, double rows, double width, double *fwd,
+                              double *bwd)
+{
+    double gated = x->gpt ? 1.0 : 2.0;
+    double proj_in = x->q / x->t, qkv_out = x->q / x->t + 2.0 * x->kv_local * x->dh;
+    double latents = 0.0;
+    if (x->mla) { /* the up projections' inputs are the latents after their own norms */
+        proj_in = x->heads_local * x->d_v;
+        latents = x->q_rank + x->kv_rank;
+        qkv_out = latents + x->rope + x->heads_local * (x->d_qk + x->dh + x->d_v);
+    }
+    *fwd = latents + proj_in + rows * width + (moe ? rows * x->h : 0.0);
+    *bwd = qkv_out + x->h + rows * (gated * width + x->h);
+}
+
 static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, layer_cost *c)
 {
     /* Norms and residual adds run on the full sequence on every TP rank unless sequence
@@ -392,6 +441,12 @@ static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, la
     }
     c->ew_fwd = fwd / e->hbm;
     c->ew_bwd = ELEMENTWISE_BWD_FACTOR * c->ew_fwd;
+    if (e->st->precision == CDSE_FP8 && e->stk->fp8_scaling == CDSE_FP8_CURRENT) {
+        double fwd_amax, bwd_amax;
+        fp8_amax_elements(x, moe, mlp_rows, mlp_width, &fwd_amax, &bwd_amax);
+        c->ew_fwd += x->tokens * fwd_amax * FP8_AMAX_READ_BYTES / e->hbm;
+        c->ew_bwd += x->tokens * bwd_amax * FP8_AMAX_READ_BYTES / e->hbm;
+    }
 }
 
 static void tp_costs(const env *e, const dims *x, bool sp, layer_cost *c)
@@ -843,8 +898,13 @@ static void plan_etp_comm(const cdse_system *sys, const dims *x, double bytes, d
  * dispatcher, when the group spans several NVLink domains, sends a token across the network
  * once per domain it touches (to the same local rank there) and forwards it to its experts
  * over NVLink: two all-to-alls, one across domains (a sub-group of one rank per domain) and one
- * inside (DeepEP's internode kernels). FP8 dispatch with deepep and fp8. `calls`: MoE layer
- * passes per iteration; `again`: 1 when full recomputation repeats the forward. */
+ * inside (DeepEP's internode kernels). The two stages run as a pipeline in one kernel (DeepEP
+ * csrc/kernels/legacy/internode.cu, dispatch: warps in the roles kRDMASender,
+ * kRDMAAndNVLForwarder and kNVLReceivers work on successive chunks of every channel at once; its
+ * README reports internode dispatch and combine at the RDMA "bottleneck bandwidth"): a dispatch
+ * or combine takes the slower stage's time; the filling of the pipeline (one chunk per channel)
+ * is neglected. FP8 dispatch with deepep and fp8. `calls`: MoE layer passes per iteration;
+ * `again`: 1 when full recomputation repeats the forward. */
 static void plan_ep_comm(const cdse_system *sys, const cdse_strategy *st, const dims *x,
                          double calls, double again, cdse_comm_plan *plan, layer_comm *lc)
 {
@@ -884,8 +944,9 @@ static void plan_ep_comm(const cdse_system *sys, const cdse_strategy *st, const 
         one[k] = cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, across,
                                     stride * inside, remote * per_byte[k], calls * phases[k]);
         if (inside > 1)
-            one[k] += cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, inside,
-                                         stride, local * per_byte[k], calls * phases[k]);
+            one[k] = fmax(one[k],
+                          cdse_comm_plan_add(plan, sys, CDSE_GROUP_EP, CDSE_COLL_ALLTOALL, inside,
+                                             stride, local * per_byte[k], calls * phases[k]));
     }
     lc->ep_dispatch += one[0];
     lc->ep_combine += one[1];
@@ -1107,6 +1168,7 @@ typedef struct dp_windows {
     double layers;            /* layers of the stage */
     double tensors_per_layer; /* weight matrices of a layer */
     bool recompute;           /* full recomputation: the forward runs again in backward */
+    double hbm;               /* achievable HBM bytes/s */
 } dp_windows;
 
 /* Host time of one eager PyTorch operation (~5 us: a CUDA kernel launch of a few us plus the
@@ -1119,6 +1181,18 @@ typedef struct dp_windows {
  * rank and call. */
 #define HOST_OP_S              5e-6
 #define DEEPSPEED_OPS_PER_RANK 2.0
+
+/* HBM bytes moved per byte of a DeepSpeed ZeRO-3 (2021-22) call's full (gathered) buffer, on the
+ * GPU in series with the collective (every call waits for the previous, see zero3_time).
+ * All-gather: torch.zeros of the gathered buffer (write 1; _allgather_param at DeepSpeed
+ * 11e94e6c7) and ProcessGroupNCCL's copy of its flat output into the list of per-rank tensors
+ * (read 1, write 1; pytorch/pytorch torch/lib/c10d/ProcessGroupNCCL.cpp at 6f583bb56de3,
+ * allgather: "Copy the flattened output tensors to the outputs"). Reduce-scatter: the gradient
+ * divided by the group size in place before the reduction (read 1, write 1; stage3.py
+ * average_tensor at 11e94e6c7) and ProcessGroupNCCL's copy of the list of inputs into a flat
+ * buffer (read 1, write 1; reduce_scatter: "Copy the input tensors to the flattened inputs"). */
+#define DEEPSPEED_GATHER_COPY_BYTES 3.0
+#define DEEPSPEED_REDUCE_COPY_BYTES 4.0
 
 /* `comm` prefetched one layer (of `units`) ahead: each layer's transfer overlaps the computation
  * of the layer before it, the first one's overlaps nothing. */
@@ -1133,10 +1207,12 @@ static double prefetched(double comm, double window, double units)
  * DeepSpeed, again for the recomputed forward), and the gradients reduce-scattered (Rajbhandari
  * et al. 2020, Sec. 5.3), each call paying the collective's latency. DeepSpeed (2021-22): one call
  * per weight tensor (smaller tensors stay gathered), a torch.cuda.synchronize() before each
- * gather (_allgather_param), so nothing overlaps the computation, and DEEPSPEED_OPS_PER_RANK host
- * operations per rank and call. FSDP2 / Megatron-FSDP: calls of zero3_bucket_params parameters,
- * at least one per layer; a layer's bucket is prefetched while the previous layer computes, and the
- * gradient reduce-scatter of a layer runs during the backward pass of the layers before it. */
+ * gather (_allgather_param), so nothing overlaps the computation, DEEPSPEED_OPS_PER_RANK host
+ * operations per rank and call, and the HBM copies of the call's full buffer
+ * (DEEPSPEED_GATHER_COPY_BYTES, DEEPSPEED_REDUCE_COPY_BYTES). FSDP2 / Megatron-FSDP: calls of
+ * zero3_bucket_params parameters, at least one per layer; a layer's bucket is prefetched while the
+ * previous layer computes, and the gradient reduce-scatter of a layer runs during the backward pass
+ * of the layers before it. */
 static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const cdse_stack *stk,
                          int comm_group, int group, int stride, double params, const dp_windows *w)
 {
@@ -1145,12 +1221,17 @@ static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const 
     double calls = deepspeed ? w->layers * w->tensors_per_layer
                              : fmax(ceil(params / stk->zero3_bucket_params), w->layers);
     double host = deepspeed ? group * DEEPSPEED_OPS_PER_RANK * HOST_OP_S : 0.0;
+    /* DeepSpeed's and ProcessGroupNCCL's copies of the full buffer, per call. */
+    double full = params / calls;
+    double ag_copy = deepspeed ? full * WEIGHT_BYTES * DEEPSPEED_GATHER_COPY_BYTES / w->hbm : 0.0;
+    double rs_copy =
+        deepspeed ? full * stk->grad_bytes * DEEPSPEED_REDUCE_COPY_BYTES / w->hbm : 0.0;
     double ag_call =
         cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_ALLGATHER, group, stride,
                            params * WEIGHT_BYTES / calls, w->m * (1.0 + gathers) * calls);
     double rs_call = cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_REDUCE_SCATTER, group,
                                         stride, params * stk->grad_bytes / calls, w->m * calls);
-    double ag = calls * (ag_call + host), rs = calls * (rs_call + host);
+    double ag = calls * (ag_call + host + ag_copy), rs = calls * (rs_call + host + rs_copy);
     if (deepspeed)
         return w->m * ((1.0 + gathers) * ag + rs);
     double fwd = prefetched(ag, w->fwd, w->layers);
@@ -1311,8 +1392,8 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
      * nothing hides them. */
     bool flush_reduce = e.stk->pipeline_lockstep && x.p > 1.0;
     dp_windows windows = {
-        stage_fwd,         flush_reduce ? 0.0 : stage_bwd + stage_rec, x.m, x.stage_layers,
-        x.gpt ? 4.0 : 5.0, st.recompute == CDSE_RECOMPUTE_FULL};
+        stage_fwd,         flush_reduce ? 0.0 : stage_bwd + stage_rec, x.m,  x.stage_layers,
+        x.gpt ? 4.0 : 5.0, st.recompute == CDSE_RECOMPUTE_FULL,        e.hbm};
     double dp_dense =
         dp_comm_time(plan, system, e.stk, CDSE_GROUP_DP, st.zero, params.dense + params.embed,
                      (int)(x.d * x.c), dense_stride, &windows);

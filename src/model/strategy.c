@@ -55,6 +55,7 @@ static const char *const status_names[CDSE_ST_COUNT] = {
     [CDSE_ST_OFFLOAD_NO_TIER] = "offload_no_tier",
     [CDSE_ST_POOL_SPLIT] = "pool_split",
     [CDSE_ST_OOM] = "oom",
+    [CDSE_ST_OTHER_SYSTEM_AXIS] = "other_system_axis",
 };
 
 const char *cdse_status_name(int status)

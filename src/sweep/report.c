@@ -107,6 +107,17 @@ void cdse_record_system(const cdse_job *job, uint64_t index, cdse_system *system
                         job->hw_axis[h].value[digit[CDSE_AXIS_HW0 + h]]);
 }
 
+/* Whether a hardware axis of another system entry than `system` is at a value other than its
+ * first: the configuration repeats the one at its first value (the axis does not apply to this
+ * system), so only that one is evaluated. */
+static bool other_system_axis(const cdse_job *job, int system, const int *digit)
+{
+    for (int h = 0; h < job->n_hw_axes; h++)
+        if (job->hw_axis[h].system != system && digit[h] != 0)
+            return true;
+    return false;
+}
+
 void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
 {
     int digit[CDSE_AXIS_COUNT];
@@ -129,7 +140,10 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
     if (job->n_hw_axes == 0)
         system = &job->system[record->system];
     memcpy(record->hw, cache.hw, sizeof record->hw);
-    if (system->pool.n_types == 0) {
+    if (other_system_axis(job, record->system, digit + CDSE_AXIS_HW0)) {
+        memset(&record->result, 0, sizeof record->result);
+        record->result.status = CDSE_ST_OTHER_SYSTEM_AXIS;
+    } else if (system->pool.n_types == 0) {
         cdse_evaluate(model, system, &record->strategy, &record->result);
     } else {
         const cdse_system *types[CDSE_MAX_POOL_TYPES];

@@ -3,6 +3,7 @@
 #include "clusterdse/sweep/store.h"
 
 #include "clusterdse/model/fields.h"
+#include "clusterdse/sweep/topk.h"
 
 #include <errno.h>
 #include <hdf5.h>
@@ -52,6 +53,9 @@ struct cdse_store {
     bool writable;
     uint64_t rows;          /* current extent of /results */
     uint64_t progress_rows; /* current extent of /progress */
+    int statuses; /* statuses the store knows (its status enumeration, the counts of a /progress
+                     row): fewer in stores made before a status was appended, whose codes are
+                     the first ones */
     uint64_t fingerprint;
     uint64_t space_size;
     int metric;
@@ -300,7 +304,7 @@ static hid_t column_type(const cdse_column *col, const cdse_store *s)
     case CDSE_COL_PRECISION:
         return named_enum(CDSE_DTYPE_COUNT, cdse_dtype_name);
     case CDSE_COL_STATUS:
-        return named_enum(CDSE_ST_COUNT, cdse_status_name);
+        return named_enum(s->statuses, cdse_status_name);
     case CDSE_COL_OFFLOAD:
         /* Every mask of the three CDSE_OFFLOAD_* bits. */
         return named_enum(8, offload_code_name);
@@ -563,6 +567,29 @@ static hid_t open_table(hid_t loc, const char *name)
     return d;
 }
 
+/* The statuses a /progress row of the file counts (the length of its `status` array), when
+ * fewer than CDSE_ST_COUNT: a store made before a status was appended. CDSE_ST_COUNT otherwise
+ * (a damaged type is then reported by the read). */
+static int file_statuses(hid_t file)
+{
+    int n = CDSE_ST_COUNT;
+    hid_t d = open_table(file, "progress");
+    hid_t t = d >= 0 ? H5Dget_type(d) : -1;
+    int i = t >= 0 ? H5Tget_member_index(t, "status") : -1;
+    hid_t a = i >= 0 ? H5Tget_member_type(t, (unsigned)i) : -1;
+    hsize_t dim = 0;
+    if (a >= 0 && H5Tget_class(a) == H5T_ARRAY && H5Tget_array_ndims(a) == 1 &&
+        H5Tget_array_dims2(a, &dim) == 1 && dim >= 1 && dim < CDSE_ST_COUNT)
+        n = (int)dim;
+    if (a >= 0)
+        H5Tclose(a);
+    if (t >= 0)
+        H5Tclose(t);
+    if (d >= 0)
+        H5Dclose(d);
+    return n;
+}
+
 /* File access: no sieve buffer, so raw data (of /counts too) reaches the file during H5Dwrite,
  * before the metadata that makes it visible is flushed. HDF5's file locking is off: the writer
  * holds its own flock (lock_writer), and a store whose writer was killed keeps the "open for
@@ -666,10 +693,12 @@ static hid_t count_type(void)
     return t;
 }
 
-static hid_t range_type(void)
+/* A /progress row with the counts of the first `statuses` statuses (the rest of cdse_done.status
+ * is not read or written). */
+static hid_t range_type(int statuses)
 {
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cdse_done));
-    hid_t st = array_type(H5T_NATIVE_UINT64, CDSE_ST_COUNT);
+    hid_t st = array_type(H5T_NATIVE_UINT64, (hsize_t)statuses);
     INSERT(t, cdse_done, begin, H5T_NATIVE_UINT64);
     INSERT(t, cdse_done, end, H5T_NATIVE_UINT64);
     INSERT(t, cdse_done, rows, H5T_NATIVE_UINT64);
@@ -826,7 +855,7 @@ static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_me
     rc |= write_job_text(s->file, job);
     rc |= write_space(s->file, job);
     hid_t mt = compound_of(&cdse_model_fields), st = compound_of(&cdse_system_fields);
-    hid_t ct = count_type(), rt = range_type();
+    hid_t ct = count_type(), rt = range_type(CDSE_ST_COUNT);
     rc |= write_fixed_table(s->file, "models", mt, (size_t)job->n_models, job->model);
     rc |= write_fixed_table(s->file, "systems", st, (size_t)job->n_systems, job->system);
     hid_t nt = name_type();
@@ -840,11 +869,17 @@ static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_me
     hid_t progress = create_table(s->file, "progress", rt, 1024, false);
     hid_t top = create_table(s->file, "top", s->row_type, STORE_SMALL_CHUNK_ROWS, true);
     hid_t pareto = create_table(s->file, "pareto", s->row_type, STORE_SMALL_CHUNK_ROWS, true);
-    if (progress < 0 || top < 0 || pareto < 0)
+    hid_t front = create_table(s->file, "pareto_cost", s->row_type, STORE_SMALL_CHUNK_ROWS, true);
+    if (progress < 0 || top < 0 || pareto < 0 || front < 0)
         rc = -1;
+    char note[CDSE_PARETO_COST_NOTE_MAX];
+    cdse_pareto_cost_note(job, note, sizeof note);
+    if (front >= 0)
+        rc |= attr_string(front, "note", note);
     H5Dclose(progress);
     H5Dclose(top);
     H5Dclose(pareto);
+    H5Dclose(front);
     if (job->objective.store != CDSE_STORE_BEST) {
         s->results = create_table(s->file, "results", s->row_type, STORE_RESULTS_CHUNK_ROWS, true);
         uint64_t zero_rows = 0;
@@ -863,6 +898,7 @@ static cdse_store *store_alloc(void)
 {
     cdse_store *s = calloc(1, sizeof *s);
     if (s) {
+        s->statuses = CDSE_ST_COUNT;
         s->lock_fd = -1;
         s->file = -1;
         s->row_type = -1;
@@ -1068,6 +1104,7 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
                       path);
         return CDSE_EIO;
     }
+    s->statuses = file_statuses(s->file);
     s->row_type = row_type(s);
     static const char *const required[] = {"counts", "progress", "top", "pareto", "job"};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
@@ -1456,14 +1493,13 @@ static int rewrite_records(cdse_store *store, const char *name, const cdse_recor
 }
 
 int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const cdse_counts *counts,
-                      const cdse_record *top, size_t n_top, const cdse_record *pareto,
-                      size_t n_pareto, cdse_diag *diag)
+                      const cdse_best_rows *best, cdse_diag *diag)
 {
     int rc = 0;
     errno = 0;
     for (size_t i = 0; i < n_done; i++)
         done[i].rows = store->results >= 0 ? store->rows : 0;
-    hid_t rt = range_type(), ct = count_type();
+    hid_t rt = range_type(store->statuses), ct = count_type();
     hid_t d = open_table(store->file, "progress");
     if (d < 0 || table_write(d, rt, store->progress_rows, n_done, done) < 0)
         rc = -1;
@@ -1481,9 +1517,11 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
     H5Tclose(rt);
     H5Tclose(ct);
     if (rc == 0)
-        rc = rewrite_records(store, "top", top, n_top);
+        rc = rewrite_records(store, "top", best->top, best->n_top);
     if (rc == 0)
-        rc = rewrite_records(store, "pareto", pareto, n_pareto);
+        rc = rewrite_records(store, "pareto", best->pareto, best->n_pareto);
+    if (rc == 0 && H5Lexists(store->file, "pareto_cost", H5P_DEFAULT) > 0)
+        rc = rewrite_records(store, "pareto_cost", best->pareto_cost, best->n_pareto_cost);
     if (rc == 0 && store->results >= 0)
         rc = attr_write(store->results, "rows_committed", H5T_NATIVE_UINT64, &store->rows);
     if (rc == 0 && H5Fflush(store->file, H5F_SCOPE_GLOBAL) < 0)
@@ -1528,8 +1566,8 @@ static int unguarded_read_progress(cdse_store *store, cdse_done **done, size_t *
         H5Dclose(d);
         return checked;
     }
-    cdse_done *r = malloc(rows ? rows * sizeof *r : sizeof *r);
-    hid_t rt = range_type();
+    cdse_done *r = calloc(rows ? rows : 1, sizeof *r);
+    hid_t rt = range_type(store->statuses);
     int rc = r == NULL ? -1 : table_read(d, rt, 0, (size_t)rows, r);
     H5Tclose(rt);
     H5Dclose(d);
@@ -1588,6 +1626,25 @@ static int unguarded_read_counts(cdse_store *store, cdse_counts *counts, cdse_di
             counts->status[st] = buf[i].count;
     }
     return CDSE_OK;
+}
+
+void cdse_store_pareto_cost_note(cdse_store *store, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    guard_begin(store->path);
+    hid_t d = H5Lexists(store->file, "pareto_cost", H5P_DEFAULT) > 0
+                  ? H5Dopen2(store->file, "pareto_cost", H5P_DEFAULT)
+                  : -1;
+    hid_t a = d >= 0 && H5Aexists(d, "note") > 0 ? H5Aopen(d, "note", H5P_DEFAULT) : -1;
+    char *note = a >= 0 ? read_string(a, true, size) : NULL;
+    if (note != NULL)
+        snprintf(buf, size, "%s", note);
+    free(note);
+    if (a >= 0)
+        H5Aclose(a);
+    if (d >= 0)
+        H5Dclose(d);
+    guard_end();
 }
 
 bool cdse_store_has(cdse_store *store, const char *dataset)

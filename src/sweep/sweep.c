@@ -106,6 +106,11 @@ size_t sweep__best_pareto(const sweep__best *best, cdse_record **out)
     return cdse_topk_groups_pareto(best->pareto, out);
 }
 
+size_t sweep__best_pareto_cost(const sweep__best *best, cdse_record **out)
+{
+    return cdse_topk_groups_pareto_cost(best->top, out);
+}
+
 static int index_compare(const void *a, const void *b)
 {
     const cdse_record *ra = a, *rb = b;
@@ -442,6 +447,8 @@ typedef struct master {
     bool progress_shown;
     bool stopping;
     int error; /* first error (store), stops handing out work */
+    /* Whether /pareto_cost is filled (cdse_pareto_cost_note). */
+    bool pareto_cost;
     cdse_diag *diag;
 } master;
 
@@ -580,10 +587,12 @@ static int master_commit(master *m)
     }
     if (done != NULL && finished != NULL)
         m->n_open = kept;
-    cdse_record *top = NULL, *pareto = NULL;
+    cdse_record *top = NULL, *pareto = NULL, *front = NULL;
     size_t n_top = sweep__best_top(m->best, &top);
     size_t n_pareto = sweep__best_pareto(m->best, &pareto);
-    if (rc == 0 && (top == NULL || pareto == NULL || done == NULL || finished == NULL)) {
+    size_t n_front = m->pareto_cost ? sweep__best_pareto_cost(m->best, &front) : 0;
+    if (rc == 0 && (top == NULL || pareto == NULL || done == NULL || finished == NULL ||
+                    (m->pareto_cost && front == NULL))) {
         cdse_diag_set(m->diag, "out of memory");
         rc = CDSE_ENOMEM;
     }
@@ -596,7 +605,8 @@ static int master_commit(master *m)
     }
     counts.feasible = counts.status[CDSE_ST_OK];
     if (rc == 0)
-        rc = cdse_store_commit(m->store, done, n_done, &counts, top, n_top, pareto, n_pareto,
+        rc = cdse_store_commit(m->store, done, n_done, &counts,
+                               &(cdse_best_rows){top, n_top, pareto, n_pareto, front, n_front},
                                m->diag);
     if (rc == 0)
         m->counts = counts;
@@ -611,6 +621,7 @@ static int master_commit(master *m)
     free(finished);
     free(top);
     free(pareto);
+    free(front);
     free(done);
     m->store_seconds += now_s() - t0;
     m->t_last_flush = now_s();
@@ -1106,6 +1117,8 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
         m.scratch = malloc(m.chunk_rows * m.row_size);
         m.packed = malloc(cdse_store_chunk_bound());
         m.best = sweep__best_create(&job->objective, true);
+        char note[CDSE_PARETO_COST_NOTE_MAX];
+        m.pareto_cost = cdse_pareto_cost_note(job, note, sizeof note);
         if (m.best == NULL || m.scratch == NULL || m.packed == NULL) {
             int go = CDSE_ENOMEM;
             MPI_Bcast(&go, 1, MPI_INT, 0, comm);

@@ -2,6 +2,7 @@
 #include "clusterdse/sweep/topk.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -436,4 +437,176 @@ size_t cdse_topk_groups_pareto(const cdse_topk_groups *g, cdse_record **out)
     }
     free(s);
     return m;
+}
+
+/* ---- the front of time to train against cost to train --------------------------------------- */
+
+static int front_compare(const void *a, const void *b)
+{
+    const cdse_record *x = *(const cdse_record *const *)a, *y = *(const cdse_record *const *)b;
+    if (x->model != y->model)
+        return x->model < y->model ? -1 : 1;
+    if (x->time_to_train_days != y->time_to_train_days)
+        return x->time_to_train_days < y->time_to_train_days ? -1 : 1;
+    if (x->cost_to_train != y->cost_to_train)
+        return x->cost_to_train < y->cost_to_train ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Whether a record has both coordinates of the front: feasible, a time and a cost to train. */
+static bool on_both_axes(const cdse_record *r)
+{
+    return r->result.status == CDSE_ST_OK && r->time_to_train_days > 0.0 &&
+           isfinite(r->time_to_train_days) && r->cost_to_train > 0.0 && isfinite(r->cost_to_train);
+}
+
+int cdse_pareto_cost(const cdse_record *best, size_t n, cdse_record *out, size_t *n_out)
+{
+    *n_out = 0;
+    const cdse_record **p = malloc((n ? n : 1) * sizeof *p);
+    if (p == NULL)
+        return CDSE_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (on_both_axes(&best[i]))
+            p[m++] = &best[i];
+    qsort(p, m, sizeof *p, front_compare);
+    /* Per model, by time ascending: a point is on the front when it is cheaper than every
+     * faster (or equally fast and earlier) point. The kept points of a model, cheapest first,
+     * are then those same points in reverse. */
+    size_t k = 0;
+    for (size_t i = 0, first = 0; i < m; i++) {
+        if (i == 0 || p[i]->model != p[i - 1]->model)
+            first = k; /* a new model: its points start at out[first] */
+        if (k == first || p[i]->cost_to_train < out[k - 1].cost_to_train)
+            out[k++] = *p[i];
+        if (i + 1 == m || p[i + 1]->model != p[i]->model)
+            for (size_t a = first, b = k; a + 1 < b; a++, b--) {
+                cdse_record t = out[a];
+                out[a] = out[b - 1];
+                out[b - 1] = t;
+            }
+    }
+    free(p);
+    *n_out = k;
+    return CDSE_OK;
+}
+
+size_t cdse_topk_groups_pareto_cost(const cdse_topk_groups *g, cdse_record **out)
+{
+    cdse_record *bests = malloc((g->n ? g->n : 1) * sizeof *bests);
+    *out = malloc((g->n ? g->n : 1) * sizeof **out);
+    size_t n = 0, m = 0;
+    for (size_t i = 0; bests != NULL && i < g->n; i++)
+        if (g->groups[i].best.n > 0)
+            bests[n++] = g->groups[i].best.rec[heap_best(&g->groups[i].best)->slot];
+    if (bests == NULL || *out == NULL || cdse_pareto_cost(bests, n, *out, &m) != CDSE_OK) {
+        free(*out);
+        *out = NULL;
+        m = 0;
+    }
+    free(bests);
+    return m;
+}
+
+/* Whether a configuration of system s can have a price: a rental or purchase price in the
+ * profile or on a hardware axis of it, or power drawn at a priced electricity. */
+static bool system_priced(const cdse_job *job, int s)
+{
+    const cdse_system *sys = &job->system[s];
+    if (sys->pool.n_types > 0)
+        return false; /* pools report no cost (report.c) */
+    double price = sys->cost.rental_price + sys->cost.gpu_price + sys->cost.facility_price;
+    for (int l = 0; l < sys->n_levels; l++)
+        price += sys->level[l].port_price;
+    bool power = sys->cost.gpu_power_w > 0.0 || sys->cost.node_power_w > 0.0;
+    for (int h = 0; h < job->n_hw_axes; h++) {
+        const cdse_hw_axis *a = &job->hw_axis[h];
+        bool on_price = a->key == CDSE_HW_GPU_PRICE || a->key == CDSE_HW_RENTAL_PRICE;
+        for (int v = 0; a->system == s && v < a->n; v++) {
+            price += on_price ? a->value[v] : 0.0;
+            power |= a->key == CDSE_HW_GPU_POWER && a->value[v] > 0.0;
+        }
+    }
+    return price > 0.0 || (power && job->objective.electricity_price > 0.0);
+}
+
+/* A grouping field that has several values in the job but is not in group_by, or NULL. */
+static const char *ungrouped_field(const cdse_job *job)
+{
+    int by = job->objective.group_by;
+    int gpus_values = job->space.n[CDSE_AXIS_GPUS];
+    int systems = job->space.n[CDSE_AXIS_SYSTEM];
+    bool sized_by_system = job->n_system_gpus > 0 && systems > 1; /* sizes per system */
+    if (!(by & CDSE_GROUP_GPUS) &&
+        (gpus_values > 1 || (sized_by_system && !(by & CDSE_GROUP_SYSTEM))))
+        return "gpus";
+    if (!(by & CDSE_GROUP_SYSTEM) && systems > 1)
+        return "system";
+    if (!(by & CDSE_GROUP_DESIGN) && job->n_hw_axes > 0)
+        return "design";
+    return NULL;
+}
+
+/* For the metrics that do not order a group's configurations as time to train does on their
+ * own: the field that must be fixed in a group for them to, or NULL. */
+static const char *metric_needs(const cdse_job *job, int *field_bit, int *axis)
+{
+    switch (job->objective.metric) {
+    case CDSE_METRIC_TIME_PER_ITERATION: /* time to train = iterations x time per iteration */
+        *field_bit = CDSE_GROUP_GLOBAL_BATCH;
+        *axis = CDSE_AXIS_GLOBAL_BATCH;
+        return "global_batch";
+    case CDSE_METRIC_MFU: /* mfu = model FLOP/s / peak of the precision */
+        *field_bit = CDSE_GROUP_PRECISION;
+        *axis = CDSE_AXIS_PRECISION;
+        return "precision";
+    default:
+        return NULL;
+    }
+}
+
+bool cdse_pareto_cost_note(const cdse_job *job, char *note, size_t size)
+{
+    bool priced = false, powered = true; /* over the systems of the systems axis */
+    for (int i = 0; i < job->space.n[CDSE_AXIS_SYSTEM]; i++) {
+        const cdse_system *s = &job->system[job->space.value[CDSE_AXIS_SYSTEM][i]];
+        priced |= system_priced(job, (int)(s - job->system));
+        powered &= s->cost.gpu_power_w > 0.0 || s->pool.n_types > 0;
+    }
+    const char *ungrouped = ungrouped_field(job);
+    int bit = 0, axis = 0;
+    const char *needs = metric_needs(job, &bit, &axis);
+    if (!(job->objective.tokens > 0.0)) {
+        snprintf(note, size, "empty: no token budget (objective.tokens), so no cost to train");
+    } else if (!priced) {
+        snprintf(note, size,
+                 "empty: no system has a price (cost.gpu_price, cost.rental_price, "
+                 "network[].port_price, or cost.gpu_power with objective.electricity_price)");
+    } else if (ungrouped != NULL) {
+        snprintf(note, size,
+                 "empty: objective.group_by lacks \"%s\", so a group's best stands for "
+                 "configurations of different costs per day and the front of the groups' bests "
+                 "would not be the front of all configurations",
+                 ungrouped);
+    } else if (needs != NULL && !(job->objective.group_by & bit) && job->space.n[axis] > 1) {
+        snprintf(note, size,
+                 "empty: objective.metric = \"%s\" ranks a group's configurations unlike time to "
+                 "train unless \"%s\" is in objective.group_by (or has one value)",
+                 cdse_metric_name(job->objective.metric), needs);
+    } else if ((job->objective.metric == CDSE_METRIC_ENERGY_TO_TRAIN ||
+                job->objective.metric == CDSE_METRIC_TOKENS_PER_KWH) &&
+               !powered) {
+        snprintf(note, size,
+                 "empty: objective.metric = \"%s\" needs cost.gpu_power on every system to rank "
+                 "a group's configurations as time to train does",
+                 cdse_metric_name(job->objective.metric));
+    } else {
+        snprintf(note, size,
+                 "per model, the best configuration of each group not beaten on both "
+                 "time_to_train_days and cost_to_train (%s); rows by model, then cost ascending",
+                 job->objective.currency);
+        return true;
+    }
+    return false;
 }

@@ -3,8 +3,8 @@
     compare_stores.py A.h5 B.h5
 
 "Identical" (docs/store.md): the same /results rows, compared byte for byte after sorting by
-index (the order of rows depends on which rank finished first); the same /top and /pareto, in
-order; the same /counts. Also checks each store on its own: /progress covers [0, space_size)
+index (the order of rows depends on which rank finished first); the same /top, /pareto and
+/pareto_cost, in order; the same /counts. Also checks each store on its own: /progress covers [0, space_size)
 exactly once, indices in /results are distinct, and the number of rows agrees with /counts and
 the store mode. Exit 0 when identical, 1 with the first difference otherwise.
 """
@@ -63,7 +63,11 @@ def main():
         if ca != cb:
             fail(f"/counts differ:\n  {a_path}: {ca}\n  {b_path}: {cb}")
         best_rows = {}
-        for name in ("top", "pareto"):
+        for name in ("top", "pareto", "pareto_cost"):
+            if name == "pareto_cost" and (name not in a or name not in b):
+                if (name in a) != (name in b):
+                    fail(f"/{name} exists in one store only")
+                continue  # stores made before /pareto_cost existed
             ta, tb = a[name][:], b[name][:]
             if ta.dtype != tb.dtype or ta.tobytes() != tb.tobytes():
                 fail(f"/{name} differs: indices {list(ta['index'])} vs {list(tb['index'])}")
@@ -83,7 +87,8 @@ def main():
         else:
             nrows = 0
     print(f"compare_stores: identical: {nrows} rows, /top {best_rows['top']} rows, /pareto "
-          f"{best_rows['pareto']} rows, counts {ca}")
+          f"{best_rows['pareto']} rows, /pareto_cost {best_rows.get('pareto_cost', 0)} rows, "
+          f"counts {ca}")
 
 
 main()

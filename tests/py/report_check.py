@@ -54,6 +54,17 @@ def check_sweep(data, store):
                   zip(pareto.system, pareto.gpus, pareto[col], pareto["index"]))
     check(got == want, f"pareto: {len(got)} points plotted, {len(want)} in /pareto, equal")
     names = clusterdse.tables(store)
+    front = clusterdse.load(store, "pareto_cost") if "pareto_cost" in names else None
+    if front is not None and len(front):
+        got = sorted((m, t, c, i) for m, pts in data["pareto_cost"]["series"].items()
+                     for t, c, i in pts)
+        want = sorted((str(m), float(t), float(c), int(i)) for m, t, c, i in
+                      zip(front.model, front.time_to_train_days, front.cost_to_train,
+                          front["index"]))
+        check(got == want, f"pareto_cost: {len(got)} points plotted, {len(want)} in "
+              "/pareto_cost, equal")
+    else:
+        check("pareto_cost" not in data, "pareto_cost: no figure for an empty /pareto_cost")
     rows = clusterdse.load(store, "results" if "results" in names else "top")
     ok = rows[rows.status == "ok"]
     best = ok.groupby(["system", "gpus"], observed=True)[col].min()
@@ -81,7 +92,8 @@ def check_sweep(data, store):
     want = [float(systems[str(ok.set_index("index").loc[i, "system"])])
             for i in data["memory"]["index"]]
     check(data["memory"]["capacity_gib"] == want, "memory: HBM capacity per configuration")
-    print(f"    sweep figures of {store}: pareto, best_vs_size, heatmap, breakdowns, failures")
+    print(f"    sweep figures of {store}: pareto, pareto_cost, best_vs_size, heatmap, breakdowns, "
+          "failures")
 
 
 def check_probes(data, store):

@@ -24,7 +24,7 @@ run mpirun -np 2 "$CLUSTERDSE" sweep small.cfg -o grid.h5 --quiet >/dev/null
 run mpirun -np 2 "$CLUSTERDSE" sweep plain.cfg -o plain.h5 --quiet >/dev/null
 run /usr/bin/python3 "$CDSE_SRC/scripts/comet_grid.py" grid.h5 plain.h5 | tee table.txt
 # 2 x 3 x 3 x 4 x 3 x 3 x 3 = 1944 designs, each runnable at both sizes with these strategies.
-grep -q '^# grid.h5: 3888 runnable (size, design) points, 1944 designs$' table.txt
+grep -q '^# grid.h5: gpt3-175b, 3888 runnable (size, design) points, 1944 designs$' table.txt
 [ "$(grep -cE '^ +(1024|4096) +1944 +0 ' table.txt)" -eq 2 ]
 # Twice the bf16 peak is the largest median speed-up of the seven dimensions.
 awk '/^  [a-z0-9_]+ +[0-9.]+ -> / { v = $5 + 0; if (v > best) { best = v; who = $1 } }

@@ -3,7 +3,9 @@
 # Every row of a job with axes equals the row of the same strategy in a job that gives those
 # hardware values as scalars (the applied system is the written one); the hardware values are
 # store columns usable in --where and --by; the effective job reproduces the axes; stores are
-# identical on 1 and 2 ranks; bad axes give file:line, the key and what is allowed, exit 1.
+# identical on 1 and 2 ranks; axes on two system entries apply each to its own entry, the
+# repeats counted as other_system_axis; bad axes give file:line, the key and what is allowed,
+# exit 1.
 set -u
 bin=${CLUSTERDSE:?} src=${CDSE_SRC:?}
 tmp=$(mktemp -d)
@@ -97,9 +99,42 @@ bad unsweepable 's/name = "design";/name = "design"; reserved_gib = [ 2.0, 3.0 ]
 bad negative 's/hbm_gib = \[ 40.0/hbm_gib = [ -40.0/' "systems[0].hbm_gib"
 bad toolong "s/hbm_gib = \[ 40.0, 79.6, 141.0 \]/hbm_gib = [ $(seq -s ', ' 1 65 | sed 's/\([0-9][0-9]*\)/\1.0/g') ]/" "a hardware axis of 65 values"
 bad duplicate 's/hbm_gib = \[ 40.0, 79.6, 141.0 \]/hbm_gib = [ 40.0, 40.0 ]/' "appears twice"
-bad twosystems 's/^systems = ( {/systems = ( "h100-sxm-dgx", {/' "one system"
 bad reserved 's/hbm_gib = \[ 40.0/hbm_gib = [ 0.25/' "reserved_gib"  # below the CUDA context's 0.5 GiB
 bad negprice 's/name = "design";/name = "design"; cost = { gpu_price = -1.0; };/' "systems[0].cost.gpu_price"
 bad priceaxis 's/name = "design";/name = "design"; cost = { gpu_price = [ 1.0, -1.0 ]; };/' "systems[0].cost.gpu_price"
+
+# Axes on two system entries (tests/jobs/good_hw_axes_systems.cfg): each applies to its own
+# entry. 128 configurations: h100x evaluates its 2 HBM values x 8 strategies, b200x its 2 x 2
+# network values x 8; the other 128 - 16 - 32 = 80 carry status other_system_axis. The rows
+# evaluated equal, column for column (index aside), those of a job listing that entry alone.
+two=$src/tests/jobs/good_hw_axes_systems.cfg
+run "$bin" eval "$two" --csv --all
+[ "$rc" -eq 0 ] || fail "two systems: exit $rc: $(cat "$tmp/err")"
+cp "$tmp/out" "$tmp/two.csv"
+tally=$(awk -F, 'NR > 1 { n[$3 "/" ($21 == "other_system_axis" ? "dup" : "own")]++ }
+                 END { print n["h100x/own"] + 0, n["h100x/dup"] + 0, n["b200x/own"] + 0, n["b200x/dup"] + 0 }' "$tmp/two.csv")
+[ "$tally" = "16 48 32 32" ] || fail "two systems: own/repeated rows per system $tally, expected 16 48 32 32"
+sed -e '/name = "b200x";/,/} ); } );/d' -e 's/hbm_gib = \[ 79.6, 141.0 \]; },/hbm_gib = [ 79.6, 141.0 ]; } );/' \
+    "$two" >"$tmp/h100x.cfg"
+sed -e '/name = "h100x";/d' -e 's/^ *{ base = "b200-dgx"; name = "b200x";/systems = ( { base = "b200-dgx"; name = "b200x";/' \
+    "$two" >"$tmp/b200x.cfg"
+for sys in h100x b200x; do
+    run "$bin" eval "$tmp/$sys.cfg" --csv --all
+    [ "$rc" -eq 0 ] || { fail "$sys alone: exit $rc: $(cat "$tmp/err")"; continue; }
+    tail -n +2 "$tmp/out" | cut -d, -f2- | sort >"$tmp/want"
+    awk -F, -v s="$sys" 'NR > 1 && $3 == s && $21 != "other_system_axis"' "$tmp/two.csv" |
+        cut -d, -f2- | sort >"$tmp/got"
+    [ -s "$tmp/want" ] && cmp -s "$tmp/want" "$tmp/got" || fail "$sys: its rows differ from the job that lists it alone"
+done
+# The store counts the repeats (store = "all": every row, and /counts agrees).
+run mpirun -np 2 "$bin" sweep "$two" -o "$tmp/two.h5" --quiet
+[ "$rc" -eq 0 ] || fail "two systems sweep: $(cat "$tmp/err")"
+run "$bin" top "$tmp/two.h5" --all -n 1000 --csv --where 'status == "other_system_axis"'
+[ "$(($(wc -l <"$tmp/out") - 1))" -eq 80 ] || fail "two systems: $(($(wc -l <"$tmp/out") - 1)) other_system_axis rows stored"
+/usr/bin/python3 -c 'import h5py, sys
+c = {r["name"].decode(): int(r["count"]) for r in h5py.File(sys.argv[1], "r")["counts"][:]}
+assert c["evaluated"] == 128 and c["other_system_axis"] == 80, c' "$tmp/two.h5" ||
+    fail "two systems: /counts"
+
 [ "$failures" -eq 0 ] || { echo "hw_axes: $failures failures"; exit 1; }
 echo "hw_axes: ok"

@@ -195,10 +195,19 @@ static void test_allreduce_three_levels(void **state)
     double expected = 2.0 * 0.5 * B / BW0 + 2.0 * LAT0 + 2.0 * 0.75 * (B / 2.0) / BW1 + 6.0 * LAT1 +
                       2.0 * 0.75 * (B / 8.0) / bw2 + 6.0 * lat2;
     assert_rel(cdse_allreduce_time(&s, &span, B), expected, 1e-12);
+    /* All-gather, one ring through the 32 ranks: 31 steps, 16 inside the 16 boards (one each),
+     * 12 between boards inside the 4 racks (3 each), 3 between racks:
+     * (1/2) B / bw0 + 16 lat0 + (3/4) (B/2) / bw1 + 12 lat1 + (3/4) (B/8) / bw2 + 3 lat2. */
+    double ag = 0.5 * B / BW0 + 16.0 * LAT0 + 0.75 * (B / 2.0) / BW1 + 12.0 * LAT1 +
+                0.75 * (B / 8.0) / bw2 + 3.0 * lat2;
+    assert_rel(cdse_allgather_time(&s, &span, B), ag, 1e-12);
 }
 
-/* All-gather and reduce-scatter are one ring pass: on [2, 2] (size 4, stride 4) with B = 4e8:
- * 1/2 * B / bw0 + lat0 + 1/2 * (B/2) / bw1 + lat1. */
+/* All-gather and reduce-scatter are one ring pass through every member (NCCL runs them as rings
+ * only; its latency is (nRanks - nNodes) intra-node steps + (nNodes - 1) network steps,
+ * NVIDIA/nccl src/graph/tuning.cc at v2.9.9-1): on [2, 2] (size 4, stride 4) with B = 4e8, the
+ * ring 0-4-8-12 makes two steps inside the two nodes and one across:
+ * 1/2 * B / bw0 + 2 lat0 + 1/2 * (B/2) / bw1 + lat1. */
 static void test_allgather_reduce_scatter(void **state)
 {
     (void)state;
@@ -206,7 +215,7 @@ static void test_allgather_reduce_scatter(void **state)
     cdse_span span;
     cdse_group_span(&s, 4, 4, &span);
     double B = 4e8;
-    double expected = 0.5 * B / BW0 + LAT0 + 0.5 * (B / 2.0) / BW1 + LAT1;
+    double expected = 0.5 * B / BW0 + 2.0 * LAT0 + 0.5 * (B / 2.0) / BW1 + LAT1;
     assert_rel(cdse_allgather_time(&s, &span, B), expected, 1e-12);
     assert_rel(cdse_reduce_scatter_time(&s, &span, B), expected, 1e-12);
     /* One level, n = 8: 7/8 B / bw0 + 7 lat0, half of the all-reduce. */
@@ -281,8 +290,8 @@ static void test_fitted_parameters_override(void **state)
     double expected =
         2.0 * 7.0 / 8.0 * B / 150e9 + 2.0 * 7.0 * 3e-6 + 2.0 * 0.5 * (B / 8.0) / BW1 + 2.0 * LAT1;
     assert_rel(cdse_allreduce_time(&s, &span, B), expected, 1e-12);
-    /* All-gather on the same span is unaffected. */
-    double ag = 7.0 / 8.0 * B / BW0 + 7.0 * LAT0 + 0.5 * (B / 8.0) / BW1 + LAT1;
+    /* All-gather on the same span is unaffected (one ring: 14 NVLink steps, 1 IB step). */
+    double ag = 7.0 / 8.0 * B / BW0 + 14.0 * LAT0 + 0.5 * (B / 8.0) / BW1 + LAT1;
     assert_rel(cdse_allgather_time(&s, &span, B), ag, 1e-12);
     /* Send/recv across nodes: the fitted 9 us with the default bandwidth. */
     assert_rel(cdse_sendrecv_time(&s, 8, B), B / BW1 + 9e-6, 1e-12);

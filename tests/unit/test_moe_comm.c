@@ -126,7 +126,12 @@ static void test_flat_alltoall(void **state)
  * 0.5 x 2092168.3 / 22.5e9 + 5e-6 = 5.1492630e-5 s; inside the node (8 ranks, stride 1) all
  * 8388608 B of copies, 7/8 on NVLink: 7/8 x 8388608 / 240e9 + 14e-6 = 4.4583467e-5 s.
  * With node-limited routing to 1 node: 512 x 1024 x 2 = 1048576 B across,
- * 0.5 x 1048576 / 22.5e9 + 5e-6 = 2.8301689e-5 s. */
+ * 0.5 x 1048576 / 22.5e9 + 5e-6 = 2.8301689e-5 s.
+ * DeepEP pipelines the two stages in one kernel (legacy/internode.cu: RDMA sender, forwarder
+ * and NVLink receiver warps work at once), so a dispatch or combine takes the slower stage:
+ * 4 per layer (forward dispatch and combine, both backward), 4 layers, m = 1 (16 sequences over
+ * dp 16), all exposed: 16 x 5.1492630e-5 s; with the node limit the NVLink stage is the slower,
+ * 16 x 4.4583467e-5 s. */
 static void test_hierarchical_dispatch(void **state)
 {
     (void)state;
@@ -147,10 +152,12 @@ static void test_hierarchical_dispatch(void **state)
     assert_int_equal(op[1]->stride, 1);
     assert_rel(op[1]->time_s, 4.4583467e-5, 1e-7);
     assert_rel(op[2]->calls, 4.0 * 3.0, 1e-15); /* combine, and both backward */
+    assert_rel(r.t_ep_comm_s, 16.0 * 5.1492630e-5, 1e-7);
     m.moe_node_limit = 1;
     assert_int_equal(ep_ops(&m, &s, &st, &r, op, &plan), 4);
     assert_rel(op[0]->bytes, 1048576.0, 1e-15);
     assert_rel(op[0]->time_s, 2.8301689e-5, 1e-7);
+    assert_rel(r.t_ep_comm_s, 16.0 * 4.4583467e-5, 1e-7);
 }
 
 /* FP8 dispatch (deepep, fp8), ep 8 inside one node: the forward dispatch moves

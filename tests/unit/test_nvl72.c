@@ -100,8 +100,9 @@ static void test_spans_on_72_gpu_domains(void **state)
  *   all-to-all on [64, 1]: 63/64 B / 720e9 + 63 x 3.4e-6 = 1.5813875e-3 s (all on NVLink)
  *   all-to-all on [16, 4]: 15/64 B / 720e9 + 15 x 3.4e-6 + 48/64 B / 45e9 + 3 x 9.6e-6
  *                        = 1.7071988e-2 s (the NIC carries 3/4 of the bytes)
- *   all-gather on [72, 2]: 71/72 B / 720e9 + 71 x 3.4e-6 + 1/2 (B / 72) / 45e9 + 9.6e-6
- *                        = 1.7749198e-3 s */
+ *   all-gather on [72, 2]: 71/72 B / 720e9 + 2 x 71 x 3.4e-6 + 1/2 (B / 72) / 45e9 + 9.6e-6
+ *                        = 2.0163198e-3 s (one NCCL ring through the 144 ranks: 142 steps
+ *                        inside the two domains, one across) */
 static void test_collectives_on_72_gpu_domains(void **state)
 {
     (void)state;
@@ -116,7 +117,7 @@ static void test_collectives_on_72_gpu_domains(void **state)
     cdse_group_span(&s, 64, 4, &span);
     assert_rel(cdse_alltoall_time(&s, &span, B), 1.7071988e-2, 1e-7);
     cdse_group_span(&s, 144, 1, &span);
-    assert_rel(cdse_allgather_time(&s, &span, B), 1.7749198e-3, 1e-7);
+    assert_rel(cdse_allgather_time(&s, &span, B), 2.0163198e-3, 1e-7);
 }
 
 int main(void)

@@ -896,6 +896,7 @@ static void test_fp8_layer(void **state)
     s.gemm_eff_fp8.eff[1] = 0.6;
     cdse_strategy st = strat(1, 1, 1, 2, 2);
     st.precision = CDSE_FP8;
+    bare.fp8_scaling = CDSE_FP8_DELAYED; /* the cast records the amax (test_fp8_current_scaling) */
     double hbm = 1e12, T = S * B;
     double linear = 24.0 * T * H * H / (200e12 * 0.6);
     double attn = 4.0 * B * S * S * H / (100e12 * 0.5) + B * A * S * S * 9.0 / hbm;
@@ -909,6 +910,52 @@ static void test_fp8_layer(void **state)
     double logits = 2.0 * T * V * H / (100e12 * 0.5), loss = T * V * 52.0 / hbm;
     assert_rel(r.t_forward_s, linear + attn + ew + logits + loss, 1e-12);
     assert_rel(r.mfu, r.model_tflops_per_gpu / 200.0, 1e-12);
+}
+
+/* FP8 with per-tensor current scaling (Transformer Engine Float8CurrentScalingQuantizer,
+ * TransformerEngine v2.7 csrc/quantizer.cpp quantize_impl: nvte_compute_amax reads the bf16
+ * tensor, then the cast reads it again) reads 2 B more per element of every GEMM input that no
+ * kernel with a fused amax writes, and of every GEMM output gradient (module/base.py
+ * grad_output_preprocess). LayerNorm feeds QKV and FC1 with a fused amax (csrc/extensions/
+ * normalization.cpp quantize_with_amax); the attention output (projection input) and Megatron's
+ * GeLU output (FC2 input) are plain tensors. On the GPT layer (t = 1, q = kv = h, FC1 4h):
+ *   forward: projection input h + FC2 input 4h = 5h per token;
+ *   backward: output gradients of QKV 3h, projection h, FC1 4h, FC2 h = 9h per token.
+ * On the Mixtral-style MoE layer (moe_model, t = 1, top-2, gated experts of 2048): forward
+ * projection input h, FC2 inputs 2 x 2048 = 4h, FC1 inputs (the permuted routed copies, not
+ * from a norm kernel) 2h = 7h; backward QKV 3h, projection h, FC1 2 x 2 x 2048 = 8h,
+ * FC2 2h = 14h. T = 1024 tokens (b = 2) and 512 (b = 1), 1e12 B/s. BF16 is unaffected. */
+static cdse_model moe_model(void);
+
+static void test_fp8_current_scaling(void **state)
+{
+    (void)state;
+    cdse_system s = sys();
+    s.peak_tflops[CDSE_FP8] = 200.0;
+    s.gemm_eff_fp8 = s.gemm_eff;
+    double hbm = 1e12;
+    struct {
+        cdse_model m;
+        int ep, mb;
+        double fwd_h, bwd_h;
+    } cases[] = {{gpt(1), 1, 2, 5.0, 9.0}, {moe_model(), 4, 1, 7.0, 14.0}};
+    for (int i = 0; i < 2; i++) {
+        cdse_strategy st =
+            strat(cases[i].ep == 1 ? 1 : 8, 1, cases[i].ep == 1 ? 1 : 2, cases[i].mb, 16);
+        st.ep = cases[i].ep;
+        double T = S * cases[i].mb;
+        double fwd[2][2], bwd[2][2]; /* [precision bf16, fp8][scaling delayed, current] */
+        for (int p = 0; p < 2; p++)
+            for (int k = 0; k < 2; k++) {
+                st.precision = p ? CDSE_FP8 : CDSE_BF16;
+                bare.fp8_scaling = k ? CDSE_FP8_CURRENT : CDSE_FP8_DELAYED;
+                assert_int_equal(cdse_layer_times(&cases[i].m, &s, &st, &fwd[p][k], &bwd[p][k]),
+                                 CDSE_ST_OK);
+            }
+        assert_rel(fwd[1][1] - fwd[1][0], T * cases[i].fwd_h * H * 2.0 / hbm, 1e-9);
+        assert_rel(bwd[1][1] - bwd[1][0], T * cases[i].bwd_h * H * 2.0 / hbm, 1e-9);
+        assert_true(fwd[0][1] == fwd[0][0] && bwd[0][1] == bwd[0][0]);
+    }
 }
 
 /* FP8 memory (Transformer Engine): every linear layer keeps an FP8 copy of its weight and of the
@@ -1259,7 +1306,11 @@ static void test_dp_comm_zero3(void **state)
  * each after a device synchronization, so nothing overlaps; with full recomputation the weights
  * are gathered for the forward, the recomputed forward and the backward pass; fp16 gradients
  * (2 B) reduce-scattered per matrix; every call costs the 5 us latency plus two host operations
- * of 5 us per rank of the 2-rank group (list building and flattening): 20 us. */
+ * of 5 us per rank of the 2-rank group (list building and flattening): 20 us; and HBM copies of
+ * the call's full buffer at the test system's 1000 GB/s: 3 B per gathered byte (torch.zeros, then
+ * ProcessGroupNCCL's copy out of its flat buffer), 4 B per reduced byte (the in-place division by
+ * the group size, then the copy into the flat buffer), i.e. 3 W / 1e12 and 4 G / 1e12 over
+ * the 8 calls of a pass (perf.c DEEPSPEED_GATHER_COPY_BYTES, DEEPSPEED_REDUCE_COPY_BYTES). */
 static void test_dp_comm_zero3_deepspeed(void **state)
 {
     (void)state;
@@ -1276,7 +1327,9 @@ static void test_dp_comm_zero3_deepspeed(void **state)
     eval_ok(&m, &s, &st, &r);
     double lat = 5e-6, bw = 25e9 * 0.9, host = 2.0 * 2.0 * 5e-6;
     double G = DP_STAGE_PARAMS * 2.0, W = DP_STAGE_PARAMS * 2.0;
-    double ag = 0.5 * W / bw + 8.0 * (lat + host), rs = 0.5 * G / bw + 8.0 * (lat + host);
+    double hbm = 1000e9;
+    double ag = 0.5 * W / bw + 8.0 * (lat + host) + 3.0 * W / hbm;
+    double rs = 0.5 * G / bw + 8.0 * (lat + host) + 4.0 * G / hbm;
     assert_rel(r.t_dp_comm_s, 4.0 * (3.0 * ag + rs), 1e-12);
     /* Gradients in fp16 halve the gradient buffer; the optimizer keeps fp32 copies of the
      * gradients it updates, sharded by ZeRO (Megatron-LM docs/distrib_optimizer.md: 16-bit
@@ -1598,6 +1651,56 @@ static void test_moe_layer_forward(void **state)
     assert_rel(fwd, qkv + proj + router + experts + moe_ew + attn + ew + ep, 1e-12);
 }
 
+/* Tile quantization of the experts' GEMMs (NVIDIA Matrix Multiplication Background User's Guide
+ * Sec. 3.1: a GEMM runs whole 128 x 128 output tiles). test_moe_layer_forward with the busiest
+ * expert rank at 1.1 times the balanced load: each local expert gets 512 x 1.1 = 563.2 rows,
+ * 5 tiles = 640 rows: FC1 640 x 4096 x 1024 (5368709120 FLOP) and FC2 640 x 1024 x 2048
+ * (2684354560 FLOP) at 5e13 FLOP/s (compute-bound: 14942208 B and 8126464 B of operands take
+ * under 1.5e-5 s); 4096 and 1024 columns are whole tiles. Every other term scales with the
+ * 1.1 routed copies: permutation 512 (8 * 8 + 2.2 * 1024 * 8) B, the sort 2 x 563.2 rows x 1024
+ * x 8 B, SwiGLU 2.2 x 512 x 2048 x 6 B, the all-to-alls 1.1 x 2097152 B. */
+static void test_moe_expert_tiles(void **state)
+{
+    (void)state;
+    cdse_model m = moe_model();
+    m.moe_imbalance = 1.1;
+    cdse_system s = sys();
+    cdse_strategy st = strat(8, 1, 2, 1, 16);
+    st.ep = 4;
+    double pe = 5e13, hbm = 1e12, T = 512.0;
+    double qkv = 3221225472.0 / pe, proj = 1073741824.0 / pe;
+    double router = 1073152.0 / hbm;
+    double experts = 2.0 * (5368709120.0 + 2684354560.0) / pe;
+    double moe_ew = T * (8.0 * 8.0 + 2.2 * 1024.0 * 8.0) / hbm + 2.0 * 563.2 * 1024.0 * 8.0 / hbm;
+    double attn = 2.0 * 536870912.0 / pe + 4194304.0 * 4.0 / hbm;
+    double ew = (T * 20.0 * H + 2.2 * T * 2048.0 * 6.0) / hbm;
+    double ep = 2.0 * (0.75 * 1.1 * 2097152.0 / 240e9 + 3.0 * 2e-6);
+    double fwd, bwd;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd, &bwd), CDSE_ST_OK);
+    assert_rel(fwd, qkv + proj + router + experts + moe_ew + attn + ew + ep, 1e-12);
+}
+
+/* Full recomputation repeats every local expert's GEMMs: the hardware FLOPs exceed the model
+ * FLOPs by the forward FLOPs of the layers (test_moe_layer_forward's GEMMs, per GPU, layer and
+ * micro-batch): QKV 3221225472 + projection 1073741824 + router 8388608 + 2 local experts x
+ * (4294967296 + 2147483648) + attention 2 x 536870912 = 18261999616 FLOP, times L = 4 layers,
+ * m = 4 micro-batches (16 sequences over d = 4) and d = 4 replicas: 1168767975424 FLOP per
+ * iteration (Korthikanti et al. 2022 Sec. 6: hardware FLOPs count the recomputation). */
+static void test_moe_recompute_flops(void **state)
+{
+    (void)state;
+    cdse_model m = moe_model();
+    cdse_system s = sys();
+    cdse_strategy st = strat(8, 1, 2, 1, 16);
+    st.ep = 4;
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double extra =
+        (r.hardware_tflops_per_gpu - r.model_tflops_per_gpu) * 1e12 * 8.0 * r.time_per_iteration_s;
+    assert_rel(extra, 18261999616.0 * 4.0 * 4.0 * 4.0, 1e-9);
+}
+
 /* On one GPU (t = p = d = ep = 1) the weights are the whole model as workload.c counts it. A
  * GPT-style MoE (biases on every linear layer, LayerNorm) with h = 64, 4 heads of 16, ffn 256,
  * 2 layers of which the second is MoE (moe_every 2) with 4 experts of 128, top-1, V = 100,
@@ -1732,6 +1835,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_lockstep_reduces_after_flush),
         cmocka_unit_test(test_pipeline_split_embedding),
         cmocka_unit_test(test_fp8_layer),
+        cmocka_unit_test(test_fp8_current_scaling),
         cmocka_unit_test(test_bubble_1f1b),
         cmocka_unit_test(test_bubble_interleaved),
         cmocka_unit_test(test_pipeline_p2p),
@@ -1758,6 +1862,8 @@ int main(void)
         cmocka_unit_test(test_moe_dp_comm),
         cmocka_unit_test(test_moe_activations),
         cmocka_unit_test(test_moe_layer_forward),
+        cmocka_unit_test(test_moe_recompute_flops),
+        cmocka_unit_test(test_moe_expert_tiles),
         cmocka_unit_test(test_moe_gpt_single_gpu_holds_whole_model),
         cmocka_unit_test(test_moe_gated_single_gpu_holds_whole_model),
         cmocka_unit_test(test_throughput_and_utilization),

@@ -77,6 +77,12 @@ static void test_generations_differ(void **state)
     load("meta-llama3-2024", &meta);
     assert_true(meta.pipeline_split_embedding && !meta.pipeline_lockstep && meta.grad_bytes == 4.0);
     assert_int_equal(core24.zero3_style, CDSE_ZERO3_FSDP);
+    /* NeMo 24.07's FP8 ran delayed scaling (the file omits the key); Megatron-Bridge's FP8
+     * performance recipes current scaling (fp8_cs). */
+    assert_int_equal(core24.fp8_scaling, CDSE_FP8_DELAYED);
+    cdse_stack core25;
+    load("megatron-core-2025", &core25);
+    assert_int_equal(core25.fp8_scaling, CDSE_FP8_CURRENT);
 }
 
 /* The built-in default is the megatron-core-2025 file, every field. */
@@ -106,6 +112,7 @@ static void test_default_is_the_file(void **state)
     assert_true(d->iteration_fixed_s == k.iteration_fixed_s);
     assert_true(d->launch_s_per_layer == k.launch_s_per_layer);
     assert_true(d->cross_entropy_bytes == k.cross_entropy_bytes);
+    assert_int_equal(d->fp8_scaling, k.fp8_scaling);
 }
 
 /* The profile load_edited loaded last. */
@@ -186,6 +193,15 @@ static void test_bad_files(void **state)
     msg = load_edited(line_of("cross_entropy_bytes"), "cross_entropy_bytes = 0.5;", &rc);
     assert_int_equal(rc, CDSE_EINVAL);
     assert_non_null(strstr(msg, "key 'cross_entropy_bytes'"));
+
+    /* fp8_scaling is optional (delayed) and one of two names. */
+    msg = load_edited(line_of("fp8_scaling"), NULL, &rc);
+    assert_int_equal(rc, 0);
+    assert_int_equal(edited.fp8_scaling, CDSE_FP8_DELAYED);
+    msg = load_edited(line_of("fp8_scaling"), "fp8_scaling = \"blockwise\";", &rc);
+    assert_int_equal(rc, CDSE_EINVAL);
+    assert_non_null(
+        strstr(msg, "unknown value \"blockwise\"; allowed: one of \"delayed\", \"current\""));
 
     msg = load_edited(0, "overlap_everything = true;", &rc);
     assert_int_equal(rc, CDSE_EINVAL);

@@ -127,7 +127,9 @@ static void test_write_read(void **state)
     cdse_record top[2];
     synthetic(3, &top[0]);
     synthetic(4, &top[1]);
-    assert_int_equal(cdse_store_commit(s, &done, 1, &counts, top, 2, top, 1, &diag), 0);
+    assert_int_equal(
+        cdse_store_commit(s, &done, 1, &counts, &(cdse_best_rows){top, 2, top, 1, NULL, 0}, &diag),
+        0);
     assert_int_equal(cdse_store_close(s, &diag), 0);
 
     assert_int_equal(cdse_store_open(path, false, &s, &diag), 0);
@@ -273,7 +275,8 @@ static void kill_child(const char *path, int commits, bool more_after)
         counts.evaluated = next;
         counts.status[CDSE_ST_OK] = next;
         counts.feasible = next;
-        if (c < commits && cdse_store_commit(s, &done, 1, &counts, NULL, 0, NULL, 0, &diag) != 0)
+        if (c < commits &&
+            cdse_store_commit(s, &done, 1, &counts, &(cdse_best_rows){0}, &diag) != 0)
             _exit(12);
     }
     raise(SIGKILL);

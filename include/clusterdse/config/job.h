@@ -30,7 +30,7 @@ bool cdse_metric_higher_is_better(int metric);
 typedef enum cdse_store_mode {
     CDSE_STORE_ALL = 0, /* every configuration with its status */
     CDSE_STORE_FEASIBLE,
-    CDSE_STORE_BEST, /* only /top and /pareto */
+    CDSE_STORE_BEST, /* only /top, /pareto and /pareto_cost */
 } cdse_store_mode;
 
 /* Bits of objective.group_by. */

@@ -10,6 +10,14 @@ typedef enum cdse_zero3_style {
     CDSE_ZERO3_FSDP,          /* FSDP2 / Megatron-FSDP (2024-25): per-layer bucketed gathers */
 } cdse_zero3_style;
 
+/* How FP8 training scales a tensor before casting it (Transformer Engine recipes). */
+typedef enum cdse_fp8_scaling {
+    CDSE_FP8_DELAYED = 0, /* per-tensor scale from the amax history of earlier iterations: the
+                             cast kernel records the amax it sees (DelayedScaling) */
+    CDSE_FP8_CURRENT,     /* per-tensor scale from the tensor's own amax (Float8CurrentScaling):
+                             an amax pass precedes every cast that no producer kernel fuses */
+} cdse_fp8_scaling;
+
 typedef struct cdse_stack {
     char name[CDSE_NAME_MAX];
     /* Achieved GEMM efficiency relative to the system's gemm_efficiency table, in (0, 1]. */
@@ -44,6 +52,8 @@ typedef struct cdse_stack {
     /* HBM bytes per logit of the loss (forward and backward): Megatron's unfused fp32
      * cross-entropy or a fused kernel (CDSE_CROSS_ENTROPY_UNFUSED_BYTES when a file omits it). */
     double cross_entropy_bytes;
+    int fp8_scaling; /* cdse_fp8_scaling of its FP8 recipes (CDSE_FP8_DELAYED when a file omits
+                        it) */
 } cdse_stack;
 
 /* Megatron's vocabulary-parallel cross-entropy as unfused PyTorch operations, each streaming the

@@ -150,6 +150,10 @@ typedef enum cdse_status {
     CDSE_ST_OFFLOAD_NO_TIER,   /* offload without a second memory tier */
     CDSE_ST_POOL_SPLIT,        /* a pool's GPU types cannot form whole replicas or stages */
     CDSE_ST_OOM,               /* does not fit in HBM (and second tier, if any) */
+    /* Set before any check by the sweep's record (src/sweep/report.c), last so that the codes
+     * above keep their values: a hardware axis of another system entry at a value other than
+     * its first, a repeat of the configuration at its first value (docs/job-file.md). */
+    CDSE_ST_OTHER_SYSTEM_AXIS,
     CDSE_ST_COUNT
 } cdse_status;
 

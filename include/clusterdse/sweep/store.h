@@ -10,6 +10,8 @@
  *   /results     1-D extendible compound dataset, chunked, shuffle + deflate; columns are
  *                cdse_columns[] (the names of `eval --csv`); attribute rows_committed
  *   /top, /pareto  the same compound type: best per group, Pareto front
+ *   /pareto_cost the same compound type: the front of time to train against cost to train,
+ *                attribute `note` (its definition, or why it is empty)
  *   /counts      compound (name, count): evaluated, feasible, then every status
  *   /progress    compound (begin, end, rows, status[]): completed index ranges (cdse_done)
  *
@@ -132,11 +134,21 @@ int cdse_store_write_rows(cdse_store *store, uint64_t start, const void *rows, s
 int cdse_store_write_chunk(cdse_store *store, uint64_t start, const void *data, size_t size,
                            cdse_diag *diag);
 
+/* The best-so-far a commit writes: /top, /pareto and /pareto_cost, each replaced whole. */
+typedef struct cdse_best_rows {
+    const cdse_record *top;
+    size_t n_top;
+    const cdse_record *pareto;
+    size_t n_pareto;
+    const cdse_record *pareto_cost; /* written only to stores that have /pareto_cost */
+    size_t n_pareto_cost;
+} cdse_best_rows;
+
 /* Makes everything appended so far durable together with the completed ranges `done`
- * (appended to /progress), the counts and the current /top and /pareto, in one flush. */
+ * (appended to /progress), the counts and the current /top, /pareto and /pareto_cost, in one
+ * flush. */
 int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const cdse_counts *counts,
-                      const cdse_record *top, size_t n_top, const cdse_record *pareto,
-                      size_t n_pareto, cdse_diag *diag);
+                      const cdse_best_rows *best, cdse_diag *diag);
 
 /* Marks the store complete (all of the space evaluated) and flushes. */
 int cdse_store_set_complete(cdse_store *store, cdse_diag *diag);
@@ -149,7 +161,12 @@ int cdse_store_read_counts(cdse_store *store, cdse_counts *counts, cdse_diag *di
 /* Whether the store holds the dataset ("results" is absent with objective.store = "best"). */
 bool cdse_store_has(cdse_store *store, const char *dataset);
 
-/* Number of rows of "results", "top" or "pareto" (0 if the dataset does not exist). */
+/* The `note` attribute of /pareto_cost (what it holds, or why it is empty) into buf; an empty
+ * string when the store has none (made before /pareto_cost existed). */
+void cdse_store_pareto_cost_note(cdse_store *store, char *buf, size_t size);
+
+/* Number of rows of "results", "top", "pareto" or "pareto_cost" (0 if the dataset does not
+ * exist). */
 int cdse_store_rows(cdse_store *store, const char *dataset, uint64_t *n, cdse_diag *diag);
 /* Reads rows [start, start + n) of a dataset as packed rows. */
 int cdse_store_read_rows(cdse_store *store, const char *dataset, uint64_t start, size_t n,

@@ -70,6 +70,9 @@ size_t sweep__best_top(const sweep__best *best, cdse_record **out);
 /* /pareto: per model (ascending), by gpus ascending: the best configuration at each GPU count
  * whose cost is strictly below that of every smaller GPU count. */
 size_t sweep__best_pareto(const sweep__best *best, cdse_record **out);
+/* /pareto_cost: the front of time to train against cost to train over the best of each /top
+ * group (cdse_pareto_cost), by model, then cost ascending. */
+size_t sweep__best_pareto_cost(const sweep__best *best, cdse_record **out);
 /* Every record held (top and per-(model, gpus) best), by index, without repeats. */
 size_t sweep__best_candidates(const sweep__best *best, cdse_record **out);
 

@@ -64,4 +64,22 @@ size_t cdse_topk_groups_rows(const cdse_topk_groups *g, cdse_record **out);
  * masks: the same, taking each group's best. *out as above. */
 size_t cdse_topk_groups_pareto(const cdse_topk_groups *g, cdse_record **out);
 
+/* ---- the front of time to train against cost to train (docs/sweep.md, /pareto_cost) ------- */
+
+/* Of the records best[0..n) (each the best of its group), per model, those that no other of the
+ * same model beats on both time_to_train_days and cost_to_train: a point is kept when its cost
+ * is strictly below that of every point with a smaller time, or the same time and a smaller
+ * (cost, index). Records without both (infeasible, or a time or cost of 0) are left out. Rows
+ * by model ascending, then cost ascending (time descending). `out` holds n records; *n_out is
+ * set. Returns CDSE_OK or CDSE_ENOMEM. */
+int cdse_pareto_cost(const cdse_record *best, size_t n, cdse_record *out, size_t *n_out);
+/* The same over the best record of each group of g. *out as for cdse_topk_groups_rows. */
+size_t cdse_topk_groups_pareto_cost(const cdse_topk_groups *g, cdse_record **out);
+/* Whether the front of the groups' bests is the front over every configuration of the job
+ * (prices and a token budget; group_by holding the fields that change a configuration's cost
+ * per day; a metric ordering a group as time to train does). Writes into note (size bytes)
+ * the definition, or why the dataset stays empty. */
+#define CDSE_PARETO_COST_NOTE_MAX 512
+bool cdse_pareto_cost_note(const cdse_job *job, char *note, size_t size);
+
 #endif
