@@ -48,6 +48,22 @@ static const key_spec stack_keys[] = {
                "TP collectives pipelined with their GEMMs (with sequence parallelism)"),
     STACK_BOOL("overlap_p2p", overlap_p2p,
                "the interleaved pipeline overlaps its sends with computation"),
+    {.name = "pipeline_lockstep",
+     .type = KEY_BOOL,
+     .offset = offsetof(cdse_stack, pipeline_lockstep),
+     .has_default = true,
+     .def = 0.0,
+     .def_text = "false",
+     .help = "pipeline stages alternate forward and backward in lockstep steps, each as long "
+             "as the longer of the two (DeepSpeed's TrainSchedule)"},
+    {.name = "pipeline_split_embedding",
+     .type = KEY_BOOL,
+     .offset = offsetof(cdse_stack, pipeline_split_embedding),
+     .has_default = true,
+     .def = 0.0,
+     .def_text = "false",
+     .help = "the pipeline split counts the input embedding and the output layer as one layer "
+             "each (the first and last stages hold one layer fewer)"},
     STACK_FLOAT("grad_bytes", grad_bytes, 2.0, false, 4.0,
                 "bytes per element of the gradient buffer and its reduction (2: bf16/fp16, 4: "
                 "fp32)"),

@@ -503,6 +503,14 @@ static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c,
         ep_costs(e, x, c);
 }
 
+/* Whether the pipeline split counts the input embedding and the output layer as one layer each
+ * (the stack's recipes; only with more than one stage). The longest stage is then a middle one,
+ * or the last with one layer fewer and the output layer (stage_of_pipeline). */
+static bool split_embedding(const cdse_strategy *st)
+{
+    return st->pp > 1 && st->stack != NULL && st->stack->pipeline_split_embedding;
+}
+
 static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
 {
     x->b = st->microbatch;
@@ -513,7 +521,8 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     /* Layers that do not divide evenly over pp x vpp chunks leave some chunks one layer longer
      * (Megatron-Core's uneven pipeline split); the longest sets the pace and the memory. */
     int chunks = st->pp * st->vpp;
-    x->stage_layers = (double)((model->layers + chunks - 1) / chunks) * st->vpp;
+    int split = model->layers + (split_embedding(st) ? 2 : 0);
+    x->stage_layers = (double)((split + chunks - 1) / chunks) * st->vpp;
     x->tokens = x->b * x->s_local;
     x->h = model->hidden;
     x->dh = model->head_dim;
@@ -1293,6 +1302,23 @@ static void output_layer_times(const env *e, const dims *x, double *fwd, double 
 
 /* `position_len`: rows of the learned position table, which a histogram's mean-length
  * evaluation keeps at the model's seq_len. */
+/* DeepSpeed's pipeline engine (deepspeed/runtime/pipe/schedule.py, TrainSchedule, at commit
+ * 0457bb1cb of September 2021): 2 (m + p - 1) steps; at each step a stage runs a forward pass
+ * when the parities of the step and of the stage agree and a backward pass otherwise, so that
+ * adjacent stages always run opposite passes; the blocking sends and receives that open every
+ * step (RecvActivation/SendGrad before a forward, SendActivation/RecvGrad before a backward,
+ * p2p.py) pair each stage with a neighbour that ran the other pass, so every step lasts the
+ * longer of the two. The first p steps carry forward passes only (the first backward pass
+ * starts on the last stage at step p). Returns the time beyond the m (fwd + bwd) of the
+ * stage's own work: what the stage waits, the schedule's bubble. */
+static double lockstep_pipeline(const dims *x, double fwd, double per_mb)
+{
+    double bwd = per_mb - fwd;
+    double longer = fwd > bwd ? fwd : bwd;
+    double steps = 2.0 * (x->m + x->p - 1.0);
+    return x->p * fwd + (steps - x->p) * longer - x->m * per_mb;
+}
+
 static void evaluate_one(const cdse_model *model, const cdse_system *system,
                          const cdse_strategy *strategy, int position_len, cdse_result *r,
                          cdse_comm_plan *plan, double exposed_s[CDSE_GROUP_COUNT])
@@ -1318,8 +1344,17 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     double head_fwd, head_bwd;
     output_layer_times(&e, &x, &head_fwd, &head_bwd);
 
-    /* The slowest stage: L/p layers plus the output layer (the last stage). */
+    /* The slowest stage: L/p layers plus the output layer (the last stage); when the split
+     * counts the output layer as a layer, the last stage holds one layer fewer and a middle
+     * stage of stage_layers may be the slower. */
     double n_layers = x.stage_layers;
+    if (split_embedding(&st)) {
+        double layer = step.fwd + step.bwd + step.recompute + step.tp + step.cp + step.ep;
+        if ((n_layers - 1.0) * layer + head_fwd + head_bwd >= n_layers * layer)
+            n_layers -= 1.0;
+        else
+            head_fwd = head_bwd = 0.0;
+    }
     double stage_fwd = n_layers * step.fwd + head_fwd;
     double stage_bwd = n_layers * step.bwd + head_bwd;
     double stage_rec = n_layers * step.recompute;
@@ -1331,6 +1366,8 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     /* 1F1B pipeline: m micro-batches plus a bubble of (p - 1) stage times, divided by v with
      * interleaving (Narayanan et al. 2021, Sec. 2.2). */
     double bubble = (x.p - 1.0) / x.v * per_mb;
+    if (e.stk->pipeline_lockstep && x.p > 1.0)
+        bubble = lockstep_pipeline(&x, n_layers * (step.fwd + step.fwd_comm) + head_fwd, per_mb);
     double pp_comm = 0.0;
     if (x.p > 1.0) {
         /* Megatron scatters the boundary activation over the TP ranks before sending
@@ -1359,10 +1396,13 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
      * data-parallel group of the folded expert grid (edp ranks at its stride). */
     int dp_stride = x.stride[CDSE_PLACE_DP], cp_stride = x.stride[CDSE_PLACE_CP];
     int dense_stride = x.c > 1.0 && cp_stride < dp_stride ? cp_stride : dp_stride;
+    /* DeepSpeed's pipeline engine reduces the gradients after the last step of its schedule
+     * (TrainSchedule appends ReduceTiedGrads, ReduceGrads and OptimizerStep to the last step):
+     * nothing hides them. */
+    bool flush_reduce = e.stk->pipeline_lockstep && x.p > 1.0;
     dp_windows windows = {
-        stage_fwd,      stage_bwd + stage_rec, x.m,
-        x.stage_layers, x.gpt ? 4.0 : 5.0,     st.recompute == CDSE_RECOMPUTE_FULL,
-        e.hbm};
+        stage_fwd,         flush_reduce ? 0.0 : stage_bwd + stage_rec, x.m,  x.stage_layers,
+        x.gpt ? 4.0 : 5.0, st.recompute == CDSE_RECOMPUTE_FULL,        e.hbm};
     double dp_dense =
         dp_comm_time(plan, system, e.stk, CDSE_GROUP_DP, st.zero, params.dense + params.embed,
                      (int)(x.d * x.c), dense_stride, &windows);

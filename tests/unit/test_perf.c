@@ -789,6 +789,94 @@ static void test_pipeline_p2p_interleaved(void **state)
     assert_rel(r.t_pp_comm_s, 19.0 * 0.25 * 2.0 * one, 1e-12);
 }
 
+/* DeepSpeed's lockstep pipeline (stack key pipeline_lockstep; deepspeed/runtime/pipe/schedule.py
+ * TrainSchedule): p = 4 stages, m = 8 micro-batches (global batch 16 of 2 on one replica), no TP.
+ * 2 (m + p - 1) = 22 steps: the first p = 4 carry forward passes only (f each), the other 18
+ * last the longer pass, here the backward b (about 2 f); the stage's own work is m (f + b), so
+ * the bubble is 4 f + 18 b - 8 (f + b) = 10 b - 4 f, against 1F1B's (p - 1)(f + b) = 3 (f + b)
+ * (Narayanan et al. 2021, Sec. 2.2) for the same configuration without the key. f and b are the
+ * stage's forward and backward per micro-batch (t_forward_s / m, (t_backward_s + t_recompute_s)
+ * / m: no TP, CP or EP communication here). */
+static void test_pipeline_lockstep(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(8);
+    cdse_system s = sys();
+    cdse_strategy one = strat(1, 1, 1, 2, 16); /* strat() resets the shared bare stack */
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    cdse_result plain, lock;
+    eval_ok(&m, &s, &st, &plain);
+    double f = plain.t_forward_s / 8.0, b = (plain.t_backward_s + plain.t_recompute_s) / 8.0;
+    assert_true(b > f);
+    assert_rel(plain.t_bubble_s, 3.0 * (f + b), 1e-12);
+    bare.pipeline_lockstep = true;
+    eval_ok(&m, &s, &st, &lock);
+    assert_rel(lock.t_bubble_s, 10.0 * b - 4.0 * f, 1e-12);
+    assert_rel(lock.time_per_iteration_s - plain.time_per_iteration_s,
+               (10.0 * b - 4.0 * f) - 3.0 * (f + b), 1e-9);
+    /* one stage: nothing to wait for, the key changes nothing */
+    eval_ok(&m, &s, &one, &lock);
+    bare.pipeline_lockstep = false;
+    eval_ok(&m, &s, &one, &plain);
+    assert_rel(lock.time_per_iteration_s, plain.time_per_iteration_s, 1e-15);
+}
+
+/* DeepSpeed's pipeline engine reduces the gradients after the last step of its schedule
+ * (TrainSchedule: ReduceTiedGrads, ReduceGrads, OptimizerStep): the configuration of
+ * test_dp_comm_last_bucket (t = 8, p = 2, d = 2 over IB at 200 GB/s x 0.9, 32 layers and the
+ * embedding per stage in fp32 gradients), whose all-reduce 2 (1/2) 4 params / 180e9 + 2 x 5e-6
+ * Megatron hides but for its last bucket, shows whole. */
+static void test_pipeline_lockstep_reduces_after_flush(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(64);
+    cdse_system s = sys();
+    s.level[1].bandwidth_gbs = 200.0;
+    cdse_strategy st = strat(32, 8, 2, 1, 8);
+    bare.pipeline_lockstep = true;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double params = 32.0 * 1579904.0 + 1048576.0;
+    double ar = 2.0 * 0.5 * params * 4.0 / (200e9 * 0.9) + 2.0 * 5e-6;
+    assert_rel(r.t_dp_comm_s, ar, 1e-12);
+    bare.pipeline_lockstep = false;
+}
+
+/* A split that counts the input embedding and the output layer as one layer each (stack key
+ * pipeline_split_embedding; DeepSpeed's partition_method 'type:transformer|embedding'). Six layers
+ * on p = 4 stages, m = 8 micro-batches of T = 2 x 512 tokens: 6 + 2 = 8 units, 2 per stage, as
+ * without the key (ceil(6 / 4) = 2). The last stage holds one layer and the output layer (the
+ * logits GEMM 2 T V H = 8.6e9 FLOP, about a third of a layer's 24 T H^2 = 2.6e10): a middle stage
+ * of two layers is the slowest, and no stage carries the output layer's
+ * m (2 T V H / (100e12 x 0.5) + 52 T V / 1e12) forward (GEMM and loss) and m 2 (2 T V H / 5e13)
+ * backward. With V = 65536 the output layer outweighs a layer (1.4e11 FLOP): the last stage is
+ * the slowest, one layer (cdse_layer_times) lighter than without the key. */
+static void test_pipeline_split_embedding(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(6);
+    cdse_system s = sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    cdse_result plain, split;
+    eval_ok(&m, &s, &st, &plain);
+    bare.pipeline_split_embedding = true;
+    eval_ok(&m, &s, &st, &split);
+    double T = S * B, gemm = 2.0 * T * V * H / 5e13, loss = 52.0 * T * V / 1e12;
+    assert_rel(plain.t_forward_s - split.t_forward_s, 8.0 * (gemm + loss), 1e-9);
+    assert_rel(plain.t_backward_s - split.t_backward_s, 8.0 * 2.0 * gemm, 1e-9);
+    /* a large vocabulary: the last stage sets the pace with one layer fewer */
+    m.vocab = 65536;
+    bare.pipeline_split_embedding = false;
+    eval_ok(&m, &s, &st, &plain);
+    bare.pipeline_split_embedding = true;
+    eval_ok(&m, &s, &st, &split);
+    double fwd, bwd;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd, &bwd), CDSE_ST_OK);
+    assert_rel(plain.t_forward_s - split.t_forward_s, 8.0 * fwd, 1e-9);
+    assert_rel(plain.t_backward_s - split.t_backward_s, 8.0 * bwd, 1e-9);
+    bare.pipeline_split_embedding = false;
+}
+
 /* FP8 (Transformer Engine): the linear GEMMs run at the FP8 peak (200 TFLOP/s here) with the FP8
  * efficiency table (0.6) on 1-byte operands (all compute-bound: QKV 6442450944 FLOP -> 5.4e-5 s
  * vs 7340032 B -> 7.3e-6 s); the attention core stays in bf16 (100 TFLOP/s x 0.5); each GEMM
@@ -1743,6 +1831,9 @@ int main(void)
         cmocka_unit_test(test_layer_times_tp),
         cmocka_unit_test(test_tp_comm_overlap),
         cmocka_unit_test(test_pipeline_p2p_interleaved),
+        cmocka_unit_test(test_pipeline_lockstep),
+        cmocka_unit_test(test_pipeline_lockstep_reduces_after_flush),
+        cmocka_unit_test(test_pipeline_split_embedding),
         cmocka_unit_test(test_fp8_layer),
         cmocka_unit_test(test_fp8_current_scaling),
         cmocka_unit_test(test_bubble_1f1b),

@@ -19,9 +19,9 @@
 
 #define STACKS_DIR CDSE_SOURCE_DIR "/calibration/stacks"
 
-static const char *const profiles[] = {"megatron-lm-2021",   "megatron-lm-2022",
-                                       "deepspeed-2022",     "megatron-lm-2024",
-                                       "megatron-core-2024", "megatron-core-2025"};
+static const char *const profiles[] = {
+    "megatron-lm-2021", "megatron-lm-2022",   "deepspeed-2022",     "megatron-deepspeed-2022",
+    "megatron-lm-2024", "megatron-core-2024", "megatron-core-2025", "meta-llama3-2024"};
 
 static void load(const char *name, cdse_stack *stack)
 {
@@ -66,6 +66,16 @@ static void test_generations_differ(void **state)
     assert_false(lm22.overlap_grad_reduce);
     assert_true(core24.overlap_tp_comm && core24.overlap_param_gather && core24.overlap_p2p);
     assert_int_equal(ds.zero3_style, CDSE_ZERO3_DEEPSPEED);
+    assert_true(ds.pipeline_lockstep && !lm21.pipeline_lockstep && !core24.pipeline_lockstep);
+    /* BigScience's fork: the same engine, the run's embedding-aware pipeline split */
+    cdse_stack bigscience;
+    load("megatron-deepspeed-2022", &bigscience);
+    assert_true(bigscience.pipeline_lockstep && bigscience.pipeline_split_embedding);
+    assert_false(ds.pipeline_split_embedding || core24.pipeline_split_embedding);
+    /* Meta's Llama 3 stack: one layer fewer on the first and last stages, fp32 reduce-scatter */
+    cdse_stack meta;
+    load("meta-llama3-2024", &meta);
+    assert_true(meta.pipeline_split_embedding && !meta.pipeline_lockstep && meta.grad_bytes == 4.0);
     assert_int_equal(core24.zero3_style, CDSE_ZERO3_FSDP);
     /* NeMo 24.07's FP8 ran delayed scaling (the file omits the key); Megatron-Bridge's FP8
      * performance recipes current scaling (fp8_cs). */
@@ -92,6 +102,8 @@ static void test_default_is_the_file(void **state)
     assert_int_equal(d->overlap_param_gather, k.overlap_param_gather);
     assert_int_equal(d->overlap_tp_comm, k.overlap_tp_comm);
     assert_int_equal(d->overlap_p2p, k.overlap_p2p);
+    assert_int_equal(d->pipeline_lockstep, k.pipeline_lockstep);
+    assert_int_equal(d->pipeline_split_embedding, k.pipeline_split_embedding);
     assert_true(d->grad_bytes == k.grad_bytes);
     assert_int_equal(d->zero3_style, k.zero3_style);
     assert_true(d->zero3_bucket_params == k.zero3_bucket_params);

@@ -21,7 +21,8 @@
  * (among those the stack offers) are the ones the model finds fastest and feasible, since the
  * authors tuned them; interleaving and the global batch come from a row of the same source,
  * model and layout that gives them, else interleaving is off (vpp 1; it is opt-in in every stack,
- * --num-layers-per-virtual-pipeline-stage) and the batch is one sequence per GPU.
+ * --num-layers-per-virtual-pipeline-stage) and the batch is one sequence per GPU; a vpp cell
+ * "open" (interleaving stated, its depth not) tries 1, 2, 4 and 8.
  * Exit 0 when all hold, 1 otherwise, 2 on bad input (also a malformed known_gaps.txt).
  *
  * Usage: validate PUBLISHED.csv DATA_DIR [-v]   (DATA_DIR holds calibration/, jobs/models and
@@ -188,6 +189,7 @@ static const group_spec groups[] = {
 };
 #define N_GROUPS   (int)(sizeof groups / sizeof groups[0])
 #define MAX_STACKS 8
+#define MAX_GROUPS 32 /* the groups of published.csv, or of the held-out file */
 
 typedef struct tally {
     const char *name;
@@ -212,7 +214,8 @@ typedef struct ctx {
     const char *data;
     bool verbose; /* -v: the memory and time breakdown of every evaluated row */
     const table *t;
-    tally group[N_GROUPS];
+    const group_spec *specs; /* groups[], or the held-out file's groups */
+    tally group[MAX_GROUPS];
     tally stack[MAX_STACKS];
     int n_stacks;
     int bad_rows; /* rows of no known group */
@@ -490,7 +493,11 @@ static void open_choices(const table *t, int i, const group_spec *spec, const cd
         ch->mbs[ch->n_mbs++] = mbs;
     int sibling = sibling_row(t, i, "vpp");
     int vpp = a != NULL ? a->vpp : sibling >= 0 ? geti(t, sibling, "vpp", 1) : 1;
-    ch->vpp[ch->n_vpp++] = geti(t, i, "vpp", vpp);
+    if (strcmp(get(t, i, "vpp"), "open") == 0) /* interleaved, depth not published */
+        for (int v = 1; v <= 8; v *= 2)
+            ch->vpp[ch->n_vpp++] = v;
+    else
+        ch->vpp[ch->n_vpp++] = geti(t, i, "vpp", vpp);
     int rc = parse_recompute(get(t, i, "recompute"));
     if (rc >= 0) {
         add_recompute(ch, rc, 0);
@@ -531,6 +538,10 @@ static void strategy_of_row(const table *t, int i, const group_spec *spec, const
     int dp_cp = s->gpus / (s->tp * s->pp);
     if (contains(sharding, "ZeRO-3"))
         s->zero = 3;
+    else if (contains(sharding, "ZeRO-2"))
+        s->zero = dp_cp > 1 ? 2 : 0;
+    else if (contains(sharding, "ZeRO-1"))
+        s->zero = dp_cp > 1 ? 1 : 0;
     else if (contains(sharding, "dist") ||
              (stack->distributed_optimizer && dp_cp > 1 && !contains(sharding, "no")))
         s->zero = dp_cp > 1 ? 1 : 0;
@@ -612,7 +623,7 @@ static void breakdown(const cdse_result *r, const cdse_system *sys)
 static void check_row(ctx *c, int g, int i, const cdse_system *sys, const cdse_stack *stack)
 {
     const table *t = c->t;
-    const group_spec *spec = &groups[g];
+    const group_spec *spec = &c->specs[g];
     const char *id = get(t, i, "id");
     cdse_model m;
     cdse_strategy s;
@@ -799,17 +810,164 @@ static bool summary(const ctx *c, const gap gaps[N_GROUPS])
     return ok;
 }
 
+/* The held-out report (tests/validation/holdout.csv, described in tests/validation/README.md):
+ * published runs that are not in published.csv. Each row names in its own columns the system
+ * (`system`), the software stack (`stack`) and the quantity compared (`compare`); its `group`
+ * is the file's own. The errors are a report, not a gate: the exit status is 1 only when a row
+ * cannot be evaluated or is infeasible (a configuration that ran in public must fit in the
+ * model), 2 on bad input. */
+static int compare_kind(const char *name)
+{
+    static const struct {
+        const char *name;
+        int kind;
+    } kinds[] = {{"iter_time", K_ITER_TIME},
+                 {"eq3_tflops", K_EQ3_TFLOPS},
+                 {"model_tflops", K_MODEL_TFLOPS},
+                 {"mfu", K_MFU},
+                 {"tokens", K_TOKENS}};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        if (strcmp(name, kinds[k].name) == 0)
+            return kinds[k].kind;
+    return -1;
+}
+
+/* The held-out file's groups, in the order they first appear; -1 (printed, naming the file's
+ * line) on an unknown `compare` or too many groups. */
+static int holdout_groups(const char *path, const table *t, group_spec *specs)
+{
+    int n = 0;
+    for (int i = 0; i < t->rows; i++) {
+        const char *name = get(t, i, "group");
+        int g = 0;
+        while (g < n && strcmp(specs[g].group, name) != 0)
+            g++;
+        if (g < n)
+            continue;
+        int how = compare_kind(get(t, i, "compare"));
+        if (how < 0 || n == MAX_GROUPS) {
+            fprintf(stderr,
+                    "%s:%d: compare '%s': expected iter_time, eq3_tflops, model_tflops, mfu or "
+                    "tokens (and at most %d groups)\n",
+                    path, i + 2, get(t, i, "compare"), MAX_GROUPS);
+            return -1;
+        }
+        specs[n++] =
+            (group_spec){name, get(t, i, "system"), get(t, i, "stack"), how, R_MEGATRON, 0.0, 0.0};
+    }
+    return n;
+}
+
+/* Systems and stacks of the held-out rows, each loaded once (a tally keeps its stack's name). */
+typedef struct loaded {
+    cdse_system systems[MAX_STACKS];
+    cdse_stack stacks[MAX_STACKS];
+    int n_systems, n_stacks;
+} loaded;
+
+static const cdse_system *loaded_system(const char *data, loaded *l, const char *name)
+{
+    for (int k = 0; k < l->n_systems; k++)
+        if (strcmp(l->systems[k].name, name) == 0)
+            return &l->systems[k];
+    if (l->n_systems == MAX_STACKS || load_system(data, name, &l->systems[l->n_systems]) != 0)
+        return NULL;
+    return &l->systems[l->n_systems++];
+}
+
+static const cdse_stack *loaded_stack(const char *data, loaded *l, const char *name)
+{
+    for (int k = 0; k < l->n_stacks; k++)
+        if (strcmp(l->stacks[k].name, name) == 0)
+            return &l->stacks[k];
+    if (l->n_stacks == MAX_STACKS || load_stack(data, name, &l->stacks[l->n_stacks]) != 0)
+        return NULL;
+    return &l->stacks[l->n_stacks++];
+}
+
+/* The stack of a held-out group's rows, or "mixed". */
+static const char *group_stacks(const ctx *c, int g)
+{
+    for (int i = 0; i < c->t->rows; i++)
+        if (strcmp(get(c->t, i, "group"), c->specs[g].group) == 0 &&
+            strcmp(get(c->t, i, "stack"), c->specs[g].stack) != 0)
+            return "mixed";
+    return c->specs[g].stack;
+}
+
+static bool holdout_summary(const ctx *c, int n_groups)
+{
+    bool ok = true;
+    printf("\n# %-42s %3s %6s %9s %9s  %s\n", "held-out group", "n", "failed", "mean|err|", "worst",
+           "stack");
+    for (int g = 0; g < n_groups; g++) {
+        const tally *t = &c->group[g];
+        ok = ok && t->failed == 0 && t->n > 0;
+        printf("# %-42s %3d %6d %8.2f%% %8.2f%%  %s\n", c->specs[g].group, t->n, t->failed,
+               100 * tally_mean(t), 100 * t->worst, group_stacks(c, g));
+    }
+    printf("\n# %-42s %3s %6s %9s %9s\n", "stack", "n", "failed", "mean|err|", "worst");
+    for (int k = 0; k < c->n_stacks; k++) {
+        const tally *t = &c->stack[k];
+        printf("# %-42s %3d %6d %8.2f%% %8.2f%%\n", t->name, t->n, t->failed, 100 * tally_mean(t),
+               100 * t->worst);
+    }
+    printf("\n# %s\n", ok ? "every held-out run evaluable and feasible"
+                          : "FAIL: held-out runs not evaluable or infeasible (see FAILED above)");
+    return ok;
+}
+
+static int holdout(const char *path, const char *data, bool verbose)
+{
+    static table t;
+    static group_spec specs[MAX_GROUPS];
+    static loaded l;
+    if (read_table(path, &t) != 0)
+        return 2;
+    int n_groups = holdout_groups(path, &t, specs);
+    if (n_groups < 0) {
+        free(t.data);
+        return 2;
+    }
+    ctx c = {.data = data, .t = &t, .specs = specs, .verbose = verbose};
+    printf("# %-18s %-32s %12s %12s %9s\n", "id", "quantity", "measured", "predicted", "error");
+    for (int g = 0; g < n_groups; g++) {
+        c.group[g].name = specs[g].group;
+        printf("\n## %s (held out)\n", specs[g].group);
+        for (int i = 0; i < t.rows; i++) {
+            if (strcmp(get(&t, i, "group"), specs[g].group) != 0)
+                continue;
+            const cdse_system *sys = loaded_system(data, &l, get(&t, i, "system"));
+            const cdse_stack *stack = loaded_stack(data, &l, get(&t, i, "stack"));
+            if (sys == NULL || stack == NULL) {
+                record_failure(&c, g, get(&t, i, "stack"), get(&t, i, "id"),
+                               "system or stack not loadable (calibration/)");
+                continue;
+            }
+            check_row(&c, g, i, sys, stack);
+        }
+    }
+    bool ok = holdout_summary(&c, n_groups);
+    free(t.data);
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     bool verbose = argc == 4 && strcmp(argv[3], "-v") == 0;
+    if (argc == 4 && strcmp(argv[1], "--holdout") == 0)
+        return holdout(argv[2], argv[3], false);
+    if (argc == 5 && strcmp(argv[1], "--holdout") == 0 && strcmp(argv[4], "-v") == 0)
+        return holdout(argv[2], argv[3], true);
     if (argc != 3 && !verbose) {
-        fprintf(stderr, "usage: validate PUBLISHED.csv DATA_DIR [-v]\n");
+        fprintf(stderr, "usage: validate PUBLISHED.csv DATA_DIR [-v]\n"
+                        "       validate --holdout HOLDOUT.csv DATA_DIR [-v]\n");
         return 2;
     }
     table t;
     if (read_table(argv[1], &t) != 0)
         return 2;
-    ctx c = {.data = argv[2], .t = &t, .verbose = verbose};
+    ctx c = {.data = argv[2], .t = &t, .specs = groups, .verbose = verbose};
     static cdse_system systems[N_GROUPS];
     static cdse_stack stacks[N_GROUPS], zero3;
     if (load_stack(c.data, ZERO3_STACK, &zero3) != 0)

@@ -30,6 +30,13 @@ typedef struct cdse_stack {
     bool overlap_param_gather;  /* distributed optimizer's gather overlaps the next forward */
     bool overlap_tp_comm;       /* TP collectives pipelined with their GEMMs */
     bool overlap_p2p;           /* interleaved pipeline overlaps its sends with computation */
+    /* The pipeline advances in lockstep steps, forward and backward alternating on adjacent
+     * stages, each step as long as the longer of the two (DeepSpeed's TrainSchedule). */
+    bool pipeline_lockstep;
+    /* Its recipes split the layers over pipeline stages counting the input embedding and the
+     * output layer (with the loss) as one transformer layer each: the first and last stages hold
+     * one layer fewer (DeepSpeed PipelineModule partition_method 'type:transformer|embedding'). */
+    bool pipeline_split_embedding;
     /* Bytes per element of the data-parallel gradient buffer and its reduction: 4 (fp32) or
      * 2 (bf16/fp16); below 4 the optimizer keeps an fp32 copy of its gradient shard. */
     double grad_bytes;
