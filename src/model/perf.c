@@ -1745,6 +1745,16 @@ double cdse_time_floor(const cdse_model *model, const cdse_system *system,
     double head_fwd, head_bwd;
     output_layer_times(&e, &x, &head_fwd, &head_bwd);
     double n_layers = x.stage_layers;
+    /* With the split counting the output layer as a layer, the evaluator's slowest stage is the
+     * longer of a middle stage (n layers) and the last (n - 1 layers and the output layer); the
+     * same choice on the floor's layer cost, which is no larger, gives no more than it. */
+    if (split_embedding(&st)) {
+        double layer = step.fwd + step.bwd + step.recompute + step.tp + step.cp;
+        if ((n_layers - 1.0) * layer + head_fwd + head_bwd >= n_layers * layer)
+            n_layers -= 1.0;
+        else
+            head_fwd = head_bwd = 0.0;
+    }
     double stage_fwd = n_layers * step.fwd + head_fwd;
     double stage_bwd = n_layers * step.bwd + head_bwd;
     double per_mb =

@@ -149,6 +149,31 @@ static void test_dense_every_configuration(void **state)
     assert_true(t.tightest > 0.5 && t.tightest <= 1.0);
 }
 
+/* The stacks whose pipelines differ from Megatron's 1F1B: DeepSpeed's lockstep engine
+ * (deepspeed-2022), and the splits that count the embedding and the output layer as layers
+ * (megatron-deepspeed-2022 with lockstep, meta-llama3-2024 with interleaving), where the slowest
+ * stage is a middle one or the last with one layer fewer and the output layer. pp 2-8 over 24-32
+ * layers leaves both cases. */
+static void test_pipeline_stacks_every_configuration(void **state)
+{
+    (void)state;
+    const char *text =
+        "models = ( \"gpt3-1.3b\", \"llama3-8b\" );\n"
+        "systems = ( \"a100-80g-dgx\", \"h100-sxm-dgx\" );\n"
+        "stacks = [ \"deepspeed-2022\", \"megatron-deepspeed-2022\", \"meta-llama3-2024\" ];\n"
+        "space = { gpus = [ 16, 64 ]; tp = [ 1, 2, 8 ]; pp = [ 2, 4, 8 ]; vpp = [ 1, 2 ];\n"
+        "  microbatch = [ 1, 4 ]; global_batch = [ 128 ];\n"
+        "  recompute = [ \"none\", \"full\" ]; sequence_parallel = [ false ];\n"
+        "  zero = [ 0, 1 ]; precision = [ \"bf16\" ]; tp_comm_overlap = [ false ]; };\n";
+    tally t = check_job(text, 0);
+    print_message("pipeline stacks: %llu checked, %llu feasible, %llu bounded, tightest %.3f\n",
+                  (unsigned long long)t.checked, (unsigned long long)t.feasible,
+                  (unsigned long long)t.bounded, t.tightest);
+    assert_true(t.feasible > 1000);
+    assert_true(t.bounded == t.feasible);
+    assert_true(t.tightest > 0.5 && t.tightest <= 1.0);
+}
+
 /* MoE models (Mixtral: top-2 of 8; Qwen3-30B-A3B: top-8 of 128) with ep, etp, both dispatchers
  * and all overlaps, fine-grained recomputation, FP8. */
 static void test_moe_every_configuration(void **state)
@@ -314,6 +339,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense_every_configuration),
+        cmocka_unit_test(test_pipeline_stacks_every_configuration),
         cmocka_unit_test(test_moe_every_configuration),
         cmocka_unit_test(test_hardware_axes_every_configuration),
         cmocka_unit_test(test_memory_limit),
