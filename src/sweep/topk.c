@@ -549,6 +549,8 @@ static const char *ungrouped_field(const cdse_job *job)
     int gpus_values = job->space.n[CDSE_AXIS_GPUS];
     int systems = job->space.n[CDSE_AXIS_SYSTEM];
     bool sized_by_system = job->n_system_gpus > 0 && systems > 1; /* sizes per system */
+    if (!(by & CDSE_GROUP_MODEL) && job->space.n[CDSE_AXIS_MODEL] > 1)
+        return "model"; /* the front is per model */
     if (!(by & CDSE_GROUP_GPUS) &&
         (gpus_values > 1 || (sized_by_system && !(by & CDSE_GROUP_SYSTEM))))
         return "gpus";
@@ -577,13 +579,30 @@ static const char *metric_needs(const cdse_job *job, int *field_bit, int *axis)
     }
 }
 
+/* Whether every configuration of system `s` draws power: its gpu_power, or every value of a
+ * gpu_power hardware axis on it (the axis replaces the profile's value), or a pool. */
+static bool system_powered(const cdse_job *job, int s)
+{
+    const cdse_system *sys = &job->system[s];
+    bool powered = sys->cost.gpu_power_w > 0.0;
+    for (int h = 0; h < job->n_hw_axes; h++) {
+        const cdse_hw_axis *a = &job->hw_axis[h];
+        if (a->system != s || a->key != CDSE_HW_GPU_POWER)
+            continue;
+        powered = true;
+        for (int v = 0; v < a->n; v++)
+            powered &= a->value[v] > 0.0;
+    }
+    return powered || sys->pool.n_types > 0;
+}
+
 bool cdse_pareto_cost_note(const cdse_job *job, char *note, size_t size)
 {
     bool priced = false, powered = true; /* over the systems of the systems axis */
     for (int i = 0; i < job->space.n[CDSE_AXIS_SYSTEM]; i++) {
         const cdse_system *s = &job->system[job->space.value[CDSE_AXIS_SYSTEM][i]];
         priced |= system_priced(job, (int)(s - job->system));
-        powered &= s->cost.gpu_power_w > 0.0 || s->pool.n_types > 0;
+        powered &= system_powered(job, (int)(s - job->system));
     }
     const char *ungrouped = ungrouped_field(job);
     int bit = 0, axis = 0;

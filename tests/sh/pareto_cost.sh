@@ -37,7 +37,23 @@ objective = { metric = "tokens_per_s"; tokens = 1e12; electricity_price = 0.1; t
 JOB
 sed 's/group_by = \[ "system", "gpus" \]/group_by = [ "gpus" ]/' systems.cfg >ungrouped.cfg
 grep -q 'group_by = \[ "gpus" \]' ungrouped.cfg
-for job in systems design ungrouped; do
+# Two models: the front is per model, so group_by needs "model" (without it, empty).
+cat >models.cfg <<'JOB'
+name = "pareto-cost-models";
+models = ( "llama3-8b", "gpt3-13b" );
+systems = ( "h100-sxm-dgx", "b200-dgx" );
+space = { gpus = [ 16, 32, 64 ]; tp = [ 1, 2, 4 ]; pp = [ 1, 2 ]; microbatch = [ 1, 2 ];
+          global_batch = [ 256 ]; recompute = [ "none", "full" ]; zero = [ 0, 1 ]; };
+objective = { metric = "time_to_train"; tokens = 1e12; electricity_price = 0.1; top = 1;
+              group_by = [ "model", "system", "gpus" ]; store = "feasible"; };
+JOB
+sed 's/group_by = \[ "model", "system", "gpus" \]/group_by = [ "system", "gpus" ]/' models.cfg >nomodel.cfg
+grep -q 'group_by = \[ "system", "gpus" \]' nomodel.cfg
+# Energy ranks a group as time does only if every design draws power: a gpu_power axis with 0.
+sed -e 's/gpu_power = 700.0;/gpu_power = [ 700.0, 0.0 ];/' -e 's/metric = "tokens_per_s"/metric = "energy_to_train"/' \
+    design.cfg >zeropower.cfg
+[ "$(diff design.cfg zeropower.cfg | grep -c '^>')" -eq 2 ]
+for job in systems design ungrouped models nomodel zeropower; do
     run mpirun -np 2 "$CLUSTERDSE" sweep $job.cfg -o $job.h5 --quiet >/dev/null
 done
 cat >front.py <<'PY'
@@ -64,10 +80,17 @@ for m in np.unique(ok["model"]):
     want += kept[::-1]
 print(f"{sys.argv[1]}: {len(got)} front rows; brute force over {len(ok)} rows: {len(want)}; {note}")
 assert [int(i) for i in got["index"]] == want, (list(got["index"]), want)
-assert all(np.diff(got["cost_to_train"]) > 0) and all(np.diff(got["time_to_train_days"]) < 0)
+for m in np.unique(got["model"]):  # per model: cost rises, time falls
+    g = got[got["model"] == m]
+    assert all(np.diff(g["cost_to_train"]) > 0) and all(np.diff(g["time_to_train_days"]) < 0)
 PY
 run /usr/bin/python3 front.py systems.h5 | tee systems.txt
 run /usr/bin/python3 front.py design.h5 | tee design.txt
+run /usr/bin/python3 front.py models.h5 | tee models.txt
+run /usr/bin/python3 -c '
+import h5py, sys
+f = h5py.File(sys.argv[1], "r")
+assert len(set(f["pareto_cost"]["model"])) == 2, "a front for each model"' models.h5
 # The fronts are not trivial: several points, each system's or design's bests competing.
 n=$(sed -n 's/^systems.h5: \([0-9]*\) front rows.*/\1/p' systems.txt)
 [ "$n" -ge 3 ] || { echo "pareto_cost: only $n points on the systems front" >&2; exit 1; }
@@ -82,6 +105,12 @@ run /usr/bin/python3 -c 'import h5py, sys; f = h5py.File(sys.argv[1], "r"); asse
 run "$CLUSTERDSE" top ungrouped.h5 --from pareto_cost >out.txt 2>err.txt
 grep -q '^# 0 of 0 matching rows of ungrouped.h5/pareto_cost' out.txt
 grep -q 'note: /pareto_cost is empty: objective.group_by lacks "system"' err.txt
+run /usr/bin/python3 -c 'import h5py, sys; f = h5py.File(sys.argv[1], "r"); assert len(f["pareto_cost"]) == 0' nomodel.h5
+run "$CLUSTERDSE" top nomodel.h5 --from pareto_cost >out.txt 2>err.txt
+grep -q 'note: /pareto_cost is empty: objective.group_by lacks "model"' err.txt
+run /usr/bin/python3 -c 'import h5py, sys; f = h5py.File(sys.argv[1], "r"); assert len(f["pareto_cost"]) == 0' zeropower.h5
+run "$CLUSTERDSE" top zeropower.h5 --from pareto_cost >out.txt 2>err.txt
+grep -q 'needs cost.gpu_power on every system' err.txt
 # top and export read it.
 run "$CLUSTERDSE" top systems.h5 --from pareto_cost -n 100 --by cost_to_train >out.txt
 rows=$(sed -n 's/^systems.h5: \([0-9]*\) front rows.*/\1/p' systems.txt)
