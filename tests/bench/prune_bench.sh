@@ -55,14 +55,17 @@ objective = { metric = "time_to_train"; top = 1; group_by = [ "gpus", "design" ]
               tokens = 3e11; electricity_price = 0.08; prune = true; };
 CFG
 
-cmd=(mpirun -np "$ranks" /usr/bin/time -v "$clusterdse" sweep "$dir/prune-bench.cfg"
-     -o "$dir/prune-bench.h5" --flush 30)
+# Each rank's /usr/bin/time report goes to its own file (time.RANK): on stderr, mpirun may end
+# before a rank's report is forwarded.
+cmd=(mpirun -np "$ranks" sh -c '/usr/bin/time -v -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' "$dir/time"
+     "$clusterdse" sweep "$dir/prune-bench.cfg" -o "$dir/prune-bench.h5" --flush 30)
 echo "+ ${cmd[*]}"
 start=$(date +%s.%N)
 "${cmd[@]}" >"$dir/out.txt" 2>"$dir/err.txt" || { cat "$dir/err.txt"; exit 1; }
 end=$(date +%s.%N)
 grep "^sweep" "$dir/err.txt"
-/usr/bin/python3 - "$dir/prune-bench.h5" "$start" "$end" "$dir/err.txt" <<'PY'
+cat "$dir"/time.* >"$dir/time.txt"
+/usr/bin/python3 - "$dir/prune-bench.h5" "$start" "$end" "$dir/time.txt" <<'PY'
 import re
 import sys
 
