@@ -29,9 +29,10 @@ expect() { # STATUS FILE WHAT
 expect 0 "$holdout" "the committed holdout.csv"
 grep -q "every held-out run evaluable and feasible" "$tmp/out.txt"
 # MTNLG-280 with pp 1, dp 280 and a batch of 2240 (divisible): 530B / 8 parameters per GPU
-/usr/bin/python3 - "$holdout" "$tmp/oom.csv" "$tmp/stack.csv" "$tmp/compare.csv" <<'PY'
+/usr/bin/python3 - "$holdout" "$tmp/oom.csv" "$tmp/stack.csv" "$tmp/compare.csv" \
+    "$tmp/later.csv" "$tmp/mixed.csv" <<'PY'
 import csv, sys
-src, oom, stack, compare = sys.argv[1:]
+src, oom, stack, compare, later, mixed = sys.argv[1:]
 rows = list(csv.DictReader(open(src)))
 cols = list(rows[0].keys())
 def write(path, edit):
@@ -46,6 +47,10 @@ def one_stage(out):
 write(oom, one_stage)
 write(stack, lambda out: out[0].update(stack="no-such-stack"))
 write(compare, lambda out: out[0].update(compare="speed"))
+# Row 6 (file line 7) is a later row of the first group: checked as its first row is.
+assert rows[5]["group"] == rows[0]["group"] and rows[5]["compare"] != "iter_time"
+write(later, lambda out: out[5].update(compare="speed"))
+write(mixed, lambda out: out[5].update(compare="iter_time"))
 PY
 expect 1 "$tmp/oom.csv" "a held-out run that is oom"
 grep -q "MTNLG-280 *FAILED: status oom" "$tmp/out.txt"
@@ -53,3 +58,7 @@ expect 1 "$tmp/stack.csv" "a held-out row whose stack does not load"
 grep -q "FAILED: system or stack not loadable" "$tmp/out.txt"
 expect 2 "$tmp/compare.csv" "an unknown compare"
 grep -q "compare.csv:2: compare 'speed'" "$tmp/err.txt"
+expect 2 "$tmp/later.csv" "an unknown compare on a later row of a group"
+grep -q "later.csv:7: compare 'speed'" "$tmp/err.txt"
+expect 2 "$tmp/mixed.csv" "a later row comparing another quantity than its group"
+grep -q "mixed.csv:7: compare 'iter_time', system 'a100-80g-dgx': every row of group" "$tmp/err.txt"

@@ -833,27 +833,35 @@ static int compare_kind(const char *name)
 }
 
 /* The held-out file's groups, in the order they first appear; -1 (printed, naming the file's
- * line) on an unknown `compare` or too many groups. */
+ * line) on an unknown `compare` in any row, too many groups, or a row whose compare or system
+ * differs from its group's first row (a group is compared on one quantity, on one system; its
+ * rows may name different stacks). */
 static int holdout_groups(const char *path, const table *t, group_spec *specs)
 {
     int n = 0;
     for (int i = 0; i < t->rows; i++) {
         const char *name = get(t, i, "group");
+        int how = compare_kind(get(t, i, "compare"));
         int g = 0;
         while (g < n && strcmp(specs[g].group, name) != 0)
             g++;
-        if (g < n)
-            continue;
-        int how = compare_kind(get(t, i, "compare"));
-        if (how < 0 || n == MAX_GROUPS) {
+        if (how < 0 || (g == n && n == MAX_GROUPS)) {
             fprintf(stderr,
                     "%s:%d: compare '%s': expected iter_time, eq3_tflops, model_tflops, mfu or "
                     "tokens (and at most %d groups)\n",
                     path, i + 2, get(t, i, "compare"), MAX_GROUPS);
             return -1;
         }
-        specs[n++] =
-            (group_spec){name, get(t, i, "system"), get(t, i, "stack"), how, R_MEGATRON, 0.0, 0.0};
+        if (g < n && (how != specs[g].kind || strcmp(specs[g].system, get(t, i, "system")) != 0)) {
+            fprintf(stderr,
+                    "%s:%d: compare '%s', system '%s': every row of group %s must have the "
+                    "compare and system of its first row (system '%s')\n",
+                    path, i + 2, get(t, i, "compare"), get(t, i, "system"), name, specs[g].system);
+            return -1;
+        }
+        if (g == n)
+            specs[n++] = (group_spec){
+                name, get(t, i, "system"), get(t, i, "stack"), how, R_MEGATRON, 0.0, 0.0};
     }
     return n;
 }
