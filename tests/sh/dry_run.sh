@@ -30,7 +30,7 @@ sed 's/store = "feasible"/store = "all"/' "$CDSE_SRC/tests/jobs/report.cfg" >all
 echo "+ mpirun -np 2 $CLUSTERDSE sweep all.cfg --dry-run --ranks 64 -o s.h5"
 mpirun -np 2 "$CLUSTERDSE" sweep all.cfg --dry-run --ranks 64 -o s.h5 | tee sweep.txt
 grep -Eq '^  ranks +64$' sweep.txt
-grep -Eq '^  estimated /results rows +3456 \(\+ 24 in /top\)$' sweep.txt   # 2 systems x 3 sizes x 4
+grep -Eq '^  estimated /results rows +3456 \(\+ 48 in /top\)$' sweep.txt   # 2 models x 2 systems x 3 sizes x 4
 [ ! -e s.h5 ] || { echo "dry_run: --dry-run wrote a store"; exit 1; }
 
 # 2 x 2 x 64 x 4 x 16 x 4 x 4 x 64 x 64 x 3 x 2 x 2 = 12884901888 configurations >= 10^10.

@@ -49,7 +49,7 @@ try:
 except clusterdse.StoreError as e:
     assert "store = \"best\"" in str(e), e
 top = clusterdse.load(f"{d}/best.h5", "top")
-assert len(top) == 6 * 4 and (top.status == "ok").all(), len(top)   # 2 systems x 3 sizes, top 4
+assert len(top) == 12 * 4 and (top.status == "ok").all(), len(top)  # 2 models x 2 systems x 3 sizes, top 4
 probes = clusterdse.load(f"{d}/p.h5", "probes")
 assert isinstance(probes.collective.iloc[0], str) and len(probes) > 0
 verify = clusterdse.load(f"{d}/v.h5", "verify")
