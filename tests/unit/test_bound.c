@@ -1,10 +1,10 @@
 /* The lower bound of exact pruning (cdse_time_floor, include/clusterdse/model/bound.h): for
  * the feasible configurations of dense and MoE spaces (100,000 random draws from the dense and
- * MoE spaces, every configuration of the pipeline-stack and hardware-axis spaces) (bf16 and FP8, several stacks, hardware
- * axes, pp/vpp, cp, ep/etp, offload to a memory tier), floor <= time_per_iteration_s; and the
- * floor does not move when only the axes it ignores change (recompute, zero and offload too with
- * the flags that free them), which is what lets the sweep take one floor per combination of the
- * kept axes as the bound of a whole box. */
+ * MoE spaces, every configuration of the pipeline-stack and hardware-axis spaces) (bf16 and FP8,
+ * several stacks, hardware axes, pp/vpp, cp, ep/etp, offload to a memory tier), floor <=
+ * time_per_iteration_s; and the floor does not move when only the axes it ignores change
+ * (recompute, zero and offload too with the flags that free them), which is what lets the sweep
+ * take one floor per combination of the kept axes as the bound of a whole box. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
