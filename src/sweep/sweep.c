@@ -499,22 +499,24 @@ static void chunk_begin(chunk *c, cdse_range range)
     sweep__best_clear(c->best);
 }
 
-/* One configuration, counted by status and offered to the chunk's best (and the unit's). */
-static inline void eval_one(chunk *c, const cdse_job *job, uint64_t i, sweep__best *unit)
+/* One configuration into `rec`, counted by status and offered to the chunk's best (and the
+ * unit's, when pruning). Returns its status. */
+static inline int eval_one(chunk *c, const cdse_job *job, uint64_t i, sweep__best *unit,
+                           cdse_record *rec)
 {
     chunk_header *h = &c->head;
-    cdse_record rec;
-    cdse_record_eval(job, i, &rec);
-    int st = rec.result.status;
+    cdse_record_eval(job, i, rec);
+    int st = rec->result.status;
     h->counts.evaluated++;
     if (st >= 0 && st < CDSE_ST_COUNT)
         h->counts.status[st]++;
     if (st == CDSE_ST_OK) {
         h->counts.feasible++;
-        sweep__best_offer(c->best, &rec);
+        sweep__best_offer(c->best, rec);
         if (unit != NULL)
-            sweep__best_offer(unit, &rec);
+            sweep__best_offer(unit, rec);
     }
+    return st;
 }
 
 /* The box at its turn at level k is done: the next one, and when the level's list is done, its
@@ -552,8 +554,9 @@ static uint64_t last_step(chunk *c, const cdse_job *job, uint64_t budget)
             p->box_pos = b->begin;
         }
         uint64_t stop = end - p->box_pos > budget ? p->box_pos + budget : end;
+        cdse_record rec;
         for (uint64_t i = p->box_pos; i < stop; i++)
-            eval_one(c, job, i, p->best);
+            eval_one(c, job, i, p->best, &rec);
         spent = stop - p->box_pos;
         p->box_pos = stop;
         if (p->box_pos < end)
@@ -602,24 +605,16 @@ static void chunk_eval_pruned(chunk *c, const cdse_job *job, uint64_t max)
 /* Evaluates up to `max` more configurations of the chunk. The hot loop of the sweep. */
 static void chunk_eval(chunk *c, const cdse_job *job, uint64_t max)
 {
-    chunk_header *h = &c->head;
-    uint64_t stop = h->end - c->next > max ? c->next + max : h->end;
-    int mode = job->objective.store;
     if (c->prune) {
         chunk_eval_pruned(c, job, max);
         return;
     }
+    chunk_header *h = &c->head;
+    uint64_t stop = h->end - c->next > max ? c->next + max : h->end;
+    int mode = job->objective.store;
     cdse_record rec;
     for (uint64_t i = c->next; i < stop; i++) {
-        cdse_record_eval(job, i, &rec);
-        int st = rec.result.status;
-        h->counts.evaluated++;
-        if (st >= 0 && st < CDSE_ST_COUNT)
-            h->counts.status[st]++;
-        if (st == CDSE_ST_OK) {
-            h->counts.feasible++;
-            sweep__best_offer(c->best, &rec);
-        }
+        int st = eval_one(c, job, i, NULL, &rec);
         if (mode == CDSE_STORE_ALL || (mode == CDSE_STORE_FEASIBLE && st == CDSE_ST_OK))
             cdse_store_pack(&rec, c->rows + (h->n_rows++) * c->row_size);
     }
