@@ -1479,6 +1479,9 @@ int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_d
     }
     if (rc == 0 && job->objective.prune)
         rc = check_prune(&ctx, objective, &job->objective);
+    const config_setting_t *top =
+        objective != NULL ? config_setting_get_member(objective, "top") : NULL;
+    job->objective.top_line = top != NULL ? config_setting_source_line(top) : 0;
     config_destroy(&cfg);
     if (rc != 0)
         return rc;

@@ -1445,9 +1445,10 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
     if (job_message_bound(job, chunk_max) > INT_MAX) { /* opt is the same everywhere: all return */
         if (job->objective.prune && message_bound(chunk_max) <= INT_MAX)
             cdse_diag_set(diag,
-                          "objective.top = %d: a pruned chunk's best (top per group of a unit) "
-                          "would not fit one MPI message; allowed: a smaller top, or no pruning",
-                          job->objective.top);
+                          "%s:%d: objective.top = %d: a pruned chunk's best (top per group of a "
+                          "unit) would not fit one MPI message; allowed: a smaller top, or no "
+                          "pruning",
+                          job->path, job->objective.top_line, job->objective.top);
         else
             cdse_diag_set(diag, "chunk size %llu: allowed: 1 to %d configurations",
                           (unsigned long long)chunk_max, CDSE_SWEEP_CHUNK_LIMIT);

@@ -3,7 +3,8 @@
 # and with objective.prune = true gives the same /top and /pareto byte for byte; the pruned
 # store's /counts have pruned > 0 and evaluated + pruned = the space's size; pruned sweeps on
 # 1, 2 and 3 ranks, and one killed (SIGKILL) and stopped (SIGTERM, exit 3) then resumed, give
-# identical stores, /counts included. Bad input: prune with store "feasible" or metric "mfu".
+# identical stores, /counts included. Bad input: prune with store "feasible" or metric "mfu", a
+# top too large for one chunk's message.
 set -euo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -163,4 +164,25 @@ bad() { # METRIC STORE EXPECTED
 }
 bad time_to_train feasible 'allowed: prune = true with store = "best"'
 bad mfu best 'allowed: prune with metric time_per_iteration, tokens_per_s'
+# A top so large that a pruned chunk's candidates (top per group of a unit, here 8 groups of
+# 1,000,000 capped at the unit's 3,932,160 configurations of 584 bytes: 2.3 GB) exceed one MPI
+# message: refused before the sweep starts, naming the line of objective.top; no store.
+cat >"$dir/top.cfg" <<CFG
+models = ( "gpt3-1.3b" );
+systems = ( "h100-sxm-dgx" );
+space = { gpus = 64; tp = [ 1, 2, 4, 8, 16 ]; pp = [ 1, 2, 4, 8 ]; cp = [ 1, 2 ];
+  vpp = [ 1, 2, 3, 4 ]; microbatch = [ 1, 2, 4, 8, 16, 32, 64, 128 ];
+  global_batch = [ 256, 512, 1024, 2048 ]; recompute = [ "none", "selective", "full" ];
+  sequence_parallel = [ true, false ]; zero = [ 0, 1, 2, 3 ]; precision = [ "bf16", "fp8" ];
+  flash_attention = [ true, false ]; tp_comm_overlap = [ true, false ];
+  offload = [ "none", "optimizer", "activations", "optimizer+activations" ]; };
+objective = { store = "best"; prune = true;
+  top = 1000000; group_by = [ "global_batch", "precision" ]; };
+CFG
+rc=0
+"$CLUSTERDSE" sweep "$dir/top.cfg" -o "$dir/top.h5" 2>"$dir/top.err" >/dev/null || rc=$?
+cat "$dir/top.err"
+[ "$rc" -eq 1 ] || { echo "prune_identity: exit $rc for top = 1000000, expected 1"; exit 1; }
+grep -q "top.cfg:10: objective.top = 1000000: .*allowed: a smaller top" "$dir/top.err"
+[ ! -e "$dir/top.h5" ] || { echo "prune_identity: a refused sweep left a store"; exit 1; }
 echo "prune_identity: ok"

@@ -51,7 +51,8 @@ typedef struct cdse_objective {
     double tokens;            /* token budget for time_to_train and gpu_hours */
     double electricity_price; /* currency units per kWh drawn (purchased systems) */
     char currency[16];        /* the unit of cost_to_train and the profiles' prices */
-    bool prune; /* skip blocks a lower bound excludes from /top and /pareto (docs/sweep.md) */
+    bool prune;   /* skip blocks a lower bound excludes from /top and /pareto (docs/sweep.md) */
+    int top_line; /* line of `top` in the job file, 0 if defaulted (for messages; not hashed) */
 } cdse_objective;
 
 /* A hardware axis: a numeric key of a system entry given as a list (docs/job-file.md). The
