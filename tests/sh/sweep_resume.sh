@@ -89,6 +89,13 @@ interrupt() {
         rm -f "$out"
         "${sweep[@]}" -o "$out" >/dev/null 2>"$dir/sig.err" &
         pid=$!
+        # Handlers are installed before MPI_Init; rank 0 creates the store after it (every rank
+        # is in MPI_Init by then). A signal sent earlier on a loaded machine could kill a rank
+        # mpirun is still starting (exit 143): the delay counts from the store's creation.
+        for _ in $(seq 600); do
+            [ -e "$out" ] || ! kill -0 "$pid" 2>/dev/null && break
+            sleep 0.05
+        done
         sleep "$t"
         if [ "$who" = ranks ]; then
             kill "-$sig" $(pgrep -P "$pid") 2>/dev/null || true
