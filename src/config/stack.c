@@ -96,6 +96,14 @@ static const key_spec stack_keys[] = {
      .def_text = "\"delayed\"",
      .help = "FP8 scaling of its recipes: delayed (amax history) or current (an amax pass "
              "before each unfused cast)"},
+    {.name = "fp8_param_gather",
+     .type = KEY_BOOL,
+     .offset = offsetof(cdse_stack, fp8_param_gather),
+     .has_default = true,
+     .def = 0.0,
+     .def_text = "false",
+     .help = "in FP8 training the layers' weights are held only as FP8 (1 B, plus the FP8 "
+             "transpose) and the distributed optimizer all-gathers them in FP8"},
 };
 static const key_table stack_table = {"stack profile", stack_keys,
                                       (int)(sizeof stack_keys / sizeof stack_keys[0])};

@@ -37,6 +37,13 @@
  * disable_parameter_transpose_cache): 1 B + 1 B per parameter of the layers. They also save the
  * FP8 cast of each GEMM input for the weight-gradient GEMM instead of its bf16 original. */
 #define FP8_WEIGHT_CACHE_BYTES 2.0
+/* FP8 parameters (Transformer Engine fp8_model_init: modules "hold only quantized copies of
+ * [their] parameters, as opposed to the default behavior where both higher precision and
+ * quantized copies are present", transformer_engine/pytorch/quantization.py; NeMo fp8_params,
+ * Megatron-Core --fp8-param-gather: "keep the compute param in fp8 ... and perform the param
+ * all-gather in fp8", megatron/training/arguments.py): a layer weight is its FP8 copy, 1 B, and
+ * only the transpose is cached beside it. Embeddings stay bf16. */
+#define FP8_PARAM_BYTES 1.0
 
 /* HBM traffic of the optimizer step per locally updated parameter, as Megatron-LM's mixed-
  * precision optimizer runs it with Apex multi-tensor kernels, each streaming its arrays once:
@@ -732,6 +739,14 @@ static void state_bytes(int zero, double shard, double grad_bytes, double *w, do
         *w /= shard;
 }
 
+/* Bytes per parameter of the transformer layers' weights as a GPU holds and all-gathers them:
+ * FP8 when the stack keeps FP8 parameters in FP8 training, bf16 otherwise. */
+static double layer_weight_bytes(const env *e)
+{
+    bool fp8_params = e->st->precision == CDSE_FP8 && e->stk->fp8_param_gather;
+    return fp8_params ? FP8_PARAM_BYTES : WEIGHT_BYTES;
+}
+
 /* Memory of the first stage. `params` receives the parameter counts, `updated` the parameters
  * this GPU updates in the optimizer step, `act_per_mb` the activation bytes of one micro-batch and
  * `in_flight_out` the micro-batches whose activations are held at once. */
@@ -787,15 +802,21 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     }
 
     double gib = CDSE_GIB;
-    r->mem_weights_gib = (dense * w + params->experts * we) / gib;
+    double layer_share = layer_weight_bytes(e) / WEIGHT_BYTES; /* 1/2 with FP8 parameters */
+    r->mem_weights_gib =
+        ((params->dense * layer_share + params->embed) * w + params->experts * layer_share * we) /
+        gib;
     r->mem_gradients_gib = (dense * g + params->experts * ge) / gib;
     r->mem_optimizer_gib = (dense * o + params->experts * oe) / gib;
     r->mem_activations_gib = act / gib;
     r->mem_other_gib = e->sys->reserved_gib;
     r->mem_offloaded_gib = 0.0;
-    if (st->precision == CDSE_FP8)
-        r->mem_fp8_cache_gib = (params->dense + params->experts) * FP8_WEIGHT_CACHE_BYTES /
-                               (st->zero >= 3 ? x->d * x->c : 1.0) / gib;
+    if (st->precision == CDSE_FP8) {
+        /* With FP8 parameters the FP8 copy is the weight itself: the transpose remains. */
+        double cache = FP8_WEIGHT_CACHE_BYTES - (layer_share < 1.0 ? FP8_PARAM_BYTES : 0.0);
+        r->mem_fp8_cache_gib =
+            (params->dense + params->experts) * cache / (st->zero >= 3 ? x->d * x->c : 1.0) / gib;
+    }
 }
 
 /* Moves the state selected by the offload mask to the second tier; returns the HBM bytes/s
@@ -1245,18 +1266,18 @@ static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const 
  * apart, in the stack's gradient dtype: bucketed and overlapped with the last micro-batch's
  * backward pass when the stack overlaps it (Megatron-Core DDP overlap_grad_reduce; Megatron-LM
  * of 2021-22 all-reduced after the backward pass); the distributed optimizer's parameter
- * all-gather overlaps the next forward pass when the stack overlaps it (overlap_param_gather).
- * Every collective is an entry of the communication plan. */
+ * all-gather of `weight_bytes` (the parameters in the dtype the GPU holds them, layer_weight_bytes)
+ * overlaps the next forward pass when the stack overlaps it (overlap_param_gather). Every
+ * collective is an entry of the communication plan. */
 static double dp_comm_time(cdse_comm_plan *plan, const cdse_system *system, const cdse_stack *stk,
-                           int comm_group, int zero, double params, int group, int stride,
-                           const dp_windows *w)
+                           int comm_group, int zero, double params, double weight_bytes, int group,
+                           int stride, const dp_windows *w)
 {
     if (group <= 1 || params <= 0.0)
         return 0.0;
     if (zero >= 3)
         return zero3_time(plan, system, stk, comm_group, group, stride, params, w);
     double grad_bytes = params * stk->grad_bytes;
-    double weight_bytes = params * WEIGHT_BYTES;
     double bucket = fmin(1.0, DP_BUCKET_PARAMS / params);
     int reduce_coll = zero == 0 ? CDSE_COLL_ALLREDUCE : CDSE_COLL_REDUCE_SCATTER;
     double reduce =
@@ -1403,13 +1424,16 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     dp_windows windows = {
         stage_fwd,         flush_reduce ? 0.0 : stage_bwd + stage_rec, x.m,  x.stage_layers,
         x.gpt ? 4.0 : 5.0, st.recompute == CDSE_RECOMPUTE_FULL,        e.hbm};
+    double layer_bytes = layer_weight_bytes(&e);
     double dp_dense =
         dp_comm_time(plan, system, e.stk, CDSE_GROUP_DP, st.zero, params.dense + params.embed,
-                     (int)(x.d * x.c), dense_stride, &windows);
+                     params.dense * layer_bytes + params.embed * WEIGHT_BYTES, (int)(x.d * x.c),
+                     dense_stride, &windows);
     double dp_expert = 0.0;
     if (params.experts > 0.0)
         dp_expert = dp_comm_time(plan, system, e.stk, CDSE_GROUP_EDP, st.zero, params.experts,
-                                 (int)x.edp, x.expert_stride[CDSE_EXPERT_DP], &windows);
+                                 params.experts * layer_bytes, (int)x.edp,
+                                 x.expert_stride[CDSE_EXPERT_DP], &windows);
     double dp_comm = dp_dense + dp_expert;
 
     double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
@@ -1656,11 +1680,14 @@ static double state_floor(const cdse_model *model, const env *e, const dims *x,
                        x->gpt ? 4.0 : 5.0,
                        st->recompute == CDSE_RECOMPUTE_FULL,
                        e->hbm};
+    double layer_bytes = layer_weight_bytes(e);
     double dp = dp_comm_time(&scratch, e->sys, e->stk, CDSE_GROUP_DP, st->zero, dense,
+                             params.dense * layer_bytes + params.embed * WEIGHT_BYTES,
                              (int)(x->d * x->c), dense_stride, &open);
     if (params.experts > 0.0)
         dp += dp_comm_time(&scratch, e->sys, e->stk, CDSE_GROUP_EDP, st->zero, params.experts,
-                           (int)x->edp, x->expert_stride[CDSE_EXPERT_DP], &open);
+                           params.experts * layer_bytes, (int)x->edp,
+                           x->expert_stride[CDSE_EXPERT_DP], &open);
     double bw = tier_bandwidth(e->sys);
     if (st->offload != 0 && bw > 0.0) {
         /* The state and activations offload_model moves, at their least (given ZeRO stage,

@@ -1339,6 +1339,47 @@ static void test_dp_comm_zero3_deepspeed(void **state)
     assert_rel(r.mem_optimizer_gib, DP_STAGE_PARAMS * 16.0 / 2.0 / GIB, 1e-12);
 }
 
+/* FP8 parameters (stack fp8_param_gather; Transformer Engine fp8_model_init, NeMo fp8_params):
+ * in FP8 training the layers' weights are held only as FP8, 1 B, with their FP8 transpose (1 B)
+ * beside them; the embeddings stay bf16; the distributed optimizer all-gathers what the GPU
+ * holds. The ZeRO-1 case of test_dp_comm_one_bucket: layers 3159808 parameters, embeddings
+ * 1048576. Weights: 3159808 x 1 + 1048576 x 2 = 5256960 B (bf16 parameters: 4208384 x 2 =
+ * 8416768 B); FP8 cache: 3159808 x 1 B (without: x 2); DP: reduce-scatter of the fp32 gradients
+ * G = 4208384 x 4 B as before, all-gather of 5256960 B: (1/2) G / 22.5e9 + 5e-6 +
+ * (1/2) 5256960 / 22.5e9 + 5e-6. In bf16 training the key changes nothing. */
+static void test_fp8_param_gather(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    s.peak_tflops[CDSE_FP8] = 200.0;
+    s.gemm_eff_fp8 = s.gemm_eff;
+    cdse_strategy st = strat(32, 8, 2, 1, 8);
+    st.zero = 1;
+    st.precision = CDSE_FP8;
+    cdse_stack k = bare_stack();
+    st.stack = &k;
+    cdse_result plain, fp8_params;
+    eval_ok(&m, &s, &st, &plain);
+    k.fp8_param_gather = true;
+    eval_ok(&m, &s, &st, &fp8_params);
+    double layers = 3159808.0, embed = 1048576.0, bw = 25e9 * 0.9, lat = 5e-6;
+    assert_rel(plain.mem_weights_gib, (layers + embed) * 2.0 / GIB, 1e-12);
+    assert_rel(plain.mem_fp8_cache_gib, layers * 2.0 / GIB, 1e-12);
+    assert_rel(fp8_params.mem_weights_gib, 5256960.0 / GIB, 1e-12);
+    assert_rel(fp8_params.mem_fp8_cache_gib, layers * 1.0 / GIB, 1e-12);
+    double G = (layers + embed) * 4.0;
+    assert_rel(plain.t_dp_comm_s, 0.5 * G / bw + lat + 0.5 * 8416768.0 / bw + lat, 1e-12);
+    assert_rel(fp8_params.t_dp_comm_s, 0.5 * G / bw + lat + 0.5 * 5256960.0 / bw + lat, 1e-12);
+    /* bf16 training: no FP8 copy, bf16 weights and gather whatever the key says */
+    st.precision = CDSE_BF16;
+    cdse_result bf16;
+    eval_ok(&m, &s, &st, &bf16);
+    assert_rel(bf16.mem_weights_gib, (layers + embed) * 2.0 / GIB, 1e-12);
+    assert_true(bf16.mem_fp8_cache_gib == 0.0);
+    assert_rel(bf16.t_dp_comm_s, plain.t_dp_comm_s, 1e-12);
+}
+
 static void test_dp_comm_last_bucket(void **state)
 {
     (void)state;
@@ -1852,6 +1893,7 @@ int main(void)
         cmocka_unit_test(test_runtime_memory),
         cmocka_unit_test(test_gemm_scale),
         cmocka_unit_test(test_dp_comm_last_bucket),
+        cmocka_unit_test(test_fp8_param_gather),
         cmocka_unit_test(test_offload_optimizer),
         cmocka_unit_test(test_offload_activations),
         cmocka_unit_test(test_offload_activations_traffic),

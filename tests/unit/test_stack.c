@@ -20,8 +20,9 @@
 #define STACKS_DIR CDSE_SOURCE_DIR "/calibration/stacks"
 
 static const char *const profiles[] = {
-    "megatron-lm-2021", "megatron-lm-2022",   "deepspeed-2022",     "megatron-deepspeed-2022",
-    "megatron-lm-2024", "megatron-core-2024", "megatron-core-2025", "meta-llama3-2024"};
+    "megatron-lm-2021",        "megatron-lm-2022", "deepspeed-2022",
+    "megatron-deepspeed-2022", "megatron-lm-2024", "megatron-core-2024",
+    "megatron-core-2025",      "meta-llama3-2024", "nemo-mlperf-2024"};
 
 static void load(const char *name, cdse_stack *stack)
 {
@@ -83,6 +84,14 @@ static void test_generations_differ(void **state)
     cdse_stack core25;
     load("megatron-core-2025", &core25);
     assert_int_equal(core25.fp8_scaling, CDSE_FP8_CURRENT);
+    /* NVIDIA's MLPerf GPT-3 recipe as NeMo ran it (NeMo-Framework-Launcher 175b_mlperf.yaml):
+     * megatron-core-2024 with FP8 parameters, which NeMo's standard 175b.yaml does not set. */
+    cdse_stack mlperf;
+    load("nemo-mlperf-2024", &mlperf);
+    assert_true(mlperf.fp8_param_gather && !core24.fp8_param_gather);
+    assert_int_equal(mlperf.fp8_scaling, core24.fp8_scaling);
+    assert_true(mlperf.grad_bytes == core24.grad_bytes && mlperf.gemm_scale == core24.gemm_scale);
+    assert_true(mlperf.overlap_tp_comm && mlperf.overlap_param_gather && mlperf.overlap_p2p);
 }
 
 /* The built-in default is the megatron-core-2025 file, every field. */
@@ -113,6 +122,7 @@ static void test_default_is_the_file(void **state)
     assert_true(d->launch_s_per_layer == k.launch_s_per_layer);
     assert_true(d->cross_entropy_bytes == k.cross_entropy_bytes);
     assert_int_equal(d->fp8_scaling, k.fp8_scaling);
+    assert_int_equal(d->fp8_param_gather, k.fp8_param_gather);
 }
 
 /* The profile load_edited loaded last. */
@@ -202,6 +212,18 @@ static void test_bad_files(void **state)
     assert_int_equal(rc, CDSE_EINVAL);
     assert_non_null(
         strstr(msg, "unknown value \"blockwise\"; allowed: one of \"delayed\", \"current\""));
+
+    /* fp8_param_gather is optional (false) and a boolean. */
+    msg = load_edited(0, "fp8_param_gather = true;", &rc);
+    assert_int_equal(rc, 0);
+    assert_true(edited.fp8_param_gather);
+    msg = load_edited(line_of("fp8_scaling"), NULL, &rc);
+    assert_int_equal(rc, 0);
+    assert_false(edited.fp8_param_gather);
+    msg = load_edited(0, "fp8_param_gather = \"fp8\";", &rc);
+    assert_int_equal(rc, CDSE_EINVAL);
+    assert_non_null(strstr(msg, "key 'fp8_param_gather'"));
+    assert_non_null(strstr(msg, "expected true or false"));
 
     msg = load_edited(0, "overlap_everything = true;", &rc);
     assert_int_equal(rc, CDSE_EINVAL);

@@ -54,6 +54,10 @@ typedef struct cdse_stack {
     double cross_entropy_bytes;
     int fp8_scaling; /* cdse_fp8_scaling of its FP8 recipes (CDSE_FP8_DELAYED when a file omits
                         it) */
+    /* In FP8 training its recipes hold the transformer layers' weights only as FP8 tensors and
+     * the distributed optimizer all-gathers them in FP8 (Transformer Engine fp8_model_init; NeMo
+     * fp8_params, Megatron-Core --fp8-param-gather); false when a file omits it. */
+    bool fp8_param_gather;
 } cdse_stack;
 
 /* Megatron's vocabulary-parallel cross-entropy as unfused PyTorch operations, each streaming the
