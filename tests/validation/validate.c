@@ -345,12 +345,12 @@ static double published_size(const table *t, int i, int *decimals)
 }
 
 /* Megatron-LM ties the output layer to the input embedding unless
- * --untie-embeddings-and-output-weights (megatron/training/arguments.py); the published size says
- * which a run used. It is untied when the count with a separate output layer rounds to the
- * published size (at the precision it is given) and the tied count does not: the Megatron-LM
- * README's 2024 table (images/model_table.png @937571cfd4) calls 30 layers of hidden 4096 with a
- * 131,072-token vocabulary "7.1B": 30 x 12 x 4096^2 = 6.04B plus 0.54B per embedding table is
- * 6.58B tied, 7.11B untied. */
+ * --untie-embeddings-and-output-weights (megatron/training/arguments.py:822 at core_r0.8.0); the
+ * published size says which a run used. It is untied when the count with a separate output layer
+ * rounds to the published size (at the precision it is given) and the tied count does not: the
+ * Megatron-LM README's 2024 table (images/model_table.png @937571cfd4) calls 30 layers of hidden
+ * 4096 with a 131,072-token vocabulary "7.1B": 30 x 12 x 4096^2 = 6.04B, plus 0.54B per embedding
+ * table and 0.02B of position table, biases and norms, is 6.60B tied and 7.13B untied. */
 static bool untied_by_size(const table *t, int i, cdse_model *m)
 {
     int decimals = 0;
