@@ -333,8 +333,48 @@ static void routing_of_row(const table *t, int i, cdse_model *m)
         m->moe_imbalance = 1.0;
 }
 
-/* Rows whose shape the file gives completely (GPT: plain MLP, tied embeddings) are modelled
- * from their columns; the others (gated MLPs, GQA head sizes, MoE layouts) from the zoo. */
+/* The published size of a GPT row in billions (params_B, else the number in its name: "GPT-7.1B")
+ * and how many decimals it is given to; 0 when there is none. */
+static double published_size(const table *t, int i, int *decimals)
+{
+    const char *text = get(t, i, "params_B");
+    if (!(*text >= '0' && *text <= '9')) {
+        const char *dash = strrchr(get(t, i, "model"), '-');
+        text = dash != NULL ? dash + 1 : "";
+    }
+    char *end;
+    double size = strtod(text, &end);
+    if (end == text || (*end != 'B' && *end != 'b' && *end != '\0'))
+        return 0.0;
+    const char *dot = memchr(text, '.', (size_t)(end - text));
+    *decimals = dot != NULL ? (int)(end - dot - 1) : 0;
+    return size;
+}
+
+/* Megatron-LM ties the output layer to the input embedding unless
+ * --untie-embeddings-and-output-weights (megatron/training/arguments.py:822 at core_r0.8.0); the
+ * published size says which a run used. It is untied when the count with a separate output layer
+ * rounds to the published size (at the precision it is given) and the tied count does not: the
+ * Megatron-LM README's 2024 table (images/model_table.png @937571cfd4) calls 30 layers of hidden
+ * 4096 with a 131,072-token vocabulary "7.1B": 30 x 12 x 4096^2 = 6.04B, plus 0.54B per embedding
+ * table and 0.02B of position table, biases and norms, is 6.60B tied and 7.13B untied. */
+static bool untied_by_size(const table *t, int i, cdse_model *m)
+{
+    int decimals = 0;
+    double size = published_size(t, i, &decimals);
+    if (size <= 0.0)
+        return false;
+    double unit = pow(10.0, -decimals);
+    double tied = cdse_model_params(m) / 1e9;
+    m->tied_embeddings = false;
+    double untied = cdse_model_params(m) / 1e9;
+    m->tied_embeddings = true;
+    return fabs(untied - size) <= 0.5 * unit && fabs(tied - size) > 0.5 * unit;
+}
+
+/* Rows whose shape the file gives completely (GPT: plain MLP; tied embeddings unless the
+ * published size says otherwise) are modelled from their columns; the others (gated MLPs, GQA
+ * head sizes, MoE layouts) from the zoo. */
 static int model_of_row(const ctx *c, int i, cdse_model *m)
 {
     const table *t = c->t;
@@ -359,6 +399,7 @@ static int model_of_row(const ctx *c, int i, cdse_model *m)
     m->vocab = geti(t, i, "vocab", 0);
     m->tied_embeddings = true;
     cdse_model_fill_defaults(m);
+    m->tied_embeddings = !untied_by_size(t, i, m);
     return 0;
 }
 
