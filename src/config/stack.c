@@ -96,6 +96,14 @@ static const key_spec stack_keys[] = {
      .def_text = "\"delayed\"",
      .help = "FP8 scaling of its recipes: delayed (amax history) or current (an amax pass "
              "before each unfused cast)"},
+    {.name = "fp8_param_gather",
+     .type = KEY_BOOL,
+     .offset = offsetof(cdse_stack, fp8_param_gather),
+     .has_default = true,
+     .def = 0.0,
+     .def_text = "false",
+     .help = "its FP8 recipes keep the linear layers' weights in FP8 (1 B, no bf16 copy; "
+             "Megatron-Core --fp8-param-gather)"},
 };
 static const key_table stack_table = {"stack profile", stack_keys,
                                       (int)(sizeof stack_keys / sizeof stack_keys[0])};

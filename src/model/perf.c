@@ -37,6 +37,17 @@
  * disable_parameter_transpose_cache): 1 B + 1 B per parameter of the layers. They also save the
  * FP8 cast of each GEMM input for the weight-gradient GEMM instead of its bf16 original. */
 #define FP8_WEIGHT_CACHE_BYTES 2.0
+/* With FP8 primary weights (stack fp8_param_gather: Megatron-Core --fp8-param-gather, TE
+ * fp8_model_init; Megatron-Bridge's bf16_with_fp8_current_scaling_mixed sets it, NVIDIA-NeMo/
+ * Megatron-Bridge v0.2.0 src/megatron/bridge/training/mixed_precision.py:283-289) the linear
+ * layers' weights are FP8 tensors themselves (1 B, no bf16 copy; the optimizer keeps the fp32
+ * master weights it always has). On Hopper the FP8 GEMMs take only the TN layout, so the
+ * weight-gradient and data-gradient GEMMs need a physically transposed copy of each weight
+ * (Transformer Engine docs, "Performance Considerations: Handling transposes": a quantized tensor
+ * has a rowwise and a columnwise usage), kept beside it: 1 B per parameter. Blackwell's GEMMs
+ * take both layouts; the transpose is counted everywhere (the larger figure). */
+#define FP8_PARAM_BYTES     1.0
+#define FP8_TRANSPOSE_BYTES 1.0
 
 /* HBM traffic of the optimizer step per locally updated parameter, as Megatron-LM's mixed-
  * precision optimizer runs it with Apex multi-tensor kernels, each streaming its arrays once:
@@ -787,14 +798,22 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     }
 
     double gib = CDSE_GIB;
-    r->mem_weights_gib = (dense * w + params->experts * we) / gib;
+    bool fp8 = st->precision == CDSE_FP8;
+    bool fp8_params = fp8 && e->stk->fp8_param_gather;
+    /* FP8 primary weights replace the bf16 weights of the linear layers (not the embedding and
+     * output layer, which Transformer Engine does not run in FP8). */
+    double fp8_share = fp8_params ? FP8_PARAM_BYTES / WEIGHT_BYTES : 1.0;
+    r->mem_weights_gib =
+        (params->dense * w * fp8_share + params->embed * w + params->experts * we * fp8_share) /
+        gib;
     r->mem_gradients_gib = (dense * g + params->experts * ge) / gib;
     r->mem_optimizer_gib = (dense * o + params->experts * oe) / gib;
     r->mem_activations_gib = act / gib;
     r->mem_other_gib = e->sys->reserved_gib;
     r->mem_offloaded_gib = 0.0;
-    if (st->precision == CDSE_FP8)
-        r->mem_fp8_cache_gib = (params->dense + params->experts) * FP8_WEIGHT_CACHE_BYTES /
+    if (fp8)
+        r->mem_fp8_cache_gib = (params->dense + params->experts) *
+                               (fp8_params ? FP8_TRANSPOSE_BYTES : FP8_WEIGHT_CACHE_BYTES) /
                                (st->zero >= 3 ? x->d * x->c : 1.0) / gib;
 }
 

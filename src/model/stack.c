@@ -23,4 +23,5 @@ const cdse_stack cdse_stack_default = {
     .launch_s_per_layer = 4e-4,
     .cross_entropy_bytes = 28.0,
     .fp8_scaling = CDSE_FP8_CURRENT,
+    .fp8_param_gather = true,
 };

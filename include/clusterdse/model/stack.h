@@ -54,6 +54,10 @@ typedef struct cdse_stack {
     double cross_entropy_bytes;
     int fp8_scaling; /* cdse_fp8_scaling of its FP8 recipes (CDSE_FP8_DELAYED when a file omits
                         it) */
+    /* Its FP8 recipes keep the linear layers' weights in FP8 (Megatron-Core --fp8-param-gather,
+     * Transformer Engine fp8_model_init): no bf16 copy of them, the fp32 master weights in the
+     * optimizer (false when a file omits it). */
+    bool fp8_param_gather;
 } cdse_stack;
 
 /* Megatron's vocabulary-parallel cross-entropy as unfused PyTorch operations, each streaming the
