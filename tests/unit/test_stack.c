@@ -76,6 +76,7 @@ static void test_generations_differ(void **state)
     cdse_stack meta;
     load("meta-llama3-2024", &meta);
     assert_true(meta.pipeline_split_embedding && !meta.pipeline_lockstep && meta.grad_bytes == 4.0);
+    assert_false(meta.fp8_param_gather); /* omitted: false */
     assert_int_equal(core24.zero3_style, CDSE_ZERO3_FSDP);
     /* NeMo 24.07's FP8 ran delayed scaling (the file omits the key); Megatron-Bridge's FP8
      * performance recipes current scaling (fp8_cs). */
@@ -113,6 +114,8 @@ static void test_default_is_the_file(void **state)
     assert_true(d->launch_s_per_layer == k.launch_s_per_layer);
     assert_true(d->cross_entropy_bytes == k.cross_entropy_bytes);
     assert_int_equal(d->fp8_scaling, k.fp8_scaling);
+    assert_int_equal(d->fp8_param_gather, k.fp8_param_gather);
+    assert_true(k.fp8_param_gather); /* Megatron-Bridge's fp8_cs recipes */
 }
 
 /* The profile load_edited loaded last. */
