@@ -14,7 +14,7 @@ const cdse_stack cdse_stack_default = {
     .overlap_param_gather = true,
     .overlap_tp_comm = true,
     .overlap_p2p = true,
-    .grad_bytes = 4.0,
+    .grad_bytes = 2.0,
     .zero3_style = CDSE_ZERO3_FSDP,
     .zero3_bucket_params = 4e7,
     .runtime_gib = 1.5,
@@ -23,4 +23,5 @@ const cdse_stack cdse_stack_default = {
     .launch_s_per_layer = 4e-4,
     .cross_entropy_bytes = 28.0,
     .fp8_scaling = CDSE_FP8_CURRENT,
+    .fp8_param_gather = true,
 };

@@ -31,6 +31,10 @@
 #include "clusterdse/model/perf.h"
 #include "plan_fixtures.h"
 
+/* The default stack with fp32 gradients: the hand calculations below count 4 B per gradient
+ * (the default, megatron-core-2025, reduces bf16 gradients as Megatron-Bridge's recipes do). */
+static cdse_stack fp32_grads;
+
 static cdse_strategy strat(int gpus, int tp, int pp, int microbatch, int global_batch)
 {
     cdse_strategy st;
@@ -44,6 +48,9 @@ static cdse_strategy strat(int gpus, int tp, int pp, int microbatch, int global_
     st.microbatch = microbatch;
     st.global_batch = global_batch;
     st.precision = CDSE_BF16;
+    fp32_grads = cdse_stack_default;
+    fp32_grads.grad_bytes = 4.0;
+    st.stack = &fp32_grads;
     return st;
 }
 

@@ -102,7 +102,7 @@ static cdse_system fast_sys(void)
     return s;
 }
 
-/* The default stack (every overlap, fp32 gradients, FSDP-style ZeRO-3) without the runtime
+/* The default stack (every overlap, FSDP-style ZeRO-3) with fp32 gradients, without the runtime
  * memory and host costs, which their own tests below check: the hand calculations of the other
  * mechanisms stay free of them. */
 static cdse_stack bare_stack(void)
@@ -113,6 +113,7 @@ static cdse_stack bare_stack(void)
     k.iteration_fixed_s = 0.0;
     k.launch_s_per_layer = 0.0;
     k.cross_entropy_bytes = 52.0; /* Megatron's unfused loss (test_one_layer_times) */
+    k.grad_bytes = 4.0; /* fp32 gradients: the hand calculations below count 4 B per gradient */
     return k;
 }
 static cdse_stack bare;
@@ -974,6 +975,7 @@ static void test_fp8_memory(void **state)
     s.peak_tflops[CDSE_FP8] = 200.0;
     s.gemm_eff_fp8 = s.gemm_eff;
     cdse_strategy st = strat(1, 1, 1, 2, 2);
+    bare.fp8_param_gather = false; /* bf16 weights with FP8 copies */
     st.flash_attention = true;
     cdse_result bf16, fp8;
     eval_ok(&m, &s, &st, &bf16);
@@ -984,6 +986,50 @@ static void test_fp8_memory(void **state)
     double tokens = 2.0 * 512.0, h = 1024.0;
     assert_rel(bf16.mem_activations_gib - fp8.mem_activations_gib, 2.0 * tokens * 5.0 * h / GIB,
                1e-9);
+}
+
+/* FP8 primary weights (stack fp8_param_gather, Megatron-Bridge's fp8_cs recipes: Megatron-
+ * Bridge v0.2.0 src/megatron/bridge/training/mixed_precision.py:283-289): the layers' weights are
+ * FP8 (1 B) instead of bf16 (2 B) with an FP8 copy (1 B); the transpose Hopper's FP8 GEMMs need
+ * stays (1 B). Hand calculation for the two GPT layers of test_fp8_memory (12 h^2 + 13 h =
+ * 12,596,224 parameters each, 25,192,448 together) and the tied embedding with its learned
+ * positions and the final norm on the single stage (V h + s h + 2 h = 4,194,304 + 524,288 +
+ * 2,048 = 4,720,640, kept in bf16):
+ *   weights   25,192,448 x 1 + 4,720,640 x 2 = 34,633,728 B (bf16: 59,826,176 B)
+ *   fp8 cache 25,192,448 x 1 = 25,192,448 B (without: 50,384,896 B)
+ * so the total drops by 2 x 25,192,448 B; gradients, optimizer state and activations stay. */
+static void test_fp8_param_gather_memory(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    cdse_system s = sys();
+    s.peak_tflops[CDSE_FP8] = 200.0;
+    s.gemm_eff_fp8 = s.gemm_eff;
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.flash_attention = true;
+    st.precision = CDSE_FP8;
+    cdse_result copies, primary;
+    bare.fp8_param_gather = false;
+    eval_ok(&m, &s, &st, &copies);
+    bare.fp8_param_gather = true;
+    eval_ok(&m, &s, &st, &primary);
+    assert_rel(copies.mem_weights_gib, 59826176.0 / GIB, 1e-12);
+    assert_rel(primary.mem_weights_gib, 34633728.0 / GIB, 1e-12);
+    assert_rel(copies.mem_fp8_cache_gib, 50384896.0 / GIB, 1e-12);
+    assert_rel(primary.mem_fp8_cache_gib, 25192448.0 / GIB, 1e-12);
+    assert_true(primary.mem_gradients_gib == copies.mem_gradients_gib);
+    assert_true(primary.mem_optimizer_gib == copies.mem_optimizer_gib);
+    assert_true(primary.mem_activations_gib == copies.mem_activations_gib);
+    assert_rel(copies.mem_total_gib - primary.mem_total_gib, 2.0 * 25192448.0 / GIB, 1e-9);
+    /* bf16 training ignores the key. */
+    cdse_result bf16_on, bf16_off;
+    st.precision = CDSE_BF16;
+    eval_ok(&m, &s, &st, &bf16_on);
+    bare.fp8_param_gather = false;
+    eval_ok(&m, &s, &st, &bf16_off);
+    assert_true(bf16_on.mem_weights_gib == bf16_off.mem_weights_gib);
+    assert_rel(bf16_on.mem_weights_gib, 59826176.0 / GIB, 1e-12);
+    bare = bare_stack(); /* as the other tests find it */
 }
 
 /* Host costs (fixed_time in perf.c): the stack's per-iteration cost plus, per layer and
@@ -1358,6 +1404,7 @@ static void test_fp8_param_gather(void **state)
     st.zero = 1;
     st.precision = CDSE_FP8;
     cdse_stack k = bare_stack();
+    k.fp8_param_gather = false; /* the default stack's recipes set it */
     st.stack = &k;
     cdse_result plain, fp8_params;
     eval_ok(&m, &s, &st, &plain);
@@ -1888,6 +1935,7 @@ int main(void)
         cmocka_unit_test(test_dp_comm_zero3_deepspeed),
         cmocka_unit_test(test_dp_comm_not_overlapped),
         cmocka_unit_test(test_fp8_memory),
+        cmocka_unit_test(test_fp8_param_gather_memory),
         cmocka_unit_test(test_last_stage_peaks),
         cmocka_unit_test(test_host_costs),
         cmocka_unit_test(test_runtime_memory),

@@ -77,6 +77,7 @@ static void test_generations_differ(void **state)
     cdse_stack meta;
     load("meta-llama3-2024", &meta);
     assert_true(meta.pipeline_split_embedding && !meta.pipeline_lockstep && meta.grad_bytes == 4.0);
+    assert_false(meta.fp8_param_gather); /* omitted: false */
     assert_int_equal(core24.zero3_style, CDSE_ZERO3_FSDP);
     /* NeMo 24.07's FP8 ran delayed scaling (the file omits the key); Megatron-Bridge's FP8
      * performance recipes current scaling (fp8_cs). */
@@ -123,6 +124,7 @@ static void test_default_is_the_file(void **state)
     assert_true(d->cross_entropy_bytes == k.cross_entropy_bytes);
     assert_int_equal(d->fp8_scaling, k.fp8_scaling);
     assert_int_equal(d->fp8_param_gather, k.fp8_param_gather);
+    assert_true(k.fp8_param_gather); /* Megatron-Bridge's fp8_cs recipes */
 }
 
 /* The profile load_edited loaded last. */
@@ -213,16 +215,15 @@ static void test_bad_files(void **state)
     assert_non_null(
         strstr(msg, "unknown value \"blockwise\"; allowed: one of \"delayed\", \"current\""));
 
-    /* fp8_param_gather is optional (false) and a boolean. */
-    msg = load_edited(0, "fp8_param_gather = true;", &rc);
-    assert_int_equal(rc, 0);
-    assert_true(edited.fp8_param_gather);
-    msg = load_edited(line_of("fp8_scaling"), NULL, &rc);
+    /* fp8_param_gather is optional (false) and a boolean; the profile sets it. */
+    int gather = line_of("fp8_param_gather");
+    msg = load_edited(gather, NULL, &rc);
     assert_int_equal(rc, 0);
     assert_false(edited.fp8_param_gather);
-    msg = load_edited(0, "fp8_param_gather = \"fp8\";", &rc);
+    msg = load_edited(gather, "fp8_param_gather = \"fp8\";", &rc);
     assert_int_equal(rc, CDSE_EINVAL);
-    assert_non_null(strstr(msg, "key 'fp8_param_gather'"));
+    snprintf(where, sizeof where, ":%d: key 'fp8_param_gather'", gather);
+    assert_non_null(strstr(msg, where));
     assert_non_null(strstr(msg, "expected true or false"));
 
     msg = load_edited(0, "overlap_everything = true;", &rc);

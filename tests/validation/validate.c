@@ -685,6 +685,10 @@ static void check_row(ctx *c, int g, int i, const cdse_system *sys, const cdse_s
     cdse_stack as_run = *stack;
     if (a != NULL && a->overlap_grad_reduce)
         as_run.overlap_grad_reduce = true;
+    /* Megatron-Bridge's Llama 3.1 405B recipe counts the embedding and the loss as a layer each
+     * in the pipeline split (its notes cite account_for_embedding_in_pipeline_split). */
+    if (contains(get(t, i, "notes"), "account_for_embedding_in_pipeline_split True"))
+        as_run.pipeline_split_embedding = true;
     strategy_of_row(t, i, spec, &as_run, &s);
     if (spec->kind == K_LAYER) {
         double fwd, bwd;
