@@ -740,10 +740,13 @@ static void state_bytes(int zero, double shard, double grad_bytes, double *w, do
 }
 
 /* Bytes per parameter of the transformer layers' weights as a GPU holds and all-gathers them:
- * FP8 when the stack keeps FP8 parameters in FP8 training, bf16 otherwise. */
+ * FP8 when the stack keeps FP8 parameters in FP8 training with sharded state, bf16 otherwise.
+ * Megatron-LM refuses --fp8-param-gather without the distributed optimizer or FSDP
+ * (megatron/training/arguments.py: "--fp8-param-gather only supported with distributed
+ * optimizer, torch fsdp2, megatron fsdp, or inference mode"): zero 0 keeps bf16 weights. */
 static double layer_weight_bytes(const env *e)
 {
-    bool fp8_params = e->st->precision == CDSE_FP8 && e->stk->fp8_param_gather;
+    bool fp8_params = e->st->precision == CDSE_FP8 && e->stk->fp8_param_gather && e->st->zero >= 1;
     return fp8_params ? FP8_PARAM_BYTES : WEIGHT_BYTES;
 }
 
@@ -1228,7 +1231,9 @@ static double prefetched(double comm, double window, double units)
 /* ZeRO-3 / FSDP for `params` parameters per GPU sharded over the group: per micro-batch, the
  * parameters are all-gathered for the forward pass and again for the backward pass (and, with
  * DeepSpeed, again for the recomputed forward), and the gradients reduce-scattered (Rajbhandari
- * et al. 2020, Sec. 5.3), each call paying the collective's latency. DeepSpeed (2021-22): one call
+ * et al. 2020, Sec. 5.3), each call paying the collective's latency; the gathers move
+ * `weight_bytes`, the parameters in the dtype the GPUs hold them (FP8 with the stack's
+ * fp8_param_gather: Megatron-FSDP gathers FP8 weights). DeepSpeed (2021-22): one call
  * per weight tensor (smaller tensors stay gathered), a torch.cuda.synchronize() before each
  * gather (_allgather_param), so nothing overlaps the computation, DEEPSPEED_OPS_PER_RANK host
  * operations per rank and call, and the HBM copies of the call's full buffer
@@ -1237,7 +1242,8 @@ static double prefetched(double comm, double window, double units)
  * previous layer computes, and the gradient reduce-scatter of a layer runs during the backward pass
  * of the layers before it. */
 static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const cdse_stack *stk,
-                         int comm_group, int group, int stride, double params, const dp_windows *w)
+                         int comm_group, int group, int stride, double params, double weight_bytes,
+                         const dp_windows *w)
 {
     bool deepspeed = stk->zero3_style == CDSE_ZERO3_DEEPSPEED;
     double gathers = w->recompute && deepspeed ? 2.0 : 1.0; /* in the backward pass */
@@ -1246,12 +1252,12 @@ static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const 
     double host = deepspeed ? group * DEEPSPEED_OPS_PER_RANK * HOST_OP_S : 0.0;
     /* DeepSpeed's and ProcessGroupNCCL's copies of the full buffer, per call. */
     double full = params / calls;
-    double ag_copy = deepspeed ? full * WEIGHT_BYTES * DEEPSPEED_GATHER_COPY_BYTES / w->hbm : 0.0;
+    double ag_copy = deepspeed ? weight_bytes / calls * DEEPSPEED_GATHER_COPY_BYTES / w->hbm : 0.0;
     double rs_copy =
         deepspeed ? full * stk->grad_bytes * DEEPSPEED_REDUCE_COPY_BYTES / w->hbm : 0.0;
     double ag_call =
         cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_ALLGATHER, group, stride,
-                           params * WEIGHT_BYTES / calls, w->m * (1.0 + gathers) * calls);
+                           weight_bytes / calls, w->m * (1.0 + gathers) * calls);
     double rs_call = cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_REDUCE_SCATTER, group,
                                         stride, params * stk->grad_bytes / calls, w->m * calls);
     double ag = calls * (ag_call + host + ag_copy), rs = calls * (rs_call + host + rs_copy);
@@ -1276,7 +1282,7 @@ static double dp_comm_time(cdse_comm_plan *plan, const cdse_system *system, cons
     if (group <= 1 || params <= 0.0)
         return 0.0;
     if (zero >= 3)
-        return zero3_time(plan, system, stk, comm_group, group, stride, params, w);
+        return zero3_time(plan, system, stk, comm_group, group, stride, params, weight_bytes, w);
     double grad_bytes = params * stk->grad_bytes;
     double bucket = fmin(1.0, DP_BUCKET_PARAMS / params);
     int reduce_coll = zero == 0 ? CDSE_COLL_ALLREDUCE : CDSE_COLL_REDUCE_SCATTER;

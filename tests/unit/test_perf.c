@@ -975,7 +975,9 @@ static void test_fp8_memory(void **state)
     s.peak_tflops[CDSE_FP8] = 200.0;
     s.gemm_eff_fp8 = s.gemm_eff;
     cdse_strategy st = strat(1, 1, 1, 2, 2);
-    bare.fp8_param_gather = false; /* bf16 weights with FP8 copies */
+    cdse_stack k = bare_stack();
+    k.fp8_param_gather = false; /* bf16 weights with FP8 copies */
+    st.stack = &k;
     st.flash_attention = true;
     cdse_result bf16, fp8;
     eval_ok(&m, &s, &st, &bf16);
@@ -997,7 +999,8 @@ static void test_fp8_memory(void **state)
  * 2,048 = 4,720,640, kept in bf16):
  *   weights   25,192,448 x 1 + 4,720,640 x 2 = 34,633,728 B (bf16: 59,826,176 B)
  *   fp8 cache 25,192,448 x 1 = 25,192,448 B (without: 50,384,896 B)
- * so the total drops by 2 x 25,192,448 B; gradients, optimizer state and activations stay. */
+ * so the total drops by 2 x 25,192,448 B; gradients, optimizer state and activations stay.
+ * Two data-parallel GPUs with ZeRO 1 (weights are not sharded: the same figures per GPU). */
 static void test_fp8_param_gather_memory(void **state)
 {
     (void)state;
@@ -1005,13 +1008,16 @@ static void test_fp8_param_gather_memory(void **state)
     cdse_system s = sys();
     s.peak_tflops[CDSE_FP8] = 200.0;
     s.gemm_eff_fp8 = s.gemm_eff;
-    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    cdse_strategy st = strat(2, 1, 1, 2, 4); /* dp 2: the key needs sharded state */
+    st.zero = 1;
     st.flash_attention = true;
     st.precision = CDSE_FP8;
+    cdse_stack k = bare_stack();
+    st.stack = &k;
     cdse_result copies, primary;
-    bare.fp8_param_gather = false;
+    k.fp8_param_gather = false;
     eval_ok(&m, &s, &st, &copies);
-    bare.fp8_param_gather = true;
+    k.fp8_param_gather = true;
     eval_ok(&m, &s, &st, &primary);
     assert_rel(copies.mem_weights_gib, 59826176.0 / GIB, 1e-12);
     assert_rel(primary.mem_weights_gib, 34633728.0 / GIB, 1e-12);
@@ -1021,15 +1027,22 @@ static void test_fp8_param_gather_memory(void **state)
     assert_true(primary.mem_optimizer_gib == copies.mem_optimizer_gib);
     assert_true(primary.mem_activations_gib == copies.mem_activations_gib);
     assert_rel(copies.mem_total_gib - primary.mem_total_gib, 2.0 * 25192448.0 / GIB, 1e-9);
+    /* Without the distributed optimizer (zero 0) Megatron-LM refuses --fp8-param-gather: bf16
+     * weights with their FP8 copies, whatever the key says. */
+    cdse_result zero0;
+    st.zero = 0;
+    eval_ok(&m, &s, &st, &zero0);
+    assert_rel(zero0.mem_weights_gib, 59826176.0 / GIB, 1e-12);
+    assert_rel(zero0.mem_fp8_cache_gib, 50384896.0 / GIB, 1e-12);
     /* bf16 training ignores the key. */
     cdse_result bf16_on, bf16_off;
+    st.zero = 1;
     st.precision = CDSE_BF16;
     eval_ok(&m, &s, &st, &bf16_on);
-    bare.fp8_param_gather = false;
+    k.fp8_param_gather = false;
     eval_ok(&m, &s, &st, &bf16_off);
     assert_true(bf16_on.mem_weights_gib == bf16_off.mem_weights_gib);
     assert_rel(bf16_on.mem_weights_gib, 59826176.0 / GIB, 1e-12);
-    bare = bare_stack(); /* as the other tests find it */
 }
 
 /* Host costs (fixed_time in perf.c): the stack's per-iteration cost plus, per layer and
@@ -1425,6 +1438,17 @@ static void test_fp8_param_gather(void **state)
     assert_rel(bf16.mem_weights_gib, (layers + embed) * 2.0 / GIB, 1e-12);
     assert_true(bf16.mem_fp8_cache_gib == 0.0);
     assert_rel(bf16.t_dp_comm_s, plain.t_dp_comm_s, 1e-12);
+    /* ZeRO-3 (FSDP, the formula of test_dp_comm_zero3: one call per layer, 2 layers, m = 4
+     * micro-batches) gathers the FP8 shards: W = 5256960 B instead of 8416768 B. */
+    st.precision = CDSE_FP8;
+    st.zero = 3;
+    cdse_result z3;
+    eval_ok(&m, &s, &st, &z3);
+    double ag = 0.5 * 5256960.0 / bw + 2.0 * lat, rs = 0.5 * G / bw + 2.0 * lat;
+    double fwd = z3.t_forward_s / 4.0, bwd = z3.t_backward_s / 4.0;
+    double per_mb = ag / 2.0 + exposed_hand(ag / 2.0, fwd / 2.0) + (ag + rs) / 2.0 +
+                    exposed_hand((ag + rs) / 2.0, bwd / 2.0);
+    assert_rel(z3.t_dp_comm_s, 4.0 * per_mb, 1e-12);
 }
 
 static void test_dp_comm_last_bucket(void **state)
