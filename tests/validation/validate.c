@@ -357,7 +357,10 @@ static double published_size(const table *t, int i, int *decimals)
  * rounds to the published size (at the precision it is given) and the tied count does not: the
  * Megatron-LM README's 2024 table (images/model_table.png @937571cfd4) calls 30 layers of hidden
  * 4096 with a 131,072-token vocabulary "7.1B": 30 x 12 x 4096^2 = 6.04B, plus 0.54B per embedding
- * table and 0.02B of position table, biases and norms, is 6.60B tied and 7.13B untied. */
+ * table and 0.02B of position table, biases and norms, is 6.60B tied and 7.13B untied. The rule
+ * also makes the README's 70B and 314B rows untied (68.76B tied, 69.84B untied; 311.47B,
+ * 313.62B); at pp > 1 that changes nothing the model reports, as the separate output layer
+ * lives on the last stage and the figures are those of the first. */
 static bool untied_by_size(const table *t, int i, cdse_model *m)
 {
     int decimals = 0;
@@ -686,8 +689,11 @@ static void check_row(ctx *c, int g, int i, const cdse_system *sys, const cdse_s
     if (a != NULL && a->overlap_grad_reduce)
         as_run.overlap_grad_reduce = true;
     /* Megatron-Bridge's Llama 3.1 405B recipe counts the embedding and the loss as a layer each
-     * in the pipeline split (its notes cite account_for_embedding_in_pipeline_split). */
-    if (contains(get(t, i, "notes"), "account_for_embedding_in_pipeline_split True"))
+     * in the pipeline split (its notes cite account_for_embedding_in_pipeline_split and
+     * account_for_loss_in_pipeline_split): the stack key models both, so both must be stated. */
+    const char *notes = get(t, i, "notes");
+    if (contains(notes, "account_for_embedding_in_pipeline_split True") &&
+        contains(notes, "account_for_loss_in_pipeline_split True"))
         as_run.pipeline_split_embedding = true;
     strategy_of_row(t, i, spec, &as_run, &s);
     if (spec->kind == K_LAYER) {
@@ -788,10 +794,16 @@ static int read_gaps(const char *path, gap gaps[N_GROUPS])
         perror(path);
         return -1;
     }
-    char line[1024], name[256];
+    char line[MAX_LINE], name[256];
     int lineno = 0, rc = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
+        if (strchr(line, '\n') == NULL && !feof(f)) {
+            fprintf(stderr, "%s:%d: line longer than %d characters\n", path, lineno,
+                    MAX_LINE - 2);
+            rc = -1;
+            break;
+        }
         char *hash = strchr(line, '#');
         if (hash != NULL)
             *hash = '\0';
@@ -1049,8 +1061,9 @@ int main(int argc, char **argv)
             const cdse_stack *stack = &stacks[g];
             if (contains(get(&t, i, "optimizer_sharding"), "DeepSpeed"))
                 stack = &zero3;
-            else if (contains(get(&t, i, "notes"), "links to MLPerf"))
-                stack = &mlperf;
+            else if (contains(get(&t, i, "notes"), "links to MLPerf") &&
+                     strcmp(groups[g].stack, "megatron-core-2024") == 0)
+                stack = &mlperf; /* NeMo's MLPerf recipe of 2024, a variant of that stack */
             check_row(&c, g, i, &systems[g], stack);
         }
     }
