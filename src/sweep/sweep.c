@@ -1443,13 +1443,16 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
     if (chunk_max < chunk_min)
         chunk_max = chunk_min;
     if (job_message_bound(job, chunk_max) > INT_MAX) { /* opt is the same everywhere: all return */
-        if (job->objective.prune && message_bound(chunk_max) <= INT_MAX)
+        if (job->objective.prune && message_bound(chunk_max) <= INT_MAX) {
+            char line[16] = ""; /* the line of top, unless it was left at its default */
+            if (job->objective.top_line > 0)
+                snprintf(line, sizeof line, ":%d", job->objective.top_line);
             cdse_diag_set(diag,
-                          "%s:%d: objective.top = %d: a pruned chunk's best (top per group of a "
+                          "%s%s: objective.top = %d: a pruned chunk's best (top per group of a "
                           "unit) would not fit one MPI message; allowed: a smaller top, or no "
                           "pruning",
-                          job->path, job->objective.top_line, job->objective.top);
-        else
+                          job->path, line, job->objective.top);
+        } else
             cdse_diag_set(diag, "chunk size %llu: allowed: 1 to %d configurations",
                           (unsigned long long)chunk_max, CDSE_SWEEP_CHUNK_LIMIT);
         return CDSE_EINVAL;

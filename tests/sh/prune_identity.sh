@@ -123,25 +123,20 @@ run "$py" "$CDSE_SRC/tests/py/compare_stores.py" "$dir/pruned2.h5" "$dir/kill.h5
 
 # SIGTERM to the ranks: they finish their chunks, commit and exit 3; --resume completes it. A
 # run that finished before the signal is tried again, earlier.
-# The ranks install their signal handlers before MPI_Init, and rank 0 creates the store after it
-# (all ranks have entered MPI_Init by then): a signal sent earlier, on a loaded machine, could
-# reach a rank still being started by mpirun and kill it (exit 143). The delay counts from there.
-started() { # STORE PID
-    for _ in $(seq 600); do
-        [ -e "$1" ] || ! kill -0 "$2" 2>/dev/null && return 0
-        sleep 0.05
-    done
-}
+# The delay counts from the store's creation (lib/common.bash, cdse_wait_started), so it can
+# be short without reaching a rank mpirun is still starting.
+# shellcheck source=tests/sh/lib/common.bash
+. "$CDSE_SRC/tests/sh/lib/common.bash"
 interrupted=0
 for attempt in 1 2 3 4; do
     ms=$(( pruned_ms * (40 - 8 * attempt) / 100 ))
-    [ "$ms" -lt 300 ] && ms=300
+    [ "$ms" -lt 20 ] && ms=20
     t=$(printf '%d.%03d' $(( ms / 1000 )) $(( ms % 1000 )))
     rm -f "$dir/term.h5"
     echo "+ sweep 2 pruned.cfg -o term.h5 &  # SIGTERM to the ranks after ${t}s"
     "${pruned[@]}" -o "$dir/term.h5" >/dev/null 2>"$dir/term.err" &
     pid=$!
-    started "$dir/term.h5" "$pid"
+    cdse_wait_started "$dir/term.h5" "$pid"
     sleep "$t"
     kill -TERM $(pgrep -P "$pid") 2>/dev/null || true
     rc=0

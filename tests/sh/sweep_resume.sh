@@ -7,6 +7,8 @@
 set -euo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck source=tests/sh/lib/common.bash
+. "$CDSE_SRC/tests/sh/lib/common.bash"
 export OMPI_MCA_rmaps_base_oversubscribe=1
 py=/usr/bin/python3
 dir=$(mktemp -d)
@@ -89,13 +91,7 @@ interrupt() {
         rm -f "$out"
         "${sweep[@]}" -o "$out" >/dev/null 2>"$dir/sig.err" &
         pid=$!
-        # Handlers are installed before MPI_Init; rank 0 creates the store after it (every rank
-        # is in MPI_Init by then). A signal sent earlier on a loaded machine could kill a rank
-        # mpirun is still starting (exit 143): the delay counts from the store's creation.
-        for _ in $(seq 600); do
-            [ -e "$out" ] || ! kill -0 "$pid" 2>/dev/null && break
-            sleep 0.05
-        done
+        cdse_wait_started "$out" "$pid" # the delay counts from the store's creation
         sleep "$t"
         if [ "$who" = ranks ]; then
             kill "-$sig" $(pgrep -P "$pid") 2>/dev/null || true

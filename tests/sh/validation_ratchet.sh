@@ -8,17 +8,16 @@ set -euo pipefail
 : "${CDSE_SRC:?} ${CDSE_BUILD:?}"
 validate="$CDSE_BUILD/tests/validate"
 # the shared folder the build was configured with (tests/CMakeLists.txt, CDSE_SHARED_DIR)
-shared=$(sed -n 's/^CDSE_SHARED_DIR:PATH=//p' "$CDSE_BUILD/CMakeCache.txt" 2> /dev/null || true)
-published="${shared:-$CDSE_SRC/../shared}/validation/published.csv"
+# shellcheck source=tests/sh/lib/common.bash
+. "$CDSE_SRC/tests/sh/lib/common.bash"
+published=$(cdse_published_csv)
 if [[ ! -x "$validate" || ! -f "$published" ]]; then
     echo "validation_ratchet: no $validate or $published" >&2
     exit 77
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/tests/validation"
-ln -s "$CDSE_SRC/calibration" "$tmp/calibration"
-ln -s "$CDSE_SRC/jobs" "$tmp/jobs"
+cdse_validation_tree "$tmp"
 gaps="$CDSE_SRC/tests/validation/known_gaps.txt"
 expect() { # STATUS WHAT (known_gaps.txt of the copy prepared)
     local rc=0
@@ -48,4 +47,9 @@ grep -q "remove it from known_gaps.txt" "$tmp/out.txt"
 { cat "$gaps"; echo "Korthikanti22-T5-end-to-end 1.71"; } > "$tmp/tests/validation/known_gaps.txt"
 expect 2 "a malformed line"
 grep -q "known_gaps.txt:$(($(wc -l < "$gaps") + 1)):" "$tmp/err.txt"
+# a note longer than a line buffer is refused, not read as a second, malformed line
+{ cat "$gaps"; printf 'Korthikanti22-T5-end-to-end 1.71 3.32 10 # %09000d\n' 0; } \
+    > "$tmp/tests/validation/known_gaps.txt"
+expect 2 "an overlong line"
+grep -q "known_gaps.txt:$(($(wc -l < "$gaps") + 1)): line longer than" "$tmp/err.txt"
 echo "validation_ratchet: ok"

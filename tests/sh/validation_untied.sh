@@ -14,17 +14,16 @@
 set -euo pipefail
 : "${CDSE_SRC:?} ${CDSE_BUILD:?}"
 validate="$CDSE_BUILD/tests/validate"
-shared=$(sed -n 's/^CDSE_SHARED_DIR:PATH=//p' "$CDSE_BUILD/CMakeCache.txt" 2> /dev/null || true)
-published="${shared:-$CDSE_SRC/../shared}/validation/published.csv"
+# shellcheck source=tests/sh/lib/common.bash
+. "$CDSE_SRC/tests/sh/lib/common.bash"
+published=$(cdse_published_csv)
 if [[ ! -x "$validate" || ! -f "$published" ]] || ! grep -q '^M24-2,' "$published"; then
     echo "validation_untied: no $validate or no row M24-2 in $published" >&2
     exit 77
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/tests/validation"
-ln -s "$CDSE_SRC/calibration" "$tmp/calibration"
-ln -s "$CDSE_SRC/jobs" "$tmp/jobs"
+cdse_validation_tree "$tmp"
 cp "$CDSE_SRC/tests/validation/known_gaps.txt" "$tmp/tests/validation/"
 {
     head -1 "$published"
