@@ -747,7 +747,61 @@ static double layer_weight_bytes(const env *e)
     return fp8_params ? FP8_PARAM_BYTES : WEIGHT_BYTES;
 }
 
-/* Memory of the first stage. `params` receives the parameter counts, `updated` the parameters
+/* Chunk-micro-batches (one micro-batch through one of the v model chunks of a pipeline rank)
+ * whose activations pipeline rank `rank` holds at its peak: the warm-up forward passes plus the
+ * first forward of the steady state, all of them when the warm-up covers every pass
+ * (Megatron-Core megatron/core/pipeline_parallel/schedules.py, get_pp_rank_microbatches:
+ * p - rank - 1 warm-up passes without interleaving, 2 (p - rank - 1) + (v - 1) N with it, capped
+ * at the m v passes of the iteration; N, the micro-batches run back to back on one chunk, is
+ * the pipeline size by default, the least it allows: ModelParallelConfig
+ * microbatch_group_size_per_vp_stage, "should range in [PP, M]"). */
+static double rank_in_flight(const dims *x, double rank)
+{
+    double warmup = x->p - rank - 1.0;
+    if (x->v > 1.0)
+        warmup = 2.0 * (x->p - rank - 1.0) + (x->v - 1.0) * x->p;
+    double total = x->m * x->v;
+    return warmup + 1.0 < total ? warmup + 1.0 : total;
+}
+
+/* Of the first `passes` passes of a rank in schedule order (groups of N = p micro-batches on
+ * chunk 0, then on chunk 1, ..., get_schedule_table of schedules.py), those on chunk `chunk`. */
+static double passes_on_chunk(const dims *x, double passes, double chunk)
+{
+    double group = x->v > 1.0 ? x->p : x->m; /* without interleaving every pass is chunk 0 */
+    double per_round = group * x->v;
+    double rounds = floor(passes / per_round);
+    double rest = passes - rounds * per_round - chunk * group;
+    rest = rest < 0.0 ? 0.0 : (rest > group ? group : rest);
+    return rounds * group + rest;
+}
+
+/* Activation bytes of the pipeline stage that peaks, `per_mb` the bytes of one micro-batch on
+ * the longest stage (stage_layers layers, v chunks). Rank 0 holds the most passes (1F1B: p
+ * micro-batches, Korthikanti et al. 2022 Sec. 4.2.3; interleaved: 1 + (p - 1) / (p v) times
+ * that); when the split counts the embedding as a layer (`split`), rank 0's first chunk holds
+ * one layer fewer (Dubey et al. 2024 Sec. 3.3.2: "the first model chunk on the first stage has
+ * only the embedding"), and rank 1, with two passes fewer but full chunks, may peak instead. The
+ * last rank runs each micro-batch's forward and backward back to back and holds the fp32 logits
+ * of its loss besides its passes: the stage that peaks when the vocabulary is large against the
+ * layers' activations. A stage's output is sent and freed (schedules.py
+ * deallocate_output_tensor; Dubey et al. Sec. 3.3.2), so no pass holds more than its layers. */
+static double peak_stage_activations(const dims *x, double per_mb, double logits, bool split)
+{
+    double per_chunk = per_mb / x->v;
+    double per_layer = per_mb / x->stage_layers;
+    double first = rank_in_flight(x, 0.0);
+    double act = first * per_chunk;
+    if (split)
+        act -= passes_on_chunk(x, first, 0.0) * per_layer;
+    double second = x->p > 2.0 ? rank_in_flight(x, 1.0) * per_chunk : 0.0;
+    double last = rank_in_flight(x, x->p - 1.0) * per_chunk + logits;
+    if (second > act)
+        act = second;
+    return last > act ? last : act;
+}
+
+/* Memory of the stage that peaks. `params` receives the parameter counts, `updated` the parameters
  * this GPU updates in the optimizer step, `act_per_mb` the activation bytes of one micro-batch and
  * `in_flight_out` the micro-batches whose activations are held at once. */
 static void memory_model(const cdse_model *model, const env *e, const dims *x, cdse_result *r,
@@ -766,11 +820,6 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     *updated = st->zero >= 1 ? dense / dense_shard + params->experts / expert_shard
                              : dense + params->experts;
 
-    /* First stage: activations of min(p, m) micro-batches in flight; interleaving adds
-     * (p - 1) / (p v) (Korthikanti et al. 2022 Sec. 4.2.3). */
-    double in_flight = x->m < x->p ? x->m : x->p;
-    if (x->v > 1.0)
-        in_flight *= 1.0 + (x->p - 1.0) / (x->p * x->v);
     double moe_layers = x->moe_share * x->stage_layers;
     double dense_layers = x->stage_layers - moe_layers;
     double per_mb = dense_layers * layer_activation_bytes(e, x, false) +
@@ -779,18 +828,11 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     if (x->p == 1.0)
         per_mb += logits; /* the single stage */
     *act_per_mb = per_mb;
-    *in_flight_out = in_flight;
-    double act = per_mb * in_flight;
+    double act = per_mb;
+    *in_flight_out = 1.0;
     if (x->p > 1.0) {
-        /* The last stage runs each micro-batch's forward and backward back to back: it holds
-         * one micro-batch (interleaved: ((v - 1) p + 1) / v, Megatron-Core's warm-up of the last
-         * rank plus one) and the fp32 logits of its loss; it is the stage that peaks when the
-         * vocabulary is large against the layers' activations. */
-        double last = x->v > 1.0 ? ((x->v - 1.0) * x->p + 1.0) / x->v : 1.0;
-        if (per_mb * last + logits > act) {
-            act = per_mb * last + logits;
-            *in_flight_out = last;
-        }
+        act = peak_stage_activations(x, per_mb, logits, split_embedding(st));
+        *in_flight_out = act / per_mb;
     }
     if (st->recompute == CDSE_RECOMPUTE_FULL) {
         /* One layer's activations are live while it is recomputed. */
