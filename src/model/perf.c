@@ -796,6 +796,10 @@ static double peak_stage_activations(const dims *x, double per_mb, double logits
         act -= passes_on_chunk(x, first, 0.0) * per_layer;
     double second = x->p > 2.0 ? rank_in_flight(x, 1.0) * per_chunk : 0.0;
     double last = rank_in_flight(x, x->p - 1.0) * per_chunk + logits;
+    /* Without interleaving the last rank's one micro-batch holds the output layer in place of a
+     * layer; with it, later chunks' forwards refill what the output-only passes leave. */
+    if (split && x->v == 1.0)
+        last -= per_layer;
     if (second > act)
         act = second;
     return last > act ? last : act;

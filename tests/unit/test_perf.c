@@ -373,6 +373,58 @@ static void test_activations_pipeline_interleaved(void **state)
     assert_rel(r.mem_activations_gib, 11.0 * per_layer / GIB, 1e-12);
 }
 
+/* Interleaved, p = 4, v = 2, m = 4 = p: Megatron-Core's warm-up on rank 0,
+ * 2 (p - 1) + (v - 1) p = 10 passes, covers the m v = 8 passes of the iteration
+ * (get_pp_rank_microbatches: are_all_microbatches_in_warmup), so rank 0 runs every forward first
+ * and holds all 8 passes of L / (p v) = 1 layer: 8 layers' worth, not
+ * 4 x (1 + 3/8) x 2 = 11 of Korthikanti's factor, which assumes m >= p + (p - 1) / v. The last
+ * rank holds (v - 1) p + 1 = 5 passes and the logits 4 s b V = 16777216 B (less than a layer). */
+static void test_activations_interleaved_all_warmup(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(8);
+    cdse_system s = sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 8);
+    st.vpp = 2;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.grad_accum, 4);
+    double per_layer = SBH * (34.0 + 5.0 * A * S / H);
+    assert_rel(per_layer, 77594624.0, 1e-15); /* 1048576 x (34 + 40) */
+    assert_rel(r.mem_activations_gib, 8.0 * per_layer / GIB, 1e-12);
+}
+
+/* The stage that peaks under a split that counts the embedding and the output layer as one layer
+ * each (pipeline_split_embedding; Dubey et al. 2024 Sec. 3.3.2). Six layers, p = 4, m = 8:
+ * 1F1B (v = 1): rank 0 holds min(p, m) = 4 micro-batches of its 1 layer (+ the embedding) = 4
+ * layers' worth; rank 1 holds p - 1 = 3 micro-batches of 2 layers = 6; rank 3 one micro-batch of
+ * 1 layer and the logits 16777216 B. Rank 1 peaks: 6 layers (without the key every stage has
+ * ceil(6 / 4) = 2 layers and rank 0 peaks with 4 x 2 = 8).
+ * Interleaved (v = 2): 8 units over 8 chunks of one unit; rank 0 holds 2 x 3 + 4 + 1 = 11 passes,
+ * 7 of them on its embedding-only chunk 0 (micro-batches 0-3, then 4-6 of the second group of
+ * p = 4), 4 on chunk 1 (1 layer): 4 layers' worth; rank 1 holds 2 x 2 + 4 + 1 = 9 passes of one
+ * layer: 9; rank 3 (v - 1) p + 1 = 5 passes, at most 5 layers and the logits. Rank 1 peaks: 9
+ * layers (11 without the key, test_activations_pipeline_interleaved). A step-by-step walk of the
+ * schedule's order (get_schedule_table) gives the same peaks: 4, 6, 4, 1 and 4, 9, 7, 5. */
+static void test_activations_split_peak_stage(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(6);
+    cdse_system s = sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    double per_layer = SBH * (34.0 + 5.0 * A * S / H);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, 8.0 * per_layer / GIB, 1e-12);
+    bare.pipeline_split_embedding = true;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, 6.0 * per_layer / GIB, 1e-12);
+    st.vpp = 2;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, 9.0 * per_layer / GIB, 1e-12);
+    bare.pipeline_split_embedding = false;
+}
+
 /* ---- Weights, gradients and optimizer state per ZeRO stage ----------------------------- */
 
 /* First stage of the GPT above with L = 4, t = 2, p = 2, d = 4 (16 GPUs), per GPU:
@@ -1902,6 +1954,8 @@ int main(void)
         cmocka_unit_test(test_activations_llama_gqa),
         cmocka_unit_test(test_activations_pipeline_1f1b),
         cmocka_unit_test(test_activations_pipeline_interleaved),
+        cmocka_unit_test(test_activations_interleaved_all_warmup),
+        cmocka_unit_test(test_activations_split_peak_stage),
         cmocka_unit_test(test_zero0),
         cmocka_unit_test(test_zero1),
         cmocka_unit_test(test_zero2),
