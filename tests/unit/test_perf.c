@@ -425,6 +425,43 @@ static void test_activations_split_peak_stage(void **state)
     bare.pipeline_split_embedding = false;
 }
 
+/* The memory of the stage that peaks under the embedding-aware split: each rank's state with its
+ * own activations. The GPT above (t = 1, no ZeRO, 2 + 4 + 12 = 18 B per parameter) with 6 layers
+ * on p = 4 stages, m = 8 (test_activations_split_peak_stage): a layer holds
+ * 12 h^2 + 13 h = 12596224 parameters (test_zero0's count at t = 1), the embedding
+ * V h + s h = 4718592, the last stage's output layer (the tied embedding's copy) and final
+ * LayerNorm V h + 2 h = 4196352; a layer's activations 77594624 B.
+ *   rank 0: (1 layer + embedding) x 18 + 4 layers' activations = 622045184 B;
+ *   rank 1: 2 layers x 18 + 6 layers' activations = 919031808 B (the peak: weights 2 x 2 x
+ *   12596224 B, gradients 4 x, optimizer 12 x);
+ *   rank 3: (1 layer + output layer) x 18 + 1 layer's activations + logits 16777216 = 396638208.
+ * With V = 65536 the embedding (67633152) and the output layer (67110912) outweigh five layers
+ * and the logits are 4 s b V = 268435456 B: rank 0 1754507264 B, rank 1 919031808, rank 3
+ * (12596224 + 67110912) x 18 + 77594624 + 268435456 = 1780758528 B, the peak: weights
+ * 2 x 79707136 B, activations 346030080 B. */
+static void test_split_peak_stage_state(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(6);
+    cdse_system s = sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    bare.pipeline_split_embedding = true;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double layer = 12596224.0, act_layer = 77594624.0;
+    assert_rel(r.mem_weights_gib, 2.0 * 2.0 * layer / GIB, 1e-12);
+    assert_rel(r.mem_gradients_gib, 4.0 * 2.0 * layer / GIB, 1e-12);
+    assert_rel(r.mem_optimizer_gib, 12.0 * 2.0 * layer / GIB, 1e-12);
+    assert_rel(r.mem_activations_gib, 6.0 * act_layer / GIB, 1e-12);
+    assert_rel(r.mem_total_gib, 919031808.0 / GIB + 1.5, 1e-12);
+    m.vocab = 65536;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_weights_gib, 2.0 * 79707136.0 / GIB, 1e-12);
+    assert_rel(r.mem_activations_gib, 346030080.0 / GIB, 1e-12);
+    assert_rel(r.mem_total_gib, 1780758528.0 / GIB + 1.5, 1e-12);
+    bare.pipeline_split_embedding = false;
+}
+
 /* ---- Weights, gradients and optimizer state per ZeRO stage ----------------------------- */
 
 /* First stage of the GPT above with L = 4, t = 2, p = 2, d = 4 (16 GPUs), per GPU:
@@ -1956,6 +1993,7 @@ int main(void)
         cmocka_unit_test(test_activations_pipeline_interleaved),
         cmocka_unit_test(test_activations_interleaved_all_warmup),
         cmocka_unit_test(test_activations_split_peak_stage),
+        cmocka_unit_test(test_split_peak_stage_state),
         cmocka_unit_test(test_zero0),
         cmocka_unit_test(test_zero1),
         cmocka_unit_test(test_zero2),
