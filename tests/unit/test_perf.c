@@ -7,8 +7,13 @@
  *   - Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models"
  *     (arXiv 2205.05198): Table 2 (activation bytes per layer with TP, SP, selective and full
  *     recomputation), Sec. 4.2.3 (first pipeline stage holds p micro-batches; interleaving scales
- *     by 1 + (p-1)/(p m), m the number of interleaved stages), Sec. 4.3 (fp32 logits of the
+ *     by 1 + (p-1)/(p m), m the number of interleaved stages, when the iteration has enough
+ *     micro-batches), Sec. 4.3 (fp32 logits of the
  *     output layer, 4 s b v / t bytes);
+ *   - Megatron-Core megatron/core/pipeline_parallel/schedules.py get_pp_rank_microbatches (warm-up
+ *     passes per rank 2 (p - r - 1) + (v - 1) N, N = p by default, capped at the m v passes) and
+ *     get_schedule_table (groups of N micro-batches per chunk); Dubey et al. 2024 (arXiv
+ *     2407.21783) Sec. 3.3.2 (the first chunk holds only the embedding, the last only the output);
  *   - Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
  *     Megatron-LM" (SC'21): Sec. 2.2 (pipeline bubble of (p-1) micro-batch times, divided by v
  *     with interleaving), Sec. 4.1 (scatter/gather of the boundary activation over the TP ranks),
