@@ -827,10 +827,10 @@ static void state_memory(const env *e, const dims *x, const stage_param_count *p
  * the embedding, the middle ranks full stages, the last rank one layer fewer and the output
  * layer (untied, or the tied embedding's copy: Megatron keeps the word embedding on both ends).
  * Of ranks 0, 1 and the last, the one with the most memory (with the allocator's share of the
- * activations, memory's runtime term): its state into `r`, its activation bytes returned. */
-static double split_peak_stage(const env *e, const dims *x, const stage_param_count *params,
-                               const double dense_b[3], const double expert_b[3],
-                               const double act[3], cdse_result *r)
+ * activations, memory's runtime term): its state into `r`, its index in `act` returned. */
+static int split_peak_stage(const env *e, const dims *x, const stage_param_count *params,
+                            const double dense_b[3], const double expert_b[3], const double act[3],
+                            cdse_result *r)
 {
     double layer_dense = params->dense / x->stage_layers;
     double layer_experts = params->experts / x->stage_layers;
@@ -840,7 +840,8 @@ static double split_peak_stage(const env *e, const dims *x, const stage_param_co
         {params->dense, params->experts, 0.0},
         {params->dense - layer_dense, params->experts - layer_experts, output},
     };
-    double best = -1.0, best_act = 0.0;
+    double best = -1.0;
+    int peak = 0;
     for (int k = 0; k < 3; k++) {
         if (k == 1 && x->p <= 2.0)
             continue; /* with two stages there is no middle rank */
@@ -850,11 +851,11 @@ static double split_peak_stage(const env *e, const dims *x, const stage_param_co
                        c.mem_fp8_cache_gib + (1.0 + e->stk->allocator_overhead) * act[k] / CDSE_GIB;
         if (total > best) {
             best = total;
-            best_act = act[k];
+            peak = k;
             *r = c;
         }
     }
-    return best_act;
+    return peak;
 }
 
 /* Memory of the stage that peaks. `params` receives the parameter counts, `updated` the parameters
@@ -887,21 +888,21 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     double dense_b[3] = {w, g, o}, expert_b[3] = {we, ge, oe};
     r->mem_fp8_cache_gib = 0.0;
     double act = per_mb;
+    *in_flight_out = 1.0;
     if (x->p > 1.0) {
         double ranks[3];
         rank_activations(x, per_mb, logits, split_embedding(st), ranks);
-        if (split_embedding(st)) {
-            act = split_peak_stage(e, x, params, dense_b, expert_b, ranks, r);
-        } else {
-            /* Rank 0 holds the most passes and the embedding; the last rank may hold more
-             * activations with its logits. */
-            act = ranks[0] > ranks[2] ? ranks[0] : ranks[2];
+        int peak = ranks[2] > ranks[0] ? 2 : 0;
+        if (split_embedding(st))
+            peak = split_peak_stage(e, x, params, dense_b, expert_b, ranks, r);
+        else /* rank 0 holds the most passes and the embedding, the last rank the logits */
             state_memory(e, x, params, dense_b, expert_b, r);
-        }
+        act = ranks[peak];
+        /* The passes in flight, without the last rank's logits (one micro-batch's at a time). */
+        *in_flight_out = (act - (peak == 2 ? logits : 0.0)) / per_mb;
     } else {
         state_memory(e, x, params, dense_b, expert_b, r);
     }
-    *in_flight_out = act / per_mb;
     if (st->recompute == CDSE_RECOMPUTE_FULL) {
         /* One layer's activations are live while it is recomputed. */
         cdse_strategy none = *st;
