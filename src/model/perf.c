@@ -750,7 +750,118 @@ static double layer_weight_bytes(const env *e)
     return fp8_params ? FP8_PARAM_BYTES : WEIGHT_BYTES;
 }
 
-/* Memory of the first stage. `params` receives the parameter counts, `updated` the parameters
+/* Chunk-micro-batches (one micro-batch through one of the v model chunks of a pipeline rank)
+ * whose activations pipeline rank `rank` holds at its peak: the warm-up forward passes plus the
+ * first forward of the steady state, all of them when the warm-up covers every pass
+ * (Megatron-Core megatron/core/pipeline_parallel/schedules.py, get_pp_rank_microbatches:
+ * p - rank - 1 warm-up passes without interleaving, 2 (p - rank - 1) + (v - 1) N with it, capped
+ * at the m v passes of the iteration; N, the micro-batches run back to back on one chunk, is
+ * the pipeline size by default, the least it allows: ModelParallelConfig
+ * microbatch_group_size_per_vp_stage, "should range in [PP, M]"). */
+static double rank_in_flight(const dims *x, double rank)
+{
+    double warmup = x->p - rank - 1.0;
+    if (x->v > 1.0)
+        warmup = 2.0 * (x->p - rank - 1.0) + (x->v - 1.0) * x->p;
+    double total = x->m * x->v;
+    return warmup + 1.0 < total ? warmup + 1.0 : total;
+}
+
+/* Of the first `passes` passes of a rank in schedule order (groups of N = p micro-batches on
+ * chunk 0, then on chunk 1, ..., get_schedule_table of schedules.py), those on chunk `chunk`. */
+static double passes_on_chunk(const dims *x, double passes, double chunk)
+{
+    double group = x->v > 1.0 ? x->p : x->m; /* without interleaving every pass is chunk 0 */
+    double per_round = group * x->v;
+    double rounds = floor(passes / per_round);
+    double rest = passes - rounds * per_round - chunk * group;
+    rest = rest < 0.0 ? 0.0 : (rest > group ? group : rest);
+    return rounds * group + rest;
+}
+
+/* Activation bytes of the pipeline ranks that can peak, `per_mb` the bytes of one micro-batch on
+ * the longest stage (stage_layers layers, v chunks): [0] rank 0, which holds the most passes
+ * (1F1B: p micro-batches, Korthikanti et al. 2022 Sec. 4.2.3; interleaved: 1 + (p - 1) / (p v)
+ * times that); [1] rank 1, with two passes fewer but, when the split counts the embedding as a
+ * layer (`split`), full chunks where rank 0's first chunk holds one layer fewer (Dubey et al.
+ * 2024 Sec. 3.3.2: "the first model chunk on the first stage has only the embedding"); [2] the
+ * last rank, which runs each micro-batch's forward and backward back to back and holds the fp32
+ * logits of its loss besides its passes (it peaks when the vocabulary is large against the
+ * layers' activations). A stage's output is sent and freed (schedules.py
+ * deallocate_output_tensor; Dubey et al. Sec. 3.3.2), so no pass holds more than its layers. */
+static void rank_activations(const dims *x, double per_mb, double logits, bool split, double act[3])
+{
+    double per_chunk = per_mb / x->v;
+    double per_layer = per_mb / x->stage_layers;
+    double first = rank_in_flight(x, 0.0);
+    act[0] = first * per_chunk;
+    if (split)
+        act[0] -= passes_on_chunk(x, first, 0.0) * per_layer;
+    act[1] = x->p > 2.0 ? rank_in_flight(x, 1.0) * per_chunk : 0.0;
+    act[2] = rank_in_flight(x, x->p - 1.0) * per_chunk + logits;
+    /* Without interleaving the last rank's one micro-batch holds the output layer in place of a
+     * layer; with it, later chunks' forwards refill what the output-only passes leave. */
+    if (split && x->v == 1.0)
+        act[2] -= per_layer;
+}
+
+/* Weights, gradients, optimizer state and FP8 caches of a stage holding `params`, with the
+ * bytes per parameter of memory_model. */
+static void state_memory(const env *e, const dims *x, const stage_param_count *params,
+                         const double dense_b[3], const double expert_b[3], cdse_result *r)
+{
+    double gib = CDSE_GIB;
+    double layer_share = layer_weight_bytes(e) / WEIGHT_BYTES; /* 1/2 with FP8 parameters */
+    double dense = params->dense + params->embed;
+    r->mem_weights_gib = ((params->dense * layer_share + params->embed) * dense_b[0] +
+                          params->experts * layer_share * expert_b[0]) /
+                         gib;
+    r->mem_gradients_gib = (dense * dense_b[1] + params->experts * expert_b[1]) / gib;
+    r->mem_optimizer_gib = (dense * dense_b[2] + params->experts * expert_b[2]) / gib;
+    if (e->st->precision == CDSE_FP8) {
+        /* With FP8 parameters the FP8 copy is the weight itself: the transpose remains. */
+        double cache = FP8_WEIGHT_CACHE_BYTES - (layer_share < 1.0 ? FP8_PARAM_BYTES : 0.0);
+        r->mem_fp8_cache_gib = (params->dense + params->experts) * cache /
+                               (e->st->zero >= 3 ? x->d * x->c : 1.0) / gib;
+    }
+}
+
+/* Under the embedding-aware split the ranks differ in what they hold: rank 0 one layer fewer and
+ * the embedding, the middle ranks full stages, the last rank one layer fewer and the output
+ * layer (untied, or the tied embedding's copy: Megatron keeps the word embedding on both ends).
+ * Of ranks 0, 1 and the last, the one with the most memory (with the allocator's share of the
+ * activations, memory's runtime term): its state into `r`, its index in `act` returned. */
+static int split_peak_stage(const env *e, const dims *x, const stage_param_count *params,
+                            const double dense_b[3], const double expert_b[3], const double act[3],
+                            cdse_result *r)
+{
+    double layer_dense = params->dense / x->stage_layers;
+    double layer_experts = params->experts / x->stage_layers;
+    double output = x->vocab * x->h / x->t + (x->gpt ? 2.0 : 1.0) * x->h; /* + final norm */
+    stage_param_count stage[3] = {
+        {params->dense - layer_dense, params->experts - layer_experts, params->embed},
+        {params->dense, params->experts, 0.0},
+        {params->dense - layer_dense, params->experts - layer_experts, output},
+    };
+    double best = -1.0;
+    int peak = 0;
+    for (int k = 0; k < 3; k++) {
+        if (k == 1 && x->p <= 2.0)
+            continue; /* with two stages there is no middle rank */
+        cdse_result c = *r;
+        state_memory(e, x, &stage[k], dense_b, expert_b, &c);
+        double total = c.mem_weights_gib + c.mem_gradients_gib + c.mem_optimizer_gib +
+                       c.mem_fp8_cache_gib + (1.0 + e->stk->allocator_overhead) * act[k] / CDSE_GIB;
+        if (total > best) {
+            best = total;
+            peak = k;
+            *r = c;
+        }
+    }
+    return peak;
+}
+
+/* Memory of the stage that peaks. `params` receives the parameter counts, `updated` the parameters
  * this GPU updates in the optimizer step, `act_per_mb` the activation bytes of one micro-batch and
  * `in_flight_out` the micro-batches whose activations are held at once. */
 static void memory_model(const cdse_model *model, const env *e, const dims *x, cdse_result *r,
@@ -769,11 +880,6 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     *updated = st->zero >= 1 ? dense / dense_shard + params->experts / expert_shard
                              : dense + params->experts;
 
-    /* First stage: activations of min(p, m) micro-batches in flight; interleaving adds
-     * (p - 1) / (p v) (Korthikanti et al. 2022 Sec. 4.2.3). */
-    double in_flight = x->m < x->p ? x->m : x->p;
-    if (x->v > 1.0)
-        in_flight *= 1.0 + (x->p - 1.0) / (x->p * x->v);
     double moe_layers = x->moe_share * x->stage_layers;
     double dense_layers = x->stage_layers - moe_layers;
     double per_mb = dense_layers * layer_activation_bytes(e, x, false) +
@@ -782,18 +888,23 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     if (x->p == 1.0)
         per_mb += logits; /* the single stage */
     *act_per_mb = per_mb;
-    *in_flight_out = in_flight;
-    double act = per_mb * in_flight;
+    double dense_b[3] = {w, g, o}, expert_b[3] = {we, ge, oe};
+    r->mem_fp8_cache_gib = 0.0;
+    double act = per_mb;
+    *in_flight_out = 1.0;
     if (x->p > 1.0) {
-        /* The last stage runs each micro-batch's forward and backward back to back: it holds
-         * one micro-batch (interleaved: ((v - 1) p + 1) / v, Megatron-Core's warm-up of the last
-         * rank plus one) and the fp32 logits of its loss; it is the stage that peaks when the
-         * vocabulary is large against the layers' activations. */
-        double last = x->v > 1.0 ? ((x->v - 1.0) * x->p + 1.0) / x->v : 1.0;
-        if (per_mb * last + logits > act) {
-            act = per_mb * last + logits;
-            *in_flight_out = last;
-        }
+        double ranks[3];
+        rank_activations(x, per_mb, logits, split_embedding(st), ranks);
+        int peak = ranks[2] > ranks[0] ? 2 : 0;
+        if (split_embedding(st))
+            peak = split_peak_stage(e, x, params, dense_b, expert_b, ranks, r);
+        else /* rank 0 holds the most passes and the embedding, the last rank the logits */
+            state_memory(e, x, params, dense_b, expert_b, r);
+        act = ranks[peak];
+        /* The passes in flight, without the last rank's logits (one micro-batch's at a time). */
+        *in_flight_out = (act - (peak == 2 ? logits : 0.0)) / per_mb;
+    } else {
+        state_memory(e, x, params, dense_b, expert_b, r);
     }
     if (st->recompute == CDSE_RECOMPUTE_FULL) {
         /* One layer's activations are live while it is recomputed. */
@@ -803,23 +914,9 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
         e2.st = &none;
         act += layer_activation_bytes(&e2, x, x->moe_layers > 0.0);
     }
-
-    double gib = CDSE_GIB;
-    double layer_share = layer_weight_bytes(e) / WEIGHT_BYTES; /* 1/2 with FP8 parameters */
-    r->mem_weights_gib =
-        ((params->dense * layer_share + params->embed) * w + params->experts * layer_share * we) /
-        gib;
-    r->mem_gradients_gib = (dense * g + params->experts * ge) / gib;
-    r->mem_optimizer_gib = (dense * o + params->experts * oe) / gib;
-    r->mem_activations_gib = act / gib;
+    r->mem_activations_gib = act / CDSE_GIB;
     r->mem_other_gib = e->sys->reserved_gib;
     r->mem_offloaded_gib = 0.0;
-    if (st->precision == CDSE_FP8) {
-        /* With FP8 parameters the FP8 copy is the weight itself: the transpose remains. */
-        double cache = FP8_WEIGHT_CACHE_BYTES - (layer_share < 1.0 ? FP8_PARAM_BYTES : 0.0);
-        r->mem_fp8_cache_gib =
-            (params->dense + params->experts) * cache / (st->zero >= 3 ? x->d * x->c : 1.0) / gib;
-    }
 }
 
 /* Moves the state selected by the offload mask to the second tier; returns the HBM bytes/s

@@ -118,8 +118,11 @@ int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse
     s->dp = s->gpus / model_parallel;
     if (!tp_fits(model, s->tp))
         return CDSE_ST_TP_HEADS;
-    /* Every pipeline chunk needs a layer; uneven splits are allowed (Megatron-Core). */
-    if (s->pp * s->vpp > model->layers)
+    /* Every pipeline chunk needs a layer; uneven splits are allowed (Megatron-Core). A split that
+     * counts the embedding and the output layer as one layer each lets the first chunk hold only
+     * the embedding and the last only the output layer (Dubey et al. 2024 Sec. 3.3.2). */
+    bool split = s->pp > 1 && s->stack != NULL && s->stack->pipeline_split_embedding;
+    if (s->pp * s->vpp > model->layers + (split ? 2 : 0))
         return CDSE_ST_PP_LAYERS;
     if (s->global_batch % (s->microbatch * s->dp) != 0)
         return CDSE_ST_BATCH_NOT_DIVISIBLE;

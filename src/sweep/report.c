@@ -300,7 +300,7 @@ const cdse_column cdse_columns[] = {
         "executed FLOPs (with recomputation) per GPU per second"),
     F64("mfu", mfu, "fraction", "model FLOPs utilization of the precision's peak"),
     F64("hfu", hfu, "fraction", "hardware FLOPs utilization of the precision's peak"),
-    F64("mem_total_gib", mem_total_gib, "GiB", "memory per GPU in HBM (first pipeline stage)"),
+    F64("mem_total_gib", mem_total_gib, "GiB", "memory per GPU in HBM (the pipeline stage that peaks)"),
     F64("mem_weights_gib", mem_weights_gib, "GiB", "weights"),
     F64("mem_gradients_gib", mem_gradients_gib, "GiB", "gradients"),
     F64("mem_optimizer_gib", mem_optimizer_gib, "GiB", "optimizer state (fp32 master and moments)"),

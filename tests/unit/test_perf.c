@@ -7,8 +7,13 @@
  *   - Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models"
  *     (arXiv 2205.05198): Table 2 (activation bytes per layer with TP, SP, selective and full
  *     recomputation), Sec. 4.2.3 (first pipeline stage holds p micro-batches; interleaving scales
- *     by 1 + (p-1)/(p m), m the number of interleaved stages), Sec. 4.3 (fp32 logits of the
+ *     by 1 + (p-1)/(p m), m the number of interleaved stages, when the iteration has enough
+ *     micro-batches), Sec. 4.3 (fp32 logits of the
  *     output layer, 4 s b v / t bytes);
+ *   - Megatron-Core megatron/core/pipeline_parallel/schedules.py get_pp_rank_microbatches (warm-up
+ *     passes per rank 2 (p - r - 1) + (v - 1) N, N = p by default, capped at the m v passes) and
+ *     get_schedule_table (groups of N micro-batches per chunk); Dubey et al. 2024 (arXiv
+ *     2407.21783) Sec. 3.3.2 (the first chunk holds only the embedding, the last only the output);
  *   - Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
  *     Megatron-LM" (SC'21): Sec. 2.2 (pipeline bubble of (p-1) micro-batch times, divided by v
  *     with interleaving), Sec. 4.1 (scatter/gather of the boundary activation over the TP ranks),
@@ -371,6 +376,95 @@ static void test_activations_pipeline_interleaved(void **state)
     double expected = p * (1.0 + (p - 1.0) / (p * v)) * (8.0 / p) * per_layer / GIB;
     assert_rel(r.mem_activations_gib, expected, 1e-12);
     assert_rel(r.mem_activations_gib, 11.0 * per_layer / GIB, 1e-12);
+}
+
+/* Interleaved, p = 4, v = 2, m = 4 = p: Megatron-Core's warm-up on rank 0,
+ * 2 (p - 1) + (v - 1) p = 10 passes, covers the m v = 8 passes of the iteration
+ * (get_pp_rank_microbatches: are_all_microbatches_in_warmup), so rank 0 runs every forward first
+ * and holds all 8 passes of L / (p v) = 1 layer: 8 layers' worth, not
+ * 4 x (1 + 3/8) x 2 = 11 of Korthikanti's factor, which assumes m >= p + (p - 1) / v. The last
+ * rank holds (v - 1) p + 1 = 5 passes and the logits 4 s b V = 16777216 B (less than a layer). */
+static void test_activations_interleaved_all_warmup(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(8);
+    cdse_system s = sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 8);
+    st.vpp = 2;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.grad_accum, 4);
+    double per_layer = SBH * (34.0 + 5.0 * A * S / H);
+    assert_rel(per_layer, 77594624.0, 1e-15); /* 1048576 x (34 + 40) */
+    assert_rel(r.mem_activations_gib, 8.0 * per_layer / GIB, 1e-12);
+}
+
+/* The stage that peaks under a split that counts the embedding and the output layer as one layer
+ * each (pipeline_split_embedding; Dubey et al. 2024 Sec. 3.3.2). Six layers, p = 4, m = 8:
+ * 1F1B (v = 1): rank 0 holds min(p, m) = 4 micro-batches of its 1 layer (+ the embedding) = 4
+ * layers' worth; rank 1 holds p - 1 = 3 micro-batches of 2 layers = 6; rank 3 one micro-batch of
+ * 1 layer and the logits 16777216 B. Rank 1 peaks: 6 layers (without the key every stage has
+ * ceil(6 / 4) = 2 layers and rank 0 peaks with 4 x 2 = 8).
+ * Interleaved (v = 2): 8 units over 8 chunks of one unit; rank 0 holds 2 x 3 + 4 + 1 = 11 passes,
+ * 7 of them on its embedding-only chunk 0 (micro-batches 0-3, then 4-6 of the second group of
+ * p = 4), 4 on chunk 1 (1 layer): 4 layers' worth; rank 1 holds 2 x 2 + 4 + 1 = 9 passes of one
+ * layer: 9; rank 3 (v - 1) p + 1 = 5 passes, at most 5 layers and the logits. Rank 1 peaks: 9
+ * layers (11 without the key, test_activations_pipeline_interleaved). A step-by-step walk of the
+ * schedule's order (get_schedule_table) gives the same peaks: 4, 6, 4, 1 and 4, 9, 7, 5. */
+static void test_activations_split_peak_stage(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(6);
+    cdse_system s = sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    double per_layer = SBH * (34.0 + 5.0 * A * S / H);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, 8.0 * per_layer / GIB, 1e-12);
+    bare.pipeline_split_embedding = true;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, 6.0 * per_layer / GIB, 1e-12);
+    st.vpp = 2;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, 9.0 * per_layer / GIB, 1e-12);
+    bare.pipeline_split_embedding = false;
+}
+
+/* The memory of the stage that peaks under the embedding-aware split: each rank's state with its
+ * own activations. The GPT above (t = 1, no ZeRO, 2 + 4 + 12 = 18 B per parameter) with 6 layers
+ * on p = 4 stages, m = 8 (test_activations_split_peak_stage): a layer holds
+ * 12 h^2 + 13 h = 12596224 parameters (test_zero0's count at t = 1), the embedding
+ * V h + s h = 4718592, the last stage's output layer (the tied embedding's copy) and final
+ * LayerNorm V h + 2 h = 4196352; a layer's activations 77594624 B.
+ *   rank 0: (1 layer + embedding) x 18 + 4 layers' activations = 622045184 B;
+ *   rank 1: 2 layers x 18 + 6 layers' activations = 919031808 B (the peak: weights 2 x 2 x
+ *   12596224 B, gradients 4 x, optimizer 12 x);
+ *   rank 3: (1 layer + output layer) x 18 + 1 layer's activations + logits 16777216 = 396638208.
+ * With V = 65536 the embedding (67633152) and the output layer (67110912) outweigh five layers
+ * and the logits are 4 s b V = 268435456 B: rank 0 1754507264 B, rank 1 919031808, rank 3
+ * (12596224 + 67110912) x 18 + 77594624 + 268435456 = 1780758528 B, the peak: weights
+ * 2 x 79707136 B, activations 346030080 B. */
+static void test_split_peak_stage_state(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(6);
+    cdse_system s = sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    bare.pipeline_split_embedding = true;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double layer = 12596224.0, act_layer = 77594624.0;
+    assert_rel(r.mem_weights_gib, 2.0 * 2.0 * layer / GIB, 1e-12);
+    assert_rel(r.mem_gradients_gib, 4.0 * 2.0 * layer / GIB, 1e-12);
+    assert_rel(r.mem_optimizer_gib, 12.0 * 2.0 * layer / GIB, 1e-12);
+    assert_rel(r.mem_activations_gib, 6.0 * act_layer / GIB, 1e-12);
+    assert_rel(r.mem_total_gib, 919031808.0 / GIB + 1.5, 1e-12);
+    m.vocab = 65536;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_weights_gib, 2.0 * 79707136.0 / GIB, 1e-12);
+    assert_rel(r.mem_activations_gib, 346030080.0 / GIB, 1e-12);
+    assert_rel(r.mem_total_gib, 1780758528.0 / GIB + 1.5, 1e-12);
+    bare.pipeline_split_embedding = false;
 }
 
 /* ---- Weights, gradients and optimizer state per ZeRO stage ----------------------------- */
@@ -1926,6 +2020,9 @@ int main(void)
         cmocka_unit_test(test_activations_llama_gqa),
         cmocka_unit_test(test_activations_pipeline_1f1b),
         cmocka_unit_test(test_activations_pipeline_interleaved),
+        cmocka_unit_test(test_activations_interleaved_all_warmup),
+        cmocka_unit_test(test_activations_split_peak_stage),
+        cmocka_unit_test(test_split_peak_stage_state),
         cmocka_unit_test(test_zero0),
         cmocka_unit_test(test_zero1),
         cmocka_unit_test(test_zero2),

@@ -6,7 +6,9 @@
  *     context-parallel dimension);
  *   - tp divides the heads and the FFN (Shoeybi et al. 2019, Sec. 3); key/value heads are split
  *     when there are at least tp of them, replicated otherwise (Megatron-Core GQA);
- *   - pp * vpp chunks each get a layer (uneven splits allowed); the interleaved schedule needs a
+ *   - pp * vpp chunks each get a layer (uneven splits allowed; with the embedding and the output
+ * layer counted as one layer each, chunks of only these: Dubey et al. 2024 Sec. 3.3.2); the
+ * interleaved schedule needs a
  * pipeline and a number of micro-batches that is a multiple of pp (Narayanan et al. 2021,
  * Sec. 2.2.2; Megatron-LM "number of microbatches is not divisible by pipeline-parallel size when
  * using interleaved schedule");
@@ -203,6 +205,25 @@ static void test_pp_layers(void **state)
     st.pp = 3;
     st.global_batch = 3;
     assert_int_equal(check(&m, st), CDSE_ST_OK);
+    /* A split that counts the embedding and the output layer as one layer each (stack key
+     * pipeline_split_embedding) has 8 + 2 = 10 units: pp 2 x vpp 5 chunks, the first holding only
+     * the embedding and the last only the output layer (Dubey et al. 2024 Sec. 3.3.2); 11 chunks
+     * (no interleaving: pp 11) leave one without a unit. */
+    cdse_stack split = cdse_stack_default;
+    split.pipeline_split_embedding = true;
+    st = base();
+    st.stack = &split;
+    st.gpus = 2;
+    st.pp = 2;
+    st.vpp = 5;
+    st.global_batch = 4;
+    assert_int_equal(check(&m, st), CDSE_ST_OK);
+    st = base();
+    st.stack = &split;
+    st.gpus = 11;
+    st.pp = 11;
+    st.global_batch = 11;
+    assert_int_equal(check(&m, st), CDSE_ST_PP_LAYERS);
 }
 
 /* Interleaving without a pipeline (pp 1, vpp 2); with pp 4 and 6 micro-batches (6 % 4 != 0).

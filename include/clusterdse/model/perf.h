@@ -29,7 +29,7 @@ typedef struct cdse_result {
     double hardware_tflops_per_gpu;
     double mfu;
     double hfu;
-    /* Memory per GPU (GiB) of the most loaded (first) pipeline stage. */
+    /* Memory per GPU (GiB) of the pipeline stage that peaks (its state and its activations). */
     double mem_total_gib; /* in HBM */
     double mem_weights_gib;
     double mem_gradients_gib;
