@@ -54,8 +54,8 @@ static const key_spec stack_keys[] = {
      .has_default = true,
      .def = 0.0,
      .def_text = "false",
-     .help = "pipeline stages alternate forward and backward in lockstep steps, each as long "
-             "as the longer of the two (DeepSpeed's TrainSchedule)"},
+     .help = "DeepSpeed's pipeline engine (TrainSchedule): blocking steps between neighbouring "
+             "stages at the 1F1B rate, gradients reduced after the last step"},
     {.name = "pipeline_split_embedding",
      .type = KEY_BOOL,
      .offset = offsetof(cdse_stack, pipeline_split_embedding),

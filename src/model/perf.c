@@ -1323,23 +1323,6 @@ static void output_layer_times(const env *e, const dims *x, double *fwd, double 
 
 /* `position_len`: rows of the learned position table, which a histogram's mean-length
  * evaluation keeps at the model's seq_len. */
-/* DeepSpeed's pipeline engine (deepspeed/runtime/pipe/schedule.py, TrainSchedule, at commit
- * 0457bb1cb of September 2021): 2 (m + p - 1) steps; at each step a stage runs a forward pass
- * when the parities of the step and of the stage agree and a backward pass otherwise, so that
- * adjacent stages always run opposite passes; the blocking sends and receives that open every
- * step (RecvActivation/SendGrad before a forward, SendActivation/RecvGrad before a backward,
- * p2p.py) pair each stage with a neighbour that ran the other pass, so every step lasts the
- * longer of the two. The first p steps carry forward passes only (the first backward pass
- * starts on the last stage at step p). Returns the time beyond the m (fwd + bwd) of the
- * stage's own work: what the stage waits, the schedule's bubble. */
-static double lockstep_pipeline(const dims *x, double fwd, double per_mb)
-{
-    double bwd = per_mb - fwd;
-    double longer = fwd > bwd ? fwd : bwd;
-    double steps = 2.0 * (x->m + x->p - 1.0);
-    return x->p * fwd + (steps - x->p) * longer - x->m * per_mb;
-}
-
 static void evaluate_one(const cdse_model *model, const cdse_system *system,
                          const cdse_strategy *strategy, int position_len, cdse_result *r,
                          cdse_comm_plan *plan, double exposed_s[CDSE_GROUP_COUNT])
@@ -1385,10 +1368,13 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     double per_mb = stage_fwd + stage_bwd + stage_rec + stage_tp + stage_cp + stage_ep;
 
     /* 1F1B pipeline: m micro-batches plus a bubble of (p - 1) stage times, divided by v with
-     * interleaving (Narayanan et al. 2021, Sec. 2.2). */
+     * interleaving (Narayanan et al. 2021, Sec. 2.2). DeepSpeed's TrainSchedule (pipeline_lockstep)
+     * runs at the same rate: each of its 2 (m + p - 1) steps pairs a stage with one neighbour
+     * only (a forward step receives from and sends to the previous stage, a backward step the
+     * next; deepspeed/runtime/pipe/schedule.py at commit 3293cf72a, January 2022), so the
+     * blocking transfers order the stages as 1F1B's dependencies do and nobody waits for a
+     * longer pass of the other neighbour (tests/unit/test_perf.c: test_pipeline_lockstep). */
     double bubble = (x.p - 1.0) / x.v * per_mb;
-    if (e.stk->pipeline_lockstep && x.p > 1.0)
-        bubble = lockstep_pipeline(&x, n_layers * (step.fwd + step.fwd_comm) + head_fwd, per_mb);
     double pp_comm = 0.0;
     if (x.p > 1.0) {
         /* Megatron scatters the boundary activation over the TP ranks before sending

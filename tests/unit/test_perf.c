@@ -790,32 +790,44 @@ static void test_pipeline_p2p_interleaved(void **state)
     assert_rel(r.t_pp_comm_s, 19.0 * 0.25 * 2.0 * one, 1e-12);
 }
 
-/* DeepSpeed's lockstep pipeline (stack key pipeline_lockstep; deepspeed/runtime/pipe/schedule.py
- * TrainSchedule): p = 4 stages, m = 8 micro-batches (global batch 16 of 2 on one replica), no TP.
- * 2 (m + p - 1) = 22 steps: the first p = 4 carry forward passes only (f each), the other 18
- * last the longer pass, here the backward b (about 2 f); the stage's own work is m (f + b), so
- * the bubble is 4 f + 18 b - 8 (f + b) = 10 b - 4 f, against 1F1B's (p - 1)(f + b) = 3 (f + b)
- * (Narayanan et al. 2021, Sec. 2.2) for the same configuration without the key. f and b are the
- * stage's forward and backward per micro-batch (t_forward_s / m, (t_backward_s + t_recompute_s)
- * / m: no TP, CP or EP communication here). */
+/* DeepSpeed's pipeline engine (stack key pipeline_lockstep; deepspeed/runtime/pipe/schedule.py
+ * TrainSchedule at commit 3293cf72a, January 2022) runs at the 1F1B rate. Its steps pair a stage
+ * with one neighbour only: a forward step receives the activation from and sends the previous
+ * gradient to the stage before it, a backward step sends the previous activation to and receives
+ * the gradient from the stage after it, all blocking (p2p.py). Hand trace for p = 2, m = 2 (f, b
+ * the stage's forward and backward per micro-batch), commands in schedule order:
+ *   stage 0: F0 [0, f], send act0 (met at f), F1 [f, 2f], send act1 (met at 2f + b), recv grad0,
+ *            B0 [2f + b, 2f + 2b], recv grad1 (met at 3f + 2b), B1 [3f + 2b, 3f + 3b];
+ *   stage 1: recv act0 (f), F0 [f, 2f], B0 [2f, 2f + b], recv act1, send grad0 (2f + b),
+ *            F1 [2f + b, 3f + b], B1 [3f + b, 3f + 2b], send grad1 (3f + 2b).
+ * The iteration ends at 3 (f + b) = (m + p - 1)(f + b): 1F1B's bubble (p - 1)(f + b) = f + b
+ * (Narayanan et al. 2021, Sec. 2.2), not the 2 (m + p - 1) steps of the longer pass each
+ * (2b over the work) that a schedule syncing with both neighbours every step would take. The
+ * same holds for p = 4, m = 8 (an event simulation of the schedule's commands: 11 (f + b)).
+ * f and b: t_forward_s / m and (t_backward_s + t_recompute_s) / m (no TP, CP or EP here). */
 static void test_pipeline_lockstep(void **state)
 {
     (void)state;
     cdse_model m = gpt(8);
     cdse_system s = sys();
     cdse_strategy one = strat(1, 1, 1, 2, 16); /* strat() resets the shared bare stack */
+    cdse_strategy two = strat(2, 1, 2, 2, 4);
     cdse_strategy st = strat(4, 1, 4, 2, 16);
     cdse_result plain, lock;
-    eval_ok(&m, &s, &st, &plain);
-    double f = plain.t_forward_s / 8.0, b = (plain.t_backward_s + plain.t_recompute_s) / 8.0;
-    assert_true(b > f);
-    assert_rel(plain.t_bubble_s, 3.0 * (f + b), 1e-12);
     bare.pipeline_lockstep = true;
+    eval_ok(&m, &s, &two, &lock);
+    double f = lock.t_forward_s / 2.0, b = (lock.t_backward_s + lock.t_recompute_s) / 2.0;
+    assert_true(b > f);
+    assert_rel(lock.t_bubble_s, f + b, 1e-12);
     eval_ok(&m, &s, &st, &lock);
-    assert_rel(lock.t_bubble_s, 10.0 * b - 4.0 * f, 1e-12);
-    assert_rel(lock.time_per_iteration_s - plain.time_per_iteration_s,
-               (10.0 * b - 4.0 * f) - 3.0 * (f + b), 1e-9);
-    /* one stage: nothing to wait for, the key changes nothing */
+    f = lock.t_forward_s / 8.0;
+    b = (lock.t_backward_s + lock.t_recompute_s) / 8.0;
+    assert_rel(lock.t_bubble_s, 3.0 * (f + b), 1e-12);
+    /* one replica: no gradient reduction, so the key changes nothing */
+    bare.pipeline_lockstep = false;
+    eval_ok(&m, &s, &st, &plain);
+    assert_rel(lock.time_per_iteration_s, plain.time_per_iteration_s, 1e-15);
+    bare.pipeline_lockstep = true;
     eval_ok(&m, &s, &one, &lock);
     bare.pipeline_lockstep = false;
     eval_ok(&m, &s, &one, &plain);
