@@ -87,6 +87,9 @@ static const key_spec stack_keys[] = {
     FLOAT_KEY(cdse_stack, "cross_entropy_bytes", cross_entropy_bytes, 1.0, false, 128.0, false,
               CDSE_CROSS_ENTROPY_UNFUSED_BYTES, "52 (unfused)",
               "HBM bytes per logit of the loss, forward and backward"),
+    FLOAT_KEY(cdse_stack, "grad_accum_bytes", grad_accum_bytes, 0.0, false, 64.0, false, 0.0, "0",
+              "HBM bytes per parameter and micro-batch to accumulate gradients outside the "
+              "backward kernels"),
     {.name = "fp8_scaling",
      .type = KEY_ENUM,
      .offset = offsetof(cdse_stack, fp8_scaling),

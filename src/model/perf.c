@@ -1423,6 +1423,12 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     double dp_comm = dp_dense + dp_expert;
 
     double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
+    /* Gradients accumulated by a pass of their own after every backward pass (the stack's
+     * grad_accum_bytes per parameter of the stage's layers): the stage's per-micro-batch work grows
+     * by it, so it is paid m times and, in the bubble, (p - 1) / v times. */
+    double accum = (params.dense + params.experts) * e.stk->grad_accum_bytes / e.hbm;
+    optimizer += x.m * accum;
+    bubble += (x.p - 1.0) / x.v * accum;
     double compute_iter = x.m * per_mb;
     offload_model(&e, compute_iter, x.m, act_per_mb, in_flight, x.stage_layers, r);
     /* The stack's workspaces (NCCL, cuBLAS, Transformer Engine) and what its caching allocator

@@ -855,6 +855,31 @@ static void test_pipeline_lockstep_reduces_after_flush(void **state)
     bare.pipeline_lockstep = false;
 }
 
+/* Gradients accumulated by a pass of their own (stack key grad_accum_bytes; DeepSpeed's
+ * BF16_Optimizer.update_hp_grads after every backward pass: hp_grad.add_(lp.grad.to(fp32)), read
+ * 2 + write 4 for the fp32 copy, read 4 + 4 + write 4 for the add: 18 B per parameter;
+ * deepspeed/runtime/bf16_optimizer.py and pipe/engine.py _exec_backward_pass at DeepSpeed
+ * 9b70ce56e, June 2022). The configuration of test_dp_comm_one_bucket (t = 8, p = 2, m = 4): the
+ * stage's two layers hold 2 x 1579904 = 3159808 parameters per GPU, so each micro-batch's
+ * backward pass grows by 3159808 x 18 / 1e12 s (1000 GB/s HBM): m = 4 times in the optimizer
+ * term, (p - 1) = 1 time in the bubble. */
+static void test_grad_accum_pass(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(32, 8, 2, 1, 8);
+    cdse_result plain, accum;
+    eval_ok(&m, &s, &st, &plain);
+    bare.grad_accum_bytes = 18.0;
+    eval_ok(&m, &s, &st, &accum);
+    bare.grad_accum_bytes = 0.0;
+    double pass = 3159808.0 * 18.0 / 1e12;
+    assert_rel(accum.t_optimizer_s - plain.t_optimizer_s, 4.0 * pass, 1e-9);
+    assert_rel(accum.t_bubble_s - plain.t_bubble_s, 1.0 * pass, 1e-9);
+    assert_rel(accum.time_per_iteration_s - plain.time_per_iteration_s, 5.0 * pass, 1e-9);
+}
+
 /* A split that counts the input embedding and the output layer as one layer each (stack key
  * pipeline_split_embedding; DeepSpeed's partition_method 'type:transformer|embedding'). Six layers
  * on p = 4 stages, m = 8 micro-batches of T = 2 x 512 tokens: 6 + 2 = 8 units, 2 per stage, as
@@ -1933,6 +1958,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_p2p_interleaved),
         cmocka_unit_test(test_pipeline_lockstep),
         cmocka_unit_test(test_pipeline_lockstep_reduces_after_flush),
+        cmocka_unit_test(test_grad_accum_pass),
         cmocka_unit_test(test_pipeline_split_embedding),
         cmocka_unit_test(test_fp8_layer),
         cmocka_unit_test(test_fp8_current_scaling),

@@ -54,6 +54,9 @@ typedef struct cdse_stack {
     /* HBM bytes per logit of the loss (forward and backward): Megatron's unfused fp32
      * cross-entropy or a fused kernel (CDSE_CROSS_ENTROPY_UNFUSED_BYTES when a file omits it). */
     double cross_entropy_bytes;
+    /* HBM bytes per parameter and micro-batch that accumulating the gradients outside the
+     * backward kernels moves (0 when a file omits it: the wgrad GEMM accumulates in place). */
+    double grad_accum_bytes;
     int fp8_scaling; /* cdse_fp8_scaling of its FP8 recipes (CDSE_FP8_DELAYED when a file omits
                         it) */
     /* In FP8 training its recipes hold the transformer layers' weights only as FP8 tensors and
