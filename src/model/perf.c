@@ -1323,6 +1323,23 @@ static void output_layer_times(const env *e, const dims *x, double *fwd, double 
 
 /* `position_len`: rows of the learned position table, which a histogram's mean-length
  * evaluation keeps at the model's seq_len. */
+/* Blocking transfers on the critical path of DeepSpeed's TrainSchedule (schedule.py at 3293cf72a;
+ * like Megatron it sends the boundary activation scattered over the TP ranks, pipe/engine.py
+ * is_pipe_partitioned), m micro-batches on p stages: a middle stage runs four per micro-batch,
+ * each waiting for its partner (receive the activation and send back the previous gradient in a
+ * forward step, send on the previous activation and receive the gradient in a backward step),
+ * where Megatron's 1F1B pairs a send with a receive twice per step, 2 (m + p - 1) in all. With
+ * the fill and the drain, 4m + 2p - 8 for p >= 3 (at least 2 (p - 1), one micro-batch's way
+ * there and back), 2m for two stages, whose ends have one neighbour each: counted on an event
+ * simulation of the schedule's commands (tests/py/deepspeed_schedule.py: m 1-24, 64, 128, 240 by
+ * p 2-12, 16, 24, 35, backward 1 and 3 times the forward). */
+static double deepspeed_transfers(double m, double p)
+{
+    if (p < 3.0)
+        return 2.0 * m;
+    return fmax(4.0 * m + 2.0 * p - 8.0, 2.0 * (p - 1.0));
+}
+
 static void evaluate_one(const cdse_model *model, const cdse_system *system,
                          const cdse_strategy *strategy, int position_len, cdse_result *r,
                          cdse_comm_plan *plan, double exposed_s[CDSE_GROUP_COUNT])
@@ -1381,14 +1398,15 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
          * (Narayanan et al. 2021 Sec. 4.1); each chunk step sends forward and backward. */
         double bytes = x.tokens * x.h * ACT_BYTES / x.t;
         double steps = x.m * x.v + x.p - 1.0;
+        double calls = e.stk->pipeline_lockstep ? deepspeed_transfers(x.m, x.p) : 2.0 * steps;
         double one = cdse_comm_plan_add(plan, system, CDSE_GROUP_PP, CDSE_COLL_SENDRECV, (int)x.p,
-                                        x.stride[CDSE_PLACE_PP], bytes, 2.0 * steps);
+                                        x.stride[CDSE_PLACE_PP], bytes, calls);
         if (x.v > 1.0 && e.stk->overlap_p2p) {
             /* The interleaved schedule overlaps each transfer with the next chunk's computation
              * (Megatron-Core overlap_p2p_comm, available with interleaving only). */
             pp_comm = steps * exposed(2.0 * one, per_mb / x.v);
         } else {
-            pp_comm = steps * 2.0 * one;
+            pp_comm = calls * one;
         }
     }
 

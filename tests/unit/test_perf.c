@@ -804,13 +804,16 @@ static void test_pipeline_p2p_interleaved(void **state)
  * (Narayanan et al. 2021, Sec. 2.2), not the 2 (m + p - 1) steps of the longer pass each
  * (2b over the work) that a schedule syncing with both neighbours every step would take. The
  * same holds for p = 4, m = 8 (an event simulation of the schedule's commands: 11 (f + b)).
- * f and b: t_forward_s / m and (t_backward_s + t_recompute_s) / m (no TP, CP or EP here). */
+ * f and b: t_forward_s / m and (t_backward_s + t_recompute_s) / m (no TP, CP or EP here).
+ * Transfers, each one = 512 x 2 x 1024 x 2 B over NVLink (240 GB/s, 2 us), in the trace above:
+ * act0, act1, grad0, grad1 each delay the iteration, 2m = 4 (Megatron's 1F1B: 2 (m + p - 1) = 6);
+ * for p = 4, m = 8, 4m + 2p - 8 = 32 against 1F1B's 22 (tests/py/deepspeed_schedule.py). */
 static void test_pipeline_lockstep(void **state)
 {
     (void)state;
     cdse_model m = gpt(8);
     cdse_system s = sys();
-    cdse_strategy one = strat(1, 1, 1, 2, 16); /* strat() resets the shared bare stack */
+    cdse_strategy single = strat(1, 1, 1, 2, 16); /* strat() resets the shared bare stack */
     cdse_strategy two = strat(2, 1, 2, 2, 4);
     cdse_strategy st = strat(4, 1, 4, 2, 16);
     cdse_result plain, lock;
@@ -819,18 +822,22 @@ static void test_pipeline_lockstep(void **state)
     double f = lock.t_forward_s / 2.0, b = (lock.t_backward_s + lock.t_recompute_s) / 2.0;
     assert_true(b > f);
     assert_rel(lock.t_bubble_s, f + b, 1e-12);
+    double one = 512.0 * 2.0 * 1024.0 * 2.0 / 240e9 + 2e-6;
+    assert_rel(lock.t_pp_comm_s, 4.0 * one, 1e-12);
     eval_ok(&m, &s, &st, &lock);
     f = lock.t_forward_s / 8.0;
     b = (lock.t_backward_s + lock.t_recompute_s) / 8.0;
     assert_rel(lock.t_bubble_s, 3.0 * (f + b), 1e-12);
-    /* one replica: no gradient reduction, so the key changes nothing */
+    assert_rel(lock.t_pp_comm_s, 32.0 * one, 1e-12);
+    /* one replica: no gradient reduction, so only the transfers differ */
     bare.pipeline_lockstep = false;
     eval_ok(&m, &s, &st, &plain);
-    assert_rel(lock.time_per_iteration_s, plain.time_per_iteration_s, 1e-15);
+    assert_rel(plain.t_pp_comm_s, 22.0 * one, 1e-12);
+    assert_rel(lock.time_per_iteration_s - plain.time_per_iteration_s, 10.0 * one, 1e-9);
     bare.pipeline_lockstep = true;
-    eval_ok(&m, &s, &one, &lock);
+    eval_ok(&m, &s, &single, &lock);
     bare.pipeline_lockstep = false;
-    eval_ok(&m, &s, &one, &plain);
+    eval_ok(&m, &s, &single, &plain);
     assert_rel(lock.time_per_iteration_s, plain.time_per_iteration_s, 1e-15);
 }
 
