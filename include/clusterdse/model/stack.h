@@ -31,9 +31,9 @@ typedef struct cdse_stack {
     bool overlap_tp_comm;       /* TP collectives pipelined with their GEMMs */
     bool overlap_p2p;           /* interleaved pipeline overlaps its sends with computation */
     /* DeepSpeed's pipeline engine (TrainSchedule): steps of blocking sends and receives, each
-     * pairing a stage with one neighbour, which run at the 1F1B rate; the gradients are reduced
-     * after the last step. (Named for adjacent stages alternating passes; they do not wait for
-     * each other's longer pass.) */
+     * pairing a stage with one neighbour, which run at the 1F1B rate with four transfers per
+     * micro-batch on the critical path; the gradients are reduced after the last step. (Named for
+     * adjacent stages alternating passes; they do not wait for each other's longer pass.) */
     bool pipeline_lockstep;
     /* Its recipes split the layers over pipeline stages counting the input embedding and the
      * output layer (with the loss) as one transformer layer each: the first and last stages hold
