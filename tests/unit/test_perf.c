@@ -807,7 +807,8 @@ static void test_pipeline_p2p_interleaved(void **state)
  * f and b: t_forward_s / m and (t_backward_s + t_recompute_s) / m (no TP, CP or EP here).
  * Transfers, each one = 512 x 2 x 1024 x 2 B over NVLink (240 GB/s, 2 us), in the trace above:
  * act0, act1, grad0, grad1 each delay the iteration, 2m = 4 (Megatron's 1F1B: 2 (m + p - 1) = 6);
- * for p = 4, m = 8, 4m + 2p - 8 = 32 against 1F1B's 22 (tests/py/deepspeed_schedule.py). */
+ * for p = 4, m = 8, 4m + 2p - 8 = 32 against 1F1B's 22 (tests/py/deepspeed_schedule.py); for
+ * p = 4 and one micro-batch, its way there and back, 2 (p - 1) = 6 (4m + 2p - 8 = 4 is less). */
 static void test_pipeline_lockstep(void **state)
 {
     (void)state;
@@ -816,6 +817,7 @@ static void test_pipeline_lockstep(void **state)
     cdse_strategy single = strat(1, 1, 1, 2, 16); /* strat() resets the shared bare stack */
     cdse_strategy two = strat(2, 1, 2, 2, 4);
     cdse_strategy st = strat(4, 1, 4, 2, 16);
+    cdse_strategy lone = strat(4, 1, 4, 2, 2);
     cdse_result plain, lock;
     bare.pipeline_lockstep = true;
     eval_ok(&m, &s, &two, &lock);
@@ -824,6 +826,9 @@ static void test_pipeline_lockstep(void **state)
     assert_rel(lock.t_bubble_s, f + b, 1e-12);
     double one = 512.0 * 2.0 * 1024.0 * 2.0 / 240e9 + 2e-6;
     assert_rel(lock.t_pp_comm_s, 4.0 * one, 1e-12);
+    eval_ok(&m, &s, &lone, &lock);
+    assert_int_equal(lock.grad_accum, 1);
+    assert_rel(lock.t_pp_comm_s, 6.0 * one, 1e-12);
     eval_ok(&m, &s, &st, &lock);
     f = lock.t_forward_s / 8.0;
     b = (lock.t_backward_s + lock.t_recompute_s) / 8.0;
