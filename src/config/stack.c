@@ -54,8 +54,8 @@ static const key_spec stack_keys[] = {
      .has_default = true,
      .def = 0.0,
      .def_text = "false",
-     .help = "pipeline stages alternate forward and backward in lockstep steps, each as long "
-             "as the longer of the two (DeepSpeed's TrainSchedule)"},
+     .help = "DeepSpeed's pipeline engine (TrainSchedule): blocking steps between neighbouring "
+             "stages at the 1F1B rate, gradients reduced after the last step"},
     {.name = "pipeline_split_embedding",
      .type = KEY_BOOL,
      .offset = offsetof(cdse_stack, pipeline_split_embedding),
@@ -87,6 +87,9 @@ static const key_spec stack_keys[] = {
     FLOAT_KEY(cdse_stack, "cross_entropy_bytes", cross_entropy_bytes, 1.0, false, 128.0, false,
               CDSE_CROSS_ENTROPY_UNFUSED_BYTES, "52 (unfused)",
               "HBM bytes per logit of the loss, forward and backward"),
+    FLOAT_KEY(cdse_stack, "grad_accum_bytes", grad_accum_bytes, 0.0, false, 64.0, false, 0.0, "0",
+              "HBM bytes per parameter and micro-batch to accumulate gradients outside the "
+              "backward kernels"),
     {.name = "fp8_scaling",
      .type = KEY_ENUM,
      .offset = offsetof(cdse_stack, fp8_scaling),

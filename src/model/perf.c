@@ -1426,21 +1426,21 @@ static void output_layer_times(const env *e, const dims *x, double *fwd, double 
 
 /* `position_len`: rows of the learned position table, which a histogram's mean-length
  * evaluation keeps at the model's seq_len. */
-/* DeepSpeed's pipeline engine (deepspeed/runtime/pipe/schedule.py, TrainSchedule, at commit
- * 0457bb1cb of September 2021): 2 (m + p - 1) steps; at each step a stage runs a forward pass
- * when the parities of the step and of the stage agree and a backward pass otherwise, so that
- * adjacent stages always run opposite passes; the blocking sends and receives that open every
- * step (RecvActivation/SendGrad before a forward, SendActivation/RecvGrad before a backward,
- * p2p.py) pair each stage with a neighbour that ran the other pass, so every step lasts the
- * longer of the two. The first p steps carry forward passes only (the first backward pass
- * starts on the last stage at step p). Returns the time beyond the m (fwd + bwd) of the
- * stage's own work: what the stage waits, the schedule's bubble. */
-static double lockstep_pipeline(const dims *x, double fwd, double per_mb)
+/* Blocking transfers on the critical path of DeepSpeed's TrainSchedule (schedule.py at 3293cf72a;
+ * like Megatron it sends the boundary activation scattered over the TP ranks, pipe/engine.py
+ * is_pipe_partitioned), m micro-batches on p stages: a middle stage runs four per micro-batch,
+ * each waiting for its partner (receive the activation and send back the previous gradient in a
+ * forward step, send on the previous activation and receive the gradient in a backward step),
+ * where Megatron's 1F1B pairs a send with a receive twice per step, 2 (m + p - 1) in all. With
+ * the fill and the drain, 4m + 2p - 8 for p >= 3 (at least 2 (p - 1), one micro-batch's way
+ * there and back), 2m for two stages, whose ends have one neighbour each: counted on an event
+ * simulation of the schedule's commands (tests/py/deepspeed_schedule.py: m 1-24, 64, 128, 240 by
+ * p 2-12, 16, 24, 35, backward 1 and 3 times the forward). */
+static double deepspeed_transfers(double m, double p)
 {
-    double bwd = per_mb - fwd;
-    double longer = fwd > bwd ? fwd : bwd;
-    double steps = 2.0 * (x->m + x->p - 1.0);
-    return x->p * fwd + (steps - x->p) * longer - x->m * per_mb;
+    if (p < 3.0)
+        return 2.0 * m;
+    return fmax(4.0 * m + 2.0 * p - 8.0, 2.0 * (p - 1.0));
 }
 
 static void evaluate_one(const cdse_model *model, const cdse_system *system,
@@ -1488,24 +1488,28 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     double per_mb = stage_fwd + stage_bwd + stage_rec + stage_tp + stage_cp + stage_ep;
 
     /* 1F1B pipeline: m micro-batches plus a bubble of (p - 1) stage times, divided by v with
-     * interleaving (Narayanan et al. 2021, Sec. 2.2). */
+     * interleaving (Narayanan et al. 2021, Sec. 2.2). DeepSpeed's TrainSchedule (pipeline_lockstep)
+     * runs at the same rate: each of its 2 (m + p - 1) steps pairs a stage with one neighbour
+     * only (a forward step receives from and sends to the previous stage, a backward step the
+     * next; deepspeed/runtime/pipe/schedule.py at commit 3293cf72a, January 2022), so the
+     * blocking transfers order the stages as 1F1B's dependencies do and nobody waits for a
+     * longer pass of the other neighbour (tests/unit/test_perf.c: test_pipeline_lockstep). */
     double bubble = (x.p - 1.0) / x.v * per_mb;
-    if (e.stk->pipeline_lockstep && x.p > 1.0)
-        bubble = lockstep_pipeline(&x, n_layers * (step.fwd + step.fwd_comm) + head_fwd, per_mb);
     double pp_comm = 0.0;
     if (x.p > 1.0) {
         /* Megatron scatters the boundary activation over the TP ranks before sending
          * (Narayanan et al. 2021 Sec. 4.1); each chunk step sends forward and backward. */
         double bytes = x.tokens * x.h * ACT_BYTES / x.t;
         double steps = x.m * x.v + x.p - 1.0;
+        double calls = e.stk->pipeline_lockstep ? deepspeed_transfers(x.m, x.p) : 2.0 * steps;
         double one = cdse_comm_plan_add(plan, system, CDSE_GROUP_PP, CDSE_COLL_SENDRECV, (int)x.p,
-                                        x.stride[CDSE_PLACE_PP], bytes, 2.0 * steps);
+                                        x.stride[CDSE_PLACE_PP], bytes, calls);
         if (x.v > 1.0 && e.stk->overlap_p2p) {
             /* The interleaved schedule overlaps each transfer with the next chunk's computation
              * (Megatron-Core overlap_p2p_comm, available with interleaving only). */
             pp_comm = steps * exposed(2.0 * one, per_mb / x.v);
         } else {
-            pp_comm = steps * 2.0 * one;
+            pp_comm = calls * one;
         }
     }
 
@@ -1540,6 +1544,12 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     double dp_comm = dp_dense + dp_expert;
 
     double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
+    /* Gradients accumulated by a pass of their own after every backward pass (the stack's
+     * grad_accum_bytes per parameter of the stage's layers): the stage's per-micro-batch work grows
+     * by it, so it is paid m times and, in the bubble, (p - 1) / v times. */
+    double accum = (params.dense + params.experts) * e.stk->grad_accum_bytes / e.hbm;
+    optimizer += x.m * accum;
+    bubble += (x.p - 1.0) / x.v * accum;
     double compute_iter = x.m * per_mb;
     offload_model(&e, compute_iter, x.m, act_per_mb, in_flight, x.stage_layers, r);
     /* The stack's workspaces (NCCL, cuBLAS, Transformer Engine) and what its caching allocator

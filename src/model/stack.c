@@ -22,6 +22,7 @@ const cdse_stack cdse_stack_default = {
     .iteration_fixed_s = 0.0,
     .launch_s_per_layer = 4e-4,
     .cross_entropy_bytes = 28.0,
+    .grad_accum_bytes = 0.0, /* gradient_accumulation_fusion: the wgrad GEMM adds into main_grad */
     .fp8_scaling = CDSE_FP8_CURRENT,
     .fp8_param_gather = true,
 };

@@ -150,9 +150,10 @@ static void test_dense_sampled(void **state)
     assert_true(t.tightest > 0.5 && t.tightest <= 1.0);
 }
 
-/* The stacks whose pipelines differ from Megatron's 1F1B: DeepSpeed's lockstep engine
- * (deepspeed-2022), and the splits that count the embedding and the output layer as layers
- * (megatron-deepspeed-2022 with lockstep, meta-llama3-2024 with interleaving), where the slowest
+/* The stacks whose pipelines differ from Megatron's 1F1B: DeepSpeed's engine, which reduces the
+ * gradients after its schedule (deepspeed-2022), and the splits that count the embedding and the
+ * output layer as layers (megatron-deepspeed-2022 with DeepSpeed's engine, meta-llama3-2024 with
+ * interleaving), where the slowest
  * stage is a middle one or the last with one layer fewer and the output layer. pp 2-8 over 24-32
  * layers leaves both cases. */
 static void test_pipeline_stacks_every_configuration(void **state)

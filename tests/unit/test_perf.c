@@ -884,35 +884,59 @@ static void test_pipeline_p2p_interleaved(void **state)
     assert_rel(r.t_pp_comm_s, 19.0 * 0.25 * 2.0 * one, 1e-12);
 }
 
-/* DeepSpeed's lockstep pipeline (stack key pipeline_lockstep; deepspeed/runtime/pipe/schedule.py
- * TrainSchedule): p = 4 stages, m = 8 micro-batches (global batch 16 of 2 on one replica), no TP.
- * 2 (m + p - 1) = 22 steps: the first p = 4 carry forward passes only (f each), the other 18
- * last the longer pass, here the backward b (about 2 f); the stage's own work is m (f + b), so
- * the bubble is 4 f + 18 b - 8 (f + b) = 10 b - 4 f, against 1F1B's (p - 1)(f + b) = 3 (f + b)
- * (Narayanan et al. 2021, Sec. 2.2) for the same configuration without the key. f and b are the
- * stage's forward and backward per micro-batch (t_forward_s / m, (t_backward_s + t_recompute_s)
- * / m: no TP, CP or EP communication here). */
+/* DeepSpeed's pipeline engine (stack key pipeline_lockstep; deepspeed/runtime/pipe/schedule.py
+ * TrainSchedule at commit 3293cf72a, January 2022) runs at the 1F1B rate. Its steps pair a stage
+ * with one neighbour only: a forward step receives the activation from and sends the previous
+ * gradient to the stage before it, a backward step sends the previous activation to and receives
+ * the gradient from the stage after it, all blocking (p2p.py). Hand trace for p = 2, m = 2 (f, b
+ * the stage's forward and backward per micro-batch), commands in schedule order:
+ *   stage 0: F0 [0, f], send act0 (met at f), F1 [f, 2f], send act1 (met at 2f + b), recv grad0,
+ *            B0 [2f + b, 2f + 2b], recv grad1 (met at 3f + 2b), B1 [3f + 2b, 3f + 3b];
+ *   stage 1: recv act0 (f), F0 [f, 2f], B0 [2f, 2f + b], recv act1, send grad0 (2f + b),
+ *            F1 [2f + b, 3f + b], B1 [3f + b, 3f + 2b], send grad1 (3f + 2b).
+ * The iteration ends at 3 (f + b) = (m + p - 1)(f + b): 1F1B's bubble (p - 1)(f + b) = f + b
+ * (Narayanan et al. 2021, Sec. 2.2), not the 2 (m + p - 1) steps of the longer pass each
+ * (2b over the work) that a schedule syncing with both neighbours every step would take. The
+ * same holds for p = 4, m = 8 (an event simulation of the schedule's commands: 11 (f + b)).
+ * f and b: t_forward_s / m and (t_backward_s + t_recompute_s) / m (no TP, CP or EP here).
+ * Transfers, each one = 512 x 2 x 1024 x 2 B over NVLink (240 GB/s, 2 us), in the trace above:
+ * act0, act1, grad0, grad1 each delay the iteration, 2m = 4 (Megatron's 1F1B: 2 (m + p - 1) = 6);
+ * for p = 4, m = 8, 4m + 2p - 8 = 32 against 1F1B's 22 (tests/py/deepspeed_schedule.py); for
+ * p = 4 and one micro-batch, its way there and back, 2 (p - 1) = 6 (4m + 2p - 8 = 4 is less). */
 static void test_pipeline_lockstep(void **state)
 {
     (void)state;
     cdse_model m = gpt(8);
     cdse_system s = sys();
-    cdse_strategy one = strat(1, 1, 1, 2, 16); /* strat() resets the shared bare stack */
+    cdse_strategy single = strat(1, 1, 1, 2, 16); /* strat() resets the shared bare stack */
+    cdse_strategy two = strat(2, 1, 2, 2, 4);
     cdse_strategy st = strat(4, 1, 4, 2, 16);
+    cdse_strategy lone = strat(4, 1, 4, 2, 2);
     cdse_result plain, lock;
-    eval_ok(&m, &s, &st, &plain);
-    double f = plain.t_forward_s / 8.0, b = (plain.t_backward_s + plain.t_recompute_s) / 8.0;
-    assert_true(b > f);
-    assert_rel(plain.t_bubble_s, 3.0 * (f + b), 1e-12);
     bare.pipeline_lockstep = true;
+    eval_ok(&m, &s, &two, &lock);
+    double f = lock.t_forward_s / 2.0, b = (lock.t_backward_s + lock.t_recompute_s) / 2.0;
+    assert_true(b > f);
+    assert_rel(lock.t_bubble_s, f + b, 1e-12);
+    double one = 512.0 * 2.0 * 1024.0 * 2.0 / 240e9 + 2e-6;
+    assert_rel(lock.t_pp_comm_s, 4.0 * one, 1e-12);
+    eval_ok(&m, &s, &lone, &lock);
+    assert_int_equal(lock.grad_accum, 1);
+    assert_rel(lock.t_pp_comm_s, 6.0 * one, 1e-12);
     eval_ok(&m, &s, &st, &lock);
-    assert_rel(lock.t_bubble_s, 10.0 * b - 4.0 * f, 1e-12);
-    assert_rel(lock.time_per_iteration_s - plain.time_per_iteration_s,
-               (10.0 * b - 4.0 * f) - 3.0 * (f + b), 1e-9);
-    /* one stage: nothing to wait for, the key changes nothing */
-    eval_ok(&m, &s, &one, &lock);
+    f = lock.t_forward_s / 8.0;
+    b = (lock.t_backward_s + lock.t_recompute_s) / 8.0;
+    assert_rel(lock.t_bubble_s, 3.0 * (f + b), 1e-12);
+    assert_rel(lock.t_pp_comm_s, 32.0 * one, 1e-12);
+    /* one replica: no gradient reduction, so only the transfers differ */
     bare.pipeline_lockstep = false;
-    eval_ok(&m, &s, &one, &plain);
+    eval_ok(&m, &s, &st, &plain);
+    assert_rel(plain.t_pp_comm_s, 22.0 * one, 1e-12);
+    assert_rel(lock.time_per_iteration_s - plain.time_per_iteration_s, 10.0 * one, 1e-9);
+    bare.pipeline_lockstep = true;
+    eval_ok(&m, &s, &single, &lock);
+    bare.pipeline_lockstep = false;
+    eval_ok(&m, &s, &single, &plain);
     assert_rel(lock.time_per_iteration_s, plain.time_per_iteration_s, 1e-15);
 }
 
@@ -935,6 +959,31 @@ static void test_pipeline_lockstep_reduces_after_flush(void **state)
     double ar = 2.0 * 0.5 * params * 4.0 / (200e9 * 0.9) + 2.0 * 5e-6;
     assert_rel(r.t_dp_comm_s, ar, 1e-12);
     bare.pipeline_lockstep = false;
+}
+
+/* Gradients accumulated by a pass of their own (stack key grad_accum_bytes; DeepSpeed's
+ * BF16_Optimizer.update_hp_grads after every backward pass: hp_grad.add_(lp.grad.to(fp32)), read
+ * 2 + write 4 for the fp32 copy, read 4 + 4 + write 4 for the add: 18 B per parameter;
+ * deepspeed/runtime/bf16_optimizer.py and pipe/engine.py _exec_backward_pass at DeepSpeed
+ * 9b70ce56e, June 2022). The configuration of test_dp_comm_one_bucket (t = 8, p = 2, m = 4): the
+ * stage's two layers hold 2 x 1579904 = 3159808 parameters per GPU, so each micro-batch's
+ * backward pass grows by 3159808 x 18 / 1e12 s (1000 GB/s HBM): m = 4 times in the optimizer
+ * term, (p - 1) = 1 time in the bubble. */
+static void test_grad_accum_pass(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(32, 8, 2, 1, 8);
+    cdse_result plain, accum;
+    eval_ok(&m, &s, &st, &plain);
+    bare.grad_accum_bytes = 18.0;
+    eval_ok(&m, &s, &st, &accum);
+    bare.grad_accum_bytes = 0.0;
+    double pass = 3159808.0 * 18.0 / 1e12;
+    assert_rel(accum.t_optimizer_s - plain.t_optimizer_s, 4.0 * pass, 1e-9);
+    assert_rel(accum.t_bubble_s - plain.t_bubble_s, 1.0 * pass, 1e-9);
+    assert_rel(accum.time_per_iteration_s - plain.time_per_iteration_s, 5.0 * pass, 1e-9);
 }
 
 /* A split that counts the input embedding and the output layer as one layer each (stack key
@@ -2042,6 +2091,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_p2p_interleaved),
         cmocka_unit_test(test_pipeline_lockstep),
         cmocka_unit_test(test_pipeline_lockstep_reduces_after_flush),
+        cmocka_unit_test(test_grad_accum_pass),
         cmocka_unit_test(test_pipeline_split_embedding),
         cmocka_unit_test(test_fp8_layer),
         cmocka_unit_test(test_fp8_current_scaling),

@@ -73,6 +73,9 @@ static void test_generations_differ(void **state)
     load("megatron-deepspeed-2022", &bigscience);
     assert_true(bigscience.pipeline_lockstep && bigscience.pipeline_split_embedding);
     assert_false(ds.pipeline_split_embedding || core24.pipeline_split_embedding);
+    /* its BF16 optimizer's fp32 accumulation pass (18 B per parameter); omitted elsewhere: 0 */
+    assert_true(bigscience.grad_accum_bytes == 18.0);
+    assert_true(ds.grad_accum_bytes == 0.0 && core24.grad_accum_bytes == 0.0);
     /* Meta's Llama 3 stack: one layer fewer on the first and last stages, fp32 reduce-scatter */
     cdse_stack meta;
     load("meta-llama3-2024", &meta);
@@ -122,6 +125,7 @@ static void test_default_is_the_file(void **state)
     assert_true(d->iteration_fixed_s == k.iteration_fixed_s);
     assert_true(d->launch_s_per_layer == k.launch_s_per_layer);
     assert_true(d->cross_entropy_bytes == k.cross_entropy_bytes);
+    assert_true(d->grad_accum_bytes == k.grad_accum_bytes);
     assert_int_equal(d->fp8_scaling, k.fp8_scaling);
     assert_int_equal(d->fp8_param_gather, k.fp8_param_gather);
     assert_true(k.fp8_param_gather); /* Megatron-Bridge's fp8_cs recipes */
@@ -205,6 +209,11 @@ static void test_bad_files(void **state)
     msg = load_edited(line_of("cross_entropy_bytes"), "cross_entropy_bytes = 0.5;", &rc);
     assert_int_equal(rc, CDSE_EINVAL);
     assert_non_null(strstr(msg, "key 'cross_entropy_bytes'"));
+    /* grad_accum_bytes is optional (0) and at most 64 B per parameter. */
+    assert_true(edited.grad_accum_bytes == 0.0);
+    msg = load_edited(line_of("cross_entropy_bytes"), "grad_accum_bytes = 65.0;", &rc);
+    assert_int_equal(rc, CDSE_EINVAL);
+    assert_non_null(strstr(msg, "key 'grad_accum_bytes'"));
 
     /* fp8_scaling is optional (delayed) and one of two names. */
     msg = load_edited(line_of("fp8_scaling"), NULL, &rc);

@@ -30,8 +30,10 @@ typedef struct cdse_stack {
     bool overlap_param_gather;  /* distributed optimizer's gather overlaps the next forward */
     bool overlap_tp_comm;       /* TP collectives pipelined with their GEMMs */
     bool overlap_p2p;           /* interleaved pipeline overlaps its sends with computation */
-    /* The pipeline advances in lockstep steps, forward and backward alternating on adjacent
-     * stages, each step as long as the longer of the two (DeepSpeed's TrainSchedule). */
+    /* DeepSpeed's pipeline engine (TrainSchedule): steps of blocking sends and receives, each
+     * pairing a stage with one neighbour, which run at the 1F1B rate with four transfers per
+     * micro-batch on the critical path; the gradients are reduced after the last step. (Named for
+     * adjacent stages alternating passes; they do not wait for each other's longer pass.) */
     bool pipeline_lockstep;
     /* Its recipes split the layers over pipeline stages counting the input embedding and the
      * output layer (with the loss) as one transformer layer each: the first and last stages hold
@@ -52,6 +54,9 @@ typedef struct cdse_stack {
     /* HBM bytes per logit of the loss (forward and backward): Megatron's unfused fp32
      * cross-entropy or a fused kernel (CDSE_CROSS_ENTROPY_UNFUSED_BYTES when a file omits it). */
     double cross_entropy_bytes;
+    /* HBM bytes per parameter and micro-batch that accumulating the gradients outside the
+     * backward kernels moves (0 when a file omits it: the wgrad GEMM accumulates in place). */
+    double grad_accum_bytes;
     int fp8_scaling; /* cdse_fp8_scaling of its FP8 recipes (CDSE_FP8_DELAYED when a file omits
                         it) */
     /* In FP8 training its recipes hold the transformer layers' weights only as FP8 tensors and
