@@ -799,8 +799,7 @@ static int read_gaps(const char *path, gap gaps[N_GROUPS])
     while (fgets(line, sizeof line, f)) {
         lineno++;
         if (strchr(line, '\n') == NULL && !feof(f)) {
-            fprintf(stderr, "%s:%d: line longer than %d characters\n", path, lineno,
-                    MAX_LINE - 2);
+            fprintf(stderr, "%s:%d: line longer than %d characters\n", path, lineno, MAX_LINE - 2);
             rc = -1;
             break;
         }
