@@ -131,6 +131,9 @@ int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse
      * multiple of the pipeline size (Narayanan et al. 2021, Sec. 2.2). */
     if (s->vpp > 1 && (s->pp < 2 || s->grad_accum % s->pp != 0))
         return CDSE_ST_VPP;
+    /* DeepSpeed's pipeline engine (PipelineModule, TrainSchedule) has no virtual stages. */
+    if (s->vpp > 1 && s->stack != NULL && s->stack->pipeline_lockstep)
+        return CDSE_ST_VPP;
     /* Load-balanced context parallelism splits the sequence into 2 cp chunks (Megatron-Core). */
     if (s->cp > 1 && model->seq_len % (2 * s->cp) != 0)
         return CDSE_ST_CP;

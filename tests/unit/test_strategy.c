@@ -227,7 +227,7 @@ static void test_pp_layers(void **state)
 }
 
 /* Interleaving without a pipeline (pp 1, vpp 2); with pp 4 and 6 micro-batches (6 % 4 != 0).
- * pp 4, vpp 2 with 8 micro-batches is valid. */
+ * pp 4, vpp 2 with 8 micro-batches is valid; interleaving on DeepSpeed's engine is not. */
 static void test_vpp(void **state)
 {
     (void)state;
@@ -250,6 +250,14 @@ static void test_vpp(void **state)
     st.gpus = 2;
     st.pp = 2;
     st.global_batch = 4;
+    assert_int_equal(check(&m, st), CDSE_ST_OK);
+    /* DeepSpeed's pipeline engine (stack pipeline_lockstep) has no virtual stages: the same
+     * configuration is refused, and runs without interleaving. */
+    cdse_stack deepspeed = cdse_stack_default;
+    deepspeed.pipeline_lockstep = true;
+    st.stack = &deepspeed;
+    assert_int_equal(check(&m, st), CDSE_ST_VPP);
+    st.vpp = 1;
     assert_int_equal(check(&m, st), CDSE_ST_OK);
 }
 
