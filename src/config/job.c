@@ -811,18 +811,29 @@ static bool rule_passes(const cdse_model *model, const cdse_system *system, cdse
 }
 
 /* Whether some value of `axis` (with some value of axis2, if >= 0) passes `rule` for the
- * model; make() builds the strategy from the two values. */
+ * model on `stack` (NULL: the built-in one); make() builds the strategy from the two values. */
+static bool some_value_passes_on(const cdse_model *model, const cdse_system *system,
+                                 const cdse_stack *stack, const space_input *in, int axis, int rule,
+                                 cdse_strategy (*make)(int64_t v, int64_t w), int axis2)
+{
+    int n2 = axis2 >= 0 ? in->n[axis2] : 1;
+    for (int i = 0; i < in->n[axis]; i++)
+        for (int j = 0; j < n2; j++) {
+            cdse_strategy s = make(in->value[axis][i], axis2 >= 0 ? in->value[axis2][j] : 1);
+            s.stack = stack;
+            if (rule_passes(model, system, s, rule))
+                return true;
+        }
+    return false;
+}
+
+/* Whether some value of `axis` (with some value of axis2, if >= 0) passes `rule` for the
+ * model on the built-in stack; make() builds the strategy from the two values. */
 static bool some_value_passes(const cdse_model *model, const cdse_system *system,
                               const space_input *in, int axis, int rule,
                               cdse_strategy (*make)(int64_t v, int64_t w), int axis2)
 {
-    int n2 = axis2 >= 0 ? in->n[axis2] : 1;
-    for (int i = 0; i < in->n[axis]; i++)
-        for (int j = 0; j < n2; j++)
-            if (rule_passes(model, system,
-                            make(in->value[axis][i], axis2 >= 0 ? in->value[axis2][j] : 1), rule))
-                return true;
-    return false;
+    return some_value_passes_on(model, system, NULL, in, axis, rule, make, axis2);
 }
 
 static cdse_strategy with_tp(int64_t tp, int64_t unused)
@@ -856,6 +867,16 @@ static cdse_strategy with_etp_ep(int64_t etp, int64_t ep)
     return s;
 }
 
+/* A stack of the job that splits the pipeline counting the embedding and the output layer as a
+ * layer each (pipeline_split_embedding: up to layers + 2 chunks), or NULL. */
+static const cdse_stack *split_stack(const cdse_job *job)
+{
+    for (int k = 0; k < job->n_stacks; k++)
+        if (job->stack[k].pipeline_split_embedding)
+            return &job->stack[k];
+    return cdse_stack_default.pipeline_split_embedding ? &cdse_stack_default : NULL;
+}
+
 /* Errors when no value of tp, pp x vpp, ep or etp can ever work for one of the job's models. */
 static int model_feasibility(parse_ctx *ctx, const config_setting_t *space, const cdse_job *job,
                              const space_input *in)
@@ -875,14 +896,15 @@ static int model_feasibility(parse_ctx *ctx, const config_setting_t *space, cons
                 "no value in %s fits model '%s' (%d heads, ffn %d, %d kv_heads)", values,
                 model->name, model->heads, model->ffn, model->kv_heads);
         }
-        if (!some_value_passes(model, system, in, CDSE_AXIS_PP, CDSE_ST_PP_LAYERS, with_pp_vpp,
-                               CDSE_AXIS_VPP)) {
+        if (!some_value_passes_on(model, system, split_stack(job), in, CDSE_AXIS_PP,
+                                  CDSE_ST_PP_LAYERS, with_pp_vpp, CDSE_AXIS_VPP)) {
             axis_values_text(in, CDSE_AXIS_PP, values, sizeof values);
             axis_values_text(in, CDSE_AXIS_VPP, values2, sizeof values2);
             at = in->setting[CDSE_AXIS_PP];
             return cdse__key_fail(
                 ctx, at ? at : space, at ? NULL : "pp", at ? at : space,
-                "at least one pp * vpp no larger than the layers of every model",
+                "at least one pp * vpp no larger than the layers of every model (+2 with a stack "
+                "that sets pipeline_split_embedding)",
                 "every pp in %s times vpp in %s exceeds the %d layers of model '%s'", values,
                 values2, model->layers, model->name);
         }

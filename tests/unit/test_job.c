@@ -878,6 +878,23 @@ static void test_prune(void **state)
                  4, "objective.prune");
 }
 
+/* The load-time check of pp x vpp asks the job's stacks: with one that splits the pipeline
+ * counting the embedding and the output layer as a layer each (meta-llama3-2024:
+ * pipeline_split_embedding), gpt3-1.3b's 24 layers take pp 13 x vpp 2 = 26 = 24 + 2 chunks;
+ * with the built-in stack the same space is refused at the pp line. */
+static void test_pipeline_split_chunks(void **state)
+{
+    (void)state;
+    cdse_diag diag;
+    cdse_job *job = load(HEADER "stacks = [ \"meta-llama3-2024\" ];\n"
+                                "space = { gpus = 26; pp = 13; vpp = 2; global_batch = 26; };\n",
+                         CDSE_OK, &diag);
+    drop(job);
+    expect_error(HEADER "space = { gpus = 26; pp = 13; vpp = 2;\n"
+                        "  global_batch = 26; };\n",
+                 3, "space.pp");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -918,6 +935,7 @@ int main(void)
         cmocka_unit_test(test_overflow_without_l),
         cmocka_unit_test(test_metric_names),
         cmocka_unit_test(test_prune),
+        cmocka_unit_test(test_pipeline_split_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
