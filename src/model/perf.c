@@ -800,7 +800,9 @@ static void rank_activations(const dims *x, double per_mb, double logits, bool s
     act[1] = x->p > 2.0 ? rank_in_flight(x, 1.0) * per_chunk : 0.0;
     act[2] = rank_in_flight(x, x->p - 1.0) * per_chunk + logits;
     /* Without interleaving the last rank's one micro-batch holds the output layer in place of a
-     * layer; with it, later chunks' forwards refill what the output-only passes leave. */
+     * layer. With it the count keeps that layer: exact when later chunks' forwards refill what the
+     * output-only passes leave, one layer high (never low) when every pass is in warm-up
+     * (m = p). */
     if (split && x->v == 1.0)
         act[2] -= per_layer;
 }
@@ -831,9 +833,36 @@ static void state_memory(const env *e, const dims *x, const stage_param_count *p
  * layer (untied, or the tied embedding's copy: Megatron keeps the word embedding on both ends).
  * Of ranks 0, 1 and the last, the one with the most memory (with the allocator's share of the
  * activations, memory's runtime term): its state into `r`, its index in `act` returned. */
+static double tier_bandwidth(const cdse_system *sys);
+
+/* Whether the strategy moves `what` (CDSE_OFFLOAD_*) to the second tier (offload_model). */
+static bool offloads(const env *e, int what)
+{
+    return (e->st->offload & what) != 0 && tier_bandwidth(e->sys) > 0.0;
+}
+
+/* The activation bytes a rank holding `act` keeps in HBM after offload_model, `extra` of them
+ * (the last rank's logits) not per pass: with activation offload only two layers' worth of one
+ * micro-batch stays besides them, as offload_model counts it. */
+static double resident_activations(const env *e, const dims *x, double act, double extra,
+                                   double per_mb)
+{
+    if (!offloads(e, CDSE_OFFLOAD_ACTIVATIONS))
+        return act;
+    return fmin(act, extra + per_mb * fmin(1.0, 2.0 / x->stage_layers));
+}
+
+/* HBM bytes of a rank's state (GiB) after offload_model took what the strategy offloads. */
+static double resident_state_gib(const env *e, const cdse_result *c)
+{
+    return (offloads(e, CDSE_OFFLOAD_WEIGHTS) ? 0.0 : c->mem_weights_gib) + c->mem_gradients_gib +
+           (offloads(e, CDSE_OFFLOAD_OPTIMIZER) ? 0.0 : c->mem_optimizer_gib) +
+           c->mem_fp8_cache_gib;
+}
+
 static int split_peak_stage(const env *e, const dims *x, const stage_param_count *params,
                             const double dense_b[3], const double expert_b[3], const double act[3],
-                            cdse_result *r)
+                            double logits, double per_mb, cdse_result *r)
 {
     double layer_dense = params->dense / x->stage_layers;
     double layer_experts = params->experts / x->stage_layers;
@@ -850,8 +879,10 @@ static int split_peak_stage(const env *e, const dims *x, const stage_param_count
             continue; /* with two stages there is no middle rank */
         cdse_result c = *r;
         state_memory(e, x, &stage[k], dense_b, expert_b, &c);
-        double total = c.mem_weights_gib + c.mem_gradients_gib + c.mem_optimizer_gib +
-                       c.mem_fp8_cache_gib + (1.0 + e->stk->allocator_overhead) * act[k] / CDSE_GIB;
+        /* What stays in HBM after offload decides the rank that peaks. */
+        double held = resident_activations(e, x, act[k], k == 2 ? logits : 0.0, per_mb);
+        double total =
+            resident_state_gib(e, &c) + (1.0 + e->stk->allocator_overhead) * held / CDSE_GIB;
         if (total > best) {
             best = total;
             peak = k;
@@ -895,9 +926,13 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     if (x->p > 1.0) {
         double ranks[3];
         rank_activations(x, per_mb, logits, split_embedding(st), ranks);
+        /* Without the split the rank with the most activations before offload (rank 0: most
+         * passes; the last rank: logits) is kept, with rank 0's state. With activation offload
+         * the last rank's resident logits can exceed rank 0's resident passes: that case is not
+         * distinguished (the logits of one micro-batch at most). */
         int peak = ranks[2] > ranks[0] ? 2 : 0;
         if (split_embedding(st))
-            peak = split_peak_stage(e, x, params, dense_b, expert_b, ranks, r);
+            peak = split_peak_stage(e, x, params, dense_b, expert_b, ranks, logits, per_mb, r);
         else /* rank 0 holds the most passes and the embedding, the last rank the logits */
             state_memory(e, x, params, dense_b, expert_b, r);
         act = ranks[peak];

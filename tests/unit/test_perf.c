@@ -923,6 +923,16 @@ static void test_pipeline_lockstep(void **state)
     eval_ok(&m, &s, &lone, &lock);
     assert_int_equal(lock.grad_accum, 1);
     assert_rel(lock.t_pp_comm_s, 6.0 * one, 1e-12);
+    /* Odd pipelines, counted by the simulation (tests/py/deepspeed_schedule.py iteration_time
+     * with and without a transfer cost, not its formula): p = 3, m = 4: 14; p = 5, m = 3: 14. */
+    cdse_strategy three = strat(3, 1, 3, 2, 8), five = strat(5, 1, 5, 2, 6);
+    bare.pipeline_lockstep = true; /* strat() reset it */
+    eval_ok(&m, &s, &three, &lock);
+    assert_int_equal(lock.grad_accum, 4);
+    assert_rel(lock.t_pp_comm_s, 14.0 * one, 1e-12);
+    eval_ok(&m, &s, &five, &lock);
+    assert_int_equal(lock.grad_accum, 3);
+    assert_rel(lock.t_pp_comm_s, 14.0 * one, 1e-12);
     eval_ok(&m, &s, &st, &lock);
     f = lock.t_forward_s / 8.0;
     b = (lock.t_backward_s + lock.t_recompute_s) / 8.0;
@@ -1625,6 +1635,36 @@ static cdse_system tier_sys(void)
     return s;
 }
 
+/* The stage that peaks is the one that peaks after offload. test_split_peak_stage_state's model
+ * with V = 20992 and the optimizer state offloaded: a layer 12596224 parameters, the embedding
+ * V h + s h = 22020096, a layer's activations 77594624 B, 6 B per parameter left in HBM (weights
+ * 2, gradients 4).
+ *   before offload: rank 0 (12596224 + 22020096) x 18 + 4 x 77594624 = 933472256 B,
+ *                   rank 1 2 x 12596224 x 18 + 6 x 77594624 = 919031808 B;
+ *   after:          rank 0 (12596224 + 22020096) x 6 + 4 x 77594624 = 518076416 B,
+ *                   rank 1 2 x 12596224 x 6 + 6 x 77594624 = 616722432 B, the peak
+ *   (rank 3: (12596224 + 21497856) x 6 + 77594624 + logits 4 x 512 x 2 x 20992 = 368142336 B). */
+static void test_split_peak_stage_offload(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(6);
+    m.vocab = 20992;
+    cdse_system s = tier_sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    cdse_stack k = bare_stack();
+    k.pipeline_split_embedding = true;
+    st.stack = &k;
+    st.offload = CDSE_OFFLOAD_OPTIMIZER;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double layer = 12596224.0;
+    assert_rel(r.mem_weights_gib, 2.0 * 2.0 * layer / GIB, 1e-12);
+    assert_true(r.mem_optimizer_gib == 0.0);
+    assert_rel(r.mem_offloaded_gib, 12.0 * 2.0 * layer / GIB, 1e-12);
+    assert_rel(r.mem_activations_gib, 6.0 * 77594624.0 / GIB, 1e-12);
+    assert_rel(r.mem_total_gib, 616722432.0 / GIB + 1.5, 1e-12);
+}
+
 /* Optimizer state offloaded (ZeRO-Offload, Ren et al. 2021): 12 B x 15223808 parameters of the
  * 16-GPU case leave HBM; the step streams them in and out, not overlapped:
  * 2 * 15223808 * 12 / 64e9 + 1e-6 s. A per-node tier of 1 GiB shared by 8 GPUs holds 0.125 GiB
@@ -2072,6 +2112,7 @@ int main(void)
         cmocka_unit_test(test_activations_interleaved_all_warmup),
         cmocka_unit_test(test_activations_split_peak_stage),
         cmocka_unit_test(test_split_peak_stage_state),
+        cmocka_unit_test(test_split_peak_stage_offload),
         cmocka_unit_test(test_zero0),
         cmocka_unit_test(test_zero1),
         cmocka_unit_test(test_zero2),
