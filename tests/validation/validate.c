@@ -360,7 +360,7 @@ static double published_size(const table *t, int i, int *decimals)
  * table and 0.02B of position table, biases and norms, is 6.60B tied and 7.13B untied. The rule
  * also makes the README's 70B and 314B rows untied (68.76B tied, 69.84B untied; 311.47B,
  * 313.62B); at pp > 1 that changes nothing the model reports, as the separate output layer
- * lives on the last stage and the figures are those of the first. */
+ * lives on the last stage, whose weights the model counts as the tied copy's either way. */
 static bool untied_by_size(const table *t, int i, cdse_model *m)
 {
     int decimals = 0;
