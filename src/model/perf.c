@@ -828,11 +828,6 @@ static void state_memory(const env *e, const dims *x, const stage_param_count *p
     }
 }
 
-/* Under the embedding-aware split the ranks differ in what they hold: rank 0 one layer fewer and
- * the embedding, the middle ranks full stages, the last rank one layer fewer and the output
- * layer (untied, or the tied embedding's copy: Megatron keeps the word embedding on both ends).
- * Of ranks 0, 1 and the last, the one with the most memory (with the allocator's share of the
- * activations, memory's runtime term): its state into `r`, its index in `act` returned. */
 static double tier_bandwidth(const cdse_system *sys);
 
 /* Whether the strategy moves `what` (CDSE_OFFLOAD_*) to the second tier (offload_model). */
@@ -860,6 +855,12 @@ static double resident_state_gib(const env *e, const cdse_result *c)
            c->mem_fp8_cache_gib;
 }
 
+/* Under the embedding-aware split the ranks differ in what they hold: rank 0 one layer fewer and
+ * the embedding, the middle ranks full stages, the last rank one layer fewer and the output
+ * layer (untied, or the tied embedding's copy: Megatron keeps the word embedding on both ends).
+ * Of ranks 0, 1 and the last, the one with the most memory left in HBM after offload (with the
+ * allocator's share of the activations, memory's runtime term): its state into `r`, its index in
+ * `act` returned. */
 static int split_peak_stage(const env *e, const dims *x, const stage_param_count *params,
                             const double dense_b[3], const double expert_b[3], const double act[3],
                             double logits, double per_mb, cdse_result *r)
@@ -930,11 +931,13 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
          * passes; the last rank: logits) is kept, with rank 0's state. With activation offload
          * the last rank's resident logits can exceed rank 0's resident passes: that case is not
          * distinguished (the logits of one micro-batch at most). */
-        int peak = ranks[2] > ranks[0] ? 2 : 0;
-        if (split_embedding(st))
+        int peak;
+        if (split_embedding(st)) {
             peak = split_peak_stage(e, x, params, dense_b, expert_b, ranks, logits, per_mb, r);
-        else /* rank 0 holds the most passes and the embedding, the last rank the logits */
+        } else { /* rank 0 holds the most passes and the embedding, the last rank the logits */
+            peak = ranks[2] > ranks[0] ? 2 : 0;
             state_memory(e, x, params, dense_b, expert_b, r);
+        }
         act = ranks[peak];
         /* The passes in flight, without the last rank's logits (one micro-batch's at a time). */
         *in_flight_out = (act - (peak == 2 ? logits : 0.0)) / per_mb;
@@ -1459,8 +1462,6 @@ static void output_layer_times(const env *e, const dims *x, double *fwd, double 
     *bwd = 2.0 * logits;
 }
 
-/* `position_len`: rows of the learned position table, which a histogram's mean-length
- * evaluation keeps at the model's seq_len. */
 /* Blocking transfers on the critical path of DeepSpeed's TrainSchedule (schedule.py at 3293cf72a;
  * like Megatron it sends the boundary activation scattered over the TP ranks, pipe/engine.py
  * is_pipe_partitioned), m micro-batches on p stages: a middle stage runs four per micro-batch,
@@ -1478,6 +1479,19 @@ static double deepspeed_transfers(double m, double p)
     return fmax(4.0 * m + 2.0 * p - 8.0, 2.0 * (p - 1.0));
 }
 
+/* Under the embedding-aware split the last stage holds one layer fewer and the output layer: the
+ * slowest stage is the longer of it and a middle stage of `n_layers` layers of cost `layer`.
+ * Leaves the stage's layers in `n_layers` and its output-layer times (0 for a middle stage). */
+static void split_slowest_stage(double layer, double *n_layers, double *head_fwd, double *head_bwd)
+{
+    if ((*n_layers - 1.0) * layer + *head_fwd + *head_bwd >= *n_layers * layer)
+        *n_layers -= 1.0;
+    else
+        *head_fwd = *head_bwd = 0.0;
+}
+
+/* `position_len`: rows of the learned position table, which a histogram's mean-length
+ * evaluation keeps at the model's seq_len. */
 static void evaluate_one(const cdse_model *model, const cdse_system *system,
                          const cdse_strategy *strategy, int position_len, cdse_result *r,
                          cdse_comm_plan *plan, double exposed_s[CDSE_GROUP_COUNT])
@@ -1507,13 +1521,9 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
      * counts the output layer as a layer, the last stage holds one layer fewer and a middle
      * stage of stage_layers may be the slower. */
     double n_layers = x.stage_layers;
-    if (split_embedding(&st)) {
-        double layer = step.fwd + step.bwd + step.recompute + step.tp + step.cp + step.ep;
-        if ((n_layers - 1.0) * layer + head_fwd + head_bwd >= n_layers * layer)
-            n_layers -= 1.0;
-        else
-            head_fwd = head_bwd = 0.0;
-    }
+    if (split_embedding(&st))
+        split_slowest_stage(step.fwd + step.bwd + step.recompute + step.tp + step.cp + step.ep,
+                            &n_layers, &head_fwd, &head_bwd);
     double stage_fwd = n_layers * step.fwd + head_fwd;
     double stage_bwd = n_layers * step.bwd + head_bwd;
     double stage_rec = n_layers * step.recompute;
@@ -1758,6 +1768,23 @@ void cdse_evaluate_plan(const cdse_model *model, const cdse_system *system,
      CDSE_RECOMPUTE_MLA_UP_PROJ | CDSE_RECOMPUTE_MLP | CDSE_RECOMPUTE_MOE |                        \
      CDSE_RECOMPUTE_SHARED_EXPERTS)
 
+/* memory_model for `st` with every fine-grained recomputation module (each only lowers the
+ * activations kept): `r` receives the memory figures, the activation bytes of one micro-batch
+ * and the micro-batches in flight. */
+static void least_recompute_memory(const cdse_model *model, const env *e, const dims *x,
+                                   const cdse_strategy *st, cdse_result *r, double *act_per_mb,
+                                   double *in_flight)
+{
+    cdse_strategy least = *st;
+    least.recompute_modules = ALL_RECOMPUTE_MODULES;
+    env mem_env = *e;
+    mem_env.st = &least;
+    memset(r, 0, sizeof *r);
+    stage_param_count params;
+    double updated;
+    memory_model(model, &mem_env, x, r, &params, &updated, act_per_mb, in_flight);
+}
+
 /* The memory of the checked strategy `st` at the least the ignored axes allow: every
  * fine-grained recomputation module (each only lowers the activations kept), the stack's
  * runtime without the allocator's share of the activations; with CDSE_FLOOR_ANY_STATE, ZeRO
@@ -1768,17 +1795,14 @@ static double memory_floor(const cdse_model *model, const env *e, const dims *x,
                            const cdse_strategy *st, int flags, cdse_result *r)
 {
     cdse_strategy least = *st;
-    least.recompute_modules = ALL_RECOMPUTE_MODULES;
     if (flags & CDSE_FLOOR_ANY_STATE) {
         least.zero = x->d * x->c > 1.0 ? 3 : 0;
         least.offload = 0;
     }
+    double act_per_mb, in_flight;
+    least_recompute_memory(model, e, x, &least, r, &act_per_mb, &in_flight);
     env mem_env = *e;
     mem_env.st = &least;
-    memset(r, 0, sizeof *r);
-    stage_param_count params;
-    double updated = 0.0, act_per_mb = 0.0, in_flight = 0.0;
-    memory_model(model, &mem_env, x, r, &params, &updated, &act_per_mb, &in_flight);
     offload_model(&mem_env, 0.0, x->m, act_per_mb, in_flight, x->stage_layers, r);
     return r->mem_weights_gib + r->mem_gradients_gib + r->mem_optimizer_gib +
            r->mem_activations_gib + r->mem_other_gib + r->mem_fp8_cache_gib + e->stk->runtime_gib;
@@ -1840,14 +1864,9 @@ static double state_floor(const cdse_model *model, const env *e, const dims *x,
     if (st->offload != 0 && bw > 0.0) {
         /* The state and activations offload_model moves, at their least (given ZeRO stage,
          * every recomputation module). */
-        cdse_strategy least = *st;
-        least.recompute_modules = ALL_RECOMPUTE_MODULES;
-        env mem_env = *e;
-        mem_env.st = &least;
         cdse_result m;
-        memset(&m, 0, sizeof m);
-        double upd = 0.0, act_per_mb = 0.0, in_flight = 0.0;
-        memory_model(model, &mem_env, x, &m, &params, &upd, &act_per_mb, &in_flight);
+        double act_per_mb, in_flight;
+        least_recompute_memory(model, e, x, st, &m, &act_per_mb, &in_flight);
         double serial = 0.0, overlapped = 0.0;
         if (st->offload & CDSE_OFFLOAD_OPTIMIZER)
             serial = 2.0 * m.mem_optimizer_gib * CDSE_GIB / bw + e->sys->tier.latency_us * 1e-6;
@@ -1923,13 +1942,9 @@ double cdse_time_floor(const cdse_model *model, const cdse_system *system,
     /* With the split counting the output layer as a layer, the evaluator's slowest stage is the
      * longer of a middle stage (n layers) and the last (n - 1 layers and the output layer); the
      * same choice on the floor's layer cost, which is no larger, gives no more than it. */
-    if (split_embedding(&st)) {
-        double layer = step.fwd + step.bwd + step.recompute + step.tp + step.cp;
-        if ((n_layers - 1.0) * layer + head_fwd + head_bwd >= n_layers * layer)
-            n_layers -= 1.0;
-        else
-            head_fwd = head_bwd = 0.0;
-    }
+    if (split_embedding(&st))
+        split_slowest_stage(step.fwd + step.bwd + step.recompute + step.tp + step.cp, &n_layers,
+                            &head_fwd, &head_bwd);
     double stage_fwd = n_layers * step.fwd + head_fwd;
     double stage_bwd = n_layers * step.bwd + head_bwd;
     double per_mb =
