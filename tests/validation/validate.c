@@ -24,7 +24,8 @@
  * authors tuned them; interleaving and the global batch come from a row of the same source,
  * model and layout that gives them, else interleaving is off (vpp 1; it is opt-in in every stack,
  * --num-layers-per-virtual-pipeline-stage) and the batch is one sequence per GPU; a vpp cell
- * "open" (interleaving stated, its depth not) tries 1, 2, 4 and 8.
+ * "open" (interleaving stated, its depth not) tries 1, 2, 4 and 8, as do the pp > 1 rows of a group
+ * whose source states pipeline-parallel overlap (group_spec.pp_overlap_stated).
  * Exit 0 when all hold, 1 otherwise, 2 on bad input (also a malformed known_gaps.txt).
  *
  * Usage: validate PUBLISHED.csv DATA_DIR [-v]   (DATA_DIR holds calibration/, jobs/models and
