@@ -527,9 +527,7 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     cdse_placement_strides(st->placement, st->tp, st->cp, st->dp, st->pp, x->stride);
     /* Layers that do not divide evenly over pp x vpp chunks leave some chunks one layer longer
      * (Megatron-Core's uneven pipeline split); the longest sets the pace and the memory. */
-    int chunks = st->pp * st->vpp;
-    int split = model->layers + (split_embedding(st) ? 2 : 0);
-    x->stage_layers = (double)((split + chunks - 1) / chunks) * st->vpp;
+    x->stage_layers = (double)cdse_chunk_layers(model, st) * st->vpp;
     x->tokens = x->b * x->s_local;
     x->h = model->hidden;
     x->dh = model->head_dim;
@@ -836,15 +834,49 @@ static bool offloads(const env *e, int what)
     return (e->st->offload & what) != 0 && tier_bandwidth(e->sys) > 0.0;
 }
 
+/* The share of a stage's layers whose activations activation offload moves: every layer
+ * (offload_layers 0), or offload_layers of the stage_layers / vpp layers of each chunk
+ * (Megatron-Core --cpu-offloading-num-layers, megatron/core/model_parallel_config.py:460-461 at
+ * d98e8a64d: "the number of transformer layers for which activations has to be offloaded").
+ * Layers are taken as alike: the share of the bytes is the share of the layers. */
+static double offloaded_share(const cdse_strategy *st, double stage_layers)
+{
+    if (st->offload_layers <= 0)
+        return 1.0;
+    return fmin(1.0, st->offload_layers * st->vpp / stage_layers);
+}
+
+/* fp32 logits of one micro-batch on the last stage (Korthikanti et al. 2022 Sec. 4.3). */
+static double logits_bytes(const dims *x)
+{
+    return x->tokens * x->vocab / x->t * 4.0;
+}
+
+/* Bytes of one micro-batch, of the `act_per_mb` a stage holds, that activation offload moves:
+ * all of them with every layer offloaded (the single stage's logits too, as the whole-model
+ * offload has always counted them); with offload_layers the layers' share of the layers' bytes
+ * only, since the offload context wraps the transformer layers and not the output layer
+ * (megatron/core/transformer/transformer_block.py:714 at d98e8a64d). */
+static double offloaded_bytes_per_mb(const cdse_strategy *st, const dims *x, double act_per_mb)
+{
+    if (st->offload_layers <= 0)
+        return act_per_mb;
+    double layers = act_per_mb - (x->p == 1.0 ? logits_bytes(x) : 0.0);
+    return offloaded_share(st, x->stage_layers) * layers;
+}
+
 /* The activation bytes a rank holding `act` keeps in HBM after offload_model, `extra` of them
- * (the last rank's logits) not per pass: with activation offload only two layers' worth of one
- * micro-batch stays besides them, as offload_model counts it. */
+ * (the last rank's logits) not per pass: with activation offload the offloaded layers leave
+ * and two of their layers' worth of one micro-batch stays (the layer computed and the one in
+ * transit), as offload_model counts it. */
 static double resident_activations(const env *e, const dims *x, double act, double extra,
                                    double per_mb)
 {
     if (!offloads(e, CDSE_OFFLOAD_ACTIVATIONS))
         return act;
-    return fmin(act, extra + per_mb * fmin(1.0, 2.0 / x->stage_layers));
+    double share = offloaded_share(e->st, x->stage_layers);
+    double kept = extra + (1.0 - share) * (act - extra);
+    return fmin(act, kept + per_mb * fmin(share, 2.0 / x->stage_layers));
 }
 
 /* HBM bytes of a rank's state (GiB) after offload_model took what the strategy offloads. */
@@ -916,7 +948,7 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     double dense_layers = x->stage_layers - moe_layers;
     double per_mb = dense_layers * layer_activation_bytes(e, x, false) +
                     moe_layers * layer_activation_bytes(e, x, true);
-    double logits = x->tokens * x->vocab / x->t * 4.0; /* fp32 logits of a micro-batch */
+    double logits = logits_bytes(x);
     if (x->p == 1.0)
         per_mb += logits; /* the single stage */
     *act_per_mb = per_mb;
@@ -966,9 +998,10 @@ static double tier_bandwidth(const cdse_system *sys)
     return sys->tier.bandwidth_gbs * 1e9 / sys->tier.shared_by;
 }
 
-static void offload_model(const env *e, double compute_time, double m, double act_per_mb,
-                          double in_flight, double layers_per_stage, cdse_result *r)
+static void offload_model(const env *e, const dims *x, double compute_time, double act_per_mb,
+                          double in_flight, cdse_result *r)
 {
+    double m = x->m, layers_per_stage = x->stage_layers;
     const cdse_strategy *st = e->st;
     double bw = tier_bandwidth(e->sys);
     if (st->offload == 0 || bw <= 0.0)
@@ -984,17 +1017,18 @@ static void offload_model(const env *e, double compute_time, double m, double ac
     }
     if (st->offload & CDSE_OFFLOAD_ACTIVATIONS) {
         /* Layer-wise activation offload (Megatron-Core's CPU offloading): every micro-batch
-         * writes each layer's activations out during its forward pass and reads them back for
-         * its backward pass, overlapped with compute. Two layers' worth stays in HBM (the layer
-         * computed and the one in transit), with whatever is not per micro-batch (the
-         * recomputation buffer). */
+         * writes the offloaded layers' activations out during its forward pass and reads them
+         * back for its backward pass, overlapped with compute; the other layers keep theirs.
+         * Two offloaded layers' worth stays in HBM (the layer computed and the one in transit),
+         * with whatever is not per micro-batch (the recomputation buffer). */
+        double off_mb = offloaded_bytes_per_mb(st, x, act_per_mb);
         double total = r->mem_activations_gib * CDSE_GIB;
-        double stacked = act_per_mb * in_flight;
-        double resident = total - stacked + act_per_mb * fmin(1.0, 2.0 / layers_per_stage);
+        double resident = total - off_mb * in_flight +
+                          fmin(off_mb, act_per_mb * fmin(1.0, 2.0 / layers_per_stage));
         if (resident > total)
             resident = total;
         moved += (total - resident) / CDSE_GIB;
-        overlapped += 2.0 * m * act_per_mb / bw;
+        overlapped += 2.0 * m * off_mb / bw;
         r->mem_activations_gib = resident / CDSE_GIB;
     }
     if (st->offload & CDSE_OFFLOAD_WEIGHTS) {
@@ -1596,7 +1630,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     optimizer += x.m * accum;
     bubble += (x.p - 1.0) / x.v * accum;
     double compute_iter = x.m * per_mb;
-    offload_model(&e, compute_iter, x.m, act_per_mb, in_flight, x.stage_layers, r);
+    offload_model(&e, &x, compute_iter, act_per_mb, in_flight, r);
     /* The stack's workspaces (NCCL, cuBLAS, Transformer Engine) and what its caching allocator
      * reserves beyond the activations it hands out (they are freed and reallocated every
      * micro-batch; weights, gradients and optimizer state live in preallocated buffers). */
@@ -1798,12 +1832,13 @@ static double memory_floor(const cdse_model *model, const env *e, const dims *x,
     if (flags & CDSE_FLOOR_ANY_STATE) {
         least.zero = x->d * x->c > 1.0 ? 3 : 0;
         least.offload = 0;
+        least.offload_layers = 0;
     }
     double act_per_mb, in_flight;
     least_recompute_memory(model, e, x, &least, r, &act_per_mb, &in_flight);
     env mem_env = *e;
     mem_env.st = &least;
-    offload_model(&mem_env, 0.0, x->m, act_per_mb, in_flight, x->stage_layers, r);
+    offload_model(&mem_env, x, 0.0, act_per_mb, in_flight, r);
     return r->mem_weights_gib + r->mem_gradients_gib + r->mem_optimizer_gib +
            r->mem_activations_gib + r->mem_other_gib + r->mem_fp8_cache_gib + e->stk->runtime_gib;
 }
@@ -1872,7 +1907,7 @@ static double state_floor(const cdse_model *model, const env *e, const dims *x,
             serial = 2.0 * m.mem_optimizer_gib * CDSE_GIB / bw + e->sys->tier.latency_us * 1e-6;
         /* Activations shrink with recomputation: counted only when the setting is given. */
         if ((st->offload & CDSE_OFFLOAD_ACTIVATIONS) && !(flags & CDSE_FLOOR_ANY_RECOMPUTE))
-            overlapped += 2.0 * x->m * act_per_mb / bw;
+            overlapped += 2.0 * x->m * offloaded_bytes_per_mb(st, x, act_per_mb) / bw;
         if (st->offload & CDSE_OFFLOAD_WEIGHTS)
             overlapped += 2.0 * x->m * m.mem_weights_gib * CDSE_GIB / bw;
         *offload = serial + FLOOR_TIME_MARGIN * exposed(overlapped, DBL_MAX);
@@ -1904,6 +1939,7 @@ double cdse_time_floor(const cdse_model *model, const cdse_system *system,
     if (flags & CDSE_FLOOR_ANY_STATE) {
         st.zero = 0;
         st.offload = 0;
+        st.offload_layers = 0;
     }
     st.recompute_modules = 0;
     st.tp_comm_overlap = false;

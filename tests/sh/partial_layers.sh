@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Partial activation offload (space.offload_layers) as a sweep axis: the job sweeps and stores the
+# column, a value that cannot run is a status counted by reason (offload_layers_invalid: without
+# activation offload, or not below a chunk's layers), fewer offloaded layers leave fewer bytes on
+# the tier, and a value wrong in itself is an error naming file:line and the key.
+set -euo pipefail
+: "${CLUSTERDSE:?} ${CDSE_SRC:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+fail() { echo "partial_layers: $*" >&2; exit 1; }
+run() { echo "+ $*" >&2; "$@"; }
+job=$CDSE_SRC/tests/jobs/partial_layers.cfg
+
+run "$CLUSTERDSE" eval "$job" --csv > eval.csv
+[ "$(tail -n +2 eval.csv | wc -l)" -eq 12 ] || fail "eval: not 12 rows"
+# Columns by name; per (pp, offload, offload_layers): status and GiB on the tier.
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+         { print $c["pp"], $c["offload"], $c["offload_layers"], $c["status"], $c["mem_offloaded_gib"] }' \
+    eval.csv > rows.txt
+cat rows.txt >&2
+# Invalid: offload_layers > 0 without activation offload (2 x 2), 12 layers of a 12-layer chunk.
+[ "$(grep -c ' offload_layers_invalid ' rows.txt)" -eq 5 ] || fail "not 5 offload_layers_invalid"
+grep -q '^2 activations 12 offload_layers_invalid ' rows.txt || fail "pp 2, 12 of 12 layers accepted"
+grep -q '^1 activations 12 ok ' rows.txt || fail "pp 1, 12 of 24 layers rejected"
+grep -q '^1 none 0 ok 0$' rows.txt || fail "no offload: something on the tier"
+awk '$1 == 1 && $2 == "activations" { g[$3] = $5 }
+     END { exit !(g[0] > g[12] && g[12] > g[4] && g[4] > 0) }' rows.txt ||
+    fail "pp 1: tier bytes not ordered all > 12 layers > 4 layers > 0"
+
+run mpirun -np 2 "$CLUSTERDSE" sweep "$job" -o s.h5 --quiet > /dev/null
+/usr/bin/python3 - s.h5 <<'PY'
+import sys
+import h5py
+with h5py.File(sys.argv[1], "r") as f:
+    rows = f["results"][:]
+    assert sorted(set(rows["offload_layers"].tolist())) == [0, 4, 12], rows["offload_layers"]
+    counts = {r["name"].decode(): int(r["count"]) for r in f["counts"][:]}
+    assert counts["offload_layers_invalid"] == 5, counts
+    assert list(f["space"]["offload_layers"][:]) == [0, 4, 12]
+PY
+
+set +e
+"$CLUSTERDSE" eval "$CDSE_SRC/tests/jobs/bad_offload_layers.cfg" > out.txt 2> err.txt
+rc=$?
+set -e
+cat err.txt >&2
+[ "$rc" -eq 1 ] || fail "bad_offload_layers: exit $rc, expected 1"
+grep -q "bad_offload_layers.cfg:7: key 'space.offload_layers'.*allowed: " err.txt ||
+    fail "bad_offload_layers: message lacks file:line, key or what is allowed"
+echo "partial_layers: ok"
