@@ -729,6 +729,11 @@ static const key_spec space_keys[] = {
              "with offload \"activations\": layers of each pipeline-stage chunk whose activations "
              "are offloaded (Megatron-Core --cpu-offloading-num-layers); 0 = every layer; "
              "below the chunk's layers, else the configuration is offload_layers_invalid"),
+    AXIS_INT("recompute_layers", CDSE_AXIS_RECOMPUTE_LAYERS, 0, MAX_DEGREE, false, 0, "[0]",
+             "with recompute \"full\": the first layers of each pipeline-stage chunk that are "
+             "recomputed, the others keeping their activations (Megatron-Core --recompute-method "
+             "block --recompute-num-layers); 0 = every layer; below the chunk's layers, else the "
+             "configuration is recompute_layers_invalid"),
     {.name = "recompute_modules",
      .type = KEY_OFFLOAD,
      .is_axis = true,

@@ -721,6 +721,36 @@ static double layer_activation_bytes(const env *e, const dims *x, bool moe)
     return repl * repl_share + qkv + proj + mlp + core - saved;
 }
 
+/* The share of a stage's layers that full recomputation recomputes: every layer
+ * (recompute_layers 0), or the first recompute_layers of the stage_layers / vpp layers of each
+ * chunk (Megatron-Core --recompute-method block, megatron/core/recompute.py:167-181 at
+ * d98e8a64d); 0 without full recomputation. Layers are taken as alike. */
+static double recomputed_share(const cdse_strategy *st, double stage_layers)
+{
+    if (st->recompute != CDSE_RECOMPUTE_FULL)
+        return 0.0;
+    if (st->recompute_layers <= 0)
+        return 1.0;
+    return fmin(1.0, st->recompute_layers * st->vpp / stage_layers);
+}
+
+/* Activation bytes of the average layer of a stage for one micro-batch: with block
+ * recomputation the recomputed layers keep their input only, the others everything a layer
+ * without recomputation keeps (the granularity is full: no fine-grained modules apply). */
+static double stage_layer_bytes(const env *e, const dims *x, bool moe)
+{
+    double kept = layer_activation_bytes(e, x, moe);
+    if (e->st->recompute != CDSE_RECOMPUTE_FULL || e->st->recompute_layers <= 0)
+        return kept;
+    double share = recomputed_share(e->st, x->stage_layers);
+    cdse_strategy none = *e->st;
+    none.recompute = CDSE_RECOMPUTE_NONE;
+    none.recompute_modules = 0;
+    env e_none = *e;
+    e_none.st = &none;
+    return share * kept + (1.0 - share) * layer_activation_bytes(&e_none, x, moe);
+}
+
 /* Bytes per parameter of weights, gradients (`grad_bytes` per element) and optimizer state when
  * ZeRO shards them over `shard` ranks (Rajbhandari et al. 2020: stage 1 optimizer, 2 +
  * gradients, 3 + weights). */
@@ -946,8 +976,8 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
 
     double moe_layers = x->moe_share * x->stage_layers;
     double dense_layers = x->stage_layers - moe_layers;
-    double per_mb = dense_layers * layer_activation_bytes(e, x, false) +
-                    moe_layers * layer_activation_bytes(e, x, true);
+    double per_mb =
+        dense_layers * stage_layer_bytes(e, x, false) + moe_layers * stage_layer_bytes(e, x, true);
     double logits = logits_bytes(x);
     if (x->p == 1.0)
         per_mb += logits; /* the single stage */
@@ -1159,7 +1189,7 @@ static void plan_layer_comm(const cdse_system *sys, const cdse_strategy *st, con
                             cdse_comm_plan *plan, layer_comm *lc)
 {
     memset(lc, 0, sizeof *lc);
-    double again = st->recompute == CDSE_RECOMPUTE_FULL ? 1.0 : 0.0; /* forward repeated */
+    double again = recomputed_share(st, x->stage_layers); /* forward repeated */
     double passes = x->m * x->stage_layers;
     if (x->t > 1.0) {
         int size = (int)x->t, stride = x->stride[CDSE_PLACE_TP];
@@ -1279,11 +1309,13 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
     step->recompute = 0.0;
     step->recompute_flops = 0.0;
     if (e->st->recompute == CDSE_RECOMPUTE_FULL) {
-        step->recompute = step->fwd;
-        step->tp += tp_fwd;
-        step->cp += cp_fwd;
-        step->ep += lc->ep_fwd;
-        step->recompute_flops = lc->flops_fwd;
+        /* The recomputed layers' forward again, with its collectives. */
+        double share = recomputed_share(e->st, x->stage_layers);
+        step->recompute = share * step->fwd;
+        step->tp += share * tp_fwd;
+        step->cp += share * cp_fwd;
+        step->ep += share * lc->ep_fwd;
+        step->recompute_flops = share * lc->flops_fwd;
     } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE) {
         /* The attention core is checkpointed and run again in the backward pass; with flash
          * attention that saves no memory (the core keeps no score matrix) but still costs the
@@ -1362,7 +1394,7 @@ typedef struct dp_windows {
     double m;                 /* micro-batches per iteration */
     double layers;            /* layers of the stage */
     double tensors_per_layer; /* weight matrices of a layer */
-    bool recompute;           /* full recomputation: the forward runs again in backward */
+    double recompute;         /* share of the layers whose forward runs again in backward */
     double hbm;               /* achievable HBM bytes/s */
 } dp_windows;
 
@@ -1415,7 +1447,7 @@ static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const 
                          const dp_windows *w)
 {
     bool deepspeed = stk->zero3_style == CDSE_ZERO3_DEEPSPEED;
-    double gathers = w->recompute && deepspeed ? 2.0 : 1.0; /* in the backward pass */
+    double gathers = deepspeed ? 1.0 + w->recompute : 1.0; /* in the backward pass */
     double calls = deepspeed ? w->layers * w->tensors_per_layer
                              : fmax(ceil(params / stk->zero3_bucket_params), w->layers);
     double host = deepspeed ? group * DEEPSPEED_OPS_PER_RANK * HOST_OP_S : 0.0;
@@ -1609,7 +1641,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     bool flush_reduce = e.stk->pipeline_lockstep && x.p > 1.0;
     dp_windows windows = {
         stage_fwd,         flush_reduce ? 0.0 : stage_bwd + stage_rec, x.m,  x.stage_layers,
-        x.gpt ? 4.0 : 5.0, st.recompute == CDSE_RECOMPUTE_FULL,        e.hbm};
+        x.gpt ? 4.0 : 5.0, recomputed_share(&st, x.stage_layers),      e.hbm};
     double layer_bytes = layer_weight_bytes(&e);
     double dp_dense =
         dp_comm_time(plan, system, e.stk, CDSE_GROUP_DP, st.zero, params.dense + params.embed,
@@ -1885,7 +1917,7 @@ static double state_floor(const cdse_model *model, const env *e, const dims *x,
                        x->m,
                        x->stage_layers,
                        x->gpt ? 4.0 : 5.0,
-                       st->recompute == CDSE_RECOMPUTE_FULL,
+                       recomputed_share(st, x->stage_layers),
                        e->hbm};
     double layer_bytes = layer_weight_bytes(e);
     double dp = dp_comm_time(&scratch, e->sys, e->stk, CDSE_GROUP_DP, st->zero, dense,
@@ -1934,8 +1966,10 @@ double cdse_time_floor(const cdse_model *model, const cdse_system *system,
     if (model->n_seq_bins > 0 || system->pool.n_types > 0)
         return 0.0; /* timed at another length, or by another evaluator: no bound */
     cdse_strategy st = *strategy;
-    if (flags & CDSE_FLOOR_ANY_RECOMPUTE)
+    if (flags & CDSE_FLOOR_ANY_RECOMPUTE) {
         st.recompute = CDSE_RECOMPUTE_NONE;
+        st.recompute_layers = 0;
+    }
     if (flags & CDSE_FLOOR_ANY_STATE) {
         st.zero = 0;
         st.offload = 0;

@@ -37,6 +37,7 @@ static const char *const axis_names[CDSE_AXIS_COUNT] = {
     [CDSE_AXIS_MOE_OVERLAP] = "moe_overlap",
     [CDSE_AXIS_STACK] = "stacks",
     [CDSE_AXIS_OFFLOAD_LAYERS] = "offload_layers",
+    [CDSE_AXIS_RECOMPUTE_LAYERS] = "recompute_layers",
 };
 
 const char *cdse_axis_name(int axis)
@@ -136,6 +137,7 @@ void cdse_space_strategy(const cdse_space *space, const int digit[CDSE_AXIS_COUN
     strategy->moe_dispatcher = (int)AXIS_VALUE(CDSE_AXIS_MOE_DISPATCHER);
     strategy->moe_overlap = (int)AXIS_VALUE(CDSE_AXIS_MOE_OVERLAP);
     strategy->offload_layers = (int)AXIS_VALUE(CDSE_AXIS_OFFLOAD_LAYERS);
+    strategy->recompute_layers = (int)AXIS_VALUE(CDSE_AXIS_RECOMPUTE_LAYERS);
 #undef AXIS_VALUE
     strategy->dp = 0;
     strategy->grad_accum = 0;

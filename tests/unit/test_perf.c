@@ -686,6 +686,84 @@ static void test_recompute_times(void **state)
     assert_rel(r.t_recompute_s, 2.0 * (linear + attn_fwd + ew), 1e-12);
 }
 
+/* Block recomputation (Megatron-Core --recompute-granularity full --recompute-method block
+ * --recompute-num-layers N, megatron/core/recompute.py): the first N layers of each chunk keep
+ * their input only, 2 s b h (Korthikanti Table 2, full recomputation), the others everything,
+ * s b h (34 + 5 a s / h) without flash attention; the layer being recomputed holds its
+ * activations too, and the single stage the fp32 logits. 4 layers, p = 1, b = 2:
+ *   N = 1: 1 x 2 s b h + 3 x s b h (34 + 40) + s b h (34 + 40) + logits;
+ *   N = 3: 3 x 2 s b h + 1 x s b h (34 + 40) + s b h (34 + 40) + logits. */
+static void test_recompute_layers_memory(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    double kept = SBH * (34.0 + 5.0 * A * S / H), input = 2.0 * SBH;
+    cdse_result r;
+    st.recompute_layers = 1;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, (input + 3.0 * kept + kept + logits_bytes(1.0)) / GIB, 1e-12);
+    st.recompute_layers = 3;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, (3.0 * input + kept + kept + logits_bytes(1.0)) / GIB, 1e-12);
+}
+
+/* The recomputed layers' forward runs again in the backward pass, the others' not. Per layer and
+ * micro-batch the forward of test_recompute_times: 24 T h^2 of GEMMs at 50 TFLOP/s, the attention
+ * core 4 b s^2 h FLOPs plus its 9 b a s^2 bytes, 38 T h element-wise bytes at 1 TB/s.
+ *   p = 1, 4 layers, m = 1, N = 1: one layer's forward again;
+ *   p = 2, vpp 2, 8 layers (chunks of 2, 4 layers per stage), m = 8 / 2 = 4, N = 1: one of the
+ *   2 layers of each of the 2 chunks, 2 layers' forward per micro-batch, 4 x 2 in all. */
+static void test_recompute_layers_times(void **state)
+{
+    (void)state;
+    double peak_eff = 100e12 * 0.5, hbm = 1e12, T = S * B;
+    double linear = 24.0 * T * H * H / peak_eff;
+    double attn_fwd = 4.0 * B * S * S * H / peak_eff + B * A * S * S * 9.0 / hbm;
+    double ew = T * 38.0 * H / hbm;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    st.recompute_layers = 1;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.t_recompute_s, linear + attn_fwd + ew, 1e-12);
+
+    cdse_model m8 = gpt(8);
+    st = strat(2, 1, 2, 2, 8);
+    st.vpp = 2;
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    st.recompute_layers = 1;
+    eval_ok(&m8, &s, &st, &r);
+    assert_int_equal(r.grad_accum, 4);
+    assert_rel(r.t_recompute_s, 4.0 * 2.0 * (linear + attn_fwd + ew), 1e-12);
+}
+
+/* recompute_layers needs full recomputation and fewer layers than a chunk holds (4 here; with
+ * the chunk's count Megatron-Core recomputes every layer, which is recompute_layers 0). */
+static void test_recompute_layers_invalid(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.recompute_layers = 1;
+    cdse_result r;
+    cdse_evaluate(&m, &s, &st, &r);
+    assert_int_equal(r.status, CDSE_ST_RECOMPUTE_LAYERS);
+    st.recompute = CDSE_RECOMPUTE_SELECTIVE;
+    cdse_evaluate(&m, &s, &st, &r);
+    assert_int_equal(r.status, CDSE_ST_RECOMPUTE_LAYERS);
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    st.recompute_layers = 4;
+    cdse_evaluate(&m, &s, &st, &r);
+    assert_int_equal(r.status, CDSE_ST_RECOMPUTE_LAYERS);
+    assert_string_equal(cdse_status_name(CDSE_ST_RECOMPUTE_LAYERS), "recompute_layers_invalid");
+}
+
 /* An uneven pipeline split (Megatron-Core): 10 layers on pp 4 leave chunks of 3, 3, 2, 2 layers;
  * the first stage holds 3 layers, as it does with 12 layers on pp 4, so its weights, memory and
  * per-micro-batch time are those of the 12-layer split (the longest chunk sets the pace). */
@@ -2243,6 +2321,9 @@ int main(void)
         cmocka_unit_test(test_offload_layers_memory),
         cmocka_unit_test(test_offload_layers_traffic),
         cmocka_unit_test(test_offload_layers_invalid),
+        cmocka_unit_test(test_recompute_layers_memory),
+        cmocka_unit_test(test_recompute_layers_times),
+        cmocka_unit_test(test_recompute_layers_invalid),
         cmocka_unit_test(test_offload_weights),
         cmocka_unit_test(test_breakdown_adds_up),
         cmocka_unit_test(test_moe_state_memory),

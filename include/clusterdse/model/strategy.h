@@ -128,6 +128,11 @@ typedef struct cdse_strategy {
      * with CDSE_OFFLOAD_ACTIVATIONS, the layers of each pipeline-stage chunk whose activations
      * go to the second tier; 0 = every layer. */
     int offload_layers;
+    /* Full recomputation of part of each model chunk (Megatron-Core --recompute-granularity full
+     * --recompute-method block --recompute-num-layers): with CDSE_RECOMPUTE_FULL, the first
+     * layers of each pipeline-stage chunk that are recomputed, the others keeping their
+     * activations; 0 = every layer. */
+    int recompute_layers;
     /* The software stack that runs it (calibration/stacks); NULL = cdse_stack_default. */
     const cdse_stack *stack;
     /* Derived by cdse_strategy_check. */
@@ -159,8 +164,10 @@ typedef enum cdse_status {
      * its first, a repeat of the configuration at its first value (docs/job-file.md). */
     CDSE_ST_OTHER_SYSTEM_AXIS,
     /* Appended after it so that stored codes keep their values; checked after CDSE_ST_VPP. */
-    CDSE_ST_OFFLOAD_LAYERS, /* offload_layers > 0 without activation offload, or not below the
-                               layers of a pipeline-stage chunk */
+    CDSE_ST_OFFLOAD_LAYERS,   /* offload_layers > 0 without activation offload, or not below the
+                                 layers of a pipeline-stage chunk */
+    CDSE_ST_RECOMPUTE_LAYERS, /* recompute_layers > 0 without full recomputation, or not below the
+                                 layers of a pipeline-stage chunk */
     CDSE_ST_COUNT
 } cdse_status;
 
