@@ -725,6 +725,15 @@ static const key_spec space_keys[] = {
      .def = 0,
      .def_text = "[\"none\"]",
      .help = "state offloaded to the system's second memory tier"},
+    AXIS_INT("offload_layers", CDSE_AXIS_OFFLOAD_LAYERS, 0, MAX_DEGREE, false, 0, "[0]",
+             "with offload \"activations\": layers of each pipeline-stage chunk whose activations "
+             "are offloaded (Megatron-Core --cpu-offloading-num-layers); 0 = every layer; "
+             "below the chunk's layers, else the configuration is offload_layers_invalid"),
+    AXIS_INT("recompute_layers", CDSE_AXIS_RECOMPUTE_LAYERS, 0, MAX_DEGREE, false, 0, "[0]",
+             "with recompute \"full\": the first layers of each pipeline-stage chunk that are "
+             "recomputed, the others keeping their activations (Megatron-Core --recompute-method "
+             "block --recompute-num-layers); 0 = every layer; below the chunk's layers, else the "
+             "configuration is recompute_layers_invalid"),
     {.name = "recompute_modules",
      .type = KEY_OFFLOAD,
      .is_axis = true,
@@ -1429,9 +1438,16 @@ static uint64_t job_fingerprint(const cdse_job *job)
     h = fnv1a(h, job->model, sizeof job->model[0] * (size_t)job->n_models);
     h = fnv1a(h, &job->n_systems, sizeof job->n_systems);
     h = fnv1a(h, job->system, sizeof job->system[0] * (size_t)job->n_systems);
-    h = fnv1a(h, job->space.n, sizeof job->space.n);
-    for (int a = 0; a < CDSE_AXIS_COUNT; a++)
+    /* The axes appended after the stack enter only when they leave their default (0), so that
+     * jobs that do not use them keep their hash. */
+    h = fnv1a(h, job->space.n, sizeof job->space.n[0] * (CDSE_AXIS_STACK + 1));
+    for (int a = 0; a < CDSE_AXIS_COUNT; a++) {
+        if (a > CDSE_AXIS_STACK && job->space.n[a] == 1 && job->space.value[a][0] == 0)
+            continue;
+        if (a > CDSE_AXIS_STACK)
+            h = fnv1a(h, &job->space.n[a], sizeof job->space.n[a]);
         h = fnv1a(h, job->space.value[a], sizeof job->space.value[a][0] * (size_t)job->space.n[a]);
+    }
     /* Jobs that do not prune keep their hash. */
     h = fnv1a(h, &job->objective, offsetof(cdse_objective, prune));
     if (job->objective.prune)

@@ -10,9 +10,11 @@ bool cdse_bound_axis_kept(int axis, int flags)
     case CDSE_AXIS_MOE_OVERLAP:
         return false;
     case CDSE_AXIS_RECOMPUTE:
+    case CDSE_AXIS_RECOMPUTE_LAYERS:
         return !(flags & CDSE_FLOOR_ANY_RECOMPUTE);
     case CDSE_AXIS_ZERO:
     case CDSE_AXIS_OFFLOAD:
+    case CDSE_AXIS_OFFLOAD_LAYERS:
         return !(flags & CDSE_FLOOR_ANY_STATE);
     default:
         return true;

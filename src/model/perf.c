@@ -527,9 +527,7 @@ static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     cdse_placement_strides(st->placement, st->tp, st->cp, st->dp, st->pp, x->stride);
     /* Layers that do not divide evenly over pp x vpp chunks leave some chunks one layer longer
      * (Megatron-Core's uneven pipeline split); the longest sets the pace and the memory. */
-    int chunks = st->pp * st->vpp;
-    int split = model->layers + (split_embedding(st) ? 2 : 0);
-    x->stage_layers = (double)((split + chunks - 1) / chunks) * st->vpp;
+    x->stage_layers = (double)cdse_chunk_layers(model, st) * st->vpp;
     x->tokens = x->b * x->s_local;
     x->h = model->hidden;
     x->dh = model->head_dim;
@@ -723,6 +721,36 @@ static double layer_activation_bytes(const env *e, const dims *x, bool moe)
     return repl * repl_share + qkv + proj + mlp + core - saved;
 }
 
+/* The share of a stage's layers that full recomputation recomputes: every layer
+ * (recompute_layers 0), or the first recompute_layers of the stage_layers / vpp layers of each
+ * chunk (Megatron-Core --recompute-method block, megatron/core/recompute.py:167-181 at
+ * d98e8a64d); 0 without full recomputation. Layers are taken as alike. */
+static double recomputed_share(const cdse_strategy *st, double stage_layers)
+{
+    if (st->recompute != CDSE_RECOMPUTE_FULL)
+        return 0.0;
+    if (st->recompute_layers <= 0)
+        return 1.0;
+    return fmin(1.0, st->recompute_layers * st->vpp / stage_layers);
+}
+
+/* Activation bytes of the average layer of a stage for one micro-batch: with block
+ * recomputation the recomputed layers keep their input only, the others everything a layer
+ * without recomputation keeps (the granularity is full: no fine-grained modules apply). */
+static double stage_layer_bytes(const env *e, const dims *x, bool moe)
+{
+    double kept = layer_activation_bytes(e, x, moe);
+    if (e->st->recompute != CDSE_RECOMPUTE_FULL || e->st->recompute_layers <= 0)
+        return kept;
+    double share = recomputed_share(e->st, x->stage_layers);
+    cdse_strategy none = *e->st;
+    none.recompute = CDSE_RECOMPUTE_NONE;
+    none.recompute_modules = 0;
+    env e_none = *e;
+    e_none.st = &none;
+    return share * kept + (1.0 - share) * layer_activation_bytes(&e_none, x, moe);
+}
+
 /* Bytes per parameter of weights, gradients (`grad_bytes` per element) and optimizer state when
  * ZeRO shards them over `shard` ranks (Rajbhandari et al. 2020: stage 1 optimizer, 2 +
  * gradients, 3 + weights). */
@@ -836,15 +864,49 @@ static bool offloads(const env *e, int what)
     return (e->st->offload & what) != 0 && tier_bandwidth(e->sys) > 0.0;
 }
 
+/* The share of a stage's layers whose activations activation offload moves: every layer
+ * (offload_layers 0), or offload_layers of the stage_layers / vpp layers of each chunk
+ * (Megatron-Core --cpu-offloading-num-layers, megatron/core/model_parallel_config.py:460-461 at
+ * d98e8a64d: "the number of transformer layers for which activations has to be offloaded").
+ * Layers are taken as alike: the share of the bytes is the share of the layers. */
+static double offloaded_share(const cdse_strategy *st, double stage_layers)
+{
+    if (st->offload_layers <= 0)
+        return 1.0;
+    return fmin(1.0, st->offload_layers * st->vpp / stage_layers);
+}
+
+/* fp32 logits of one micro-batch on the last stage (Korthikanti et al. 2022 Sec. 4.3). */
+static double logits_bytes(const dims *x)
+{
+    return x->tokens * x->vocab / x->t * 4.0;
+}
+
+/* Bytes of one micro-batch, of the `act_per_mb` a stage holds, that activation offload moves:
+ * all of them with every layer offloaded (the single stage's logits too, as the whole-model
+ * offload has always counted them); with offload_layers the layers' share of the layers' bytes
+ * only, since the offload context wraps the transformer layers and not the output layer
+ * (megatron/core/transformer/transformer_block.py:714 at d98e8a64d). */
+static double offloaded_bytes_per_mb(const cdse_strategy *st, const dims *x, double act_per_mb)
+{
+    if (st->offload_layers <= 0)
+        return act_per_mb;
+    double layers = act_per_mb - (x->p == 1.0 ? logits_bytes(x) : 0.0);
+    return offloaded_share(st, x->stage_layers) * layers;
+}
+
 /* The activation bytes a rank holding `act` keeps in HBM after offload_model, `extra` of them
- * (the last rank's logits) not per pass: with activation offload only two layers' worth of one
- * micro-batch stays besides them, as offload_model counts it. */
+ * (the last rank's logits) not per pass: with activation offload the offloaded layers leave
+ * and two of their layers' worth of one micro-batch stays (the layer computed and the one in
+ * transit), as offload_model counts it. */
 static double resident_activations(const env *e, const dims *x, double act, double extra,
                                    double per_mb)
 {
     if (!offloads(e, CDSE_OFFLOAD_ACTIVATIONS))
         return act;
-    return fmin(act, extra + per_mb * fmin(1.0, 2.0 / x->stage_layers));
+    double share = offloaded_share(e->st, x->stage_layers);
+    double kept = extra + (1.0 - share) * (act - extra);
+    return fmin(act, kept + per_mb * fmin(share, 2.0 / x->stage_layers));
 }
 
 /* HBM bytes of a rank's state (GiB) after offload_model took what the strategy offloads. */
@@ -914,9 +976,9 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
 
     double moe_layers = x->moe_share * x->stage_layers;
     double dense_layers = x->stage_layers - moe_layers;
-    double per_mb = dense_layers * layer_activation_bytes(e, x, false) +
-                    moe_layers * layer_activation_bytes(e, x, true);
-    double logits = x->tokens * x->vocab / x->t * 4.0; /* fp32 logits of a micro-batch */
+    double per_mb =
+        dense_layers * stage_layer_bytes(e, x, false) + moe_layers * stage_layer_bytes(e, x, true);
+    double logits = logits_bytes(x);
     if (x->p == 1.0)
         per_mb += logits; /* the single stage */
     *act_per_mb = per_mb;
@@ -966,9 +1028,10 @@ static double tier_bandwidth(const cdse_system *sys)
     return sys->tier.bandwidth_gbs * 1e9 / sys->tier.shared_by;
 }
 
-static void offload_model(const env *e, double compute_time, double m, double act_per_mb,
-                          double in_flight, double layers_per_stage, cdse_result *r)
+static void offload_model(const env *e, const dims *x, double compute_time, double act_per_mb,
+                          double in_flight, cdse_result *r)
 {
+    double m = x->m, layers_per_stage = x->stage_layers;
     const cdse_strategy *st = e->st;
     double bw = tier_bandwidth(e->sys);
     if (st->offload == 0 || bw <= 0.0)
@@ -984,17 +1047,18 @@ static void offload_model(const env *e, double compute_time, double m, double ac
     }
     if (st->offload & CDSE_OFFLOAD_ACTIVATIONS) {
         /* Layer-wise activation offload (Megatron-Core's CPU offloading): every micro-batch
-         * writes each layer's activations out during its forward pass and reads them back for
-         * its backward pass, overlapped with compute. Two layers' worth stays in HBM (the layer
-         * computed and the one in transit), with whatever is not per micro-batch (the
-         * recomputation buffer). */
+         * writes the offloaded layers' activations out during its forward pass and reads them
+         * back for its backward pass, overlapped with compute; the other layers keep theirs.
+         * Two offloaded layers' worth stays in HBM (the layer computed and the one in transit),
+         * with whatever is not per micro-batch (the recomputation buffer). */
+        double off_mb = offloaded_bytes_per_mb(st, x, act_per_mb);
         double total = r->mem_activations_gib * CDSE_GIB;
-        double stacked = act_per_mb * in_flight;
-        double resident = total - stacked + act_per_mb * fmin(1.0, 2.0 / layers_per_stage);
+        double resident = total - off_mb * in_flight +
+                          fmin(off_mb, act_per_mb * fmin(1.0, 2.0 / layers_per_stage));
         if (resident > total)
             resident = total;
         moved += (total - resident) / CDSE_GIB;
-        overlapped += 2.0 * m * act_per_mb / bw;
+        overlapped += 2.0 * m * off_mb / bw;
         r->mem_activations_gib = resident / CDSE_GIB;
     }
     if (st->offload & CDSE_OFFLOAD_WEIGHTS) {
@@ -1125,7 +1189,7 @@ static void plan_layer_comm(const cdse_system *sys, const cdse_strategy *st, con
                             cdse_comm_plan *plan, layer_comm *lc)
 {
     memset(lc, 0, sizeof *lc);
-    double again = st->recompute == CDSE_RECOMPUTE_FULL ? 1.0 : 0.0; /* forward repeated */
+    double again = recomputed_share(st, x->stage_layers); /* forward repeated */
     double passes = x->m * x->stage_layers;
     if (x->t > 1.0) {
         int size = (int)x->t, stride = x->stride[CDSE_PLACE_TP];
@@ -1245,11 +1309,13 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
     step->recompute = 0.0;
     step->recompute_flops = 0.0;
     if (e->st->recompute == CDSE_RECOMPUTE_FULL) {
-        step->recompute = step->fwd;
-        step->tp += tp_fwd;
-        step->cp += cp_fwd;
-        step->ep += lc->ep_fwd;
-        step->recompute_flops = lc->flops_fwd;
+        /* The recomputed layers' forward again, with its collectives. */
+        double share = recomputed_share(e->st, x->stage_layers);
+        step->recompute = share * step->fwd;
+        step->tp += share * tp_fwd;
+        step->cp += share * cp_fwd;
+        step->ep += share * lc->ep_fwd;
+        step->recompute_flops = share * lc->flops_fwd;
     } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE) {
         /* The attention core is checkpointed and run again in the backward pass; with flash
          * attention that saves no memory (the core keeps no score matrix) but still costs the
@@ -1328,7 +1394,7 @@ typedef struct dp_windows {
     double m;                 /* micro-batches per iteration */
     double layers;            /* layers of the stage */
     double tensors_per_layer; /* weight matrices of a layer */
-    bool recompute;           /* full recomputation: the forward runs again in backward */
+    double recompute;         /* share of the layers whose forward runs again in backward */
     double hbm;               /* achievable HBM bytes/s */
 } dp_windows;
 
@@ -1381,7 +1447,7 @@ static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const 
                          const dp_windows *w)
 {
     bool deepspeed = stk->zero3_style == CDSE_ZERO3_DEEPSPEED;
-    double gathers = w->recompute && deepspeed ? 2.0 : 1.0; /* in the backward pass */
+    double gathers = deepspeed ? 1.0 + w->recompute : 1.0; /* in the backward pass */
     double calls = deepspeed ? w->layers * w->tensors_per_layer
                              : fmax(ceil(params / stk->zero3_bucket_params), w->layers);
     double host = deepspeed ? group * DEEPSPEED_OPS_PER_RANK * HOST_OP_S : 0.0;
@@ -1575,7 +1641,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     bool flush_reduce = e.stk->pipeline_lockstep && x.p > 1.0;
     dp_windows windows = {
         stage_fwd,         flush_reduce ? 0.0 : stage_bwd + stage_rec, x.m,  x.stage_layers,
-        x.gpt ? 4.0 : 5.0, st.recompute == CDSE_RECOMPUTE_FULL,        e.hbm};
+        x.gpt ? 4.0 : 5.0, recomputed_share(&st, x.stage_layers),      e.hbm};
     double layer_bytes = layer_weight_bytes(&e);
     double dp_dense =
         dp_comm_time(plan, system, e.stk, CDSE_GROUP_DP, st.zero, params.dense + params.embed,
@@ -1596,7 +1662,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     optimizer += x.m * accum;
     bubble += (x.p - 1.0) / x.v * accum;
     double compute_iter = x.m * per_mb;
-    offload_model(&e, compute_iter, x.m, act_per_mb, in_flight, x.stage_layers, r);
+    offload_model(&e, &x, compute_iter, act_per_mb, in_flight, r);
     /* The stack's workspaces (NCCL, cuBLAS, Transformer Engine) and what its caching allocator
      * reserves beyond the activations it hands out (they are freed and reallocated every
      * micro-batch; weights, gradients and optimizer state live in preallocated buffers). */
@@ -1798,12 +1864,13 @@ static double memory_floor(const cdse_model *model, const env *e, const dims *x,
     if (flags & CDSE_FLOOR_ANY_STATE) {
         least.zero = x->d * x->c > 1.0 ? 3 : 0;
         least.offload = 0;
+        least.offload_layers = 0;
     }
     double act_per_mb, in_flight;
     least_recompute_memory(model, e, x, &least, r, &act_per_mb, &in_flight);
     env mem_env = *e;
     mem_env.st = &least;
-    offload_model(&mem_env, 0.0, x->m, act_per_mb, in_flight, x->stage_layers, r);
+    offload_model(&mem_env, x, 0.0, act_per_mb, in_flight, r);
     return r->mem_weights_gib + r->mem_gradients_gib + r->mem_optimizer_gib +
            r->mem_activations_gib + r->mem_other_gib + r->mem_fp8_cache_gib + e->stk->runtime_gib;
 }
@@ -1850,7 +1917,7 @@ static double state_floor(const cdse_model *model, const env *e, const dims *x,
                        x->m,
                        x->stage_layers,
                        x->gpt ? 4.0 : 5.0,
-                       st->recompute == CDSE_RECOMPUTE_FULL,
+                       recomputed_share(st, x->stage_layers),
                        e->hbm};
     double layer_bytes = layer_weight_bytes(e);
     double dp = dp_comm_time(&scratch, e->sys, e->stk, CDSE_GROUP_DP, st->zero, dense,
@@ -1872,7 +1939,7 @@ static double state_floor(const cdse_model *model, const env *e, const dims *x,
             serial = 2.0 * m.mem_optimizer_gib * CDSE_GIB / bw + e->sys->tier.latency_us * 1e-6;
         /* Activations shrink with recomputation: counted only when the setting is given. */
         if ((st->offload & CDSE_OFFLOAD_ACTIVATIONS) && !(flags & CDSE_FLOOR_ANY_RECOMPUTE))
-            overlapped += 2.0 * x->m * act_per_mb / bw;
+            overlapped += 2.0 * x->m * offloaded_bytes_per_mb(st, x, act_per_mb) / bw;
         if (st->offload & CDSE_OFFLOAD_WEIGHTS)
             overlapped += 2.0 * x->m * m.mem_weights_gib * CDSE_GIB / bw;
         *offload = serial + FLOOR_TIME_MARGIN * exposed(overlapped, DBL_MAX);
@@ -1899,11 +1966,14 @@ double cdse_time_floor(const cdse_model *model, const cdse_system *system,
     if (model->n_seq_bins > 0 || system->pool.n_types > 0)
         return 0.0; /* timed at another length, or by another evaluator: no bound */
     cdse_strategy st = *strategy;
-    if (flags & CDSE_FLOOR_ANY_RECOMPUTE)
+    if (flags & CDSE_FLOOR_ANY_RECOMPUTE) {
         st.recompute = CDSE_RECOMPUTE_NONE;
+        st.recompute_layers = 0;
+    }
     if (flags & CDSE_FLOOR_ANY_STATE) {
         st.zero = 0;
         st.offload = 0;
+        st.offload_layers = 0;
     }
     st.recompute_modules = 0;
     st.tp_comm_overlap = false;

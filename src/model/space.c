@@ -36,6 +36,8 @@ static const char *const axis_names[CDSE_AXIS_COUNT] = {
     [CDSE_AXIS_MOE_DISPATCHER] = "moe_dispatcher",
     [CDSE_AXIS_MOE_OVERLAP] = "moe_overlap",
     [CDSE_AXIS_STACK] = "stacks",
+    [CDSE_AXIS_OFFLOAD_LAYERS] = "offload_layers",
+    [CDSE_AXIS_RECOMPUTE_LAYERS] = "recompute_layers",
 };
 
 const char *cdse_axis_name(int axis)
@@ -134,6 +136,8 @@ void cdse_space_strategy(const cdse_space *space, const int digit[CDSE_AXIS_COUN
     strategy->recompute_modules = (int)AXIS_VALUE(CDSE_AXIS_RECOMPUTE_MODULES);
     strategy->moe_dispatcher = (int)AXIS_VALUE(CDSE_AXIS_MOE_DISPATCHER);
     strategy->moe_overlap = (int)AXIS_VALUE(CDSE_AXIS_MOE_OVERLAP);
+    strategy->offload_layers = (int)AXIS_VALUE(CDSE_AXIS_OFFLOAD_LAYERS);
+    strategy->recompute_layers = (int)AXIS_VALUE(CDSE_AXIS_RECOMPUTE_LAYERS);
 #undef AXIS_VALUE
     strategy->dp = 0;
     strategy->grad_accum = 0;

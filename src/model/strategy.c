@@ -56,6 +56,8 @@ static const char *const status_names[CDSE_ST_COUNT] = {
     [CDSE_ST_POOL_SPLIT] = "pool_split",
     [CDSE_ST_OOM] = "oom",
     [CDSE_ST_OTHER_SYSTEM_AXIS] = "other_system_axis",
+    [CDSE_ST_OFFLOAD_LAYERS] = "offload_layers_invalid",
+    [CDSE_ST_RECOMPUTE_LAYERS] = "recompute_layers_invalid",
 };
 
 const char *cdse_status_name(int status)
@@ -106,6 +108,40 @@ static bool expert_groups_fit(const cdse_model *model, cdse_strategy *s)
     return cdse_placement_pp_last(s->placement) || s->pp == 1 || s->edp == s->dp;
 }
 
+int cdse_chunk_layers(const cdse_model *model, const cdse_strategy *strategy)
+{
+    const cdse_strategy *s = strategy;
+    bool split = s->pp > 1 && s->stack != NULL && s->stack->pipeline_split_embedding;
+    int chunks = s->pp * s->vpp, layers = model->layers + (split ? 2 : 0);
+    return chunks > 0 ? (layers + chunks - 1) / chunks : 0;
+}
+
+/* Partial activation offload: Megatron-Core offloads the activations of
+ * cpu_offloading_num_layers layers and requires fewer than the model's layers
+ * (megatron/core/transformer/transformer_config.py:1884-1889 at d98e8a64d: "CPU offloading can
+ * be done only for layers less than num_layers"); per chunk here, where pipelines apply it. */
+static bool offload_layers_fit(const cdse_model *model, const cdse_strategy *s)
+{
+    if (s->offload_layers == 0)
+        return true;
+    if (!(s->offload & CDSE_OFFLOAD_ACTIVATIONS) || s->offload_layers < 0)
+        return false;
+    return s->offload_layers < cdse_chunk_layers(model, s);
+}
+
+/* Block recomputation: Megatron-Core recomputes the first recompute_num_layers layers of each
+ * chunk (megatron/core/recompute.py:167-181 at d98e8a64d, over the block's own layers,
+ * transformer_block.py:334) and asks for 1 to the layers per pipeline rank
+ * (transformer_config.py:1919-1925); the chunk's count itself is recompute_layers 0 here. */
+static bool recompute_layers_fit(const cdse_model *model, const cdse_strategy *s)
+{
+    if (s->recompute_layers == 0)
+        return true;
+    if (s->recompute != CDSE_RECOMPUTE_FULL || s->recompute_layers < 0)
+        return false;
+    return s->recompute_layers < cdse_chunk_layers(model, s);
+}
+
 int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse_strategy *strategy)
 {
     cdse_strategy *s = strategy;
@@ -134,6 +170,10 @@ int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse
     /* DeepSpeed's pipeline engine (PipelineModule, TrainSchedule) has no virtual stages. */
     if (s->vpp > 1 && s->stack != NULL && s->stack->pipeline_lockstep)
         return CDSE_ST_VPP;
+    if (!offload_layers_fit(model, s))
+        return CDSE_ST_OFFLOAD_LAYERS;
+    if (!recompute_layers_fit(model, s))
+        return CDSE_ST_RECOMPUTE_LAYERS;
     /* Load-balanced context parallelism splits the sequence into 2 cp chunks (Megatron-Core). */
     if (s->cp > 1 && model->seq_len % (2 * s->cp) != 0)
         return CDSE_ST_CP;

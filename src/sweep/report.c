@@ -353,6 +353,11 @@ const cdse_column cdse_columns[] = {
         "the stack's NCCL/cuBLAS/TE workspaces and caching-allocator reserve"),
     F64("t_fixed_s", t_fixed_s, "s",
         "host costs not hidden by the GPU: kernel launches of small layers, per-iteration work"),
+    {"offload_layers", CDSE_COL_I32, STRATEGY(offload_layers), "layers",
+     "with offload activations: layers per pipeline-stage chunk offloaded (0 = every layer)"},
+    {"recompute_layers", CDSE_COL_I32, STRATEGY(recompute_layers), "layers",
+     "with recompute full: layers per pipeline-stage chunk recomputed, block method (0 = every "
+     "layer)"},
     /* The system's hardware values with the job's hardware axes applied (cdse_hw_key order;
      * the names are cdse_hw_column's, checked by test_report). */
     HW("peak_bf16_tflops", CDSE_HW_PEAK_BF16, "TFLOP/s", "dense bf16 peak per GPU"),

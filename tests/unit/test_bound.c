@@ -229,6 +229,29 @@ static void test_hardware_axes_every_configuration(void **state)
     assert_true(t.bounded == t.feasible);
 }
 
+/* Partial offload and block recomputation (offload_layers, recompute_layers) with the axes they
+ * depend on: every configuration, the invalid combinations included (a status, no bound). */
+static void test_partial_layers_every_configuration(void **state)
+{
+    (void)state;
+    const char *text =
+        "models = ( \"gpt3-13b\" );\n"
+        "systems = ( { base = \"h100-sxm-dgx\"; name = \"design\";\n"
+        "  memory_tier = { attach = \"per_node\"; capacity_gib = 2048.0; bandwidth = 128.0;"
+        " latency = 1.0; shared_by = 8; }; } );\n"
+        "space = { gpus = [ 64 ]; tp = [ 2, 8 ]; pp = [ 1, 4 ]; vpp = [ 1, 2 ];\n"
+        "  microbatch = [ 1, 4 ]; global_batch = [ 256 ]; recompute = [ \"none\", \"full\" ];\n"
+        "  recompute_layers = [ 0, 1, 3 ]; sequence_parallel = [ true ]; zero = [ 1, 3 ];\n"
+        "  offload = [ \"none\", \"activations\", \"optimizer+activations\" ];\n"
+        "  offload_layers = [ 0, 2, 5 ]; };\n";
+    tally t = check_job(text, 0);
+    print_message("partial layers: %llu checked, %llu feasible, %llu bounded, tightest %.3f\n",
+                  (unsigned long long)t.checked, (unsigned long long)t.feasible,
+                  (unsigned long long)t.bounded, t.tightest);
+    assert_true(t.feasible > 200);
+    assert_true(t.bounded == t.feasible);
+}
+
 /* GPT-3 175B near the memory limit (40 and 80 GiB, a small and a large tier): most
  * configurations run out of memory, and the floor declares boxes infeasible from their least
  * memory; none of the feasible ones may be among them. */
@@ -344,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_stacks_every_configuration),
         cmocka_unit_test(test_moe_sampled),
         cmocka_unit_test(test_hardware_axes_every_configuration),
+        cmocka_unit_test(test_partial_layers_every_configuration),
         cmocka_unit_test(test_memory_limit),
         cmocka_unit_test(test_hand_calculated_floor),
     };

@@ -686,6 +686,84 @@ static void test_recompute_times(void **state)
     assert_rel(r.t_recompute_s, 2.0 * (linear + attn_fwd + ew), 1e-12);
 }
 
+/* Block recomputation (Megatron-Core --recompute-granularity full --recompute-method block
+ * --recompute-num-layers N, megatron/core/recompute.py): the first N layers of each chunk keep
+ * their input only, 2 s b h (Korthikanti Table 2, full recomputation), the others everything,
+ * s b h (34 + 5 a s / h) without flash attention; the layer being recomputed holds its
+ * activations too, and the single stage the fp32 logits. 4 layers, p = 1, b = 2:
+ *   N = 1: 1 x 2 s b h + 3 x s b h (34 + 40) + s b h (34 + 40) + logits;
+ *   N = 3: 3 x 2 s b h + 1 x s b h (34 + 40) + s b h (34 + 40) + logits. */
+static void test_recompute_layers_memory(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    double kept = SBH * (34.0 + 5.0 * A * S / H), input = 2.0 * SBH;
+    cdse_result r;
+    st.recompute_layers = 1;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, (input + 3.0 * kept + kept + logits_bytes(1.0)) / GIB, 1e-12);
+    st.recompute_layers = 3;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, (3.0 * input + kept + kept + logits_bytes(1.0)) / GIB, 1e-12);
+}
+
+/* The recomputed layers' forward runs again in the backward pass, the others' not. Per layer and
+ * micro-batch the forward of test_recompute_times: 24 T h^2 of GEMMs at 50 TFLOP/s, the attention
+ * core 4 b s^2 h FLOPs plus its 9 b a s^2 bytes, 38 T h element-wise bytes at 1 TB/s.
+ *   p = 1, 4 layers, m = 1, N = 1: one layer's forward again;
+ *   p = 2, vpp 2, 8 layers (chunks of 2, 4 layers per stage), m = 8 / 2 = 4, N = 1: one of the
+ *   2 layers of each of the 2 chunks, 2 layers' forward per micro-batch, 4 x 2 in all. */
+static void test_recompute_layers_times(void **state)
+{
+    (void)state;
+    double peak_eff = 100e12 * 0.5, hbm = 1e12, T = S * B;
+    double linear = 24.0 * T * H * H / peak_eff;
+    double attn_fwd = 4.0 * B * S * S * H / peak_eff + B * A * S * S * 9.0 / hbm;
+    double ew = T * 38.0 * H / hbm;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    st.recompute_layers = 1;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.t_recompute_s, linear + attn_fwd + ew, 1e-12);
+
+    cdse_model m8 = gpt(8);
+    st = strat(2, 1, 2, 2, 8);
+    st.vpp = 2;
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    st.recompute_layers = 1;
+    eval_ok(&m8, &s, &st, &r);
+    assert_int_equal(r.grad_accum, 4);
+    assert_rel(r.t_recompute_s, 4.0 * 2.0 * (linear + attn_fwd + ew), 1e-12);
+}
+
+/* recompute_layers needs full recomputation and fewer layers than a chunk holds (4 here; with
+ * the chunk's count Megatron-Core recomputes every layer, which is recompute_layers 0). */
+static void test_recompute_layers_invalid(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.recompute_layers = 1;
+    cdse_result r;
+    cdse_evaluate(&m, &s, &st, &r);
+    assert_int_equal(r.status, CDSE_ST_RECOMPUTE_LAYERS);
+    st.recompute = CDSE_RECOMPUTE_SELECTIVE;
+    cdse_evaluate(&m, &s, &st, &r);
+    assert_int_equal(r.status, CDSE_ST_RECOMPUTE_LAYERS);
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    st.recompute_layers = 4;
+    cdse_evaluate(&m, &s, &st, &r);
+    assert_int_equal(r.status, CDSE_ST_RECOMPUTE_LAYERS);
+    assert_string_equal(cdse_status_name(CDSE_ST_RECOMPUTE_LAYERS), "recompute_layers_invalid");
+}
+
 /* An uneven pipeline split (Megatron-Core): 10 layers on pp 4 leave chunks of 3, 3, 2, 2 layers;
  * the first stage holds 3 layers, as it does with 12 layers on pp 4, so its weights, memory and
  * per-micro-batch time are those of the 12-layer split (the longest chunk sets the pace). */
@@ -1736,6 +1814,89 @@ static void test_offload_activations_traffic(void **state)
     assert_rel(r.t_offload_s, 0.25 * traffic, 1e-12);
 }
 
+/* Partial activation offload (Megatron-Core --cpu-offloading-num-layers N): only N of the layers
+ * of each chunk leave HBM. The case of test_offload_activations (p = 4, m = 8, 2 layers per stage,
+ * rank 0 holding 4 micro-batches x 2 layers = 8 layer-worths, a layer-worth s b h (34 + 5 a s / h)
+ * bytes) with offload_layers = 1: one layer of each of the 4 micro-batches goes to the tier (4
+ * layer-worths), less the one in transit that stays in HBM (two offloaded layers' worth at most,
+ * here only the one offloaded layer of a micro-batch): 3 offloaded, 8 - 3 = 5 resident. The
+ * traffic is the offloaded layer of each of the m = 8 micro-batches out and back: 2 x 8 x 1
+ * layer-worth over 64 GB/s. */
+static void test_offload_layers_memory(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(8);
+    cdse_system s = tier_sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    st.offload = CDSE_OFFLOAD_ACTIVATIONS;
+    st.offload_layers = 1;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double per_layer = SBH * (34.0 + 5.0 * A * S / H);
+    assert_rel(r.mem_offloaded_gib, 3.0 * per_layer / GIB, 1e-12);
+    assert_rel(r.mem_activations_gib, 5.0 * per_layer / GIB, 1e-12);
+    /* The traffic is shorter than the computation it overlaps (checked): hidden, 0.25 of it
+     * shows (perf.c OVERLAP_INTERFERENCE). */
+    double traffic = 2.0 * 8.0 * per_layer / 64e9;
+    double compute = r.t_forward_s + r.t_backward_s + r.t_recompute_s;
+    assert_true(traffic < compute);
+    assert_rel(r.t_offload_s, 0.25 * traffic, 1e-12);
+}
+
+/* Partial offload traffic on a single stage (p = 1, m = 4, 4 layers, b = 2, the case of
+ * test_offload_activations_traffic): offload_layers = 1 moves one of the 4 layers' activations,
+ * s b h (34 + 5 a s / h) = 77594624 B per micro-batch, and not the fp32 logits (the offload
+ * context wraps the transformer layers only): 2 x 4 x 77594624 B over 900 GB/s, hidden, 0.25 of
+ * it shows. In HBM: the 3 other layers, the logits, and the offloaded layer of the micro-batch
+ * in flight (one micro-batch in flight: nothing leaves HBM). */
+static void test_offload_layers_traffic(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = tier_sys();
+    s.tier.bandwidth_gbs = 900.0;
+    cdse_strategy st = strat(1, 1, 1, 2, 8);
+    st.offload = CDSE_OFFLOAD_ACTIVATIONS;
+    st.offload_layers = 1;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double per_layer = SBH * (34.0 + 5.0 * A * S / H);
+    assert_rel(per_layer, 77594624.0, 1e-15);
+    double traffic = 2.0 * 4.0 * per_layer / 900e9;
+    double compute = r.t_forward_s + r.t_backward_s + r.t_recompute_s;
+    assert_true(traffic < compute);
+    assert_rel(r.t_offload_s, 0.25 * traffic, 1e-12);
+    assert_rel(r.mem_activations_gib, (4.0 * per_layer + logits_bytes(1.0)) / GIB, 1e-12);
+    assert_true(r.mem_offloaded_gib == 0.0);
+}
+
+/* offload_layers must come with activation offload and stay below the layers of a chunk
+ * (Megatron-Core: "CPU offloading can be done only for layers less than num_layers"): 8 layers
+ * on p = 4 stages are chunks of 2; with vpp 2 chunks of 1. */
+static void test_offload_layers_invalid(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(8);
+    cdse_system s = tier_sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    st.offload_layers = 1;
+    cdse_result r;
+    cdse_evaluate(&m, &s, &st, &r); /* no offload */
+    assert_int_equal(r.status, CDSE_ST_OFFLOAD_LAYERS);
+    st.offload = CDSE_OFFLOAD_WEIGHTS; /* offload, but not of activations */
+    cdse_evaluate(&m, &s, &st, &r);
+    assert_int_equal(r.status, CDSE_ST_OFFLOAD_LAYERS);
+    st.offload = CDSE_OFFLOAD_ACTIVATIONS;
+    st.offload_layers = 2; /* the whole chunk */
+    cdse_evaluate(&m, &s, &st, &r);
+    assert_int_equal(r.status, CDSE_ST_OFFLOAD_LAYERS);
+    st.offload_layers = 1;
+    st.vpp = 2; /* chunks of one layer */
+    cdse_evaluate(&m, &s, &st, &r);
+    assert_int_equal(r.status, CDSE_ST_OFFLOAD_LAYERS);
+    assert_string_equal(cdse_status_name(CDSE_ST_OFFLOAD_LAYERS), "offload_layers_invalid");
+}
+
 /* Weights offloaded (ZeRO-Infinity style): streamed in for forward and backward of each of the
  * m = 4 micro-batches, 2 m W / bw, hidden behind the computation (8 * 30447616 B / 64e9 = 3.8e-3 s
  * is shorter than the computation, checked below), so 0.25 of it shows. */
@@ -2157,6 +2318,12 @@ int main(void)
         cmocka_unit_test(test_offload_optimizer),
         cmocka_unit_test(test_offload_activations),
         cmocka_unit_test(test_offload_activations_traffic),
+        cmocka_unit_test(test_offload_layers_memory),
+        cmocka_unit_test(test_offload_layers_traffic),
+        cmocka_unit_test(test_offload_layers_invalid),
+        cmocka_unit_test(test_recompute_layers_memory),
+        cmocka_unit_test(test_recompute_layers_times),
+        cmocka_unit_test(test_recompute_layers_invalid),
         cmocka_unit_test(test_offload_weights),
         cmocka_unit_test(test_breakdown_adds_up),
         cmocka_unit_test(test_moe_state_memory),

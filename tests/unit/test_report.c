@@ -22,7 +22,9 @@ static const char *const contract_header =
     "t_dp_comm_s,t_ep_comm_s,t_cp_comm_s,t_bubble_s,t_optimizer_s,t_offload_s,t_imbalance_s,"
     "time_to_train_days,gpu_hours,seq_imbalance,pool_split,pool_share_0,pool_share_1,"
     "pool_share_2,pool_share_3,placement,etp,recompute_modules,moe_dispatcher,moe_overlap,"
-    "stack,mem_fp8_cache_gib,mem_runtime_gib,t_fixed_s,peak_bf16_tflops,peak_fp8_tflops,hbm_gib,"
+    "stack,mem_fp8_cache_gib,mem_runtime_gib,t_fixed_s,offload_layers,recompute_layers,peak_bf16_"
+    "tflops,peak_fp8_"
+    "tflops,hbm_gib,"
     "hbm_bandwidth_gbs,gpus_per_node,net0_bandwidth_gbs,net0_latency_us,net0_size,"
     "net1_bandwidth_gbs,net1_latency_us,net1_size,tier_capacity_gib,tier_bandwidth_gbs,"
     "gpu_price,rental_price,gpu_power_w,cost_to_train,energy_to_train_mwh,tokens_per_kwh\n";
@@ -64,8 +66,9 @@ static void test_csv_header_is_the_contract(void **state)
     (void)state;
     assert_string_equal(capture(header_fn, NULL, NULL), contract_header);
     /* 55 + etp, recompute_modules, moe_dispatcher, moe_overlap + stack, mem_fp8_cache_gib,
-     * mem_runtime_gib, t_fixed_s + 16 hardware values + cost, energy, tokens per kWh. */
-    assert_int_equal(cdse_column_count, 82);
+     * mem_runtime_gib, t_fixed_s, offload_layers, recompute_layers + 16 hardware values + cost,
+     * energy, tokens per kWh. */
+    assert_int_equal(cdse_column_count, 84);
     assert_non_null(cdse_column_find("mem_activations_gib"));
     assert_null(cdse_column_find("no_such_column"));
 }
@@ -129,6 +132,8 @@ static void fill(cdse_job *job, cdse_record *r)
     res->mem_fp8_cache_gib = 2.5;
     res->mem_runtime_gib = 1.75;
     res->t_fixed_s = 0.03125;
+    r->strategy.offload_layers = 3;   /* with offload "activations+optimizer" above */
+    r->strategy.recompute_layers = 5; /* a distinct value (the record is not checked) */
     r->time_to_train_days = 41.39211;
     r->gpu_hours = 63578.29;
     for (int k = 0; k < CDSE_HW_COUNT; k++)
@@ -145,7 +150,7 @@ static void test_csv_row(void **state)
         "42,m1,s1,64,8,2,4,1,1,1,1,512,128,selective,1,1,bf16,1,activations+optimizer,0,ok,12.5,"
         "83886.1,150.25,160.5,0.481571,0.514423,70.125,10.5,10.5,15.75,30.375,3,0,3,6,1,0.5,0.25,"
         "0.125,0,0,1.5,0.0625,0,0,41.3921,63578.3,0,none,0,0,0,0,tp-cp-dp-pp,0,none,alltoall,none,"
-        "default,2.5,1.75,0.03125,0.5,1,1.5,2,2.5,3,3.5,4,4.5,5,5.5,6,6.5,7,7.5,8,0,0,0\n";
+        "default,2.5,1.75,0.03125,3,5,0.5,1,1.5,2,2.5,3,3.5,4,4.5,5,5.5,6,6.5,7,7.5,8,0,0,0\n";
     assert_string_equal(capture(row_fn, &record, job), expected);
     /* RFC 4180: a name with a comma and quotes is quoted, its quotes doubled. */
     record.model = 1;

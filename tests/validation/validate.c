@@ -25,7 +25,11 @@
  * model and layout that gives them, else interleaving is off (vpp 1; it is opt-in in every stack,
  * --num-layers-per-virtual-pipeline-stage) and the batch is one sequence per GPU; a vpp cell
  * "open" (interleaving stated, its depth not) tries 1, 2, 4 and 8, as do the pp > 1 rows of a group
- * whose source states pipeline-parallel overlap (group_spec.pp_overlap_stated).
+ * whose source states pipeline-parallel overlap (group_spec.pp_overlap_stated). A row whose
+ * `notes` state a recipe's recompute_num_layers N (Megatron-Bridge: full, block) runs full
+ * recomputation of N layers per chunk (recompute_layers); one that states
+ * cpu_offloading_num_layers N offloads the activations of N layers per chunk (offload_layers)
+ * without recomputation, which Megatron-Core does not combine with CPU offloading.
  * Exit 0 when all hold, 1 otherwise, 2 on bad input (also a malformed known_gaps.txt).
  *
  * Usage: validate PUBLISHED.csv DATA_DIR [-v]   (DATA_DIR holds calibration/, jobs/models and
@@ -281,6 +285,18 @@ static double number_after(const char *text, const char *key)
 {
     const char *p = strstr(text, key);
     return p ? atof(p + strlen(key)) : NAN;
+}
+
+/* The count a recipe setting states in `notes` ("recompute_num_layers 5 (helpers.py ...)"): the
+ * number after the first "KEY " followed by a digit, 0 when none is ("... None", or the key only
+ * named). */
+static int stated_layers(const char *notes, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = strstr(notes, key); p != NULL; p = strstr(p + n, key))
+        if (p[n] == ' ' && isdigit((unsigned char)p[n + 1]))
+            return atoi(p + n + 1);
+    return 0;
 }
 
 /* Lower-case letters and digits only: "Qwen3_30B_a3B" and "qwen3-30b-a3b" compare equal. */
@@ -541,7 +557,7 @@ static int parse_recompute(const char *rc)
 }
 
 static void open_choices(const table *t, int i, const group_spec *spec, const cdse_model *m,
-                         const cdse_stack *stack, choices *ch)
+                         const cdse_stack *stack, bool stated, choices *ch)
 {
     memset(ch, 0, sizeof *ch);
     const artifact *a = artifact_of_row(t, i);
@@ -558,6 +574,18 @@ static void open_choices(const table *t, int i, const group_spec *spec, const cd
             ch->vpp[ch->n_vpp++] = v;
     else
         ch->vpp[ch->n_vpp++] = geti(t, i, "vpp", vpp);
+    /* Recipe settings the notes state (see the header): block recomputation is full; CPU
+     * offloading refuses recomputation (megatron/core/transformer/transformer_config.py:1896-1899
+     * at d98e8a64d, "CPU offloading does not work when activation recomputation is enabled"). */
+    const char *notes = get(t, i, "notes");
+    if (stated && stated_layers(notes, "recompute_num_layers") > 0) {
+        add_recompute(ch, CDSE_RECOMPUTE_FULL, 0);
+        return;
+    }
+    if (stated && stated_layers(notes, "cpu_offloading_num_layers") > 0) {
+        add_recompute(ch, CDSE_RECOMPUTE_NONE, 0);
+        return;
+    }
     int rc = parse_recompute(get(t, i, "recompute"));
     if (rc >= 0) {
         add_recompute(ch, rc, 0);
@@ -609,16 +637,19 @@ static void strategy_of_row(const table *t, int i, const group_spec *spec, const
     s->flash_attention = stack->fused_attention;
     s->tp_comm_overlap = stack->overlap_tp_comm && s->sequence_parallel;
     s->stack = stack;
+    const char *notes = get(t, i, "notes");
+    s->recompute_layers = stated_layers(notes, "recompute_num_layers");
+    s->offload_layers = stated_layers(notes, "cpu_offloading_num_layers");
+    if (s->offload_layers > 0)
+        s->offload = CDSE_OFFLOAD_ACTIVATIONS;
 }
 
 /* Evaluates the row's configuration; settings the row leaves open are chosen by the model
  * (fastest feasible). Returns the status of the chosen (or, if none fits, the first) one. */
-static int evaluate_row(const table *t, int i, const group_spec *spec, const cdse_model *m,
-                        const cdse_system *sys, const cdse_stack *stack, cdse_strategy *s,
-                        cdse_result *r)
+static int evaluate_choices(const choices *open, const cdse_model *m, const cdse_system *sys,
+                            cdse_strategy *s, cdse_result *r)
 {
-    choices ch;
-    open_choices(t, i, spec, m, stack, &ch);
+    const choices ch = *open;
     cdse_strategy best = *s, trial = *s;
     cdse_result res;
     bool found = false;
@@ -645,6 +676,31 @@ static int evaluate_row(const table *t, int i, const group_spec *spec, const cds
     return status;
 }
 
+static int evaluate_row(const table *t, int i, const group_spec *spec, const cdse_model *m,
+                        const cdse_system *sys, const cdse_stack *stack, cdse_strategy *s,
+                        cdse_result *r)
+{
+    choices ch;
+    cdse_strategy stated = *s;
+    open_choices(t, i, spec, m, stack, true, &ch);
+    int status = evaluate_choices(&ch, m, sys, s, r);
+    if (status == CDSE_ST_OK || (stated.recompute_layers == 0 && stated.offload_layers == 0))
+        return status;
+    /* A recipe setting the notes state that the model cannot run (it holds the configuration
+     * above the GPU's memory): said in the report, and the row evaluated with the open choices
+     * as without the statement, so that what the model cannot fit stays visible. */
+    printf("    %s: the stated recompute_num_layers %d / cpu_offloading_num_layers %d: %s in the "
+           "model (%.1f of %.1f GiB, %.3f s per iteration); evaluated with the open choices\n",
+           get(t, i, "id"), stated.recompute_layers, stated.offload_layers,
+           cdse_status_name(status), r->mem_total_gib, sys->hbm_gib, r->time_per_iteration_s);
+    *s = stated;
+    s->recompute_layers = 0;
+    s->offload_layers = 0;
+    s->offload = 0;
+    open_choices(t, i, spec, m, stack, false, &ch);
+    return evaluate_choices(&ch, m, sys, s, r);
+}
+
 /* Narayanan et al. 2021 eq. 3 with full recomputation's coefficients: hardware FLOPs of one
  * iteration, 96 B s L h^2 (1 + s / (6 h) + V / (16 L h)). */
 static double eq3_flops(const table *t, int i, int gbs)
@@ -661,9 +717,13 @@ static void describe(const cdse_strategy *s, const cdse_result *r, char *buf, si
         modules[0] = ' ';
         cdse_recompute_modules_text(s->recompute_modules, modules + 1, sizeof modules - 1);
     }
-    snprintf(buf, size, "mbs %d vpp %d %s%s%s zero %d dp %d", s->microbatch, s->vpp,
-             cdse_recompute_name(s->recompute), modules, s->sequence_parallel ? " sp" : "", s->zero,
-             r->dp);
+    char layers[64] = "";
+    if (s->recompute_layers > 0 || s->offload_layers > 0)
+        snprintf(layers, sizeof layers, " (recompute_layers %d offload_layers %d)",
+                 s->recompute_layers, s->offload_layers);
+    snprintf(buf, size, "mbs %d vpp %d %s%s%s%s zero %d dp %d", s->microbatch, s->vpp,
+             cdse_recompute_name(s->recompute), layers, modules, s->sequence_parallel ? " sp" : "",
+             s->zero, r->dp);
 }
 
 static void breakdown(const cdse_result *r, const cdse_system *sys)

@@ -11,13 +11,13 @@ enum { CDSE_FLOOR_ANY_RECOMPUTE = 1, CDSE_FLOOR_ANY_STATE = 2 };
 
 /* A lower bound on time_per_iteration_s (cdse_evaluate) of every feasible configuration that
  * differs from `strategy` only on the axes the bound ignores: recompute_modules,
- * tp_comm_overlap, moe_dispatcher and moe_overlap always; recompute with
- * CDSE_FLOOR_ANY_RECOMPUTE; zero and offload with CDSE_FLOOR_ANY_STATE. The other axes (gpus,
- * tp, pp, cp, ep, vpp, microbatch, global_batch, sequence_parallel, precision,
- * flash_attention, placement, etp, the stack) are taken as given. HUGE_VAL when no such
- * configuration is feasible (a failed check, or more memory than the GPU and its tier hold even
- * at the least the ignored axes allow); 0 (no bound) for models with a sequence-length histogram
- * and for pools. Implemented in perf.c, beside the terms it reuses. */
+ * tp_comm_overlap, moe_dispatcher and moe_overlap always; recompute and
+ * recompute_layers with CDSE_FLOOR_ANY_RECOMPUTE; zero, offload and offload_layers with
+ * CDSE_FLOOR_ANY_STATE. The other axes (gpus, tp, pp, cp, ep, vpp, microbatch, global_batch,
+ * sequence_parallel, precision, flash_attention, placement, etp, the stack) are taken as given.
+ * HUGE_VAL when no such configuration is feasible (a failed check, or more memory than the GPU and
+ * its tier hold even at the least the ignored axes allow); 0 (no bound) for models with a
+ * sequence-length histogram and for pools. Implemented in perf.c, beside the terms it reuses. */
 double cdse_time_floor(const cdse_model *model, const cdse_system *system,
                        const cdse_strategy *strategy, int flags);
 

@@ -39,6 +39,9 @@ typedef enum cdse_axis {
     CDSE_AXIS_MOE_DISPATCHER,    /* cdse_moe_dispatcher */
     CDSE_AXIS_MOE_OVERLAP,       /* cdse_moe_overlap */
     CDSE_AXIS_STACK,             /* index into job->stack[]; -1 = the system's default stack */
+    /* Appended last: a job without them keeps every index (one value each). */
+    CDSE_AXIS_OFFLOAD_LAYERS,   /* layers per chunk with offloaded activations; 0 = all */
+    CDSE_AXIS_RECOMPUTE_LAYERS, /* layers per chunk fully recomputed; 0 = all */
     CDSE_AXIS_COUNT
 } cdse_axis;
 

@@ -124,6 +124,15 @@ typedef struct cdse_strategy {
     int recompute_modules; /* CDSE_RECOMPUTE_* module mask (fine-grained recomputation) */
     int moe_dispatcher;    /* cdse_moe_dispatcher */
     int moe_overlap;       /* cdse_moe_overlap */
+    /* Activation offload of part of each model chunk (Megatron-Core --cpu-offloading-num-layers):
+     * with CDSE_OFFLOAD_ACTIVATIONS, the layers of each pipeline-stage chunk whose activations
+     * go to the second tier; 0 = every layer. */
+    int offload_layers;
+    /* Full recomputation of part of each model chunk (Megatron-Core --recompute-granularity full
+     * --recompute-method block --recompute-num-layers): with CDSE_RECOMPUTE_FULL, the first
+     * layers of each pipeline-stage chunk that are recomputed, the others keeping their
+     * activations; 0 = every layer. */
+    int recompute_layers;
     /* The software stack that runs it (calibration/stacks); NULL = cdse_stack_default. */
     const cdse_stack *stack;
     /* Derived by cdse_strategy_check. */
@@ -154,11 +163,21 @@ typedef enum cdse_status {
      * above keep their values: a hardware axis of another system entry at a value other than
      * its first, a repeat of the configuration at its first value (docs/job-file.md). */
     CDSE_ST_OTHER_SYSTEM_AXIS,
+    /* Appended after it so that stored codes keep their values; checked after CDSE_ST_VPP. */
+    CDSE_ST_OFFLOAD_LAYERS,   /* offload_layers > 0 without activation offload, or not below the
+                                 layers of a pipeline-stage chunk */
+    CDSE_ST_RECOMPUTE_LAYERS, /* recompute_layers > 0 without full recomputation, or not below the
+                                 layers of a pipeline-stage chunk */
     CDSE_ST_COUNT
 } cdse_status;
 
 const char *cdse_status_name(int status); /* "ok", "gpus_not_divisible", ... "oom" */
 int cdse_status_parse(const char *name);
+
+/* Layers of the longest model chunk (one of the pp x vpp pipeline chunks; uneven splits leave
+ * some one layer longer), counting the embedding and the output layer as one layer each when the
+ * stack's pipeline split does (Megatron-Core account_for_embedding/loss_in_pipeline_split). */
+int cdse_chunk_layers(const cdse_model *model, const cdse_strategy *strategy);
 
 /* Checks the combination against the model and system, derives dp and grad_accum, and returns
  * a cdse_status. Cheap: called for every configuration of a sweep. */
