@@ -895,10 +895,24 @@ static double offloaded_bytes_per_mb(const cdse_strategy *st, const dims *x, dou
     return offloaded_share(st, x->stage_layers) * layers;
 }
 
+/* Of one micro-batch's `off_mb` offloaded bytes (of `layers_mb` bytes of its layers), those that
+ * stay in HBM: two layers' worth of the micro-batch is live (the layer computed and the one in
+ * transit, of `per_mb` bytes and stage_layers layers), and the layers not offloaded already hold
+ * that much when they are two or more: Transformer Engine's offload handler, which wraps every
+ * layer (megatron/core/transformer/transformer_block.py:714 at d98e8a64d), offloads the layer
+ * groups numbered below num_offload_group (transformer_engine/pytorch/cpu_offload, the group
+ * handlers' tensor_push), the first N layers, so the layers computed last keep theirs. */
+static double offloaded_in_hbm(const dims *x, double per_mb, double layers_mb, double off_mb)
+{
+    double two = fmin(1.0, 2.0 / x->stage_layers);
+    if (off_mb >= layers_mb) /* every layer (with the single stage's logits, as always counted) */
+        return fmin(off_mb, per_mb * two);
+    return fmin(off_mb, fmax(0.0, layers_mb * two - (layers_mb - off_mb)));
+}
+
 /* The activation bytes a rank holding `act` keeps in HBM after offload_model, `extra` of them
  * (the last rank's logits) not per pass: with activation offload the offloaded layers leave
- * and two of their layers' worth of one micro-batch stays (the layer computed and the one in
- * transit), as offload_model counts it. */
+ * but for what offloaded_in_hbm keeps, as offload_model counts it. */
 static double resident_activations(const env *e, const dims *x, double act, double extra,
                                    double per_mb)
 {
@@ -906,7 +920,7 @@ static double resident_activations(const env *e, const dims *x, double act, doub
         return act;
     double share = offloaded_share(e->st, x->stage_layers);
     double kept = extra + (1.0 - share) * (act - extra);
-    return fmin(act, kept + per_mb * fmin(share, 2.0 / x->stage_layers));
+    return fmin(act, kept + offloaded_in_hbm(x, per_mb, per_mb, share * per_mb));
 }
 
 /* HBM bytes of a rank's state (GiB) after offload_model took what the strategy offloads. */
@@ -1031,7 +1045,7 @@ static double tier_bandwidth(const cdse_system *sys)
 static void offload_model(const env *e, const dims *x, double compute_time, double act_per_mb,
                           double in_flight, cdse_result *r)
 {
-    double m = x->m, layers_per_stage = x->stage_layers;
+    double m = x->m;
     const cdse_strategy *st = e->st;
     double bw = tier_bandwidth(e->sys);
     if (st->offload == 0 || bw <= 0.0)
@@ -1049,12 +1063,13 @@ static void offload_model(const env *e, const dims *x, double compute_time, doub
         /* Layer-wise activation offload (Megatron-Core's CPU offloading): every micro-batch
          * writes the offloaded layers' activations out during its forward pass and reads them
          * back for its backward pass, overlapped with compute; the other layers keep theirs.
-         * Two offloaded layers' worth stays in HBM (the layer computed and the one in transit),
-         * with whatever is not per micro-batch (the recomputation buffer). */
+         * What offloaded_in_hbm keeps stays in HBM, with whatever is not per micro-batch (the
+         * recomputation buffer). */
         double off_mb = offloaded_bytes_per_mb(st, x, act_per_mb);
+        double layers_mb = act_per_mb - (x->p == 1.0 ? logits_bytes(x) : 0.0);
         double total = r->mem_activations_gib * CDSE_GIB;
-        double resident = total - off_mb * in_flight +
-                          fmin(off_mb, act_per_mb * fmin(1.0, 2.0 / layers_per_stage));
+        double resident =
+            total - off_mb * in_flight + offloaded_in_hbm(x, act_per_mb, layers_mb, off_mb);
         if (resident > total)
             resident = total;
         moved += (total - resident) / CDSE_GIB;
