@@ -1020,8 +1020,11 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     } else {
         state_memory(e, x, params, dense_b, expert_b, r);
     }
-    if (st->recompute == CDSE_RECOMPUTE_FULL) {
-        /* One layer's activations are live while it is recomputed. */
+    if (recomputed_share(st, x->stage_layers) >= 1.0) {
+        /* One layer's activations are live while it is recomputed. With block recomputation of
+         * fewer than a chunk's layers the buffer is not added: the backward pass reaches a
+         * chunk's first (recomputed) layers after its last layers, which keep every activation,
+         * freed at least one layer's worth of the same micro-batch. */
         cdse_strategy none = *st;
         none.recompute = CDSE_RECOMPUTE_NONE;
         env e2 = *e;

@@ -36,6 +36,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "clusterdse/model/bound.h"
 #include "clusterdse/model/collective.h"
 #include "clusterdse/model/perf.h"
 
@@ -689,10 +690,14 @@ static void test_recompute_times(void **state)
 /* Block recomputation (Megatron-Core --recompute-granularity full --recompute-method block
  * --recompute-num-layers N, megatron/core/recompute.py): the first N layers of each chunk keep
  * their input only, 2 s b h (Korthikanti Table 2, full recomputation), the others everything,
- * s b h (34 + 5 a s / h) without flash attention; the layer being recomputed holds its
- * activations too, and the single stage the fp32 logits. 4 layers, p = 1, b = 2:
- *   N = 1: 1 x 2 s b h + 3 x s b h (34 + 40) + s b h (34 + 40) + logits;
- *   N = 3: 3 x 2 s b h + 1 x s b h (34 + 40) + s b h (34 + 40) + logits. */
+ * s b h (34 + 5 a s / h) without flash attention, and the single stage the fp32 logits. The
+ * layer being recomputed holds its activations again only after the backward pass freed those
+ * of the chunk's last, not recomputed, layers (at least one layer's worth): the peak is the end
+ * of the forward pass, no recomputation buffer (full recomputation of every layer adds one).
+ * 4 layers, p = 1, b = 2:
+ *   N = 1: 1 x 2 s b h + 3 x s b h (34 + 40) + logits;
+ *   N = 3: 3 x 2 s b h + 1 x s b h (34 + 40) + logits;
+ *   every layer (0): 4 x 2 s b h + s b h (34 + 40) + logits. */
 static void test_recompute_layers_memory(void **state)
 {
     (void)state;
@@ -704,10 +709,41 @@ static void test_recompute_layers_memory(void **state)
     cdse_result r;
     st.recompute_layers = 1;
     eval_ok(&m, &s, &st, &r);
-    assert_rel(r.mem_activations_gib, (input + 3.0 * kept + kept + logits_bytes(1.0)) / GIB, 1e-12);
+    assert_rel(r.mem_activations_gib, (input + 3.0 * kept + logits_bytes(1.0)) / GIB, 1e-12);
     st.recompute_layers = 3;
     eval_ok(&m, &s, &st, &r);
-    assert_rel(r.mem_activations_gib, (3.0 * input + kept + kept + logits_bytes(1.0)) / GIB, 1e-12);
+    assert_rel(r.mem_activations_gib, (3.0 * input + kept + logits_bytes(1.0)) / GIB, 1e-12);
+    st.recompute_layers = 0;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, (4.0 * input + kept + logits_bytes(1.0)) / GIB, 1e-12);
+}
+
+/* The pruning floor with any recomputation bounds block recomputation too: with the HBM between
+ * the memory of recompute_layers 3 of 4 (the least: one layer input, 2 s b h, below every layer
+ * recomputed with its buffer, by the hand count of test_recompute_layers_memory) and that of
+ * every layer, the configuration fits and its floor must be finite and no more than its time.
+ * (The floor's full recomputation counts its buffer with every module recomputed, perf.c
+ * least_recompute_memory, which keeps it below block recomputation's memory.) */
+static void test_recompute_layers_floor(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    cdse_result all, block;
+    eval_ok(&m, &s, &st, &all);
+    st.recompute_layers = 3;
+    eval_ok(&m, &s, &st, &block);
+    assert_rel((all.mem_total_gib - block.mem_total_gib) * GIB, 2.0 * SBH, 1e-9);
+    s.hbm_gib = 0.5 * (all.mem_total_gib + block.mem_total_gib);
+    eval_ok(&m, &s, &st, &block);
+    st.recompute_layers = 0;
+    cdse_evaluate(&m, &s, &st, &all);
+    assert_int_equal(all.status, CDSE_ST_OOM);
+    st.recompute = CDSE_RECOMPUTE_NONE;
+    double floor = cdse_time_floor(&m, &s, &st, CDSE_FLOOR_ANY_RECOMPUTE);
+    assert_true(floor <= block.time_per_iteration_s);
 }
 
 /* The recomputed layers' forward runs again in the backward pass, the others' not. Per layer and
@@ -2331,6 +2367,7 @@ int main(void)
         cmocka_unit_test(test_offload_layers_invalid),
         cmocka_unit_test(test_recompute_layers_memory),
         cmocka_unit_test(test_recompute_layers_times),
+        cmocka_unit_test(test_recompute_layers_floor),
         cmocka_unit_test(test_recompute_layers_invalid),
         cmocka_unit_test(test_offload_weights),
         cmocka_unit_test(test_breakdown_adds_up),
