@@ -1854,8 +1854,9 @@ static void test_offload_activations_traffic(void **state)
  * of each chunk leave HBM. The case of test_offload_activations (p = 4, m = 8, 2 layers per stage,
  * rank 0 holding 4 micro-batches x 2 layers = 8 layer-worths, a layer-worth s b h (34 + 5 a s / h)
  * bytes) with offload_layers = 1: one layer of each of the 4 micro-batches goes to the tier (4
- * layer-worths), less the one in transit that stays in HBM (two offloaded layers' worth at most,
- * here only the one offloaded layer of a micro-batch): 3 offloaded, 8 - 3 = 5 resident. The
+ * layer-worths), less one that stays in HBM (two layers' worth of a micro-batch is live, the
+ * layer computed and the one in transit, and the one layer of the chunk not offloaded covers
+ * only one of them): 3 offloaded, 8 - 3 = 5 resident. The
  * traffic is the offloaded layer of each of the m = 8 micro-batches out and back: 2 x 8 x 1
  * layer-worth over 64 GB/s. */
 static void test_offload_layers_memory(void **state)
