@@ -287,14 +287,27 @@ static double number_after(const char *text, const char *key)
     return p ? atof(p + strlen(key)) : NAN;
 }
 
+/* Whether the word before `p` (in `text`) negates it: "no KEY 5", "not KEY 5". */
+static bool negated(const char *text, const char *p)
+{
+    static const char *const words[] = {"no ", "not "};
+    for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+        size_t n = strlen(words[w]);
+        if ((size_t)(p - text) >= n && strncmp(p - n, words[w], n) == 0 &&
+            (p - n == text || !isalnum((unsigned char)*(p - n - 1))))
+            return true;
+    }
+    return false;
+}
+
 /* The count a recipe setting states in `notes` ("recompute_num_layers 5 (helpers.py ...)"): the
- * number after the first "KEY " followed by a digit, 0 when none is ("... None", or the key only
- * named). */
+ * number after the first "KEY " followed by a digit and not negated ("no KEY 5"), 0 when none is
+ * ("... None", or the key only named). */
 static int stated_layers(const char *notes, const char *key)
 {
     size_t n = strlen(key);
     for (const char *p = strstr(notes, key); p != NULL; p = strstr(p + n, key))
-        if (p[n] == ' ' && isdigit((unsigned char)p[n + 1]))
+        if (p[n] == ' ' && isdigit((unsigned char)p[n + 1]) && !negated(notes, p))
             return atoi(p + n + 1);
     return 0;
 }
