@@ -4,7 +4,9 @@
 # LLAMA3_8B_H100_FP8_CS_BASE_CONFIG: full, block, 5 of the 32 layers) and is evaluated with
 # recompute_layers 5. The same row with the setting negated in its notes ("no
 # recompute_num_layers 5", "not recompute_num_layers 5") states no recomputation and must not run
-# recompute_layers 5.
+# recompute_layers 5. Stating all 32 layers of the single stage ("recompute_num_layers 32", valid
+# in Megatron-Core up to the layers per pipeline rank) recomputes every layer: full recomputation,
+# recompute_layers 0, not a fallback to the open choices.
 set -euo pipefail
 : "${CDSE_SRC:?} ${CDSE_BUILD:?}"
 validate="$CDSE_BUILD/tests/validate"
@@ -25,6 +27,8 @@ cdse_validation_tree "$tmp"
         sed 's/^HMB2511-H1,/N-no,/; s/recompute_num_layers 5 /no recompute_num_layers 5 /'
     grep '^HMB2511-H1,' "$holdout" |
         sed 's/^HMB2511-H1,/N-not,/; s/recompute_num_layers 5 /not recompute_num_layers 5 /'
+    grep '^HMB2511-H1,' "$holdout" |
+        sed 's/^HMB2511-H1,/N-all,/; s/recompute_num_layers 5 /recompute_num_layers 32 /'
 } > "$tmp/rows.csv"
 rc=0
 "$validate" --holdout "$tmp/rows.csv" "$tmp" -v > "$tmp/out.txt" 2> "$tmp/err.txt" || rc=$?
@@ -48,6 +52,15 @@ check() { # ID EXPECTED
     fi
     echo "ok: $1 recompute_layers $got"
 }
+recompute() { # ID -> the recomputation its configuration line shows ("[mbs 1 vpp 1 full ...")
+    awk -v id="$1" '$1 == id && $2 == "[mbs" { print $6; exit }' "$tmp/out.txt"
+}
+if grep -q 'N-all: the stated' "$tmp/out.txt" || [[ "$(recompute N-all)" != full ]]; then
+    echo "validation_notes: N-all (recompute_num_layers 32 of 32) not run with full recomputation" >&2
+    cat "$tmp/out.txt" >&2
+    exit 1
+fi
+check N-all 0
 check N-stated 5
 check N-no 0
 check N-not 0

@@ -674,6 +674,11 @@ static int evaluate_choices(const choices *open, const cdse_model *m, const cdse
                 trial.vpp = ch.vpp[b];
                 trial.recompute = ch.recompute[c];
                 trial.recompute_modules = ch.modules[c];
+                /* A recipe's recompute_num_layers up to a pipeline rank's layers is valid in
+                 * Megatron-Core (transformer_config.py:1919-1925 at d98e8a64d); from a chunk's
+                 * layers on it recomputes every layer of the chunk, recompute_layers 0. */
+                trial.recompute_layers =
+                    s->recompute_layers >= cdse_chunk_layers(m, &trial) ? 0 : s->recompute_layers;
                 cdse_evaluate(m, sys, &trial, &res);
                 bool better = found ? res.status == CDSE_ST_OK && res.tokens_per_s > r->tokens_per_s
                                     : res.status == CDSE_ST_OK || status < 0 ||
@@ -702,10 +707,14 @@ static int evaluate_row(const table *t, int i, const group_spec *spec, const cds
     /* A recipe setting the notes state that the model cannot run (it holds the configuration
      * above the GPU's memory): said in the report, and the row evaluated with the open choices
      * as without the statement, so that what the model cannot fit stays visible. */
+    char why[96] = "";
+    if (status == CDSE_ST_OOM)
+        snprintf(why, sizeof why, " (%.1f of %.1f GiB, %.3f s per iteration)", r->mem_total_gib,
+                 sys->hbm_gib, r->time_per_iteration_s);
     printf("    %s: the stated recompute_num_layers %d / cpu_offloading_num_layers %d: %s in the "
-           "model (%.1f of %.1f GiB, %.3f s per iteration); evaluated with the open choices\n",
+           "model%s; evaluated with the open choices\n",
            get(t, i, "id"), stated.recompute_layers, stated.offload_layers,
-           cdse_status_name(status), r->mem_total_gib, sys->hbm_gib, r->time_per_iteration_s);
+           cdse_status_name(status), why);
     *s = stated;
     s->recompute_layers = 0;
     s->offload_layers = 0;
