@@ -12,6 +12,22 @@ trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 fail() { echo "partial_layers: $*" >&2; exit 1; }
 run() { echo "+ $*" >&2; "$@"; }
+# check_store JOB KEY VALUES: a sweep of JOB stores the column KEY with exactly the values VALUES
+# (comma-separated), the space keeps them, and 5 configurations are counted as KEY_invalid.
+check_store() {
+    run mpirun -np 2 "$CLUSTERDSE" sweep "$1" -o "$2.h5" --quiet > /dev/null
+    /usr/bin/python3 - "$2.h5" "$2" "$3" <<'PY'
+import sys
+import h5py
+path, key, want = sys.argv[1], sys.argv[2], [int(v) for v in sys.argv[3].split(",")]
+with h5py.File(path, "r") as f:
+    rows = f["results"][:]
+    assert sorted(set(rows[key].tolist())) == want, rows[key]
+    counts = {r["name"].decode(): int(r["count"]) for r in f["counts"][:]}
+    assert counts[key + "_invalid"] == 5, counts
+    assert list(f["space"][key][:]) == want, f["space"][key][:]
+PY
+}
 job=$CDSE_SRC/tests/jobs/partial_layers.cfg
 
 run "$CLUSTERDSE" eval "$job" --csv > eval.csv
@@ -30,17 +46,7 @@ awk '$1 == 1 && $2 == "activations" { g[$3] = $5 }
      END { exit !(g[0] > g[12] && g[12] > g[4] && g[4] > 0) }' rows.txt ||
     fail "pp 1: tier bytes not ordered all > 12 layers > 4 layers > 0"
 
-run mpirun -np 2 "$CLUSTERDSE" sweep "$job" -o s.h5 --quiet > /dev/null
-/usr/bin/python3 - s.h5 <<'PY'
-import sys
-import h5py
-with h5py.File(sys.argv[1], "r") as f:
-    rows = f["results"][:]
-    assert sorted(set(rows["offload_layers"].tolist())) == [0, 4, 12], rows["offload_layers"]
-    counts = {r["name"].decode(): int(r["count"]) for r in f["counts"][:]}
-    assert counts["offload_layers_invalid"] == 5, counts
-    assert list(f["space"]["offload_layers"][:]) == [0, 4, 12]
-PY
+check_store "$job" offload_layers 0,4,12
 
 check_bad() { # FILE KEY
     set +e
@@ -65,15 +71,6 @@ grep -q '^2 full 12 recompute_layers_invalid ' rec.txt || fail "pp 2, 12 of 12 l
 awk '$1 == 1 && $2 == "full" { t[$3] = $5; a[$3] = $6 }
      END { exit !(t[0] > t[12] && t[12] > t[6] && t[6] > 0 && a[6] > a[12] && a[12] > a[0]) }' \
     rec.txt || fail "pp 1: recomputation time or activations not ordered by recomputed layers"
-run mpirun -np 2 "$CLUSTERDSE" sweep "$job" -o r.h5 --quiet > /dev/null
-/usr/bin/python3 - r.h5 <<'PY'
-import sys
-import h5py
-with h5py.File(sys.argv[1], "r") as f:
-    rows = f["results"][:]
-    assert sorted(set(rows["recompute_layers"].tolist())) == [0, 6, 12], rows["recompute_layers"]
-    counts = {r["name"].decode(): int(r["count"]) for r in f["counts"][:]}
-    assert counts["recompute_layers_invalid"] == 5, counts
-PY
+check_store "$job" recompute_layers 0,6,12
 check_bad bad_recompute_layers.cfg space.recompute_layers
 echo "partial_layers: ok"
