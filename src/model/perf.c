@@ -510,14 +510,6 @@ static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c,
         ep_costs(e, x, c);
 }
 
-/* Whether the pipeline split counts the input embedding and the output layer as one layer each
- * (the stack's recipes; only with more than one stage). The longest stage is then a middle one,
- * or the last with one layer fewer and the output layer (stage_of_pipeline). */
-static bool split_embedding(const cdse_strategy *st)
-{
-    return st->pp > 1 && st->stack != NULL && st->stack->pipeline_split_embedding;
-}
-
 static void fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
 {
     x->b = st->microbatch;
@@ -734,6 +726,18 @@ static double recomputed_share(const cdse_strategy *st, double stage_layers)
     return fmin(1.0, st->recompute_layers * st->vpp / stage_layers);
 }
 
+/* layer_activation_bytes of a layer of the strategy run without recomputation, with the
+ * fine-grained recomputation modules `modules`. */
+static double unrecomputed_layer_bytes(const env *e, const dims *x, bool moe, int modules)
+{
+    cdse_strategy none = *e->st;
+    none.recompute = CDSE_RECOMPUTE_NONE;
+    none.recompute_modules = modules;
+    env e_none = *e;
+    e_none.st = &none;
+    return layer_activation_bytes(&e_none, x, moe);
+}
+
 /* Activation bytes of the average layer of a stage for one micro-batch: with block
  * recomputation the recomputed layers keep their input only, the others everything a layer
  * without recomputation keeps (the granularity is full: no fine-grained modules apply). */
@@ -743,12 +747,7 @@ static double stage_layer_bytes(const env *e, const dims *x, bool moe)
     if (e->st->recompute != CDSE_RECOMPUTE_FULL || e->st->recompute_layers <= 0)
         return kept;
     double share = recomputed_share(e->st, x->stage_layers);
-    cdse_strategy none = *e->st;
-    none.recompute = CDSE_RECOMPUTE_NONE;
-    none.recompute_modules = 0;
-    env e_none = *e;
-    e_none.st = &none;
-    return share * kept + (1.0 - share) * layer_activation_bytes(&e_none, x, moe);
+    return share * kept + (1.0 - share) * unrecomputed_layer_bytes(e, x, moe, 0);
 }
 
 /* Bytes per parameter of weights, gradients (`grad_bytes` per element) and optimizer state when
@@ -882,6 +881,13 @@ static double logits_bytes(const dims *x)
     return x->tokens * x->vocab / x->t * 4.0;
 }
 
+/* The transformer layers' bytes of one micro-batch of `act_per_mb` (the single stage's include its
+ * fp32 logits). */
+static double layer_bytes_per_mb(const dims *x, double act_per_mb)
+{
+    return act_per_mb - (x->p == 1.0 ? logits_bytes(x) : 0.0);
+}
+
 /* Bytes of one micro-batch, of the `act_per_mb` a stage holds, that activation offload moves:
  * all of them with every layer offloaded (the single stage's logits too, as the whole-model
  * offload has always counted them); with offload_layers the layers' share of the layers' bytes
@@ -891,8 +897,7 @@ static double offloaded_bytes_per_mb(const cdse_strategy *st, const dims *x, dou
 {
     if (st->offload_layers <= 0)
         return act_per_mb;
-    double layers = act_per_mb - (x->p == 1.0 ? logits_bytes(x) : 0.0);
-    return offloaded_share(st, x->stage_layers) * layers;
+    return offloaded_share(st, x->stage_layers) * layer_bytes_per_mb(x, act_per_mb);
 }
 
 /* Of one micro-batch's `off_mb` offloaded bytes (of `layers_mb` bytes of its layers), those that
@@ -910,17 +915,26 @@ static double offloaded_in_hbm(const dims *x, double per_mb, double layers_mb, d
     return fmin(off_mb, fmax(0.0, layers_mb * two - (layers_mb - off_mb)));
 }
 
+/* Of `total` activation bytes holding `in_flight` micro-batches of `per_mb` bytes, those left in
+ * HBM when each micro-batch moves `off_mb` (offloaded_bytes_per_mb) to the tier: all but the
+ * offloaded bytes, with what offloaded_in_hbm keeps of them. */
+static double hbm_after_offload(const dims *x, double total, double in_flight, double per_mb,
+                                double off_mb)
+{
+    double layers_mb = layer_bytes_per_mb(x, per_mb);
+    double resident = total - off_mb * in_flight + offloaded_in_hbm(x, per_mb, layers_mb, off_mb);
+    return resident > total ? total : resident;
+}
+
 /* The activation bytes a rank holding `act` keeps in HBM after offload_model, `extra` of them
- * (the last rank's logits) not per pass: with activation offload the offloaded layers leave
- * but for what offloaded_in_hbm keeps, as offload_model counts it. */
+ * (the last rank's logits) not per pass, as offload_model counts them. */
 static double resident_activations(const env *e, const dims *x, double act, double extra,
                                    double per_mb)
 {
     if (!offloads(e, CDSE_OFFLOAD_ACTIVATIONS))
         return act;
-    double share = offloaded_share(e->st, x->stage_layers);
-    double kept = extra + (1.0 - share) * (act - extra);
-    return fmin(act, kept + offloaded_in_hbm(x, per_mb, per_mb, share * per_mb));
+    double off_mb = offloaded_bytes_per_mb(e->st, x, per_mb);
+    return hbm_after_offload(x, act, (act - extra) / per_mb, per_mb, off_mb);
 }
 
 /* HBM bytes of a rank's state (GiB) after offload_model took what the strategy offloads. */
@@ -1002,13 +1016,13 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     *in_flight_out = 1.0;
     if (x->p > 1.0) {
         double ranks[3];
-        rank_activations(x, per_mb, logits, split_embedding(st), ranks);
+        rank_activations(x, per_mb, logits, cdse_split_embedding(st), ranks);
         /* Without the split the rank with the most activations before offload (rank 0: most
          * passes; the last rank: logits) is kept, with rank 0's state. With activation offload
          * the last rank's resident logits can exceed rank 0's resident passes: that case is not
          * distinguished (the logits of one micro-batch at most). */
         int peak;
-        if (split_embedding(st)) {
+        if (cdse_split_embedding(st)) {
             peak = split_peak_stage(e, x, params, dense_b, expert_b, ranks, logits, per_mb, r);
         } else { /* rank 0 holds the most passes and the embedding, the last rank the logits */
             peak = ranks[2] > ranks[0] ? 2 : 0;
@@ -1025,11 +1039,7 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
          * fewer than a chunk's layers the buffer is not added: the backward pass reaches a
          * chunk's first (recomputed) layers after its last layers, which keep every activation,
          * freed at least one layer's worth of the same micro-batch. */
-        cdse_strategy none = *st;
-        none.recompute = CDSE_RECOMPUTE_NONE;
-        env e2 = *e;
-        e2.st = &none;
-        act += layer_activation_bytes(&e2, x, x->moe_layers > 0.0);
+        act += unrecomputed_layer_bytes(e, x, x->moe_layers > 0.0, st->recompute_modules);
     }
     r->mem_activations_gib = act / CDSE_GIB;
     r->mem_other_gib = e->sys->reserved_gib;
@@ -1069,12 +1079,8 @@ static void offload_model(const env *e, const dims *x, double compute_time, doub
          * What offloaded_in_hbm keeps stays in HBM, with whatever is not per micro-batch (the
          * recomputation buffer). */
         double off_mb = offloaded_bytes_per_mb(st, x, act_per_mb);
-        double layers_mb = act_per_mb - (x->p == 1.0 ? logits_bytes(x) : 0.0);
         double total = r->mem_activations_gib * CDSE_GIB;
-        double resident =
-            total - off_mb * in_flight + offloaded_in_hbm(x, act_per_mb, layers_mb, off_mb);
-        if (resident > total)
-            resident = total;
+        double resident = hbm_after_offload(x, total, in_flight, act_per_mb, off_mb);
         moved += (total - resident) / CDSE_GIB;
         overlapped += 2.0 * m * off_mb / bw;
         r->mem_activations_gib = resident / CDSE_GIB;
@@ -1515,6 +1521,31 @@ static double dp_comm_time(cdse_comm_plan *plan, const cdse_system *system, cons
     return t + (stk->overlap_param_gather ? fmax(bucket * ag, exposed(ag, w->fwd)) : ag);
 }
 
+/* The data-parallel reductions of a stage (dp_comm_time per group): the dense parameters over the
+ * dp x cp ranks holding the same weights (the group starts at the smaller of its parts' strides,
+ * exact when cp and dp are adjacent in the placement, as by default: stride tp), the expert
+ * parameters over the expert data-parallel group of the folded expert grid (edp ranks at its
+ * stride); the layers' weights in the dtype the GPUs hold them (layer_weight_bytes), the embedding
+ * in bf16. Returns the dense part, `experts` receives the expert part. */
+static double stage_dp_comm(cdse_comm_plan *plan, const env *e, const dims *x,
+                            const stage_param_count *params, const dp_windows *w, double *experts)
+{
+    int dp_stride = x->stride[CDSE_PLACE_DP], cp_stride = x->stride[CDSE_PLACE_CP];
+    int dense_stride = x->c > 1.0 && cp_stride < dp_stride ? cp_stride : dp_stride;
+    double layer_bytes = layer_weight_bytes(e);
+    int zero = e->st->zero;
+    double dense =
+        dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_DP, zero, params->dense + params->embed,
+                     params->dense * layer_bytes + params->embed * WEIGHT_BYTES, (int)(x->d * x->c),
+                     dense_stride, w);
+    *experts = 0.0;
+    if (params->experts > 0.0)
+        *experts = dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_EDP, zero, params->experts,
+                                params->experts * layer_bytes, (int)x->edp,
+                                x->expert_stride[CDSE_EXPERT_DP], w);
+    return dense;
+}
+
 /* Host-side costs the GPU does not hide: the stack's per-iteration costs (data loading, loss and
  * gradient-norm reductions, logging) and, per layer and micro-batch, the part of the host's
  * kernel-launch time that exceeds the GPU time of the kernels it launches (otherwise the host
@@ -1605,7 +1636,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
      * counts the output layer as a layer, the last stage holds one layer fewer and a middle
      * stage of stage_layers may be the slower. */
     double n_layers = x.stage_layers;
-    if (split_embedding(&st))
+    if (cdse_split_embedding(&st))
         split_slowest_stage(step.fwd + step.bwd + step.recompute + step.tp + step.cp + step.ep,
                             &n_layers, &head_fwd, &head_bwd);
     double stage_fwd = n_layers * step.fwd + head_fwd;
@@ -1647,29 +1678,15 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     double act_per_mb = 0.0, in_flight = 0.0;
     memory_model(model, &e, &x, r, &params, &updated, &act_per_mb, &in_flight);
 
-    /* Data-parallel gradient reduction: dense parameters over the dp x cp ranks holding the same
-     * weights (the group starts at the smaller of its parts' strides, exact when cp and dp are
-     * adjacent in the placement, as by default: stride tp); expert parameters over the expert
-     * data-parallel group of the folded expert grid (edp ranks at its stride). */
-    int dp_stride = x.stride[CDSE_PLACE_DP], cp_stride = x.stride[CDSE_PLACE_CP];
-    int dense_stride = x.c > 1.0 && cp_stride < dp_stride ? cp_stride : dp_stride;
-    /* DeepSpeed's pipeline engine reduces the gradients after the last step of its schedule
-     * (TrainSchedule appends ReduceTiedGrads, ReduceGrads and OptimizerStep to the last step):
-     * nothing hides them. */
+    /* Data-parallel gradient reduction (stage_dp_comm). DeepSpeed's pipeline engine reduces the
+     * gradients after the last step of its schedule (TrainSchedule appends ReduceTiedGrads,
+     * ReduceGrads and OptimizerStep to the last step): nothing hides them. */
     bool flush_reduce = e.stk->pipeline_lockstep && x.p > 1.0;
     dp_windows windows = {
         stage_fwd,         flush_reduce ? 0.0 : stage_bwd + stage_rec, x.m,  x.stage_layers,
         x.gpt ? 4.0 : 5.0, recomputed_share(&st, x.stage_layers),      e.hbm};
-    double layer_bytes = layer_weight_bytes(&e);
-    double dp_dense =
-        dp_comm_time(plan, system, e.stk, CDSE_GROUP_DP, st.zero, params.dense + params.embed,
-                     params.dense * layer_bytes + params.embed * WEIGHT_BYTES, (int)(x.d * x.c),
-                     dense_stride, &windows);
-    double dp_expert = 0.0;
-    if (params.experts > 0.0)
-        dp_expert = dp_comm_time(plan, system, e.stk, CDSE_GROUP_EDP, st.zero, params.experts,
-                                 params.experts * layer_bytes, (int)x.edp,
-                                 x.expert_stride[CDSE_EXPERT_DP], &windows);
+    double dp_expert;
+    double dp_dense = stage_dp_comm(plan, &e, &x, &params, &windows, &dp_expert);
     double dp_comm = dp_dense + dp_expert;
 
     double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
@@ -1928,8 +1945,6 @@ static double state_floor(const cdse_model *model, const env *e, const dims *x,
         return 0.0;
     cdse_comm_plan scratch;
     scratch.n = 0;
-    int dp_stride = x->stride[CDSE_PLACE_DP], cp_stride = x->stride[CDSE_PLACE_CP];
-    int dense_stride = x->c > 1.0 && cp_stride < dp_stride ? cp_stride : dp_stride;
     dp_windows open = {DBL_MAX,
                        DBL_MAX,
                        x->m,
@@ -1937,14 +1952,8 @@ static double state_floor(const cdse_model *model, const env *e, const dims *x,
                        x->gpt ? 4.0 : 5.0,
                        recomputed_share(st, x->stage_layers),
                        e->hbm};
-    double layer_bytes = layer_weight_bytes(e);
-    double dp = dp_comm_time(&scratch, e->sys, e->stk, CDSE_GROUP_DP, st->zero, dense,
-                             params.dense * layer_bytes + params.embed * WEIGHT_BYTES,
-                             (int)(x->d * x->c), dense_stride, &open);
-    if (params.experts > 0.0)
-        dp += dp_comm_time(&scratch, e->sys, e->stk, CDSE_GROUP_EDP, st->zero, params.experts,
-                           params.experts * layer_bytes, (int)x->edp,
-                           x->expert_stride[CDSE_EXPERT_DP], &open);
+    double dp_expert;
+    double dp = stage_dp_comm(&scratch, e, x, &params, &open, &dp_expert) + dp_expert;
     double bw = tier_bandwidth(e->sys);
     if (st->offload != 0 && bw > 0.0) {
         /* The state and activations offload_model moves, at their least (given ZeRO stage,
@@ -2030,7 +2039,7 @@ double cdse_time_floor(const cdse_model *model, const cdse_system *system,
     /* With the split counting the output layer as a layer, the evaluator's slowest stage is the
      * longer of a middle stage (n layers) and the last (n - 1 layers and the output layer); the
      * same choice on the floor's layer cost, which is no larger, gives no more than it. */
-    if (split_embedding(&st))
+    if (cdse_split_embedding(&st))
         split_slowest_stage(step.fwd + step.bwd + step.recompute + step.tp + step.cp, &n_layers,
                             &head_fwd, &head_bwd);
     double stage_fwd = n_layers * step.fwd + head_fwd;

@@ -108,12 +108,17 @@ static bool expert_groups_fit(const cdse_model *model, cdse_strategy *s)
     return cdse_placement_pp_last(s->placement) || s->pp == 1 || s->edp == s->dp;
 }
 
+/* The units the pipeline divides: the layers, and the embedding and the output layer when the
+ * split counts them (cdse_split_embedding). */
+static int pipeline_units(const cdse_model *model, const cdse_strategy *s)
+{
+    return model->layers + (cdse_split_embedding(s) ? 2 : 0);
+}
+
 int cdse_chunk_layers(const cdse_model *model, const cdse_strategy *strategy)
 {
-    const cdse_strategy *s = strategy;
-    bool split = s->pp > 1 && s->stack != NULL && s->stack->pipeline_split_embedding;
-    int chunks = s->pp * s->vpp, layers = model->layers + (split ? 2 : 0);
-    return chunks > 0 ? (layers + chunks - 1) / chunks : 0;
+    int chunks = strategy->pp * strategy->vpp, units = pipeline_units(model, strategy);
+    return chunks > 0 ? (units + chunks - 1) / chunks : 0;
 }
 
 /* Partial activation offload: Megatron-Core offloads the activations of
@@ -157,8 +162,7 @@ int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse
     /* Every pipeline chunk needs a layer; uneven splits are allowed (Megatron-Core). A split that
      * counts the embedding and the output layer as one layer each lets the first chunk hold only
      * the embedding and the last only the output layer (Dubey et al. 2024 Sec. 3.3.2). */
-    bool split = s->pp > 1 && s->stack != NULL && s->stack->pipeline_split_embedding;
-    if (s->pp * s->vpp > model->layers + (split ? 2 : 0))
+    if (s->pp * s->vpp > pipeline_units(model, s))
         return CDSE_ST_PP_LAYERS;
     if (s->global_batch % (s->microbatch * s->dp) != 0)
         return CDSE_ST_BATCH_NOT_DIVISIBLE;

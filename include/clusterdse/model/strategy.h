@@ -174,6 +174,14 @@ typedef enum cdse_status {
 const char *cdse_status_name(int status); /* "ok", "gpus_not_divisible", ... "oom" */
 int cdse_status_parse(const char *name);
 
+/* Whether the pipeline split counts the embedding and the output layer as one layer each (the
+ * stack's pipeline_split_embedding, with more than one stage; Megatron-Core
+ * account_for_embedding/loss_in_pipeline_split). Inline: the evaluator asks per configuration. */
+static inline bool cdse_split_embedding(const cdse_strategy *strategy)
+{
+    return strategy->pp > 1 && strategy->stack != NULL && strategy->stack->pipeline_split_embedding;
+}
+
 /* Layers of the longest model chunk (one of the pp x vpp pipeline chunks; uneven splits leave
  * some one layer longer), counting the embedding and the output layer as one layer each when the
  * stack's pipeline split does (Megatron-Core account_for_embedding/loss_in_pipeline_split). */
