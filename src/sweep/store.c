@@ -28,6 +28,8 @@
  * rows a chunk of work leaves over (less than one HDF5 chunk) stay few. */
 #define STORE_RESULTS_CHUNK_ROWS 1024
 #define STORE_SMALL_CHUNK_ROWS   256
+/* The group of the copies that commits write before putting them in place (commit_table). */
+#define STAGING "staging"
 /* zlib level 1: the fastest; shuffled records compress several-fold already. */
 #define STORE_DEFLATE_LEVEL  1
 #define STORE_COUNT_NAME_LEN 32
@@ -53,6 +55,7 @@ struct cdse_store {
     bool writable;
     uint64_t rows;          /* current extent of /results */
     uint64_t progress_rows; /* current extent of /progress */
+    bool progress_filtered; /* /progress has filters (a checksum: stores made before) */
     int statuses; /* statuses the store knows (its status enumeration, the counts of a /progress
                      row): fewer in stores made before a status was appended, whose codes are
                      the first ones */
@@ -451,23 +454,31 @@ static void iso_time_now(char *buf, size_t size)
     strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* A 1-D chunked, extendible dataset of `type`, optionally compressed. */
-static hid_t create_table(hid_t loc, const char *name, hid_t type, hsize_t chunk_rows,
-                          bool compress)
+/* How a table's chunks are filtered (create_table). */
+enum {
+    TABLE_DEFLATE = 1,  /* shuffle + deflate */
+    TABLE_CHECKSUM = 2, /* HDF5's Fletcher-32 per chunk, verified on every read */
+};
+/* /top, /pareto, /pareto_cost */
+#define BEST_FILTERS (TABLE_DEFLATE | TABLE_CHECKSUM)
+
+/* A 1-D chunked, extendible dataset of `type` with the filters of `filters` (TABLE_*). Tables
+ * rewritten whole at every commit carry a checksum; /results is written as compressed chunks of
+ * our own (H5Dwrite_chunk, below) and goes without; /progress, which grows inside its last chunk
+ * commit after commit, goes without filters, so that adding rows writes only their bytes (a
+ * filtered chunk is rewritten whole, the committed rows with it; see commit_table). */
+static hid_t create_table(hid_t loc, const char *name, hid_t type, hsize_t chunk_rows, int filters)
 {
     hsize_t dims = 0, maxdims = H5S_UNLIMITED;
     hid_t space = H5Screate_simple(1, &dims, &maxdims);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 1, &chunk_rows);
     H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
-    if (compress) {
+    if (filters & TABLE_DEFLATE) {
         H5Pset_shuffle(dcpl);
         H5Pset_deflate(dcpl, STORE_DEFLATE_LEVEL);
     }
-    /* Tables written through H5Dwrite carry HDF5's Fletcher-32 checksum per chunk, verified on
-     * every read; /results is written as compressed chunks of our own (H5Dwrite_chunk, below)
-     * and goes without. */
-    if (strcmp(name, "results") != 0)
+    if (filters & TABLE_CHECKSUM)
         H5Pset_fletcher32(dcpl);
     /* No raw-data chunk cache: a chunk is compressed and written during H5Dwrite, so that the
      * flush of a commit writes only metadata and lasts a few milliseconds. */
@@ -878,10 +889,12 @@ static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_me
     bool pruned = job->objective.prune;
     counts_rows(&zero, pruned, rows);
     rc |= write_fixed_table(s->file, "counts", ct, COUNT_ROWS(pruned), rows);
-    hid_t progress = create_table(s->file, "progress", rt, 1024, false);
-    hid_t top = create_table(s->file, "top", s->row_type, STORE_SMALL_CHUNK_ROWS, true);
-    hid_t pareto = create_table(s->file, "pareto", s->row_type, STORE_SMALL_CHUNK_ROWS, true);
-    hid_t front = create_table(s->file, "pareto_cost", s->row_type, STORE_SMALL_CHUNK_ROWS, true);
+    hid_t progress = create_table(s->file, "progress", rt, 1024, 0);
+    hid_t top = create_table(s->file, "top", s->row_type, STORE_SMALL_CHUNK_ROWS, BEST_FILTERS);
+    hid_t pareto =
+        create_table(s->file, "pareto", s->row_type, STORE_SMALL_CHUNK_ROWS, BEST_FILTERS);
+    hid_t front =
+        create_table(s->file, "pareto_cost", s->row_type, STORE_SMALL_CHUNK_ROWS, BEST_FILTERS);
     if (progress < 0 || top < 0 || pareto < 0 || front < 0)
         rc = -1;
     char note[CDSE_PARETO_COST_NOTE_MAX];
@@ -893,7 +906,8 @@ static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_me
     H5Dclose(pareto);
     H5Dclose(front);
     if (job->objective.store != CDSE_STORE_BEST) {
-        s->results = create_table(s->file, "results", s->row_type, STORE_RESULTS_CHUNK_ROWS, true);
+        s->results =
+            create_table(s->file, "results", s->row_type, STORE_RESULTS_CHUNK_ROWS, TABLE_DEFLATE);
         uint64_t zero_rows = 0;
         if (s->results < 0 ||
             attr_write(s->results, "rows_committed", H5T_NATIVE_UINT64, &zero_rows) < 0)
@@ -1118,6 +1132,13 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
     }
     s->statuses = file_statuses(s->file);
     s->row_type = row_type(s);
+    hid_t progress = open_table(s->file, "progress");
+    hid_t dcpl = progress >= 0 ? H5Dget_create_plist(progress) : -1;
+    s->progress_filtered = dcpl >= 0 && H5Pget_nfilters(dcpl) > 0;
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (progress >= 0)
+        H5Dclose(progress);
     static const char *const required[] = {"counts", "progress", "top", "pareto", "job"};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
         if (H5Lexists(s->file, required[i], H5P_DEFAULT) <= 0) {
@@ -1264,6 +1285,15 @@ static int unguarded_open(const char *path, bool writable, cdse_store **out, cds
     if (writable)
         H5Fincrement_filesize(s->file, 0);
     int rc = open_layout(s, path, diag);
+    /* The staging copies of the last session are written before they are read, but emptying a
+     * damaged one can crash HDF5 outside the read guard: they are deleted here, under it, and
+     * made again by the first commit. */
+    if (rc == 0 && writable && H5Lexists(s->file, STAGING, H5P_DEFAULT) > 0 &&
+        H5Ldelete(s->file, STAGING, H5P_DEFAULT) < 0) {
+        cdse_diag_set(
+            diag, "%s: a damaged store: /" STAGING " cannot be deleted" STORE_DAMAGED_HINT, path);
+        rc = CDSE_EIO;
+    }
     if (rc == 0 && writable) {
         if (hold_metadata_until_flush(s->file) < 0) {
             cdse_diag_set(diag, "%s: cannot configure the metadata cache", path);
@@ -1487,8 +1517,93 @@ int cdse_store_write_chunk(cdse_store *store, uint64_t start, const void *data, 
     return CDSE_OK;
 }
 
-static int rewrite_records(cdse_store *store, const char *name, const cdse_record *records,
-                           size_t n)
+/* Tables a commit rewrites whole (/counts, /top, /pareto, /pareto_cost) are written into a copy
+ * in the group /staging and put in place of the table by renaming both links; the old table
+ * becomes the copy the commit after next rewrites. A SIGKILL can stop a write(2) part-way, and
+ * HDF5 rewrites a chunk at the address it had (when its size is the same, and when it was the
+ * last thing in the file, whose end moves back when it is freed): the bytes the last commit made
+ * visible are therefore never written, only those of the copy, which nothing reads. Emptying the
+ * copy first puts its chunks at the end of the file, after every chunk the commit wrote before
+ * (the partial chunk of /results): those are never the last thing in the file when they are
+ * freed. */
+static bool table_extendible(hid_t d)
+{
+    hsize_t dims = 0, maxdims = 0;
+    hid_t space = H5Dget_space(d);
+    bool ok = space >= 0 && H5Sget_simple_extent_ndims(space) == 1 &&
+              H5Sget_simple_extent_dims(space, &dims, &maxdims) == 1 && maxdims == H5S_UNLIMITED;
+    if (space >= 0)
+        H5Sclose(space);
+    return ok;
+}
+
+/* The empty staging copy of table `name`: the one of the last commit but one, or a new one (with
+ * the `note` of /pareto_cost) in stores made before, or when the copy is a table that cannot be
+ * emptied (the fixed-size /counts of stores made before). */
+static hid_t staging_table(cdse_store *store, const char *name, hid_t type, hsize_t chunk_rows,
+                           int filters)
+{
+    hid_t file = store->file;
+    if (H5Lexists(file, STAGING, H5P_DEFAULT) <= 0) {
+        hid_t g = H5Gcreate2(file, STAGING, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (g < 0)
+            return -1;
+        H5Gclose(g);
+    }
+    char path[64];
+    snprintf(path, sizeof path, STAGING "/%s", name);
+    hid_t d = H5Lexists(file, path, H5P_DEFAULT) > 0 ? open_table(file, path) : -1;
+    if (d >= 0 && table_extendible(d)) {
+        hsize_t zero = 0;
+        if (H5Dset_extent(d, &zero) < 0) {
+            H5Dclose(d);
+            return -1;
+        }
+        return d;
+    }
+    if (d >= 0) {
+        H5Dclose(d);
+        if (H5Ldelete(file, path, H5P_DEFAULT) < 0)
+            return -1;
+    }
+    d = create_table(file, path, type, chunk_rows, filters);
+    hid_t committed = d >= 0 ? H5Dopen2(file, name, H5P_DEFAULT) : -1;
+    char *note = committed >= 0 && H5Aexists(committed, "note") > 0 ? NULL : (char *)"";
+    if (note == NULL) {
+        hid_t a = H5Aopen(committed, "note", H5P_DEFAULT);
+        note = a >= 0 ? read_string(a, true, STORE_STRING_MAX) : NULL;
+        if (a >= 0)
+            H5Aclose(a);
+        if (note == NULL || attr_string(d, "note", note) < 0) {
+            H5Dclose(d);
+            d = -1;
+        }
+        free(note);
+    }
+    if (committed >= 0)
+        H5Dclose(committed);
+    return d;
+}
+
+/* Writes `n` rows of `type` into the staging copy of table `name` and puts it in its place. */
+static int commit_table(cdse_store *store, const char *name, hid_t type, hsize_t chunk_rows,
+                        int filters, size_t n, const void *rows)
+{
+    hid_t d = staging_table(store, name, type, chunk_rows, filters);
+    int rc = d < 0 ? -1 : table_write(d, type, 0, n, rows);
+    if (d >= 0)
+        H5Dclose(d);
+    char staged[64];
+    snprintf(staged, sizeof staged, STAGING "/%s", name);
+    hid_t file = store->file;
+    if (rc == 0 && (H5Lmove(file, name, file, STAGING "/swap", H5P_DEFAULT, H5P_DEFAULT) < 0 ||
+                    H5Lmove(file, staged, file, name, H5P_DEFAULT, H5P_DEFAULT) < 0 ||
+                    H5Lmove(file, STAGING "/swap", file, staged, H5P_DEFAULT, H5P_DEFAULT) < 0))
+        rc = -1;
+    return rc;
+}
+
+static int commit_records(cdse_store *store, const char *name, const cdse_record *records, size_t n)
 {
     size_t row_size = cdse_store_row_size();
     unsigned char *rows = malloc(n ? n * row_size : 1);
@@ -1496,10 +1611,8 @@ static int rewrite_records(cdse_store *store, const char *name, const cdse_recor
         return -1;
     for (size_t i = 0; i < n; i++)
         cdse_store_pack(&records[i], rows + i * row_size);
-    hid_t d = open_table(store->file, name);
-    int rc = d < 0 ? -1 : table_write(d, store->row_type, 0, n, rows);
-    if (d >= 0)
-        H5Dclose(d);
+    int rc =
+        commit_table(store, name, store->row_type, STORE_SMALL_CHUNK_ROWS, BEST_FILTERS, n, rows);
     free(rows);
     return rc;
 }
@@ -1512,28 +1625,48 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
     for (size_t i = 0; i < n_done; i++)
         done[i].rows = store->results >= 0 ? store->rows : 0;
     hid_t rt = range_type(store->statuses), ct = count_type();
-    hid_t d = open_table(store->file, "progress");
+    /* The /progress of stores made before has a checksum, so that adding rows would write its
+     * last chunk whole: the first commit moves its rows into a table without filters, as new
+     * stores have (commit_table; the old table stays in /staging). */
+    if (store->progress_filtered) {
+        cdse_done *rows = calloc(store->progress_rows ? store->progress_rows : 1, sizeof *rows);
+        hid_t old = open_table(store->file, "progress");
+        if (rows == NULL || old < 0 || table_read(old, rt, 0, store->progress_rows, rows) < 0)
+            rc = -1;
+        if (old >= 0)
+            H5Dclose(old);
+        if (rc == 0 && commit_table(store, "progress", rt, 1024, 0, store->progress_rows, rows) < 0)
+            rc = -1;
+        free(rows);
+        if (rc == 0)
+            store->progress_filtered = false;
+    }
+    hid_t d = rc == 0 ? open_table(store->file, "progress") : -1;
     if (d < 0 || table_write(d, rt, store->progress_rows, n_done, done) < 0)
         rc = -1;
     else
         store->progress_rows += n_done;
     if (d >= 0)
         H5Dclose(d);
+    /* /counts keeps the rows it has (16 in stores made before a status was appended). */
     count_row rows[COUNT_ROWS(true)];
     d = open_table(store->file, "counts");
-    counts_rows(counts, d >= 0 && table_rows(d) == COUNT_ROWS(true), rows);
-    if (d < 0 || H5Dwrite(d, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0)
-        rc = -1;
+    uint64_t n_counts = d >= 0 ? table_rows(d) : 0;
     if (d >= 0)
         H5Dclose(d);
+    counts_rows(counts, n_counts == COUNT_ROWS(true), rows);
+    if (d < 0 || n_counts == 0 || n_counts > COUNT_ROWS(true) ||
+        commit_table(store, "counts", ct, COUNT_ROWS(true), TABLE_CHECKSUM, (size_t)n_counts,
+                     rows) < 0)
+        rc = -1;
     H5Tclose(rt);
     H5Tclose(ct);
     if (rc == 0)
-        rc = rewrite_records(store, "top", best->top, best->n_top);
+        rc = commit_records(store, "top", best->top, best->n_top);
     if (rc == 0)
-        rc = rewrite_records(store, "pareto", best->pareto, best->n_pareto);
+        rc = commit_records(store, "pareto", best->pareto, best->n_pareto);
     if (rc == 0 && H5Lexists(store->file, "pareto_cost", H5P_DEFAULT) > 0)
-        rc = rewrite_records(store, "pareto_cost", best->pareto_cost, best->n_pareto_cost);
+        rc = commit_records(store, "pareto_cost", best->pareto_cost, best->n_pareto_cost);
     if (rc == 0 && store->results >= 0)
         rc = attr_write(store->results, "rows_committed", H5T_NATIVE_UINT64, &store->rows);
     if (rc == 0 && H5Fflush(store->file, H5F_SCOPE_GLOBAL) < 0)
