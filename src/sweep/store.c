@@ -888,7 +888,11 @@ static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_me
     memset(&zero, 0, sizeof zero);
     bool pruned = job->objective.prune;
     counts_rows(&zero, pruned, rows);
-    rc |= write_fixed_table(s->file, "counts", ct, COUNT_ROWS(pruned), rows);
+    hid_t counts = create_table(s->file, "counts", ct, COUNT_ROWS(true), TABLE_CHECKSUM);
+    if (counts < 0 || table_write(counts, ct, 0, COUNT_ROWS(pruned), rows) < 0)
+        rc = -1;
+    if (counts >= 0)
+        H5Dclose(counts);
     hid_t progress = create_table(s->file, "progress", rt, 1024, 0);
     hid_t top = create_table(s->file, "top", s->row_type, STORE_SMALL_CHUNK_ROWS, BEST_FILTERS);
     hid_t pareto =
@@ -1170,6 +1174,18 @@ static int unguarded_read_progress(cdse_store *store, cdse_done **done, size_t *
  * that count are dropped, and those ranges are evaluated again. */
 /* The last complete commit: the longest prefix of /progress whose row counts /results holds;
  * `keep` receives the length of that prefix, `committed` its /results row count. */
+/* Whether a /progress row is one a commit wrote: a range of the space whose configurations
+ * its counts add up to (/progress has no checksum; a row torn by a kill, or damaged, is not). */
+static bool progress_row_whole(const cdse_store *s, const cdse_done *row)
+{
+    if (row->begin >= row->end || row->end > s->space_size)
+        return false;
+    uint64_t sum = row->pruned;
+    for (int st = 0; st < s->statuses; st++)
+        sum += row->status[st];
+    return sum == row->end - row->begin;
+}
+
 static int last_commit(cdse_store *s, size_t *keep, size_t *total, uint64_t *committed,
                        cdse_diag *diag)
 {
@@ -1181,7 +1197,8 @@ static int last_commit(cdse_store *s, size_t *keep, size_t *total, uint64_t *com
     uint64_t limit = s->results >= 0 ? s->rows : 0;
     *committed = 0;
     *keep = 0;
-    while (*keep < n && done[*keep].rows <= limit && done[*keep].rows >= *committed)
+    while (*keep < n && done[*keep].rows <= limit && done[*keep].rows >= *committed &&
+           progress_row_whole(s, &done[*keep]))
         *committed = done[(*keep)++].rows;
     *total = n;
     free(done);
@@ -1207,6 +1224,7 @@ static int truncate_uncommitted(cdse_store *s, const char *path, cdse_diag *diag
             return CDSE_EIO;
         }
     }
+    bool dropped = keep < n;
     if (s->results >= 0 && committed < s->rows) {
         hsize_t rows = committed;
         if (H5Dset_extent(s->results, &rows) < 0) {
@@ -1214,6 +1232,13 @@ static int truncate_uncommitted(cdse_store *s, const char *path, cdse_diag *diag
             return CDSE_EIO;
         }
         s->rows = committed;
+        dropped = true;
+    }
+    /* The cut reaches the file now: the next commit writes /progress rows in place of the
+     * dropped ones (without a filter, in place), which must not be rows the file still shows. */
+    if (dropped && H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0) {
+        cdse_diag_set(diag, "%s: cannot write the store's cut to its last commit", path);
+        return CDSE_EIO;
     }
     return CDSE_OK;
 }
@@ -1413,6 +1438,20 @@ static int unguarded_job_text(cdse_store *store, char **text, cdse_diag *diag)
 
 /* ---- write --------------------------------------------------------------------------------- */
 
+/* Cuts /results to `first` rows (a multiple of the chunk rows), dropping the chunks from there
+ * on. HDF5 writes a chunk again at the address it had when its compressed size is unchanged; a
+ * dropped chunk is written anew into new space instead. Its old space is not reused: it never
+ * ends the file, as the commit that wrote it put its copies in /staging after it
+ * (commit_table). */
+static int drop_chunks_from(cdse_store *store, uint64_t first)
+{
+    hsize_t extent = first;
+    if (H5Dset_extent(store->results, &extent) < 0)
+        return -1;
+    store->rows = first;
+    return 0;
+}
+
 int cdse_store_write_rows(cdse_store *store, uint64_t start, const void *rows, size_t n,
                           cdse_diag *diag)
 {
@@ -1421,6 +1460,40 @@ int cdse_store_write_rows(cdse_store *store, uint64_t start, const void *rows, s
     if (store->results < 0) {
         cdse_diag_set(diag, "this store keeps no /results (store = \"best\")");
         return CDSE_EINVAL;
+    }
+    /* A chunk that holds rows already (the last, partly filled one) is written again with its
+     * old rows and the new ones, into new space (drop_chunks_from). */
+    uint64_t first = start - start % STORE_RESULTS_CHUNK_ROWS;
+    unsigned char *joined = NULL;
+    if (store->rows > first) {
+        if (store->rows > start + n) {
+            cdse_diag_set(diag, "rows written to /results must reach its end (row %llu)",
+                          (unsigned long long)store->rows);
+            return CDSE_EINVAL;
+        }
+        size_t rs = cdse_store_row_size(), before = (size_t)(start - first);
+        if (before > 0) {
+            joined = malloc((before + n) * rs);
+            if (joined == NULL) {
+                cdse_diag_set(diag, "out of memory");
+                return CDSE_ENOMEM;
+            }
+            if (table_read(store->results, store->row_type, first, before, joined) < 0) {
+                free(joined);
+                cdse_diag_set(diag, "%s: rows %llu..%llu of /results cannot be read back",
+                              store->path, (unsigned long long)first, (unsigned long long)start);
+                return CDSE_EIO;
+            }
+            memcpy(joined + before * rs, rows, n * rs);
+            rows = joined;
+            n += before;
+            start = first;
+        }
+        if (drop_chunks_from(store, first) < 0) {
+            free(joined);
+            cdse_diag_set(diag, "%s: cannot drop the partial chunk of /results", store->path);
+            return CDSE_EIO;
+        }
     }
     uint64_t end = start + n > store->rows ? start + n : store->rows;
     hsize_t extent = end, offset = start, count = n;
@@ -1437,6 +1510,7 @@ int cdse_store_write_rows(cdse_store *store, uint64_t start, const void *rows, s
         H5Sclose(mspace);
         H5Sclose(fspace);
     }
+    free(joined);
     if (rc != 0) {
         char cause[160];
         cdse_diag_set(diag, "%s: writing %zu rows to /results failed: %s", store->path, n,
@@ -1501,6 +1575,12 @@ int cdse_store_write_chunk(cdse_store *store, uint64_t start, const void *data, 
                       STORE_RESULTS_CHUNK_ROWS);
         return CDSE_EINVAL;
     }
+    /* The partly filled chunk it replaces is dropped first (drop_chunks_from). */
+    if (store->rows > start && store->rows < start + STORE_RESULTS_CHUNK_ROWS &&
+        drop_chunks_from(store, start) < 0) {
+        cdse_diag_set(diag, "%s: cannot drop the partial chunk of /results", store->path);
+        return CDSE_EIO;
+    }
     uint64_t end = start + STORE_RESULTS_CHUNK_ROWS;
     if (end < store->rows)
         end = store->rows;
@@ -1538,8 +1618,8 @@ static bool table_extendible(hid_t d)
 }
 
 /* The empty staging copy of table `name`: the one of the last commit but one, or a new one (with
- * the `note` of /pareto_cost) in stores made before, or when the copy is a table that cannot be
- * emptied (the fixed-size /counts of stores made before). */
+ * the `note` of /pareto_cost) after an open (which deletes /staging), or when the copy is a
+ * table that cannot be emptied (the fixed-size /counts of stores made before). */
 static hid_t staging_table(cdse_store *store, const char *name, hid_t type, hsize_t chunk_rows,
                            int filters)
 {
@@ -1552,6 +1632,11 @@ static hid_t staging_table(cdse_store *store, const char *name, hid_t type, hsiz
     }
     char path[64];
     snprintf(path, sizeof path, STAGING "/%s", name);
+    /* The old table of a commit that failed after putting the copy in place. */
+    if (H5Lexists(file, STAGING "/swap", H5P_DEFAULT) > 0 &&
+        (H5Lexists(file, path, H5P_DEFAULT) > 0 ||
+         H5Lmove(file, STAGING "/swap", file, path, H5P_DEFAULT, H5P_DEFAULT) < 0))
+        return -1;
     hid_t d = H5Lexists(file, path, H5P_DEFAULT) > 0 ? open_table(file, path) : -1;
     if (d >= 0 && table_extendible(d)) {
         hsize_t zero = 0;
@@ -1596,11 +1681,14 @@ static int commit_table(cdse_store *store, const char *name, hid_t type, hsize_t
     char staged[64];
     snprintf(staged, sizeof staged, STAGING "/%s", name);
     hid_t file = store->file;
-    if (rc == 0 && (H5Lmove(file, name, file, STAGING "/swap", H5P_DEFAULT, H5P_DEFAULT) < 0 ||
-                    H5Lmove(file, staged, file, name, H5P_DEFAULT, H5P_DEFAULT) < 0 ||
-                    H5Lmove(file, STAGING "/swap", file, staged, H5P_DEFAULT, H5P_DEFAULT) < 0))
-        rc = -1;
-    return rc;
+    if (rc != 0 || H5Lmove(file, name, file, STAGING "/swap", H5P_DEFAULT, H5P_DEFAULT) < 0)
+        return -1;
+    /* A store is never left without the table (a failed commit is flushed by the close). */
+    if (H5Lmove(file, staged, file, name, H5P_DEFAULT, H5P_DEFAULT) < 0) {
+        H5Lmove(file, STAGING "/swap", file, name, H5P_DEFAULT, H5P_DEFAULT);
+        return -1;
+    }
+    return H5Lmove(file, STAGING "/swap", file, staged, H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0;
 }
 
 static int commit_records(cdse_store *store, const char *name, const cdse_record *records, size_t n)
