@@ -207,6 +207,12 @@ static const key_spec system_keys[] = {
               "achievable share of HBM bandwidth for streaming kernels"),
     FLOAT_KEY(cdse_system, "reserved_gib", reserved_gib, 0, false, 1e6, true, 0, "required",
               "HBM not available to the model: context, allocator, workspaces (GiB)"),
+    {.name = "fp8_non_tn_gemm",
+     .type = KEY_BOOL,
+     .offset = offsetof(cdse_system, fp8_non_tn_gemm),
+     .def_text = "false",
+     .help = "FP8 GEMMs take any operand layout (Blackwell): no transposed FP8 copies of weights "
+             "and GEMM inputs"},
     {.name = "network",
      .type = KEY_CUSTOM,
      .parse = parse_network,

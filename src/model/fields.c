@@ -118,6 +118,7 @@ static const cdse_field system_rows[] = {
     FIELD(cdse_system, "hbm_bandwidth", hbm_bandwidth_gbs, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_system, "hbm_efficiency", hbm_efficiency, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_system, "reserved_gib", reserved_gib, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_system, "fp8_non_tn_gemm", fp8_non_tn_gemm, CDSE_FIELD_BOOL, 1),
     FIELD(cdse_system, "network_levels", n_levels, CDSE_FIELD_INT, 1),
     RECORD(cdse_system, "network", level, level_fields, CDSE_MAX_LEVELS),
     RECORD(cdse_system, "memory_tier", tier, tier_fields, 1),

@@ -35,8 +35,14 @@
  * from the first micro-batch of an iteration to the last (te.pytorch.Linear forward argument
  * is_first_microbatch: "the weights are cast to FP8 and cached"; Megatron-Core passes it unless
  * disable_parameter_transpose_cache): 1 B + 1 B per parameter of the layers. They also save the
- * FP8 cast of each GEMM input for the weight-gradient GEMM instead of its bf16 original. */
-#define FP8_WEIGHT_CACHE_BYTES 2.0
+ * FP8 cast of each GEMM input for the weight-gradient GEMM instead of its bf16 original. The
+ * transpose exists only where FP8 GEMMs are TN only (Hopper): on GPUs whose FP8 GEMMs take any
+ * operand layout (cdse_system.fp8_non_tn_gemm: Blackwell, Transformer Engine
+ * is_non_tn_fp8_gemm_supported(), compute capability 10.x, 11.x and from 13,
+ * transformer_engine/pytorch/utils.py) Float8Tensor.update_usage never makes it (float8_tensor.py:
+ * "needs_data_transpose = False"), for weights and GEMM inputs alike. */
+#define FP8_WEIGHT_COPY_BYTES 1.0
+#define FP8_TRANSPOSE_BYTES   1.0
 /* FP8 parameters (Transformer Engine fp8_model_init: modules "hold only quantized copies of
  * [their] parameters, as opposed to the default behavior where both higher precision and
  * quantized copies are present", transformer_engine/pytorch/quantization.py; NeMo fp8_params,
@@ -443,10 +449,13 @@ static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, la
     c->norm_bytes = x->tokens * h_share * 2.0 * LAYERNORM_FWD_BYTES;
     c->act_bytes = x->tokens * mlp_rows * mlp_width * act;
     if (e->st->precision == CDSE_FP8) {
-        /* Transformer Engine casts each GEMM input to fp8 and writes a transposed copy for the
-         * weight gradient: read 2 B, write 1 + 1 B per element. */
+        /* Transformer Engine casts each GEMM input to fp8 and, with TN-only FP8 GEMMs, writes a
+         * transposed copy for the weight gradient: read 2 B, write 1 + 1 B per element (1 B on
+         * fp8_non_tn_gemm GPUs). */
         double inputs = x->h + x->q / x->t + mlp_rows * (x->h + mlp_width);
-        fwd += x->tokens * inputs * 4.0;
+        double written =
+            FP8_GEMM_OPERAND_BYTES + (e->sys->fp8_non_tn_gemm ? 0.0 : FP8_TRANSPOSE_BYTES);
+        fwd += x->tokens * inputs * (ACT_BYTES + written);
     }
     c->ew_fwd = fwd / e->hbm;
     c->ew_bwd = ELEMENTWISE_BWD_FACTOR * c->ew_fwd;
@@ -849,7 +858,9 @@ static void state_memory(const env *e, const dims *x, const stage_param_count *p
     r->mem_optimizer_gib = (dense * dense_b[2] + params->experts * expert_b[2]) / gib;
     if (e->st->precision == CDSE_FP8) {
         /* With FP8 parameters the FP8 copy is the weight itself: the transpose remains. */
-        double cache = FP8_WEIGHT_CACHE_BYTES - (layer_share < 1.0 ? FP8_PARAM_BYTES : 0.0);
+        double cache = FP8_WEIGHT_COPY_BYTES +
+                       (e->sys->fp8_non_tn_gemm ? 0.0 : FP8_TRANSPOSE_BYTES) -
+                       (layer_share < 1.0 ? FP8_PARAM_BYTES : 0.0);
         r->mem_fp8_cache_gib = (params->dense + params->experts) * cache /
                                (e->st->zero >= 3 ? x->d * x->c : 1.0) / gib;
     }

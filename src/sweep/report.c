@@ -348,7 +348,8 @@ const cdse_column cdse_columns[] = {
      "software stack that runs it (calibration/stacks; \"" CDSE_STACK_DEFAULT_LABEL
      "\": the built-in, current Megatron-Core)"},
     F64("mem_fp8_cache_gib", mem_fp8_cache_gib, "GiB",
-        "FP8 copies and transposes of the weights (Transformer Engine, FP8 only)"),
+        "FP8 copies and transposes of the weights (Transformer Engine, FP8 only; no transposes "
+        "on systems with fp8_non_tn_gemm)"),
     F64("mem_runtime_gib", mem_runtime_gib, "GiB",
         "the stack's NCCL/cuBLAS/TE workspaces and caching-allocator reserve"),
     F64("t_fixed_s", t_fixed_s, "s",

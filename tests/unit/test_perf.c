@@ -1257,6 +1257,52 @@ static void test_fp8_memory(void **state)
                1e-9);
 }
 
+/* FP8 GEMMs in any operand layout (systems[].fp8_non_tn_gemm, Blackwell: Transformer Engine
+ * is_non_tn_fp8_gemm_supported(), transformer_engine/pytorch/utils.py; Float8Tensor.update_usage
+ * makes no transpose there): no transposed FP8 copies. Hand calculation on test_fp8_memory's two
+ * GPT layers (25,192,448 parameters, bf16 weights):
+ *   fp8 cache: the copy only, 25,192,448 x 1 B (TN only: x 2); with FP8 parameters nothing (the
+ *     weight is its FP8 copy; TN only: the transpose, x 1);
+ *   the cast of each GEMM input (QKV input h, projection input h, FC1 input h, FC2 input 4h: 7h
+ *     elements per token, t = 1) writes 1 B instead of 1 + 1 B: per layer and micro-batch the
+ *     forward pass moves T x 7h x 1 B less (T = 2 x 512 tokens, 1e12 B/s), the backward pass 1.5
+ *     times that (ELEMENTWISE_BWD_FACTOR, perf.c);
+ *   the activations (the FP8 input saved for the weight gradient, 1 B either way) are unchanged. */
+static void test_fp8_non_tn_gemm(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    cdse_system tn = sys();
+    tn.peak_tflops[CDSE_FP8] = 200.0;
+    tn.gemm_eff_fp8 = tn.gemm_eff;
+    cdse_system any = tn;
+    any.fp8_non_tn_gemm = true;
+    cdse_strategy st = strat(2, 1, 1, 2, 4);
+    st.zero = 1;
+    st.flash_attention = true;
+    st.precision = CDSE_FP8;
+    cdse_stack k = bare_stack();
+    k.fp8_param_gather = false;
+    st.stack = &k;
+    cdse_result r_tn, r_any;
+    eval_ok(&m, &tn, &st, &r_tn);
+    eval_ok(&m, &any, &st, &r_any);
+    assert_rel(r_tn.mem_fp8_cache_gib, 25192448.0 * 2.0 / GIB, 1e-12);
+    assert_rel(r_any.mem_fp8_cache_gib, 25192448.0 / GIB, 1e-12);
+    assert_true(r_any.mem_activations_gib == r_tn.mem_activations_gib);
+    double fwd_tn, bwd_tn, fwd_any, bwd_any;
+    assert_int_equal(cdse_layer_times(&m, &tn, &st, &fwd_tn, &bwd_tn), CDSE_ST_OK);
+    assert_int_equal(cdse_layer_times(&m, &any, &st, &fwd_any, &bwd_any), CDSE_ST_OK);
+    double saved = 2.0 * S * 7.0 * H * 1.0 / 1e12;
+    assert_rel(fwd_tn - fwd_any, saved, 1e-9);
+    assert_rel(bwd_tn - bwd_any, 1.5 * saved, 1e-9);
+    k.fp8_param_gather = true;
+    eval_ok(&m, &tn, &st, &r_tn);
+    eval_ok(&m, &any, &st, &r_any);
+    assert_rel(r_tn.mem_fp8_cache_gib, 25192448.0 / GIB, 1e-12);
+    assert_true(r_any.mem_fp8_cache_gib == 0.0);
+}
+
 /* FP8 primary weights (stack fp8_param_gather, Megatron-Bridge's fp8_cs recipes: Megatron-
  * Bridge v0.2.0 src/megatron/bridge/training/mixed_precision.py:283-289): the layers' weights are
  * FP8 (1 B) instead of bf16 (2 B) with an FP8 copy (1 B); the transpose Hopper's FP8 GEMMs need
@@ -2353,6 +2399,7 @@ int main(void)
         cmocka_unit_test(test_dp_comm_zero3_deepspeed),
         cmocka_unit_test(test_dp_comm_not_overlapped),
         cmocka_unit_test(test_fp8_memory),
+        cmocka_unit_test(test_fp8_non_tn_gemm),
         cmocka_unit_test(test_fp8_param_gather_memory),
         cmocka_unit_test(test_last_stage_peaks),
         cmocka_unit_test(test_host_costs),
