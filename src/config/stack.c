@@ -106,7 +106,8 @@ static const key_spec stack_keys[] = {
      .def = 0.0,
      .def_text = "false",
      .help = "in FP8 training the layers' weights are held only as FP8 (1 B, plus the FP8 "
-             "transpose) and the distributed optimizer all-gathers them in FP8"},
+             "transpose, none with systems[].fp8_non_tn_gemm) and the distributed optimizer "
+             "all-gathers them in FP8"},
 };
 static const key_table stack_table = {"stack profile", stack_keys,
                                       (int)(sizeof stack_keys / sizeof stack_keys[0])};

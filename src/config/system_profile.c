@@ -211,8 +211,8 @@ static const key_spec system_keys[] = {
      .type = KEY_BOOL,
      .offset = offsetof(cdse_system, fp8_non_tn_gemm),
      .def_text = "false",
-     .help = "FP8 GEMMs take any operand layout (Blackwell): no transposed FP8 copies of weights "
-             "and GEMM inputs"},
+     .help = "FP8 GEMMs take any operand layout (compute capability 10.x: B200, B300): no "
+             "transposed FP8 copies of weights and GEMM inputs"},
     {.name = "network",
      .type = KEY_CUSTOM,
      .parse = parse_network,

@@ -48,7 +48,7 @@
  * quantized copies are present", transformer_engine/pytorch/quantization.py; NeMo fp8_params,
  * Megatron-Core --fp8-param-gather: "keep the compute param in fp8 ... and perform the param
  * all-gather in fp8", megatron/training/arguments.py): a layer weight is its FP8 copy, 1 B, and
- * only the transpose is cached beside it. Embeddings stay bf16. */
+ * only the transpose (TN-only FP8 GEMMs) is cached beside it. Embeddings stay bf16. */
 #define FP8_PARAM_BYTES 1.0
 
 /* HBM traffic of the optimizer step per locally updated parameter, as Megatron-LM's mixed-
@@ -857,7 +857,8 @@ static void state_memory(const env *e, const dims *x, const stage_param_count *p
     r->mem_gradients_gib = (dense * dense_b[1] + params->experts * expert_b[1]) / gib;
     r->mem_optimizer_gib = (dense * dense_b[2] + params->experts * expert_b[2]) / gib;
     if (e->st->precision == CDSE_FP8) {
-        /* With FP8 parameters the FP8 copy is the weight itself: the transpose remains. */
+        /* With FP8 parameters the FP8 copy is the weight itself: the transpose (TN-only FP8
+         * GEMMs) remains. */
         double cache = FP8_WEIGHT_COPY_BYTES +
                        (e->sys->fp8_non_tn_gemm ? 0.0 : FP8_TRANSPOSE_BYTES) -
                        (layer_share < 1.0 ? FP8_PARAM_BYTES : 0.0);

@@ -102,9 +102,10 @@ typedef struct cdse_system {
     double hbm_bandwidth_gbs;
     double hbm_efficiency; /* achievable share of HBM bandwidth for streaming kernels */
     double reserved_gib;   /* CUDA/ROCm context, allocator fragmentation, workspaces */
-    /* FP8 GEMMs take operands in any layout (Blackwell), so Transformer Engine keeps no transposed
-     * FP8 copies; false: TN only (Hopper, Ada), a transposed copy of every FP8 operand whose
-     * GEMM of the backward pass needs the other layout. */
+    /* FP8 GEMMs take operands in any layout (Blackwell data-centre GPUs, compute capability
+     * 10.x), so Transformer Engine keeps no transposed copies in per-tensor FP8 recipes; false:
+     * TN only (Hopper, Ada), a transposed copy of every FP8 operand whose GEMM of the backward
+     * pass needs the other layout. */
     bool fp8_non_tn_gemm;
     int gpus_per_node;
     int n_levels;
