@@ -199,6 +199,13 @@ typedef struct layer_cost {
 
 /* The part of a collective that the computation window cannot hide, plus the slowdown the hidden
  * part inflicts on that computation. */
+/* Bytes per element of the FP8 transpose Transformer Engine keeps beside an FP8 weight or GEMM
+ * input: FP8_TRANSPOSE_BYTES where FP8 GEMMs are TN only, none on fp8_non_tn_gemm systems. */
+static double fp8_transpose_bytes(const cdse_system *sys)
+{
+    return sys->fp8_non_tn_gemm ? 0.0 : FP8_TRANSPOSE_BYTES;
+}
+
 static double exposed(double comm, double window)
 {
     double hidden = comm < window ? comm : window;
@@ -453,8 +460,7 @@ static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, la
          * transposed copy for the weight gradient: read 2 B, write 1 + 1 B per element (1 B on
          * fp8_non_tn_gemm GPUs). */
         double inputs = x->h + x->q / x->t + mlp_rows * (x->h + mlp_width);
-        double written =
-            FP8_GEMM_OPERAND_BYTES + (e->sys->fp8_non_tn_gemm ? 0.0 : FP8_TRANSPOSE_BYTES);
+        double written = FP8_GEMM_OPERAND_BYTES + fp8_transpose_bytes(e->sys);
         fwd += x->tokens * inputs * (ACT_BYTES + written);
     }
     c->ew_fwd = fwd / e->hbm;
@@ -859,8 +865,7 @@ static void state_memory(const env *e, const dims *x, const stage_param_count *p
     if (e->st->precision == CDSE_FP8) {
         /* With FP8 parameters the FP8 copy is the weight itself: the transpose (TN-only FP8
          * GEMMs) remains. */
-        double cache = FP8_WEIGHT_COPY_BYTES +
-                       (e->sys->fp8_non_tn_gemm ? 0.0 : FP8_TRANSPOSE_BYTES) -
+        double cache = FP8_WEIGHT_COPY_BYTES + fp8_transpose_bytes(e->sys) -
                        (layer_share < 1.0 ? FP8_PARAM_BYTES : 0.0);
         r->mem_fp8_cache_gib = (params->dense + params->experts) * cache /
                                (e->st->zero >= 3 ? x->d * x->c : 1.0) / gib;

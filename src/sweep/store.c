@@ -1167,13 +1167,6 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
 
 static int unguarded_read_progress(cdse_store *store, cdse_done **done, size_t *n, cdse_diag *diag);
 
-/* Brings a store back to its last complete commit. Rows of /progress are appended commit after
- * commit with a non-decreasing /results row count, so the longest prefix of /progress whose row
- * counts /results holds is a consistent earlier state (a kill during a commit's flush can leave
- * one dataset's extent newer than another's); later progress rows and rows of /results past
- * that count are dropped, and those ranges are evaluated again. */
-/* The last complete commit: the longest prefix of /progress whose row counts /results holds;
- * `keep` receives the length of that prefix, `committed` its /results row count. */
 /* Whether a /progress row is one a commit wrote: a range of the space whose configurations
  * its counts add up to (/progress has no checksum; a row torn by a kill, or damaged, is not). */
 static bool progress_row_whole(const cdse_store *s, const cdse_done *row)
@@ -1186,6 +1179,13 @@ static bool progress_row_whole(const cdse_store *s, const cdse_done *row)
     return sum == row->end - row->begin;
 }
 
+/* Brings a store back to its last complete commit. Rows of /progress are appended commit after
+ * commit with a non-decreasing /results row count, so the longest prefix of /progress whose row
+ * counts /results holds is a consistent earlier state (a kill during a commit's flush can leave
+ * one dataset's extent newer than another's); later progress rows and rows of /results past
+ * that count are dropped, and those ranges are evaluated again. */
+/* The last complete commit: the longest prefix of /progress whose row counts /results holds;
+ * `keep` receives the length of that prefix, `committed` its /results row count. */
 static int last_commit(cdse_store *s, size_t *keep, size_t *total, uint64_t *committed,
                        cdse_diag *diag)
 {
@@ -1597,15 +1597,6 @@ int cdse_store_write_chunk(cdse_store *store, uint64_t start, const void *data, 
     return CDSE_OK;
 }
 
-/* Tables a commit rewrites whole (/counts, /top, /pareto, /pareto_cost) are written into a copy
- * in the group /staging and put in place of the table by renaming both links; the old table
- * becomes the copy the commit after next rewrites. A SIGKILL can stop a write(2) part-way, and
- * HDF5 rewrites a chunk at the address it had (when its size is the same, and when it was the
- * last thing in the file, whose end moves back when it is freed): the bytes the last commit made
- * visible are therefore never written, only those of the copy, which nothing reads. Emptying the
- * copy first puts its chunks at the end of the file, after every chunk the commit wrote before
- * (the partial chunk of /results): those are never the last thing in the file when they are
- * freed. */
 static bool table_extendible(hid_t d)
 {
     hsize_t dims = 0, maxdims = 0;
@@ -1617,11 +1608,20 @@ static bool table_extendible(hid_t d)
     return ok;
 }
 
-/* The empty staging copy of table `name`: the one of the last commit but one, or a new one (with
- * the `note` of /pareto_cost) after an open (which deletes /staging), or when the copy is a
- * table that cannot be emptied (the fixed-size /counts of stores made before). */
-static hid_t staging_table(cdse_store *store, const char *name, hid_t type, hsize_t chunk_rows,
-                           int filters)
+/* Tables a commit rewrites whole (/counts, /top, /pareto, /pareto_cost) are written into a copy
+ * in the group /staging and put in place of the table by renaming both links; the old table
+ * becomes the copy the commit after next rewrites. A SIGKILL can stop a write(2) part-way, and
+ * HDF5 rewrites a chunk at the address it had (when its size is the same, and when it was the
+ * last thing in the file, whose end moves back when it is freed): the bytes the last commit made
+ * visible are therefore never written, only those of the copy, which nothing reads. Emptying the
+ * copy first puts its chunks at the end of the file, after every chunk the commit wrote before
+ * (the partial chunk of /results): those are never the last thing in the file when they are
+ * freed. */
+/* The empty staging copy `path` of table `name`: the one of the last commit but one, or a new one
+ * (with the `note` of /pareto_cost) after an open (which deletes /staging), or when the copy is
+ * a table that cannot be emptied (the fixed-size /counts of stores made before). */
+static hid_t staging_table(cdse_store *store, const char *name, const char *path, hid_t type,
+                           hsize_t chunk_rows, int filters)
 {
     hid_t file = store->file;
     if (H5Lexists(file, STAGING, H5P_DEFAULT) <= 0) {
@@ -1630,8 +1630,6 @@ static hid_t staging_table(cdse_store *store, const char *name, hid_t type, hsiz
             return -1;
         H5Gclose(g);
     }
-    char path[64];
-    snprintf(path, sizeof path, STAGING "/%s", name);
     /* The old table of a commit that failed after putting the copy in place. */
     if (H5Lexists(file, STAGING "/swap", H5P_DEFAULT) > 0 &&
         (H5Lexists(file, path, H5P_DEFAULT) > 0 ||
@@ -1653,17 +1651,12 @@ static hid_t staging_table(cdse_store *store, const char *name, hid_t type, hsiz
     }
     d = create_table(file, path, type, chunk_rows, filters);
     hid_t committed = d >= 0 ? H5Dopen2(file, name, H5P_DEFAULT) : -1;
-    char *note = committed >= 0 && H5Aexists(committed, "note") > 0 ? NULL : (char *)"";
-    if (note == NULL) {
-        hid_t a = H5Aopen(committed, "note", H5P_DEFAULT);
-        note = a >= 0 ? read_string(a, true, STORE_STRING_MAX) : NULL;
-        if (a >= 0)
-            H5Aclose(a);
-        if (note == NULL || attr_string(d, "note", note) < 0) {
-            H5Dclose(d);
-            d = -1;
-        }
-        free(note);
+    char note[CDSE_PARETO_COST_NOTE_MAX];
+    if (committed >= 0 && H5Aexists(committed, "note") > 0 &&
+        (attr_read_string(committed, "note", note, sizeof note) < 0 ||
+         attr_string(d, "note", note) < 0)) {
+        H5Dclose(d);
+        d = -1;
     }
     if (committed >= 0)
         H5Dclose(committed);
@@ -1674,12 +1667,12 @@ static hid_t staging_table(cdse_store *store, const char *name, hid_t type, hsiz
 static int commit_table(cdse_store *store, const char *name, hid_t type, hsize_t chunk_rows,
                         int filters, size_t n, const void *rows)
 {
-    hid_t d = staging_table(store, name, type, chunk_rows, filters);
+    char staged[64];
+    snprintf(staged, sizeof staged, STAGING "/%s", name);
+    hid_t d = staging_table(store, name, staged, type, chunk_rows, filters);
     int rc = d < 0 ? -1 : table_write(d, type, 0, n, rows);
     if (d >= 0)
         H5Dclose(d);
-    char staged[64];
-    snprintf(staged, sizeof staged, STAGING "/%s", name);
     hid_t file = store->file;
     if (rc != 0 || H5Lmove(file, name, file, STAGING "/swap", H5P_DEFAULT, H5P_DEFAULT) < 0)
         return -1;
