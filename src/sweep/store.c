@@ -3,6 +3,7 @@
 #include "clusterdse/sweep/store.h"
 
 #include "clusterdse/model/fields.h"
+#include "clusterdse/sweep/fault.h"
 #include "clusterdse/sweep/topk.h"
 
 #include <errno.h>
@@ -1677,11 +1678,16 @@ static int commit_table(cdse_store *store, const char *name, hid_t type, hsize_t
     if (rc != 0 || H5Lmove(file, name, file, STAGING "/swap", H5P_DEFAULT, H5P_DEFAULT) < 0)
         return -1;
     /* A store is never left without the table (a failed commit is flushed by the close). */
-    if (H5Lmove(file, staged, file, name, H5P_DEFAULT, H5P_DEFAULT) < 0) {
+    if (cdse_fault("store_swap_in") ||
+        H5Lmove(file, staged, file, name, H5P_DEFAULT, H5P_DEFAULT) < 0) {
         H5Lmove(file, STAGING "/swap", file, name, H5P_DEFAULT, H5P_DEFAULT);
         return -1;
     }
-    return H5Lmove(file, STAGING "/swap", file, staged, H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0;
+    /* Left in /staging/swap on failure, the old table is moved back by the next staging_table. */
+    return cdse_fault("store_swap_back") ||
+                   H5Lmove(file, STAGING "/swap", file, staged, H5P_DEFAULT, H5P_DEFAULT) < 0
+               ? -1
+               : 0;
 }
 
 static int commit_records(cdse_store *store, const char *name, const cdse_record *records, size_t n)
@@ -1722,16 +1728,9 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
         if (rc == 0)
             store->progress_filtered = false;
     }
-    hid_t d = rc == 0 ? open_table(store->file, "progress") : -1;
-    if (d < 0 || table_write(d, rt, store->progress_rows, n_done, done) < 0)
-        rc = -1;
-    else
-        store->progress_rows += n_done;
-    if (d >= 0)
-        H5Dclose(d);
     /* /counts keeps the rows it has (16 in stores made before a status was appended). */
     count_row rows[COUNT_ROWS(true)];
-    d = open_table(store->file, "counts");
+    hid_t d = open_table(store->file, "counts");
     uint64_t n_counts = d >= 0 ? table_rows(d) : 0;
     if (d >= 0)
         H5Dclose(d);
@@ -1740,7 +1739,6 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
         commit_table(store, "counts", ct, COUNT_ROWS(true), TABLE_CHECKSUM, (size_t)n_counts,
                      rows) < 0)
         rc = -1;
-    H5Tclose(rt);
     H5Tclose(ct);
     if (rc == 0)
         rc = commit_records(store, "top", best->top, best->n_top);
@@ -1748,6 +1746,18 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
         rc = commit_records(store, "pareto", best->pareto, best->n_pareto);
     if (rc == 0 && H5Lexists(store->file, "pareto_cost", H5P_DEFAULT) > 0)
         rc = commit_records(store, "pareto_cost", best->pareto_cost, best->n_pareto_cost);
+    /* The done ranges last: a commit that fails before them (and is flushed by the close) leaves
+     * /progress as the last commit left it, and --resume evaluates the ranges again (the rows of
+     * them that a table put in place before the failure holds are not taken as done). */
+    d = rc == 0 ? open_table(store->file, "progress") : -1;
+    if (d < 0 || cdse_fault("store_progress") ||
+        table_write(d, rt, store->progress_rows, n_done, done) < 0)
+        rc = -1;
+    else
+        store->progress_rows += n_done;
+    if (d >= 0)
+        H5Dclose(d);
+    H5Tclose(rt);
     if (rc == 0 && store->results >= 0)
         rc = attr_write(store->results, "rows_committed", H5T_NATIVE_UINT64, &store->rows);
     if (rc == 0 && H5Fflush(store->file, H5F_SCOPE_GLOBAL) < 0)

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "clusterdse/sweep/sweep.h"
 
+#include "clusterdse/sweep/fault.h"
 #include "clusterdse/sweep/topk.h"
 
 #include "clusterdse/model/bound.h"
@@ -35,18 +36,6 @@ static double now_s(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
-
-#ifdef CDSE_FAULT_INJECTION
-/* Test builds only (CMake option CDSE_FAULT_INJECTION): CDSE_FAULT=NAME makes the allocation
- * called NAME fail, so that tests/sh/sweep_alloc_faults.sh can provoke the paths below. */
-static bool fault(const char *name)
-{
-    const char *f = getenv("CDSE_FAULT");
-    return f != NULL && strcmp(f, name) == 0;
-}
-#else
-#define fault(name) false
-#endif
 
 /* ---- best-so-far ----------------------------------------------------------------------------- */
 
@@ -1178,9 +1167,10 @@ static void stop_workers(master *m)
 
 static int master_loop(master *m)
 {
-    int *outstanding = fault("master_loop") ? NULL : calloc((size_t)m->ranks, sizeof *outstanding);
+    int *outstanding =
+        cdse_fault("master_loop") ? NULL : calloc((size_t)m->ranks, sizeof *outstanding);
     unsigned char *buf =
-        fault("master_recv") ? NULL : malloc(job_message_bound(m->job, m->gen.chunk_max));
+        cdse_fault("master_recv") ? NULL : malloc(job_message_bound(m->job, m->gen.chunk_max));
     chunk own;
     if (outstanding == NULL || buf == NULL || chunk_init(&own, m->job, m->gen.chunk_max) < 0) {
         if (outstanding != NULL && buf != NULL)

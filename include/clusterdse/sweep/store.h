@@ -150,7 +150,8 @@ typedef struct cdse_best_rows {
 
 /* Makes everything appended so far durable together with the completed ranges `done`
  * (appended to /progress), the counts and the current /top, /pareto and /pareto_cost, in one
- * flush. */
+ * flush. The ranges are written last: a commit that fails part-way (and is flushed by the close)
+ * leaves /progress as the last whole commit left it. */
 int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const cdse_counts *counts,
                       const cdse_best_rows *best, cdse_diag *diag);
 
