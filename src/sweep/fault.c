@@ -11,10 +11,14 @@ bool cdse_fault(const char *name)
     static unsigned long passes; /* through the point CDSE_FAULT names, since it was set so */
     static char counted[64];
     const char *f = getenv("CDSE_FAULT");
-    size_t len = strlen(name);
-    if (f == NULL || strncmp(f, name, len) != 0 || (f[len] != '\0' && f[len] != '@'))
+    if (f == NULL || strlen(f) >= sizeof counted) { /* unset (or too long): counting starts over */
+        counted[0] = '\0';
         return false;
-    if (strncmp(counted, f, sizeof counted) != 0) {
+    }
+    size_t len = strlen(name);
+    if (strncmp(f, name, len) != 0 || (f[len] != '\0' && f[len] != '@'))
+        return false;
+    if (strcmp(counted, f) != 0) {
         snprintf(counted, sizeof counted, "%s", f);
         passes = 0;
     }

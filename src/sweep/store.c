@@ -57,6 +57,7 @@ struct cdse_store {
     uint64_t rows;          /* current extent of /results */
     uint64_t progress_rows; /* current extent of /progress */
     bool progress_filtered; /* /progress has filters (a checksum: stores made before) */
+    char swapped[32];       /* the table whose old copy a failed commit left in /staging/swap */
     int statuses; /* statuses the store knows (its status enumeration, the counts of a /progress
                      row): fewer in stores made before a status was appended, whose codes are
                      the first ones */
@@ -1631,11 +1632,6 @@ static hid_t staging_table(cdse_store *store, const char *name, const char *path
             return -1;
         H5Gclose(g);
     }
-    /* The old table of a commit that failed after putting the copy in place. */
-    if (H5Lexists(file, STAGING "/swap", H5P_DEFAULT) > 0 &&
-        (H5Lexists(file, path, H5P_DEFAULT) > 0 ||
-         H5Lmove(file, STAGING "/swap", file, path, H5P_DEFAULT, H5P_DEFAULT) < 0))
-        return -1;
     hid_t d = H5Lexists(file, path, H5P_DEFAULT) > 0 ? open_table(file, path) : -1;
     if (d >= 0 && table_extendible(d)) {
         hsize_t zero = 0;
@@ -1683,11 +1679,29 @@ static int commit_table(cdse_store *store, const char *name, hid_t type, hsize_t
         H5Lmove(file, STAGING "/swap", file, name, H5P_DEFAULT, H5P_DEFAULT);
         return -1;
     }
-    /* Left in /staging/swap on failure, the old table is moved back by the next staging_table. */
-    return cdse_fault("store_swap_back") ||
-                   H5Lmove(file, STAGING "/swap", file, staged, H5P_DEFAULT, H5P_DEFAULT) < 0
-               ? -1
-               : 0;
+    if (cdse_fault("store_swap_back") ||
+        H5Lmove(file, STAGING "/swap", file, staged, H5P_DEFAULT, H5P_DEFAULT) < 0) {
+        /* Left in /staging/swap: the next commit puts it back first (restore_swap). */
+        snprintf(store->swapped, sizeof store->swapped, "%s", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* The old table a failed commit left in /staging/swap goes back to its staging copy's place. */
+static int restore_swap(cdse_store *store)
+{
+    if (store->swapped[0] == '\0')
+        return 0;
+    char staged[64];
+    snprintf(staged, sizeof staged, STAGING "/%s", store->swapped);
+    hid_t file = store->file;
+    if (H5Lexists(file, STAGING "/swap", H5P_DEFAULT) > 0 &&
+        (H5Lexists(file, staged, H5P_DEFAULT) > 0 ||
+         H5Lmove(file, STAGING "/swap", file, staged, H5P_DEFAULT, H5P_DEFAULT) < 0))
+        return -1;
+    store->swapped[0] = '\0';
+    return 0;
 }
 
 static int commit_records(cdse_store *store, const char *name, const cdse_record *records, size_t n)
@@ -1712,10 +1726,12 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
     for (size_t i = 0; i < n_done; i++)
         done[i].rows = store->results >= 0 ? store->rows : 0;
     hid_t rt = range_type(store->statuses), ct = count_type();
+    if (restore_swap(store) < 0)
+        rc = -1;
     /* The /progress of stores made before has a checksum, so that adding rows would write its
      * last chunk whole: the first commit moves its rows into a table without filters, as new
      * stores have (commit_table; the old table stays in /staging). */
-    if (store->progress_filtered) {
+    if (rc == 0 && store->progress_filtered) {
         cdse_done *rows = calloc(store->progress_rows ? store->progress_rows : 1, sizeof *rows);
         hid_t old = open_table(store->file, "progress");
         if (rows == NULL || old < 0 || table_read(old, rt, 0, store->progress_rows, rows) < 0)
@@ -1735,9 +1751,9 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
     if (d >= 0)
         H5Dclose(d);
     counts_rows(counts, n_counts == COUNT_ROWS(true), rows);
-    if (d < 0 || n_counts == 0 || n_counts > COUNT_ROWS(true) ||
-        commit_table(store, "counts", ct, COUNT_ROWS(true), TABLE_CHECKSUM, (size_t)n_counts,
-                     rows) < 0)
+    if (rc == 0 && (d < 0 || n_counts == 0 || n_counts > COUNT_ROWS(true) ||
+                    commit_table(store, "counts", ct, COUNT_ROWS(true), TABLE_CHECKSUM,
+                                 (size_t)n_counts, rows) < 0))
         rc = -1;
     H5Tclose(ct);
     if (rc == 0)
@@ -1750,11 +1766,17 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
      * /progress as the last commit left it, and --resume evaluates the ranges again (the rows of
      * them that a table put in place before the failure holds are not taken as done). */
     d = rc == 0 ? open_table(store->file, "progress") : -1;
-    if (d < 0 || cdse_fault("store_progress") ||
-        table_write(d, rt, store->progress_rows, n_done, done) < 0)
-        rc = -1;
-    else
+    hsize_t end = store->progress_rows + n_done;
+    if (d >= 0 && H5Dset_extent(d, &end) >= 0 && !cdse_fault("store_progress") &&
+        table_write(d, rt, store->progress_rows, n_done, done) == 0) {
         store->progress_rows += n_done;
+    } else {
+        /* A failed write leaves no row the close would flush (its extent raised first). */
+        hsize_t kept = store->progress_rows;
+        if (d >= 0)
+            H5Dset_extent(d, &kept);
+        rc = -1;
+    }
     if (d >= 0)
         H5Dclose(d);
     H5Tclose(rt);
