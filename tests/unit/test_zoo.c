@@ -220,7 +220,8 @@ static void test_datasheet_values(void **state)
 /* GB200 / GB300 NVL72 datasheet values per GPU (NVIDIA GB200 NVL72 and GB300 NVL72 pages, rack
  * totals over 72 GPUs, "with sparsity" halved): BF16 360 PFLOPS / 72 / 2 = 2500 TFLOPS, FP8
  * 720 / 72 / 2 = 5000; HBM3e 13.4 TB / 72 = 186 GB (GB200; 372 GB per 2-GPU superchip) and 288 GB
- * (GB300), 576 TB/s / 72 = 8000 GB/s; NVLink 130 TB/s / 72 = 1.8 TB/s both ways = 900 GB/s per
+ * (GB300), of which the GPU shows (nvidia-smi --query-gpu=memory.total, gb200-nvl72.cfg [6])
+ * 189471 MiB = 185.03 GiB and 284208 MiB = 277.55 GiB, 576 TB/s / 72 = 8000 GB/s; NVLink 130 TB/s / 72 = 1.8 TB/s both ways = 900 GB/s per
  * direction; one ConnectX-7 400 Gb/s (50 GB/s) per GPU on GB200 and one ConnectX-8 800 Gb/s
  * (100 GB/s) on GB300; Grace LPDDR5X per GPU: half of a 480 GB (GB200) or 500 GB (GB300,
  * 18 TB / 36) Grace, at half of NVLink-C2C's 450 GB/s per direction. */
@@ -228,14 +229,14 @@ static void test_nvl72_datasheet_values(void **state)
 {
     (void)state;
     const char *names[2] = {"gb200-nvl72", "gb300-nvl72"};
-    const double hbm_gb[2] = {186.0, 288.0}, nic_gbs[2] = {400.0 / 8.0, 800.0 / 8.0};
+    const double hbm_mib[2] = {189471.0, 284208.0}, nic_gbs[2] = {400.0 / 8.0, 800.0 / 8.0};
     const double grace_gb[2] = {480.0 / 2.0, 500.0 / 2.0};
     for (int i = 0; i < 2; i++) {
         cdse_system s;
         load_system(names[i], &s);
         assert_float_equal(s.peak_tflops[CDSE_BF16], 360e3 / 72.0 / 2.0, 1e-9);
         assert_float_equal(s.peak_tflops[CDSE_FP8], 720e3 / 72.0 / 2.0, 1e-9);
-        assert_float_equal(s.hbm_gib, hbm_gb[i] * 1e9 / CDSE_GIB, 0.05);
+        assert_float_equal(s.hbm_gib, hbm_mib[i] / 1024.0, 0.05);
         assert_float_equal(s.hbm_bandwidth_gbs, 576e3 / 72.0, 1e-9);
         assert_float_equal(s.level[0].bandwidth_gbs, 130e3 / 72.0 / 2.0, 3.0);
         assert_float_equal(s.level[1].bandwidth_gbs, nic_gbs[i], 1e-9);
