@@ -547,6 +547,21 @@ static void test_commit_keeps_committed_bytes(void **state)
     keeps_committed_bytes(&(rounds_plan){CDSE_STORE_ALL, true, 200, 1});
 }
 
+/* A new store at `path` storing every row of a 100000-configuration job (returned in *job, freed
+ * by the caller), with commit_round's round 0 committed; *next and *counts follow it. */
+static cdse_store *store_after_round0(const char *path, cdse_job **job, uint64_t *next,
+                                      cdse_counts *counts)
+{
+    *job = small_job(100000, CDSE_STORE_ALL);
+    cdse_store *s = NULL;
+    cdse_diag diag = {""};
+    assert_int_equal(cdse_store_create(path, *job, &meta, true, &s, &diag), 0);
+    memset(counts, 0, sizeof *counts);
+    *next = 0;
+    assert_int_equal(try_commit_round(s, 0, false, 1500, next, counts), 0);
+    return s;
+}
+
 /* Stores made before this change have a checksum on /progress: the first commit after a resume
  * moves its rows into a table without filters (the old one kept in /staging), and no range is
  * lost. The old kind is made here by rewriting /progress of a new store with the filter. */
@@ -555,14 +570,11 @@ static void test_progress_moves_off_checksum(void **state)
     (void)state;
     char path[512];
     path_of("oldprogress.h5", path, sizeof path);
-    cdse_job *job = small_job(100000, CDSE_STORE_ALL);
-    cdse_store *s = NULL;
-    cdse_diag diag = {""};
-    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0);
+    cdse_job *job;
     cdse_counts counts;
-    memset(&counts, 0, sizeof counts);
-    uint64_t next = 0;
-    commit_round(s, 0, false, 1500, &next, &counts);
+    uint64_t next;
+    cdse_store *s = store_after_round0(path, &job, &next, &counts);
+    cdse_diag diag = {""};
     commit_round(s, 1, false, 1500, &next, &counts);
     assert_int_equal(cdse_store_close(s, &diag), 0);
 
@@ -673,14 +685,11 @@ static void test_failed_commit(void **state)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char path[512];
         path_of("failed.h5", path, sizeof path);
-        cdse_job *job = small_job(100000, CDSE_STORE_ALL);
-        cdse_store *s = NULL;
-        cdse_diag diag = {""};
-        assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0);
+        cdse_job *job;
         cdse_counts counts;
-        memset(&counts, 0, sizeof counts);
-        uint64_t next = 0;
-        assert_int_equal(try_commit_round(s, 0, false, 1500, &next, &counts), 0);
+        uint64_t next;
+        cdse_store *s = store_after_round0(path, &job, &next, &counts);
+        cdse_diag diag = {""};
         setenv("CDSE_FAULT", cases[k].fault, 1);
         assert_int_not_equal(try_commit_round(s, 1, false, 1500, &next, &counts), 0);
         unsetenv("CDSE_FAULT");
