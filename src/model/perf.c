@@ -92,7 +92,10 @@
  * thread block per channel, 16-32 channels on an 8-GPU NVSwitch node (NCCL_MAX_NCHANNELS
  * defaults; nccl src/graph/tuning.cc), i.e. 15-30% of an A100's 108 SMs. The overlapped GEMMs
  * slow down by that share for as long as the collective runs: a hidden collective second costs
- * OVERLAP_INTERFERENCE seconds of computation. */
+ * OVERLAP_INTERFERENCE seconds of computation. Measured: computation overlapped with collectives
+ * runs 18.9 % slower on average, 40 % at most (GPT and Llama training on 4 A100, H100, MI250,
+ * MI210; "Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed Deep
+ * Learning", arXiv:2507.03114, abstract). */
 #define OVERLAP_INTERFERENCE 0.25
 
 /* MoE layers (Megatron-Core alltoall token dispatcher, Shazeer et al. 2017 / Fedus et al. 2021
