@@ -219,9 +219,10 @@ static void test_datasheet_values(void **state)
 
 /* GB200 / GB300 NVL72 datasheet values per GPU (NVIDIA GB200 NVL72 and GB300 NVL72 pages, rack
  * totals over 72 GPUs, "with sparsity" halved): BF16 360 PFLOPS / 72 / 2 = 2500 TFLOPS, FP8
- * 720 / 72 / 2 = 5000; HBM3e 13.4 TB / 72 = 186 GB (GB200; 372 GB per 2-GPU superchip) and 288 GB
- * (GB300), of which the GPU shows (nvidia-smi --query-gpu=memory.total, gb200-nvl72.cfg [6])
- * 189471 MiB = 185.03 GiB and 284208 MiB = 277.55 GiB, 576 TB/s / 72 = 8000 GB/s; NVLink 130 TB/s / 72 = 1.8 TB/s both ways = 900 GB/s per
+ * 720 / 72 / 2 = 5000; HBM3e 13.4 TB / 72 = 186 GB (GB200; 372 GB per 2-GPU superchip) and
+ * 288 GB (GB300), for which nvidia-smi --query-gpu=memory.total reports 189471 MiB =
+ * 185.03 GiB and 284208 MiB = 277.55 GiB (gb200-nvl72.cfg [6]); HBM bandwidth 576 TB/s / 72 =
+ * 8000 GB/s; NVLink 130 TB/s / 72 = 1.8 TB/s both ways = 900 GB/s per
  * direction; one ConnectX-7 400 Gb/s (50 GB/s) per GPU on GB200 and one ConnectX-8 800 Gb/s
  * (100 GB/s) on GB300; Grace LPDDR5X per GPU: half of a 480 GB (GB200) or 500 GB (GB300,
  * 18 TB / 36) Grace, at half of NVLink-C2C's 450 GB/s per direction. */
