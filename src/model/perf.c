@@ -200,8 +200,6 @@ typedef struct layer_cost {
     double attn_flops_fwd; /* of which attention core */
 } layer_cost;
 
-/* The part of a collective that the computation window cannot hide, plus the slowdown the hidden
- * part inflicts on that computation. */
 /* Bytes per element of the FP8 transpose Transformer Engine keeps beside an FP8 weight or GEMM
  * input: FP8_TRANSPOSE_BYTES where FP8 GEMMs are TN only, none on fp8_non_tn_gemm systems. */
 static double fp8_transpose_bytes(const cdse_system *sys)
@@ -209,6 +207,8 @@ static double fp8_transpose_bytes(const cdse_system *sys)
     return sys->fp8_non_tn_gemm ? 0.0 : FP8_TRANSPOSE_BYTES;
 }
 
+/* The part of a collective that the computation window cannot hide, plus the slowdown the hidden
+ * part inflicts on that computation. */
 static double exposed(double comm, double window)
 {
     double hidden = comm < window ? comm : window;

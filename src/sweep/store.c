@@ -1751,7 +1751,7 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
     if (d >= 0)
         H5Dclose(d);
     counts_rows(counts, n_counts == COUNT_ROWS(true), rows);
-    if (rc == 0 && (d < 0 || n_counts == 0 || n_counts > COUNT_ROWS(true) ||
+    if (rc == 0 && (n_counts == 0 || n_counts > COUNT_ROWS(true) ||
                     commit_table(store, "counts", ct, COUNT_ROWS(true), TABLE_CHECKSUM,
                                  (size_t)n_counts, rows) < 0))
         rc = -1;
@@ -1766,12 +1766,12 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
      * /progress as the last commit left it, and --resume evaluates the ranges again (the rows of
      * them that a table put in place before the failure holds are not taken as done). */
     d = rc == 0 ? open_table(store->file, "progress") : -1;
-    hsize_t end = store->progress_rows + n_done;
-    if (d >= 0 && H5Dset_extent(d, &end) >= 0 && !cdse_fault("store_progress") &&
-        table_write(d, rt, store->progress_rows, n_done, done) == 0) {
+    if (d >= 0 && table_write(d, rt, store->progress_rows, n_done, done) == 0 &&
+        !cdse_fault("store_progress")) {
         store->progress_rows += n_done;
     } else {
-        /* A failed write leaves no row the close would flush (its extent raised first). */
+        /* A failed write leaves no row the close would flush (table_write raises the extent
+         * first). */
         hsize_t kept = store->progress_rows;
         if (d >= 0)
             H5Dset_extent(d, &kept);

@@ -664,7 +664,7 @@ static void assert_top_of_round(const char *path, int round)
  *   store_swap_back@2  as store_swap_back@1, for /top.
  * A commit on the same handle after the failure (round 1's best tables again, no range) puts every
  * table in place (the old table a failed swap-back left in /staging/swap taken back first). The
- * /progress fault comes after its extent is raised: the failed commit leaves no row. In each case
+ * /progress fault comes after its rows are written: the failed commit leaves no row. In each case
  * /progress keeps the last commit's range only (it is written last), so --resume evaluates the
  * failed commit's range again; after the close (which flushes the half-done commit) the store
  * reopens for resume and its next commits are whole. */
