@@ -58,6 +58,7 @@ static const char *const status_names[CDSE_ST_COUNT] = {
     [CDSE_ST_OTHER_SYSTEM_AXIS] = "other_system_axis",
     [CDSE_ST_OFFLOAD_LAYERS] = "offload_layers_invalid",
     [CDSE_ST_RECOMPUTE_LAYERS] = "recompute_layers_invalid",
+    [CDSE_ST_STACK_UNSUPPORTED] = "stack_unsupported",
 };
 
 const char *cdse_status_name(int status)
@@ -147,6 +148,21 @@ static bool recompute_layers_fit(const cdse_model *model, const cdse_strategy *s
     return s->recompute_layers < cdse_chunk_layers(model, s);
 }
 
+/* A stack profile says which kernels and schemes its framework generation has
+ * (calibration/stacks/, docs/job-file.md): a configuration asking for one it lacks is one that
+ * stack never ran. NULL is the built-in stack, which has them all. */
+static bool stack_supports(const cdse_strategy *s)
+{
+    const cdse_stack *stack = s->stack;
+    if (stack == NULL)
+        return true;
+    if (s->flash_attention && !stack->fused_attention)
+        return false;
+    if (s->recompute == CDSE_RECOMPUTE_SELECTIVE && !stack->selective_recompute)
+        return false;
+    return !(s->sequence_parallel && !stack->sequence_parallel);
+}
+
 int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse_strategy *strategy)
 {
     cdse_strategy *s = strategy;
@@ -174,6 +190,8 @@ int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse
     /* DeepSpeed's pipeline engine (PipelineModule, TrainSchedule) has no virtual stages. */
     if (s->vpp > 1 && s->stack != NULL && s->stack->pipeline_lockstep)
         return CDSE_ST_VPP;
+    if (!stack_supports(s))
+        return CDSE_ST_STACK_UNSUPPORTED;
     if (!offload_layers_fit(model, s))
         return CDSE_ST_OFFLOAD_LAYERS;
     if (!recompute_layers_fit(model, s))

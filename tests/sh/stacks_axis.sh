@@ -20,7 +20,7 @@ models = ( "gpt3-175b" );
 systems = ( "a100-80g-dgx" );
 stacks = [ "megatron-lm-2021", "megatron-core-2025" ];
 space = { gpus = 384; tp = 8; pp = 12; microbatch = 1; global_batch = 1536;
-          recompute = "full"; zero = 1; };
+          recompute = "full"; zero = 1; flash_attention = false; };
 JOB
 "$bin" eval "$tmp/two.cfg" --csv >"$tmp/out" 2>"$tmp/err" || fail "two stacks: exit $?: $(cat "$tmp/err")"
 [ "$(($(wc -l <"$tmp/out") - 1))" -eq 2 ] || fail "two stacks: expected 2 rows"
@@ -50,7 +50,7 @@ cat >"$tmp/default.cfg" <<JOB
 models = ( "gpt3-175b" );
 systems = ( { base = "a100-80g-dgx"; stack = "megatron-lm-2021"; } );
 space = { gpus = 384; tp = 8; pp = 12; microbatch = 1; global_batch = 1536;
-          recompute = "full"; zero = 1; };
+          recompute = "full"; zero = 1; flash_attention = false; };
 JOB
 "$bin" eval "$tmp/default.cfg" --csv >"$tmp/out3" 2>"$tmp/err" || fail "default stack: $(cat "$tmp/err")"
 want=$(field 1 "$tmp/out" "$t")
@@ -58,6 +58,22 @@ got=$(field 1 "$tmp/out3" "$t")
 [ "$want" = "$got" ] || fail "system default stack: time $got, expected $want"
 [ "$(field 1 "$tmp/out3" "$s")" = megatron-lm-2021 ] ||
     fail "default stack: column $(field 1 "$tmp/out3" "$s"), not the system's megatron-lm-2021"
+
+# What a stack lacks (its profile: megatron-lm-2021 has no fused attention, no selective
+# recomputation, no sequence parallelism; megatron-core-2025 has all three) is the status
+# stack_unsupported, whichever one of them a configuration asks for.
+for want in 'flash_attention = true;' 'recompute = "selective";' 'sequence_parallel = true;'; do
+    case $want in
+    flash*) sed "s/flash_attention = false;/$want/" "$tmp/two.cfg" >"$tmp/lack.cfg" ;;
+    recompute*) sed "s/recompute = \"full\";/$want/" "$tmp/two.cfg" >"$tmp/lack.cfg" ;;
+    *) sed "s/zero = 1;/zero = 1; $want/" "$tmp/two.cfg" >"$tmp/lack.cfg" ;;
+    esac
+    grep -qF "$want" "$tmp/lack.cfg" || fail "lack: the job does not set $want"
+    "$bin" eval "$tmp/lack.cfg" --csv >"$tmp/lack" 2>"$tmp/err" || fail "lack: exit $?: $(cat "$tmp/err")"
+    st=$(col status "$tmp/lack")
+    [ "$(field 1 "$tmp/lack" "$st")" = stack_unsupported ] && [ "$(field 2 "$tmp/lack" "$st")" = ok ] ||
+        fail "$want: statuses $(field 1 "$tmp/lack" "$st") / $(field 2 "$tmp/lack" "$st"), expected stack_unsupported / ok"
+done
 
 # Errors: an unknown stack; a profile with a bad value (file:line, key, allowed).
 sed 's/"megatron-lm-2021"/"megatron-lm-1999"/' "$tmp/two.cfg" >"$tmp/bad.cfg"

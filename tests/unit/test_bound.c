@@ -166,7 +166,8 @@ static void test_pipeline_stacks_every_configuration(void **state)
         "space = { gpus = [ 16, 64 ]; tp = [ 1, 2, 8 ]; pp = [ 2, 4, 8 ]; vpp = [ 1, 2 ];\n"
         "  microbatch = [ 1, 4 ]; global_batch = [ 128 ];\n"
         "  recompute = [ \"none\", \"full\" ]; sequence_parallel = [ false ];\n"
-        "  zero = [ 0, 1 ]; precision = [ \"bf16\" ]; tp_comm_overlap = [ false ]; };\n";
+        "  zero = [ 0, 1 ]; precision = [ \"bf16\" ]; tp_comm_overlap = [ false ];\n"
+        "  flash_attention = [ false ]; };\n";
     tally t = check_job(text, 0);
     print_message("pipeline stacks: %llu checked, %llu feasible, %llu bounded, tightest %.3f\n",
                   (unsigned long long)t.checked, (unsigned long long)t.feasible,

@@ -168,6 +168,9 @@ typedef enum cdse_status {
                                  layers of a pipeline-stage chunk */
     CDSE_ST_RECOMPUTE_LAYERS, /* recompute_layers > 0 without full recomputation, or not below the
                                  layers of a pipeline-stage chunk */
+    /* Appended likewise; checked after CDSE_ST_VPP's stack rule. */
+    CDSE_ST_STACK_UNSUPPORTED, /* a feature the software stack does not have: fused attention,
+                                  selective recomputation or sequence parallelism (cdse_stack) */
     CDSE_ST_COUNT
 } cdse_status;
 
