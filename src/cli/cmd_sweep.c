@@ -62,6 +62,8 @@ typedef struct sweep_args {
 
 /* The flag the signal handlers set; read by the sweep between chunks. */
 static volatile sig_atomic_t stop_requested = 0;
+/* Set when rank 0 abandoned its store after a failed write (cdse_store_abandon). */
+static bool store_abandoned = false;
 
 static void on_stop_signal(int sig)
 {
@@ -78,6 +80,10 @@ static void install_handlers(void)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    /* A write past the file-size limit (ulimit -f) fails with EFBIG, which the store reports
+     * and survives (cdse_store_abandon), instead of killing the rank without a word. */
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGXFSZ, &sa, NULL);
 }
 
 static int parse_args(int argc, char **argv, sweep_args *a, char *err, size_t err_size)
@@ -376,6 +382,8 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
     }
     cdse_job_free(job);
     free(job);
+    if (stats.store_abandoned)
+        store_abandoned = true;
     return exit_code(rc);
 }
 
@@ -407,5 +415,10 @@ int cdse_cmd_sweep(int argc, char **argv)
         code = run(rank, ranks, &a, MPI_COMM_WORLD);
     }
     MPI_Finalize();
+    if (store_abandoned) { /* HDF5's exit handler would flush the unfinished commit into it */
+        fflush(stdout);
+        fflush(stderr);
+        _exit(code);
+    }
     return code;
 }

@@ -1367,6 +1367,15 @@ int cdse_store_close(cdse_store *store, cdse_diag *diag)
     return rc;
 }
 
+void cdse_store_abandon(cdse_store *store)
+{
+    if (store == NULL)
+        return;
+    if (store->lock_fd >= 0)
+        close(store->lock_fd);
+    free(store); /* its HDF5 identifiers stay open: the process ends before any use of them */
+}
+
 uint64_t cdse_store_fingerprint(const cdse_store *store)
 {
     return store->fingerprint;

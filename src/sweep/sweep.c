@@ -1481,7 +1481,10 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
         } else {
             rc = run_master(&m, &meta, stats);
         }
-        if (m.store != NULL) {
+        if (m.store != NULL && rc == CDSE_EIO) {
+            cdse_store_abandon(m.store); /* the file stays as its last commit left it */
+            stats->store_abandoned = true;
+        } else if (m.store != NULL) {
             cdse_diag closing;
             int crc = cdse_store_close(m.store, &closing);
             if (rc == 0 && crc != 0) {

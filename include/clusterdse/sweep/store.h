@@ -89,6 +89,13 @@ typedef struct cdse_store_read_guard {
 void cdse_store_set_read_guard(const cdse_store_read_guard *guard);
 
 int cdse_store_close(cdse_store *store, cdse_diag *diag);
+/* After a failed write: releases the handle without closing its HDF5 file. Closing would flush
+ * the metadata of the unfinished commit (and, when a file-size limit failed the write, stop
+ * part-way through that flush, leaving a file --resume cannot open); left unclosed, the file
+ * stays as the last commit wrote it, as after a kill, and --resume continues it. HDF5 closes the
+ * files still open when the process exits normally (its atexit handler), so the process must
+ * then end with _exit. */
+void cdse_store_abandon(cdse_store *store);
 
 /* Root attributes. */
 uint64_t cdse_store_fingerprint(const cdse_store *store);

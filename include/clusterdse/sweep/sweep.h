@@ -43,6 +43,8 @@ typedef struct cdse_sweep_stats {
     double store_seconds;   /* of which rank 0 spent in the store (append + commit) */
     cdse_counts counts;     /* of the whole store */
     bool already_complete;  /* --resume of a complete store: nothing to do */
+    bool store_abandoned;   /* rank 0 left the store unclosed after a failed write
+                               (cdse_store_abandon): the process must end with _exit */
 } cdse_sweep_stats;
 
 /* Runs the sweep of `job` (identical on every rank of `comm`) into opt->output. Collective: every
