@@ -10,6 +10,7 @@
 #include "clusterdse/sweep/store.h"
 #include "clusterdse/sweep/topk.h"
 #include "commands.h"
+#include "output_file.h"
 #include "store_guard.h"
 
 #define TOP_DEFAULT_ROWS 10
@@ -658,7 +659,7 @@ int cdse_cmd_top(int argc, char **argv)
 
 static const char export_usage[] =
     "usage: clusterdse export OUT.h5 [--from results|top|pareto|pareto_cost] [--where EXPR]\n"
-    "                        [--feasible] [-o FILE.csv]\n"
+    "                        [--feasible] [-o FILE.csv [--force]]\n"
     "\n"
     "Writes the rows of a store as CSV (the columns of `eval --csv`, header first) in the order\n"
     "they are stored, streaming: memory does not grow with the store.\n"
@@ -667,21 +668,25 @@ static const char export_usage[] =
     "                  (time vs GPUs), pareto_cost (time vs cost to train)\n"
     "  --where EXPR    keep rows where EXPR holds (the syntax of `clusterdse top --help`)\n"
     "  --feasible      only rows with status ok (default: every stored row)\n"
-    "  -o FILE         write to FILE instead of the standard output\n"
+    "  -o FILE         write to FILE instead of the standard output, whole or not at all (a\n"
+    "                  temporary file beside it, renamed to FILE at the end)\n"
+    "  --force         overwrite an existing FILE (never the store read, nor an HDF5 file)\n"
     "  -h, --help      this text\n"
     "\n"
-    "exit codes: 0 done, 1 bad input (arguments, expression, not a store), 2 read or write "
-    "failure\n";
+    "exit codes: 0 done, 1 bad input (arguments, expression, not a store, FILE exists),\n"
+    "            2 read or write failure (FILE is then left as it was)\n";
 
 typedef struct export_args {
     const char *path, *from, *where, *output;
-    bool feasible, help;
+    bool feasible, force, help;
 } export_args;
 
-/* Where export_row writes, and the names it writes. */
+/* Where export_row writes (`out`, named `name`), and the names it writes. */
 typedef struct export_ctx {
     FILE *out;
+    const char *name;
     const cdse_job *names;
+    bool write_failed;
 } export_ctx;
 
 static int parse_export(int argc, char **argv, export_args *a, char *err, size_t size)
@@ -698,6 +703,8 @@ static int parse_export(int argc, char **argv, export_args *a, char *err, size_t
             a->help = true;
         } else if (strcmp(s, "--feasible") == 0) {
             a->feasible = true;
+        } else if (strcmp(s, "--force") == 0) {
+            a->force = true;
         } else if (valued) {
             const char **value = s[1] == 'o' || s[2] == 'o' ? &a->output
                                  : s[2] == 'f'              ? &a->from
@@ -722,12 +729,54 @@ static int parse_export(int argc, char **argv, export_args *a, char *err, size_t
 
 static int export_row(void *vctx, const cdse_record *rec, cdse_diag *diag)
 {
-    const export_ctx *ctx = vctx;
+    export_ctx *ctx = vctx;
     cdse_csv_row(ctx->out, rec, ctx->names);
     if (!ferror(ctx->out))
         return CDSE_OK;
-    cdse_diag_set(diag, "writing the output failed");
+    cdse_diag_set(diag, "writing %s: %s", ctx->name, strerror(errno));
+    ctx->write_failed = true;
     return CDSE_EIO;
+}
+
+/* Writes the header and the rows that pass the filter to -o (whole or not at all: a failure
+ * leaves FILE as it was) or to the standard output; returns the exit code. */
+static int export_rows(const export_args *a, cdse_store *store, const cdse_job *names,
+                       const cdse_expr *where)
+{
+    cdse_output_file file;
+    char err[2 * CDSE_PATH_MAX + 128];
+    if (a->output != NULL && cdse_output_file_open(&file, a->output, err, sizeof err) != 0) {
+        fprintf(stderr, "clusterdse export: %s\n", err);
+        return 1;
+    }
+    export_ctx ctx = {a->output ? file.stream : stdout, a->output ? a->output : "standard output",
+                      names, false};
+    static char out_buf[1 << 20]; /* large writes: the export is bound by formatting */
+    setvbuf(ctx.out, out_buf, _IOFBF, sizeof out_buf);
+    const char *dataset = default_dataset("export", store, a->path, a->from);
+    uint64_t matched = 0;
+    cdse_diag diag = {""};
+    cdse_csv_header(ctx.out);
+    int rc = scan(store, dataset, where, !a->feasible, export_row, &ctx, &matched, &diag);
+    if (rc == 0 && a->output == NULL && (fflush(stdout) != 0 || ferror(stdout))) {
+        cdse_diag_set(&diag, "writing standard output: %s", strerror(errno));
+        ctx.write_failed = true;
+        rc = CDSE_EIO;
+    }
+    if (rc == 0 && a->output != NULL && cdse_output_file_commit(&file, err, sizeof err) != 0) {
+        cdse_diag_set(&diag, "%s", err);
+        ctx.write_failed = true;
+        rc = CDSE_EIO;
+    } else if (rc != 0 && a->output != NULL) {
+        cdse_output_file_discard(&file);
+    }
+    if (rc == 0)
+        return 0;
+    if (ctx.write_failed)
+        fprintf(stderr, "clusterdse export: %s\n", diag.msg);
+    else
+        fprintf(stderr, "clusterdse export: %s: %s\n", a->path, diag.msg);
+    return rc == CDSE_EINVAL ? 1 : 2;
 }
 
 static int export_run(const export_args *a)
@@ -748,32 +797,8 @@ static int export_run(const export_args *a)
         fprintf(stderr, "clusterdse export: out of memory\n");
     if (code == 0 && a->where && compile_where("export", a->where, names, &where) != 0)
         code = 1;
-    FILE *out = stdout;
-    if (code == 0 && a->output != NULL && (out = fopen(a->output, "w")) == NULL) {
-        fprintf(stderr, "clusterdse export: -o %s: %s\n", a->output, strerror(errno));
-        code = 1;
-    }
-    if (code == 0) {
-        static char out_buf[1 << 20]; /* large writes: the export is bound by formatting */
-        setvbuf(out, out_buf, _IOFBF, sizeof out_buf);
-        const char *dataset = default_dataset("export", store, a->path, a->from);
-        uint64_t matched = 0;
-        export_ctx ctx = {out, names};
-        cdse_csv_header(out);
-        int rc = scan(store, dataset, where, !a->feasible, export_row, &ctx, &matched, &diag);
-        if (rc == 0 && fflush(out) != 0) {
-            cdse_diag_set(&diag, "writing the output failed");
-            rc = CDSE_EIO;
-        }
-        if (rc != 0) {
-            fprintf(stderr, "clusterdse export: %s: %s\n", a->path, diag.msg);
-            code = rc == CDSE_EINVAL ? 1 : 2;
-        }
-    }
-    if (out != NULL && out != stdout && fclose(out) != 0 && code == 0) {
-        fprintf(stderr, "clusterdse export: -o %s: %s\n", a->output, strerror(errno));
-        code = 2;
-    }
+    if (code == 0)
+        code = export_rows(a, store, names, where);
     cdse_expr_free(where);
     free(names);
     cdse_store_close(store, &diag);
@@ -791,6 +816,13 @@ int cdse_cmd_export(int argc, char **argv)
     if (a.help) {
         fputs(export_usage, stdout);
         return 0;
+    }
+    /* Before the store is opened: -o must not be the store, nor anything else to keep. */
+    char out_err[2 * CDSE_PATH_MAX + 128];
+    if (a.output != NULL &&
+        cdse_output_file_check(a.output, a.path, a.force, out_err, sizeof out_err) != 0) {
+        fprintf(stderr, "clusterdse export: %s\n", out_err);
+        return 1;
     }
     return export_run(&a);
 }
