@@ -82,7 +82,7 @@ static int parse_args(int argc, char **argv, top_args *a, char *err, size_t size
         else if ((strcmp(s, "-n") == 0 || strcmp(s, "--by") == 0 || strcmp(s, "--where") == 0 ||
                   strcmp(s, "--from") == 0) &&
                  !has_value) {
-            snprintf(err, size, "%s needs a value", s);
+            snprintf(err, size, "option '%s' needs a value", s);
             return -1;
         } else if (strcmp(s, "-n") == 0) {
             char *end;
@@ -697,7 +697,7 @@ static int parse_export(int argc, char **argv, export_args *a, char *err, size_t
         bool valued = strcmp(s, "--from") == 0 || strcmp(s, "--where") == 0 ||
                       strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0;
         if (valued && i + 1 >= argc) {
-            snprintf(err, size, "%s needs a value", s);
+            snprintf(err, size, "option '%s' needs a value", s);
             return -1;
         } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
             a->help = true;

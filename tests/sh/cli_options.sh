@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Options of bench, eval, top, export and sweep: a value that is not allowed, a missing value and
+# options that exclude each other give one message naming what is allowed and exit 1.
+set -euo pipefail
+: "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+# expect CODE PATTERN CMD...: exit code CODE and PATTERN (grep -E) in stderr.
+expect() {
+    local want=$1 pattern=$2
+    shift 2
+    echo "+ $*"
+    set +e
+    "$@" >out.txt 2>err.txt
+    local rc=$?
+    set -e
+    sed 's/^/    /' err.txt | head -4
+    [ "$rc" = "$want" ] || { echo "cli_options: exit $rc, expected $want"; exit 1; }
+    [ -z "$pattern" ] || grep -Eq -- "$pattern" err.txt ||
+        { echo "cli_options: stderr lacks /$pattern/"; exit 1; }
+}
+job=$CDSE_SRC/tests/jobs/good_small.cfg
+echo "+ mpirun -np 1 $CLUSTERDSE sweep $CDSE_SRC/tests/jobs/report.cfg -o s.h5 --quiet"
+mpirun -np 1 "$CLUSTERDSE" sweep "$CDSE_SRC/tests/jobs/report.cfg" -o s.h5 --quiet >/dev/null
+
+# bench -n: a positive integer (strtoull took -3 as 2^64 - 3 and ran the whole space).
+for n in -3 0 abc 12x ' 5' 99999999999999999999999; do
+    expect 1 "^clusterdse bench: -n $n: allowed: a positive integer$" "$CLUSTERDSE" bench -n "$n"
+done
+expect 0 '' "$CLUSTERDSE" bench "$job" -n 5
+grep -Eq '^  evaluated +5$' out.txt || { echo "cli_options: bench -n 5 did not evaluate 5"; exit 1; }
+
+# A missing value is named as such (bench said "unknown argument '-n'").
+expect 1 "^clusterdse bench: option '-n' needs a value" "$CLUSTERDSE" bench -n
+expect 1 "^clusterdse eval: option '-n' needs a value" "$CLUSTERDSE" eval "$job" -n
+expect 1 "^clusterdse eval: option '--by' needs a value" "$CLUSTERDSE" eval "$job" --by
+expect 1 "^clusterdse top: option '-n' needs a value" "$CLUSTERDSE" top s.h5 -n
+expect 1 "^clusterdse top: option '--where' needs a value" "$CLUSTERDSE" top s.h5 --where
+expect 1 "^clusterdse export: option '-o' needs a value" "$CLUSTERDSE" export s.h5 -o
+expect 1 "^clusterdse export: option '--from' needs a value" "$CLUSTERDSE" export s.h5 --from
+for option in -o --output --ranks --chunk --flush; do
+    expect 1 "^clusterdse sweep: option '$option' needs a value" "$CLUSTERDSE" sweep "$job" "$option"
+done
+expect 1 "^clusterdse sweep: --flush -1: allowed: a positive number of seconds$" \
+    "$CLUSTERDSE" sweep "$job" --flush -1
+expect 1 "^clusterdse sweep: --ranks 0: allowed: an integer from 1 to 1000000000$" \
+    "$CLUSTERDSE" sweep "$job" --dry-run --ranks 0
+
+# eval --all and --feasible are alternatives (the last one won).
+expect 1 '^clusterdse eval: --all and --feasible exclude each other; allowed: one of them' \
+    "$CLUSTERDSE" eval "$job" --all --feasible
+expect 1 'exclude each other' "$CLUSTERDSE" eval "$job" --feasible --csv --all
+
+echo "cli_options: ok"
