@@ -1,5 +1,6 @@
 /* clusterdse eval JOB.cfg: evaluates every configuration of a job's space in one process and
  * prints a table or CSV. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,7 +299,7 @@ int cdse_cmd_eval(int argc, char **argv)
                 "and --feasible each is listed with the reason (status)\n",
                 (unsigned long long)job->space.size, opt.job_path);
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "clusterdse eval: writing the output failed\n");
+        fprintf(stderr, "clusterdse eval: writing standard output: %s\n", strerror(errno));
         rc = 2;
     }
     cdse_job_free(job);

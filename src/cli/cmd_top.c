@@ -627,7 +627,7 @@ static int run(const top_args *a)
                     cdse_store_get_mode(store) == CDSE_STORE_BEST ? "the best" : "feasible",
                     cdse_store_get_mode(store) == CDSE_STORE_BEST ? "best" : "feasible");
         if (fflush(stdout) != 0 || ferror(stdout)) {
-            fprintf(stderr, "clusterdse top: writing the output failed: %s\n", strerror(errno));
+            fprintf(stderr, "clusterdse top: writing standard output: %s\n", strerror(errno));
             code = 2;
         }
     }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Options of bench, eval, top, export and sweep: a value that is not allowed, a missing value and
-# options that exclude each other give one message naming what is allowed and exit 1.
+# options that exclude each other give one message naming what is allowed and exit 1. A standard
+# output that cannot be written (> /dev/full) is exit 2 with one message, for every command.
 set -euo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -52,5 +53,35 @@ expect 1 "^clusterdse sweep: --ranks 0: allowed: an integer from 1 to 1000000000
 expect 1 '^clusterdse eval: --all and --feasible exclude each other; allowed: one of them' \
     "$CLUSTERDSE" eval "$job" --all --feasible
 expect 1 'exclude each other' "$CLUSTERDSE" eval "$job" --feasible --csv --all
+
+# > /dev/full: every write, flush and close of the standard output is checked (main.c for every
+# command; eval, top and export check themselves: one message, not two).
+full() { # full CMD...: CMD > /dev/full exits 2 with one line naming the failure
+    local name=clusterdse
+    case $1 in -* | "") ;; *) name="clusterdse $1" ;; esac
+    echo "+ $CLUSTERDSE $* >/dev/full"
+    set +e
+    "$CLUSTERDSE" "$@" >/dev/full 2>err.txt
+    local rc=$?
+    set -e
+    sed 's/^/    /' err.txt | head -4
+    [ "$rc" = 2 ] || { echo "cli_options: exit $rc, expected 2"; exit 1; }
+    [ "$(cat err.txt)" = "$name: writing standard output: No space left on device" ] ||
+        { echo "cli_options: not the one message expected"; exit 1; }
+}
+full eval "$job" --show-job
+full eval "$job" --dry-run
+full eval --help-keys
+full eval --help-columns
+full eval "$job" --csv
+full eval "$job" -n 3
+full bench "$job" -n 5
+full top s.h5
+full top s.h5 --csv
+full export s.h5
+full top --help
+full sweep "$job" --dry-run
+full --help
+full --version
 
 echo "cli_options: ok"
