@@ -29,9 +29,9 @@ static const char usage_text[] =
     "  --where EXPR    keep rows where EXPR holds, e.g.\n"
     "                    'tp==8 && mem_total_gib<70'\n"
     "                    'model==\"llama3-70b\" && (recompute==\"none\" || pp<=4)'\n"
-    "                  operators: || && ! == != < <= > >= + - * / ( ); strings compare with\n"
-    "                  model, system, status, recompute, precision, offload, pool_split,\n"
-    "                  placement, recompute_modules, moe_dispatcher, moe_overlap, stack;\n"
+    "                  operators: || && ! == != < <= > >= + - * / ( ); model, system, status,\n"
+    "                  recompute, precision, offload, pool_split, placement, recompute_modules,\n"
+    "                  moe_dispatcher, moe_overlap and stack compare (== !=) with strings only;\n"
     "                  true/false with sequence_parallel, flash_attention, tp_comm_overlap\n"
     "  --csv           CSV with every column (the columns of `eval --csv`)\n"
     "  --from DATASET  results (default when stored), top (best per group), pareto\n"
@@ -202,35 +202,93 @@ static const char *bool_name(const void *ctx, int i)
     return i ? "true" : "false";
 }
 
-/* Values of columns whose names come from a table (cdse_column_names) or are module masks. */
-static int own_names(const cdse_column *col, const char *str, double *value, char *msg, size_t size)
+static const char *table_name(const void *ctx, int i)
+{
+    return ((const char *const *)ctx)[i];
+}
+
+/* The names of a column's values: name(ctx, i) for i < n. */
+typedef struct value_names {
+    const char *(*name)(const void *ctx, int i);
+    const void *ctx;
+    int n;
+} value_names;
+
+/* The names of the values of `col` (true and false for a bool column); false for a number
+ * column and for recompute_modules, whose names are built (module_value). */
+static bool column_value_names(const cdse_column *col, const cdse_job *job, value_names *v)
+{
+    const char *const *table = cdse_column_names(col->kind);
+    *v = (value_names){NULL, job, 0};
+    if (table != NULL) {
+        *v = (value_names){table_name, table, 0};
+        while (table[v->n] != NULL)
+            v->n++;
+        return true;
+    }
+    switch (col->kind) {
+    case CDSE_COL_MODEL:
+        v->name = model_name, v->n = job->n_models;
+        break;
+    case CDSE_COL_SYSTEM:
+        v->name = system_name, v->n = job->n_systems;
+        break;
+    case CDSE_COL_STACK:
+        v->name = stack_name, v->n = job->n_stacks + 1;
+        break;
+    case CDSE_COL_RECOMPUTE:
+        v->name = recompute_name, v->n = CDSE_RECOMPUTE_COUNT;
+        break;
+    case CDSE_COL_PRECISION:
+        v->name = dtype_name, v->n = CDSE_DTYPE_COUNT;
+        break;
+    case CDSE_COL_STATUS:
+        v->name = status_name, v->n = CDSE_ST_COUNT;
+        break;
+    case CDSE_COL_OFFLOAD:
+        v->name = offload_name, v->n = 8;
+        break;
+    case CDSE_COL_BOOL:
+        v->name = bool_name, v->n = 2;
+        break;
+    case CDSE_COL_POOL_SPLIT:
+        v->name = pool_split_name, v->n = CDSE_POOL_PP + 1;
+        break;
+    case CDSE_COL_PLACEMENT:
+        v->name = placement_name, v->n = CDSE_PLACEMENT_COUNT;
+        break;
+    default:
+        return false;
+    }
+    return true;
+}
+
+/* "a, b, c": the names of `v`, into out. */
+static void list_names(const value_names *v, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int k = 0; k < v->n && used < size; k++)
+        used +=
+            (size_t)snprintf(out + used, size - used, "%s%s", k ? ", " : "", v->name(v->ctx, k));
+}
+
+#define MODULE_VALUES                                                                              \
+    "none, or module names in the order "                                                          \
+    "core_attn+moe_act+layernorm+mla_up_proj+mlp+moe+shared_experts joined by '+'"
+
+static int module_value(const cdse_column *col, const char *str, double *value, char *msg,
+                        size_t size)
 {
     char text[96];
-    const char *const *names = cdse_column_names(col->kind);
-    int n = 0;
-    if (names != NULL)
-        while (names[n] != NULL)
-            n++;
-    else
-        n = CDSE_RECOMPUTE_MODULES_N;
-    for (int i = 0; i < n; i++) {
-        if (col->kind == CDSE_COL_MODULES)
-            cdse_recompute_modules_text(i, text, sizeof text);
-        if (strcmp(str, names != NULL ? names[i] : text) == 0) {
+    for (int i = 0; i < CDSE_RECOMPUTE_MODULES_N; i++) {
+        cdse_recompute_modules_text(i, text, sizeof text);
+        if (strcmp(str, text) == 0) {
             *value = i;
             return 0;
         }
     }
-    if (col->kind == CDSE_COL_MODULES) {
-        snprintf(msg, size,
-                 "%s has no value \"%s\"; values: none, or module names in the order %s joined "
-                 "by '+'",
-                 col->name, str, "core_attn+moe_act+layernorm+mla_up_proj+mlp+moe+shared_experts");
-        return -1;
-    }
-    size_t used = (size_t)snprintf(msg, size, "%s has no value \"%s\"; values:", col->name, str);
-    for (int k = 0; k < n && used < size; k++)
-        used += (size_t)snprintf(msg + used, size - used, "%s %s", k ? "," : "", names[k]);
+    snprintf(msg, size, "%s has no value \"%s\"; values: %s", col->name, str, MODULE_VALUES);
     return -1;
 }
 
@@ -239,55 +297,39 @@ static int column_string(void *vctx, int var, const char *str, double *value, ch
 {
     const names_ctx *ctx = vctx;
     const cdse_column *col = &cdse_columns[var];
-    const char *(*name)(const void *, int) = NULL;
-    int n = 0;
-    if (cdse_column_names(col->kind) != NULL || col->kind == CDSE_COL_MODULES)
-        return own_names(col, str, value, msg, size);
-    switch (col->kind) {
-    case CDSE_COL_MODEL:
-        name = model_name, n = ctx->names->n_models;
-        break;
-    case CDSE_COL_SYSTEM:
-        name = system_name, n = ctx->names->n_systems;
-        break;
-    case CDSE_COL_STACK:
-        name = stack_name, n = ctx->names->n_stacks + 1;
-        break;
-    case CDSE_COL_RECOMPUTE:
-        name = recompute_name, n = CDSE_RECOMPUTE_COUNT;
-        break;
-    case CDSE_COL_PRECISION:
-        name = dtype_name, n = CDSE_DTYPE_COUNT;
-        break;
-    case CDSE_COL_STATUS:
-        name = status_name, n = CDSE_ST_COUNT;
-        break;
-    case CDSE_COL_OFFLOAD:
-        name = offload_name, n = 8;
-        break;
-    case CDSE_COL_BOOL:
-        name = bool_name, n = 2;
-        break;
-    case CDSE_COL_POOL_SPLIT:
-        name = pool_split_name, n = CDSE_POOL_PP + 1;
-        break;
-    case CDSE_COL_PLACEMENT:
-        name = placement_name, n = CDSE_PLACEMENT_COUNT;
-        break;
-    default:
+    value_names v;
+    if (col->kind == CDSE_COL_MODULES)
+        return module_value(col, str, value, msg, size);
+    if (!column_value_names(col, ctx->names, &v)) {
         snprintf(msg, size, "%s is a number: compare it with a number", col->name);
         return -1;
     }
-    int i = find_name(str, n, name, ctx->names);
+    int i = find_name(str, v.n, v.name, v.ctx);
     if (i >= 0) {
         *value = i;
         return 0;
     }
-    size_t used = (size_t)snprintf(msg, size, "%s has no value \"%s\"; values:", col->name, str);
-    for (int k = 0; k < n && used < size; k++)
-        used +=
-            (size_t)snprintf(msg + used, size - used, "%s %s", k ? "," : "", name(ctx->names, k));
+    char values[1024];
+    list_names(&v, values, sizeof values);
+    snprintf(msg, size, "%s has no value \"%s\"; values: %s", col->name, str, values);
     return -1;
+}
+
+/* Name columns compare with a name only (cdse_expr_env.named): model == 0 would compare the
+ * model's position in the store. true/false columns compare with 1 and 0 as well. */
+static bool column_named(void *vctx, int var, char *values, size_t size)
+{
+    const names_ctx *ctx = vctx;
+    const cdse_column *col = &cdse_columns[var];
+    value_names v;
+    if (col->kind == CDSE_COL_MODULES) {
+        snprintf(values, size, "%s", MODULE_VALUES);
+        return true;
+    }
+    if (col->kind == CDSE_COL_BOOL || !column_value_names(col, ctx->names, &v))
+        return false;
+    list_names(&v, values, size);
+    return true;
 }
 
 static double column_get(const void *row, int var)
@@ -522,7 +564,7 @@ static int compile_where(const char *cmd, const char *text, const cdse_job *name
     char known[2048];
     column_names(known, sizeof known);
     names_ctx ctx = {names};
-    cdse_expr_env env = {column_lookup, column_string, known, &ctx};
+    cdse_expr_env env = {column_lookup, column_string, known, &ctx, column_named};
     cdse_diag diag = {""};
     if (cdse_expr_compile(text, &env, where, &diag) == 0)
         return 0;

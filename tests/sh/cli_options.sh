@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Options of bench, eval, top, export and sweep: a value that is not allowed, a missing value and
-# options that exclude each other give one message naming what is allowed and exit 1. A standard
-# output that cannot be written (> /dev/full) is exit 2 with one message, for every command.
+# options that exclude each other give one message naming what is allowed and exit 1, and so does
+# a --where that compares a name column with a number. A standard output that cannot be written
+# (> /dev/full) is exit 2 with one message, for every command.
 set -euo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -53,6 +54,15 @@ expect 1 "^clusterdse sweep: --ranks 0: allowed: an integer from 1 to 1000000000
 expect 1 '^clusterdse eval: --all and --feasible exclude each other; allowed: one of them' \
     "$CLUSTERDSE" eval "$job" --all --feasible
 expect 1 'exclude each other' "$CLUSTERDSE" eval "$job" --feasible --csv --all
+
+# A name column compares with a string only: model == 0 compared the internal code (and matched
+# every row of the store's first model).
+expect 1 '^clusterdse top: --where position 1: model takes names: compare it with == or != and a string in quotes \(model == "NAME"\); values: llama3-8b, gpt3-13b$' \
+    "$CLUSTERDSE" top s.h5 --where 'model == 0'
+expect 1 'position 10: recompute takes names: .*; values: none, selective, full$' \
+    "$CLUSTERDSE" export s.h5 --where 'tp==8 && recompute > 0'
+expect 1 'position 2: system takes names' "$CLUSTERDSE" top s.h5 --where '!system'
+expect 0 '' "$CLUSTERDSE" top s.h5 --where 'model == "llama3-8b" && sequence_parallel == 1'
 
 # > /dev/full: every write, flush and close of the standard output is checked (main.c for every
 # command; eval, top and export check themselves: one message, not two).
