@@ -47,8 +47,8 @@ static const char usage_text[] =
     "sweep finishes the chunks in flight, commits them and exits with 3: run again with\n"
     "--resume to complete the store.\n"
     "\n"
-    "exit codes: 0 done, 1 bad input (job file, arguments, existing or foreign store, an\n"
-    "            output directory that cannot be created or written),\n"
+    "exit codes: 0 done, 1 bad input (job file, arguments, existing or foreign store, OUT\n"
+    "            is a directory, or its directory cannot be created or written),\n"
     "            2 runtime failure, 3 interrupted (resume with --resume)\n";
 
 typedef struct sweep_args {

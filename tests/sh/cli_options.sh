@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Options of bench, eval, top, export and sweep: a value that is not allowed, a missing value and
 # options that exclude each other give one message naming what is allowed and exit 1, and so does
-# a --where that compares a name column with a number. A standard output that cannot be written
-# (> /dev/full) is exit 2 with one message, for every command.
+# a --where that compares a name column with a number, and sweep -o DIR. A standard output that
+# cannot be written (> /dev/full) is exit 2 with one message, for every command.
 set -euo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -63,6 +63,15 @@ expect 1 'position 10: recompute takes names: .*; values: none, selective, full$
     "$CLUSTERDSE" export s.h5 --where 'tp==8 && recompute > 0'
 expect 1 'position 2: system takes names' "$CLUSTERDSE" top s.h5 --where '!system'
 expect 0 '' "$CLUSTERDSE" top s.h5 --where 'model == "llama3-8b" && sequence_parallel == 1'
+
+# sweep -o DIR: a directory is bad input at once, with --force and --resume too ("DIR exists:
+# add --resume" before; with --force, exit 2 from HDF5).
+mkdir adir
+for flag in "" --force --resume; do
+    expect 1 '^clusterdse sweep: adir is a directory; allowed: a file name$' \
+        mpirun -np 2 "$CLUSTERDSE" sweep "$job" -o adir $flag
+done
+[ -z "$(ls -A adir)" ] || { echo "cli_options: sweep wrote into adir"; exit 1; }
 
 # > /dev/full: every write, flush and close of the standard output is checked (main.c for every
 # command; eval, top and export check themselves: one message, not two).
