@@ -27,7 +27,7 @@ static const char usage_text[] =
     "in an HDF5 file (layout: docs/store.md). Without JOB.cfg, runs the built-in quickstart job\n"
     "(jobs/quickstart.cfg). Prints progress on stderr and the ten best configurations on stdout.\n"
     "\n"
-    "  -o, --output OUT.h5  the store (default: the job's `output`, else NAME.h5)\n"
+    "  -o, --output OUT.h5  the store (default: the job's `output`, results/NAME.h5)\n"
     "  --resume             continue an interrupted store (starts one if OUT does not exist)\n"
     "  --force              overwrite an existing store; store a space of 10^10 or more\n"
     "                       configurations with objective.store = \"all\"\n"

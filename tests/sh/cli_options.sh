@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Options of bench, eval, top, export and sweep: a value that is not allowed, a missing value and
 # options that exclude each other give one message naming what is allowed and exit 1, and so does
-# a --where that compares a name column with a number, and sweep -o DIR. A standard output that
-# cannot be written (> /dev/full) is exit 2 with one message, for every command.
+# a --where that compares a name column with a number, and sweep -o DIR. sweep --help says where
+# the store goes. A standard output that cannot be written (> /dev/full) is exit 2 with one
+# message, for every command.
 set -euo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -72,6 +73,14 @@ for flag in "" --force --resume; do
         mpirun -np 2 "$CLUSTERDSE" sweep "$job" -o adir $flag
 done
 [ -z "$(ls -A adir)" ] || { echo "cli_options: sweep wrote into adir"; exit 1; }
+
+# Without -o nor `output`, the store is results/NAME.h5, as --help says.
+grep -v '^output' "$job" >no_output.cfg
+grep -q '^name = "test-small";' no_output.cfg
+expect 0 '' mpirun -np 1 "$CLUSTERDSE" sweep no_output.cfg --quiet
+[ -f results/test-small.h5 ] || { echo "cli_options: no results/test-small.h5"; exit 1; }
+"$CLUSTERDSE" sweep --help | grep -q "the store (default: the job's \`output\`, results/NAME.h5)" ||
+    { echo "cli_options: sweep --help does not say results/NAME.h5"; exit 1; }
 
 # > /dev/full: every write, flush and close of the standard output is checked (main.c for every
 # command; eval, top and export check themselves: one message, not two).
