@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Options of bench, eval, top, export and sweep: a value that is not allowed, a missing value and
 # options that exclude each other give one message naming what is allowed and exit 1, and so does
-# a --where that compares a name column with a number, and sweep -o DIR. sweep --help says where
-# the store goes. A standard output that cannot be written (> /dev/full) is exit 2 with one
-# message, for every command.
+# a --where that compares a name column with a number, and sweep -o DIR. sweep --help and the
+# exit code table of docs/sweep.md say what sweep does. A standard output that cannot be written
+# (> /dev/full) is exit 2 with one message, for every command.
 set -euo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -81,6 +81,17 @@ expect 0 '' mpirun -np 1 "$CLUSTERDSE" sweep no_output.cfg --quiet
 [ -f results/test-small.h5 ] || { echo "cli_options: no results/test-small.h5"; exit 1; }
 "$CLUSTERDSE" sweep --help | grep -q "the store (default: the job's \`output\`, results/NAME.h5)" ||
     { echo "cli_options: sweep --help does not say results/NAME.h5"; exit 1; }
+
+# --resume of a damaged store (cut short) is exit 2, as docs/sweep.md's table says.
+head -c 100000 s.h5 >cut.h5
+expect 2 'cannot open cut.h5 as HDF5: the file is damaged' \
+    mpirun -np 1 "$CLUSTERDSE" sweep "$CDSE_SRC/tests/jobs/report.cfg" -o cut.h5 --resume
+grep -q '^| 2 | runtime failure: .*`--resume` of a damaged store' "$CDSE_SRC/docs/sweep.md" ||
+    { echo "cli_options: docs/sweep.md's exit code table does not say 2 for a damaged store"; exit 1; }
+if grep '^| 1 | bad input' "$CDSE_SRC/docs/sweep.md" | grep -q damaged; then
+    echo "cli_options: docs/sweep.md's exit code table says 1 for a damaged store"
+    exit 1
+fi
 
 # > /dev/full: every write, flush and close of the standard output is checked (main.c for every
 # command; eval, top and export check themselves: one message, not two).
