@@ -1,5 +1,7 @@
 /* clusterdse bench: throughput of the evaluator (decode + check + model), one core. */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,21 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A count of configurations: digits only (strtoull alone would take "-3" as 2^64 - 3), at least
+ * 1, at most 2^64 - 1. 0, or -1 for anything else. */
+static int parse_count(const char *text, uint64_t *count)
+{
+    if (!isdigit((unsigned char)text[0]))
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long value = strtoull(text, &end, 10);
+    if (*end != '\0' || errno == ERANGE || value == 0)
+        return -1;
+    *count = value;
+    return 0;
+}
+
 int cdse_cmd_bench(int argc, char **argv)
 {
     const char *path = NULL;
@@ -56,10 +73,13 @@ int cdse_cmd_bench(int argc, char **argv)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) {
-            char *end;
-            limit = strtoull(argv[++i], &end, 10);
-            if (*end != '\0' || limit == 0) {
+        } else if (strcmp(argv[i], "-n") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "clusterdse bench: option '-n' needs a value (COUNT, a positive "
+                                "integer)\n");
+                return 1;
+            }
+            if (parse_count(argv[++i], &limit) != 0) {
                 fprintf(stderr, "clusterdse bench: -n %s: allowed: a positive integer\n", argv[i]);
                 return 1;
             }

@@ -1,5 +1,6 @@
 /* clusterdse eval JOB.cfg: evaluates every configuration of a job's space in one process and
  * prints a table or CSV. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ typedef struct eval_options {
     int metric;    /* -1: the job's objective.metric */
     bool show_job; /* print the effective job instead of evaluating */
     bool dry_run;  /* print the space and the estimated time instead of evaluating */
+    bool all_given, feasible_given; /* --all, --feasible: alternatives, not both */
 } eval_options;
 
 /* Option handlers return -1 to continue, or an exit code (0 after --help). */
@@ -50,12 +52,14 @@ static int opt_all(eval_options *opt, const char *value)
 {
     (void)value;
     opt->feasible_only = false;
+    opt->all_given = true;
     return -1;
 }
 static int opt_feasible(eval_options *opt, const char *value)
 {
     (void)value;
     opt->feasible_only = true;
+    opt->feasible_given = true;
     return -1;
 }
 static int opt_show_job(eval_options *opt, const char *value)
@@ -171,7 +175,8 @@ static int parse_args(int argc, char **argv, eval_options *opt)
         const eval_option *option = find_option(argv[i]);
         if (option != NULL) {
             if (option->value != NULL && i + 1 >= argc) {
-                fprintf(stderr, "clusterdse eval: %s needs a value (%s)\n", argv[i], option->value);
+                fprintf(stderr, "clusterdse eval: option '%s' needs a value (%s)\n", argv[i],
+                        option->value);
                 return 1;
             }
             int rc = option->apply(opt, option->value != NULL ? argv[++i] : NULL);
@@ -184,6 +189,11 @@ static int parse_args(int argc, char **argv, eval_options *opt)
         } else {
             opt->job_path = argv[i];
         }
+    }
+    if (opt->all_given && opt->feasible_given) {
+        fprintf(stderr, "clusterdse eval: --all and --feasible exclude each other; allowed: one "
+                        "of them (default: --all)\n");
+        return 1;
     }
     if (opt->job_path == NULL) {
         usage(stderr);
@@ -230,7 +240,7 @@ static int print_best(const eval_options *opt, const cdse_job *job, long *shown)
 
 int cdse_cmd_eval(int argc, char **argv)
 {
-    eval_options opt = {NULL, false, false, 0, -1, false, false};
+    eval_options opt = {NULL, false, false, 0, -1, false, false, false, false};
     int rc = parse_args(argc, argv, &opt);
     if (rc >= 0)
         return rc;
@@ -289,7 +299,7 @@ int cdse_cmd_eval(int argc, char **argv)
                 "and --feasible each is listed with the reason (status)\n",
                 (unsigned long long)job->space.size, opt.job_path);
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "clusterdse eval: writing the output failed\n");
+        fprintf(stderr, "clusterdse eval: writing standard output: %s\n", strerror(errno));
         rc = 2;
     }
     cdse_job_free(job);

@@ -27,7 +27,7 @@ static const char usage_text[] =
     "in an HDF5 file (layout: docs/store.md). Without JOB.cfg, runs the built-in quickstart job\n"
     "(jobs/quickstart.cfg). Prints progress on stderr and the ten best configurations on stdout.\n"
     "\n"
-    "  -o, --output OUT.h5  the store (default: the job's `output`, else NAME.h5)\n"
+    "  -o, --output OUT.h5  the store (default: the job's `output`, results/NAME.h5)\n"
     "  --resume             continue an interrupted store (starts one if OUT does not exist)\n"
     "  --force              overwrite an existing store; store a space of 10^10 or more\n"
     "                       configurations with objective.store = \"all\"\n"
@@ -47,8 +47,8 @@ static const char usage_text[] =
     "sweep finishes the chunks in flight, commits them and exits with 3: run again with\n"
     "--resume to complete the store.\n"
     "\n"
-    "exit codes: 0 done, 1 bad input (job file, arguments, existing or foreign store, an\n"
-    "            output directory that cannot be created or written),\n"
+    "exit codes: 0 done, 1 bad input (job file, arguments, existing or foreign store, OUT\n"
+    "            is a directory, or its directory cannot be created or written),\n"
     "            2 runtime failure, 3 interrupted (resume with --resume)\n";
 
 typedef struct sweep_args {
@@ -86,6 +86,16 @@ static void install_handlers(void)
     sigaction(SIGXFSZ, &sa, NULL);
 }
 
+/* Whether option argv[i] lacks its value (the last argument): then says so in err. */
+static bool missing_value(int argc, int i, const char *option, const char *what, char *err,
+                          size_t err_size)
+{
+    if (i + 1 < argc)
+        return false;
+    snprintf(err, err_size, "option '%s' needs a value (%s)", option, what);
+    return true;
+}
+
 static int parse_args(int argc, char **argv, sweep_args *a, char *err, size_t err_size)
 {
     memset(a, 0, sizeof *a);
@@ -105,37 +115,42 @@ static int parse_args(int argc, char **argv, sweep_args *a, char *err, size_t er
             a->dry_run = true;
         else if (strcmp(s, "--ranks") == 0) {
             char *end = NULL;
-            long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
-            if (i + 1 >= argc || *end != '\0' || v < 1 || v > 1000000000) {
-                snprintf(err, err_size, "--ranks needs an integer from 1 to 1000000000");
+            if (missing_value(argc, i, s, "an integer from 1 to 1000000000", err, err_size))
+                return -1;
+            long v = strtol(argv[i + 1], &end, 10);
+            if (*end != '\0' || v < 1 || v > 1000000000) {
+                snprintf(err, err_size, "--ranks %s: allowed: an integer from 1 to 1000000000",
+                         argv[i + 1]);
                 return -1;
             }
             a->ranks = (int)v;
             i++;
         } else if (strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0) {
-            if (i + 1 >= argc) {
-                snprintf(err, err_size, "%s needs a file name", s);
+            if (missing_value(argc, i, s, "a file name", err, err_size))
                 return -1;
-            }
             a->output = argv[++i];
         } else if (strcmp(s, "--chunk") == 0) {
             char *end = NULL;
-            double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
-            if (i + 1 >= argc || *end != '\0' || !(v >= 1) || v > CDSE_SWEEP_CHUNK_LIMIT ||
-                v != floor(v)) {
+            if (missing_value(argc, i, s, "a number of configurations", err, err_size))
+                return -1;
+            double v = strtod(argv[i + 1], &end);
+            if (*end != '\0' || !(v >= 1) || v > CDSE_SWEEP_CHUNK_LIMIT || v != floor(v)) {
                 snprintf(err, err_size,
                          "--chunk %s: allowed: a whole number of configurations from 1 to %d "
                          "(one chunk's results travel in one MPI message)",
-                         i + 1 < argc ? argv[i + 1] : "", CDSE_SWEEP_CHUNK_LIMIT);
+                         argv[i + 1], CDSE_SWEEP_CHUNK_LIMIT);
                 return -1;
             }
             a->chunk = (uint64_t)v;
             i++;
         } else if (strcmp(s, "--flush") == 0) {
             char *end = NULL;
-            double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
-            if (i + 1 >= argc || *end != '\0' || !(v > 0) || v > 1e12) {
-                snprintf(err, err_size, "%s needs a positive number", s);
+            if (missing_value(argc, i, s, "seconds", err, err_size))
+                return -1;
+            double v = strtod(argv[i + 1], &end);
+            if (*end != '\0' || !(v > 0) || v > 1e12) {
+                snprintf(err, err_size, "--flush %s: allowed: a positive number of seconds",
+                         argv[i + 1]);
                 return -1;
             }
             a->flush_s = v;

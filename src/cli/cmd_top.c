@@ -10,6 +10,7 @@
 #include "clusterdse/sweep/store.h"
 #include "clusterdse/sweep/topk.h"
 #include "commands.h"
+#include "output_file.h"
 #include "store_guard.h"
 
 #define TOP_DEFAULT_ROWS 10
@@ -28,9 +29,9 @@ static const char usage_text[] =
     "  --where EXPR    keep rows where EXPR holds, e.g.\n"
     "                    'tp==8 && mem_total_gib<70'\n"
     "                    'model==\"llama3-70b\" && (recompute==\"none\" || pp<=4)'\n"
-    "                  operators: || && ! == != < <= > >= + - * / ( ); strings compare with\n"
-    "                  model, system, status, recompute, precision, offload, pool_split,\n"
-    "                  placement, recompute_modules, moe_dispatcher, moe_overlap, stack;\n"
+    "                  operators: || && ! == != < <= > >= + - * / ( ); model, system, status,\n"
+    "                  recompute, precision, offload, pool_split, placement, recompute_modules,\n"
+    "                  moe_dispatcher, moe_overlap and stack compare (== !=) with strings only;\n"
     "                  true/false with sequence_parallel, flash_attention, tp_comm_overlap\n"
     "  --csv           CSV with every column (the columns of `eval --csv`)\n"
     "  --from DATASET  results (default when stored), top (best per group), pareto\n"
@@ -81,7 +82,7 @@ static int parse_args(int argc, char **argv, top_args *a, char *err, size_t size
         else if ((strcmp(s, "-n") == 0 || strcmp(s, "--by") == 0 || strcmp(s, "--where") == 0 ||
                   strcmp(s, "--from") == 0) &&
                  !has_value) {
-            snprintf(err, size, "%s needs a value", s);
+            snprintf(err, size, "option '%s' needs a value", s);
             return -1;
         } else if (strcmp(s, "-n") == 0) {
             char *end;
@@ -201,35 +202,93 @@ static const char *bool_name(const void *ctx, int i)
     return i ? "true" : "false";
 }
 
-/* Values of columns whose names come from a table (cdse_column_names) or are module masks. */
-static int own_names(const cdse_column *col, const char *str, double *value, char *msg, size_t size)
+static const char *table_name(const void *ctx, int i)
+{
+    return ((const char *const *)ctx)[i];
+}
+
+/* The names of a column's values: name(ctx, i) for i < n. */
+typedef struct value_names {
+    const char *(*name)(const void *ctx, int i);
+    const void *ctx;
+    int n;
+} value_names;
+
+/* The names of the values of `col` (true and false for a bool column); false for a number
+ * column and for recompute_modules, whose names are built (module_value). */
+static bool column_value_names(const cdse_column *col, const cdse_job *job, value_names *v)
+{
+    const char *const *table = cdse_column_names(col->kind);
+    *v = (value_names){NULL, job, 0};
+    if (table != NULL) {
+        *v = (value_names){table_name, table, 0};
+        while (table[v->n] != NULL)
+            v->n++;
+        return true;
+    }
+    switch (col->kind) {
+    case CDSE_COL_MODEL:
+        v->name = model_name, v->n = job->n_models;
+        break;
+    case CDSE_COL_SYSTEM:
+        v->name = system_name, v->n = job->n_systems;
+        break;
+    case CDSE_COL_STACK:
+        v->name = stack_name, v->n = job->n_stacks + 1;
+        break;
+    case CDSE_COL_RECOMPUTE:
+        v->name = recompute_name, v->n = CDSE_RECOMPUTE_COUNT;
+        break;
+    case CDSE_COL_PRECISION:
+        v->name = dtype_name, v->n = CDSE_DTYPE_COUNT;
+        break;
+    case CDSE_COL_STATUS:
+        v->name = status_name, v->n = CDSE_ST_COUNT;
+        break;
+    case CDSE_COL_OFFLOAD:
+        v->name = offload_name, v->n = 8;
+        break;
+    case CDSE_COL_BOOL:
+        v->name = bool_name, v->n = 2;
+        break;
+    case CDSE_COL_POOL_SPLIT:
+        v->name = pool_split_name, v->n = CDSE_POOL_PP + 1;
+        break;
+    case CDSE_COL_PLACEMENT:
+        v->name = placement_name, v->n = CDSE_PLACEMENT_COUNT;
+        break;
+    default:
+        return false;
+    }
+    return true;
+}
+
+/* "a, b, c": the names of `v`, into out. */
+static void list_names(const value_names *v, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int k = 0; k < v->n && used < size; k++)
+        used +=
+            (size_t)snprintf(out + used, size - used, "%s%s", k ? ", " : "", v->name(v->ctx, k));
+}
+
+#define MODULE_VALUES                                                                              \
+    "none, or module names in the order "                                                          \
+    "core_attn+moe_act+layernorm+mla_up_proj+mlp+moe+shared_experts joined by '+'"
+
+static int module_value(const cdse_column *col, const char *str, double *value, char *msg,
+                        size_t size)
 {
     char text[96];
-    const char *const *names = cdse_column_names(col->kind);
-    int n = 0;
-    if (names != NULL)
-        while (names[n] != NULL)
-            n++;
-    else
-        n = CDSE_RECOMPUTE_MODULES_N;
-    for (int i = 0; i < n; i++) {
-        if (col->kind == CDSE_COL_MODULES)
-            cdse_recompute_modules_text(i, text, sizeof text);
-        if (strcmp(str, names != NULL ? names[i] : text) == 0) {
+    for (int i = 0; i < CDSE_RECOMPUTE_MODULES_N; i++) {
+        cdse_recompute_modules_text(i, text, sizeof text);
+        if (strcmp(str, text) == 0) {
             *value = i;
             return 0;
         }
     }
-    if (col->kind == CDSE_COL_MODULES) {
-        snprintf(msg, size,
-                 "%s has no value \"%s\"; values: none, or module names in the order %s joined "
-                 "by '+'",
-                 col->name, str, "core_attn+moe_act+layernorm+mla_up_proj+mlp+moe+shared_experts");
-        return -1;
-    }
-    size_t used = (size_t)snprintf(msg, size, "%s has no value \"%s\"; values:", col->name, str);
-    for (int k = 0; k < n && used < size; k++)
-        used += (size_t)snprintf(msg + used, size - used, "%s %s", k ? "," : "", names[k]);
+    snprintf(msg, size, "%s has no value \"%s\"; values: %s", col->name, str, MODULE_VALUES);
     return -1;
 }
 
@@ -238,55 +297,39 @@ static int column_string(void *vctx, int var, const char *str, double *value, ch
 {
     const names_ctx *ctx = vctx;
     const cdse_column *col = &cdse_columns[var];
-    const char *(*name)(const void *, int) = NULL;
-    int n = 0;
-    if (cdse_column_names(col->kind) != NULL || col->kind == CDSE_COL_MODULES)
-        return own_names(col, str, value, msg, size);
-    switch (col->kind) {
-    case CDSE_COL_MODEL:
-        name = model_name, n = ctx->names->n_models;
-        break;
-    case CDSE_COL_SYSTEM:
-        name = system_name, n = ctx->names->n_systems;
-        break;
-    case CDSE_COL_STACK:
-        name = stack_name, n = ctx->names->n_stacks + 1;
-        break;
-    case CDSE_COL_RECOMPUTE:
-        name = recompute_name, n = CDSE_RECOMPUTE_COUNT;
-        break;
-    case CDSE_COL_PRECISION:
-        name = dtype_name, n = CDSE_DTYPE_COUNT;
-        break;
-    case CDSE_COL_STATUS:
-        name = status_name, n = CDSE_ST_COUNT;
-        break;
-    case CDSE_COL_OFFLOAD:
-        name = offload_name, n = 8;
-        break;
-    case CDSE_COL_BOOL:
-        name = bool_name, n = 2;
-        break;
-    case CDSE_COL_POOL_SPLIT:
-        name = pool_split_name, n = CDSE_POOL_PP + 1;
-        break;
-    case CDSE_COL_PLACEMENT:
-        name = placement_name, n = CDSE_PLACEMENT_COUNT;
-        break;
-    default:
+    value_names v;
+    if (col->kind == CDSE_COL_MODULES)
+        return module_value(col, str, value, msg, size);
+    if (!column_value_names(col, ctx->names, &v)) {
         snprintf(msg, size, "%s is a number: compare it with a number", col->name);
         return -1;
     }
-    int i = find_name(str, n, name, ctx->names);
+    int i = find_name(str, v.n, v.name, v.ctx);
     if (i >= 0) {
         *value = i;
         return 0;
     }
-    size_t used = (size_t)snprintf(msg, size, "%s has no value \"%s\"; values:", col->name, str);
-    for (int k = 0; k < n && used < size; k++)
-        used +=
-            (size_t)snprintf(msg + used, size - used, "%s %s", k ? "," : "", name(ctx->names, k));
+    char values[1024];
+    list_names(&v, values, sizeof values);
+    snprintf(msg, size, "%s has no value \"%s\"; values: %s", col->name, str, values);
     return -1;
+}
+
+/* Name columns compare with a name only (cdse_expr_env.named): model == 0 would compare the
+ * model's position in the store. true/false columns compare with 1 and 0 as well. */
+static bool column_named(void *vctx, int var, char *values, size_t size)
+{
+    const names_ctx *ctx = vctx;
+    const cdse_column *col = &cdse_columns[var];
+    value_names v;
+    if (col->kind == CDSE_COL_MODULES) {
+        snprintf(values, size, "%s", MODULE_VALUES);
+        return true;
+    }
+    if (col->kind == CDSE_COL_BOOL || !column_value_names(col, ctx->names, &v))
+        return false;
+    list_names(&v, values, size);
+    return true;
 }
 
 static double column_get(const void *row, int var)
@@ -390,6 +433,9 @@ static void *read_blocks(void *arg)
 {
     block_reader *r = arg;
     uint64_t start = 0;
+    /* HDF5 keeps its error-printing setting per thread: without this, a damaged chunk read here
+     * prints HDF5's error stack besides the message. */
+    cdse_store_quiet_hdf5();
     for (unsigned k = 0;; k++) {
         int i = (int)(k % 2);
         pthread_mutex_lock(&r->lock);
@@ -518,7 +564,7 @@ static int compile_where(const char *cmd, const char *text, const cdse_job *name
     char known[2048];
     column_names(known, sizeof known);
     names_ctx ctx = {names};
-    cdse_expr_env env = {column_lookup, column_string, known, &ctx};
+    cdse_expr_env env = {column_lookup, column_string, known, &ctx, column_named};
     cdse_diag diag = {""};
     if (cdse_expr_compile(text, &env, where, &diag) == 0)
         return 0;
@@ -623,7 +669,7 @@ static int run(const top_args *a)
                     cdse_store_get_mode(store) == CDSE_STORE_BEST ? "the best" : "feasible",
                     cdse_store_get_mode(store) == CDSE_STORE_BEST ? "best" : "feasible");
         if (fflush(stdout) != 0 || ferror(stdout)) {
-            fprintf(stderr, "clusterdse top: writing the output failed: %s\n", strerror(errno));
+            fprintf(stderr, "clusterdse top: writing standard output: %s\n", strerror(errno));
             code = 2;
         }
     }
@@ -655,7 +701,7 @@ int cdse_cmd_top(int argc, char **argv)
 
 static const char export_usage[] =
     "usage: clusterdse export OUT.h5 [--from results|top|pareto|pareto_cost] [--where EXPR]\n"
-    "                        [--feasible] [-o FILE.csv]\n"
+    "                        [--feasible] [-o FILE.csv [--force]]\n"
     "\n"
     "Writes the rows of a store as CSV (the columns of `eval --csv`, header first) in the order\n"
     "they are stored, streaming: memory does not grow with the store.\n"
@@ -664,21 +710,25 @@ static const char export_usage[] =
     "                  (time vs GPUs), pareto_cost (time vs cost to train)\n"
     "  --where EXPR    keep rows where EXPR holds (the syntax of `clusterdse top --help`)\n"
     "  --feasible      only rows with status ok (default: every stored row)\n"
-    "  -o FILE         write to FILE instead of the standard output\n"
+    "  -o FILE         write to FILE instead of the standard output, whole or not at all (a\n"
+    "                  temporary file beside it, renamed to FILE at the end)\n"
+    "  --force         overwrite an existing FILE (never the store read, nor an HDF5 file)\n"
     "  -h, --help      this text\n"
     "\n"
-    "exit codes: 0 done, 1 bad input (arguments, expression, not a store), 2 read or write "
-    "failure\n";
+    "exit codes: 0 done, 1 bad input (arguments, expression, not a store, FILE exists),\n"
+    "            2 read or write failure (FILE is then left as it was)\n";
 
 typedef struct export_args {
     const char *path, *from, *where, *output;
-    bool feasible, help;
+    bool feasible, force, help;
 } export_args;
 
-/* Where export_row writes, and the names it writes. */
+/* Where export_row writes (`out`, named `name`), and the names it writes. */
 typedef struct export_ctx {
     FILE *out;
+    const char *name;
     const cdse_job *names;
+    bool write_failed;
 } export_ctx;
 
 static int parse_export(int argc, char **argv, export_args *a, char *err, size_t size)
@@ -689,12 +739,14 @@ static int parse_export(int argc, char **argv, export_args *a, char *err, size_t
         bool valued = strcmp(s, "--from") == 0 || strcmp(s, "--where") == 0 ||
                       strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0;
         if (valued && i + 1 >= argc) {
-            snprintf(err, size, "%s needs a value", s);
+            snprintf(err, size, "option '%s' needs a value", s);
             return -1;
         } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
             a->help = true;
         } else if (strcmp(s, "--feasible") == 0) {
             a->feasible = true;
+        } else if (strcmp(s, "--force") == 0) {
+            a->force = true;
         } else if (valued) {
             const char **value = s[1] == 'o' || s[2] == 'o' ? &a->output
                                  : s[2] == 'f'              ? &a->from
@@ -719,12 +771,54 @@ static int parse_export(int argc, char **argv, export_args *a, char *err, size_t
 
 static int export_row(void *vctx, const cdse_record *rec, cdse_diag *diag)
 {
-    const export_ctx *ctx = vctx;
+    export_ctx *ctx = vctx;
     cdse_csv_row(ctx->out, rec, ctx->names);
     if (!ferror(ctx->out))
         return CDSE_OK;
-    cdse_diag_set(diag, "writing the output failed");
+    cdse_diag_set(diag, "writing %s: %s", ctx->name, strerror(errno));
+    ctx->write_failed = true;
     return CDSE_EIO;
+}
+
+/* Writes the header and the rows that pass the filter to -o (whole or not at all: a failure
+ * leaves FILE as it was) or to the standard output; returns the exit code. */
+static int export_rows(const export_args *a, cdse_store *store, const cdse_job *names,
+                       const cdse_expr *where)
+{
+    cdse_output_file file;
+    char err[2 * CDSE_PATH_MAX + 128];
+    if (a->output != NULL && cdse_output_file_open(&file, a->output, err, sizeof err) != 0) {
+        fprintf(stderr, "clusterdse export: %s\n", err);
+        return 1;
+    }
+    export_ctx ctx = {a->output ? file.stream : stdout, a->output ? a->output : "standard output",
+                      names, false};
+    static char out_buf[1 << 20]; /* large writes: the export is bound by formatting */
+    setvbuf(ctx.out, out_buf, _IOFBF, sizeof out_buf);
+    const char *dataset = default_dataset("export", store, a->path, a->from);
+    uint64_t matched = 0;
+    cdse_diag diag = {""};
+    cdse_csv_header(ctx.out);
+    int rc = scan(store, dataset, where, !a->feasible, export_row, &ctx, &matched, &diag);
+    if (rc == 0 && a->output == NULL && (fflush(stdout) != 0 || ferror(stdout))) {
+        cdse_diag_set(&diag, "writing standard output: %s", strerror(errno));
+        ctx.write_failed = true;
+        rc = CDSE_EIO;
+    }
+    if (rc == 0 && a->output != NULL && cdse_output_file_commit(&file, err, sizeof err) != 0) {
+        cdse_diag_set(&diag, "%s", err);
+        ctx.write_failed = true;
+        rc = CDSE_EIO;
+    } else if (rc != 0 && a->output != NULL) {
+        cdse_output_file_discard(&file);
+    }
+    if (rc == 0)
+        return 0;
+    if (ctx.write_failed)
+        fprintf(stderr, "clusterdse export: %s\n", diag.msg);
+    else
+        fprintf(stderr, "clusterdse export: %s: %s\n", a->path, diag.msg);
+    return rc == CDSE_EINVAL ? 1 : 2;
 }
 
 static int export_run(const export_args *a)
@@ -745,32 +839,8 @@ static int export_run(const export_args *a)
         fprintf(stderr, "clusterdse export: out of memory\n");
     if (code == 0 && a->where && compile_where("export", a->where, names, &where) != 0)
         code = 1;
-    FILE *out = stdout;
-    if (code == 0 && a->output != NULL && (out = fopen(a->output, "w")) == NULL) {
-        fprintf(stderr, "clusterdse export: -o %s: %s\n", a->output, strerror(errno));
-        code = 1;
-    }
-    if (code == 0) {
-        static char out_buf[1 << 20]; /* large writes: the export is bound by formatting */
-        setvbuf(out, out_buf, _IOFBF, sizeof out_buf);
-        const char *dataset = default_dataset("export", store, a->path, a->from);
-        uint64_t matched = 0;
-        export_ctx ctx = {out, names};
-        cdse_csv_header(out);
-        int rc = scan(store, dataset, where, !a->feasible, export_row, &ctx, &matched, &diag);
-        if (rc == 0 && fflush(out) != 0) {
-            cdse_diag_set(&diag, "writing the output failed");
-            rc = CDSE_EIO;
-        }
-        if (rc != 0) {
-            fprintf(stderr, "clusterdse export: %s: %s\n", a->path, diag.msg);
-            code = rc == CDSE_EINVAL ? 1 : 2;
-        }
-    }
-    if (out != NULL && out != stdout && fclose(out) != 0 && code == 0) {
-        fprintf(stderr, "clusterdse export: -o %s: %s\n", a->output, strerror(errno));
-        code = 2;
-    }
+    if (code == 0)
+        code = export_rows(a, store, names, where);
     cdse_expr_free(where);
     free(names);
     cdse_store_close(store, &diag);
@@ -788,6 +858,13 @@ int cdse_cmd_export(int argc, char **argv)
     if (a.help) {
         fputs(export_usage, stdout);
         return 0;
+    }
+    /* Before the store is opened: -o must not be the store, nor anything else to keep. */
+    char out_err[2 * CDSE_PATH_MAX + 128];
+    if (a.output != NULL &&
+        cdse_output_file_check(a.output, a.path, a.force, out_err, sizeof out_err) != 0) {
+        fprintf(stderr, "clusterdse export: %s\n", out_err);
+        return 1;
     }
     return export_run(&a);
 }

@@ -1,4 +1,6 @@
 /* clusterdse: a thin dispatcher to the subcommands. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,7 +42,7 @@ static void usage(FILE *out)
                  "with --resume)\n");
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv, const command **found)
 {
     if (argc < 2) {
         usage(stderr);
@@ -56,9 +58,41 @@ int main(int argc, char **argv)
         return 0;
     }
     for (int i = 0; i < n_commands; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            *found = &commands[i];
             return commands[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "clusterdse: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 1;
+}
+
+/* Whatever a command printed reaches its file, or the command fails: a write, the flush or the
+ * close of the standard output that fails (a full disk, > /dev/full, a quota) is a runtime
+ * failure, exit 2, with one message. A command that failed (exit code not 0) has said why
+ * already: its code stays. A standard output closed by the caller is an error only when
+ * something was written to it. */
+static int close_stdout(const command *cmd, int code)
+{
+    errno = 0;
+    bool failed = fflush(stdout) != 0;
+    int reason = errno;
+    failed = ferror(stdout) || failed;
+    errno = 0;
+    if (fclose(stdout) != 0 && (failed || errno != EBADF)) {
+        failed = true;
+        reason = reason ? reason : errno;
+    }
+    if (!failed || code != 0)
+        return code;
+    fprintf(stderr, "clusterdse%s%s: writing standard output: %s\n", cmd ? " " : "",
+            cmd ? cmd->name : "", reason ? strerror(reason) : "a write failed");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    const command *cmd = NULL;
+    int code = dispatch(argc, argv, &cmd);
+    return close_stdout(cmd, code);
 }

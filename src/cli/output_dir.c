@@ -27,6 +27,11 @@ static int make_dirs(char *dir)
 
 int cdse_output_dir_check(const char *path, bool create, char *err, size_t err_size)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, err_size, "%s is a directory; allowed: a file name", path);
+        return -1;
+    }
     char dir[PATH_MAX];
     int n = snprintf(dir, sizeof dir, "%s", path);
     if (n < 0 || (size_t)n >= sizeof dir) {
@@ -40,7 +45,6 @@ int cdse_output_dir_check(const char *path, bool create, char *err, size_t err_s
         slash[1] = '\0';
     else
         *slash = '\0';
-    struct stat st;
     if (stat(dir, &st) != 0 && (!create || make_dirs(dir) != 0)) {
         snprintf(err, err_size, "cannot %s directory %s of %s: %s",
                  create ? "create the" : "use the", dir, path, strerror(errno));

@@ -5,8 +5,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Checks that a file can be created at `path`: its directory exists (created with its missing
- * parents when `create`) and a file can be made in it. 0, or -1 with the reason in err. */
+/* Checks that a file can be created at `path`: it is not a directory, its directory exists
+ * (created with its missing parents when `create`) and a file can be made in it. 0, or -1 with
+ * the reason in err. */
 int cdse_output_dir_check(const char *path, bool create, char *err, size_t err_size);
 
 #endif

@@ -36,7 +36,8 @@ typedef struct node {
     int pos;       /* position in the text, for messages */
     int str_begin; /* N_STR: the literal is text[str_begin, str_end) */
     int str_end;
-    int depth; /* 1 + the deeper child's depth: bounds the evaluator's recursion */
+    int depth;       /* 1 + the deeper child's depth: bounds the evaluator's recursion */
+    int from_string; /* N_NUM: the code of a string compared with a variable */
 } node;
 
 struct cdse_expr {
@@ -351,6 +352,7 @@ static int resolve_string(parser *p, int v, int s)
     }
     sn->kind = N_NUM;
     sn->num = value;
+    sn->from_string = 1;
     return 0;
 }
 
@@ -444,6 +446,35 @@ static int check_no_strings(parser *p)
     return 0;
 }
 
+/* A variable whose values are names appears only as one side of == or != whose other side is a
+ * string (then `by_name`): model == 0 would compare the model's internal code. Walks the tree
+ * from node `id` (as deep as the evaluator goes). */
+static int check_named(parser *p, int id, bool by_name)
+{
+    const node *nodes = p->expr->nodes, *nd = &nodes[id];
+    if (nd->kind == N_VAR) {
+        char values[400] = "", msg[512];
+        if (by_name || p->env->named == NULL ||
+            !p->env->named(p->env->ctx, nd->var, values, sizeof values))
+            return 0;
+        const char *name = p->text + nd->pos;
+        int len =
+            (int)strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+        snprintf(msg, sizeof msg,
+                 "%.*s takes names: compare it with == or != and a string in quotes (%.*s == "
+                 "\"NAME\"); values: %s",
+                 len, name, len, name, values);
+        fail(p, nd->pos, "%s", msg);
+        return -1;
+    }
+    bool compare = nd->kind == N_EQ || nd->kind == N_NE;
+    if (nd->left >= 0 && check_named(p, nd->left, compare && nodes[nd->right].from_string) != 0)
+        return -1;
+    if (nd->right >= 0 && check_named(p, nd->right, compare && nodes[nd->left].from_string) != 0)
+        return -1;
+    return 0;
+}
+
 int cdse_expr_compile(const char *text, const cdse_expr_env *env, cdse_expr **out, cdse_diag *diag)
 {
     *out = NULL;
@@ -470,6 +501,8 @@ int cdse_expr_compile(const char *text, const cdse_expr_env *env, cdse_expr **ou
     }
     if (!p.failed)
         check_no_strings(&p);
+    if (!p.failed && e->root >= 0)
+        check_named(&p, e->root, false);
     if (p.failed || e->root < 0) {
         cdse_expr_free(e);
         return CDSE_EINVAL;

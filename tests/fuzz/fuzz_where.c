@@ -1,5 +1,5 @@
 /* libFuzzer harness: the `top --where` language (cdse_expr_compile, cdse_expr_eval) over three
- * variables, one of them with string values as `model` has. See docs/fuzzing.md. */
+ * variables, one of them with string values only, as `model` has. See docs/fuzzing.md. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +30,13 @@ static int string_value(void *ctx, int var, const char *str, double *value, char
     return -1;
 }
 
+static bool named(void *ctx, int var, char *values, size_t size)
+{
+    (void)ctx;
+    snprintf(values, size, "llama3-70b");
+    return var == 2;
+}
+
 static double row_value(const void *row, int var)
 {
     return ((const double *)row)[var];
@@ -46,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(text, data, size);
     text[size] = '\0';
-    cdse_expr_env env = {lookup, string_value, "tp, mem_total_gib, model", NULL};
+    cdse_expr_env env = {lookup, string_value, "tp, mem_total_gib, model", NULL, named};
     cdse_expr *expr = NULL;
     cdse_diag diag = {""};
     if (cdse_expr_compile(text, &env, &expr, &diag) == 0) {

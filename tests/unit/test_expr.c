@@ -43,7 +43,15 @@ static int string_value(void *ctx, int var, const char *str, double *value, char
     return 0;
 }
 
-static const cdse_expr_env env = {lookup, string_value, "tp, mem_total_gib, model", NULL};
+/* model takes names only: compared with a string, never with a number. */
+static bool named(void *ctx, int var, char *values, size_t size)
+{
+    (void)ctx;
+    snprintf(values, size, "llama3-70b, gpt3-175b");
+    return var == V_MODEL;
+}
+
+static const cdse_expr_env env = {lookup, string_value, "tp, mem_total_gib, model", NULL, named};
 
 static double row_value(const void *row, int var)
 {
@@ -152,6 +160,30 @@ static void test_errors(void **state)
     assert_int_equal(error_position("\"abc", msg, sizeof msg), 1);
 }
 
+/* A name column compared with a number, computed with, tested alone or compared with another
+ * column is an error at the column's name, listing its values (model == 0 compared the internal
+ * code: it matched every row of the first model). */
+static void test_named(void **state)
+{
+    (void)state;
+    char msg[1024];
+    assert_int_equal(error_position("model == 0", msg, sizeof msg), 1);
+    assert_non_null(strstr(msg, "model takes names: compare it with == or != and a string in "
+                                "quotes (model == \"NAME\"); values: llama3-70b, gpt3-175b"));
+    assert_int_equal(error_position("tp == 8 && 1 != model", msg, sizeof msg), 17);
+    assert_int_equal(error_position("model < 2", msg, sizeof msg), 1);
+    assert_int_equal(error_position("model + 1 == 2", msg, sizeof msg), 1);
+    assert_int_equal(error_position("-model == -1", msg, sizeof msg), 2);
+    assert_int_equal(error_position("!model", msg, sizeof msg), 2);
+    assert_int_equal(error_position("model", msg, sizeof msg), 1);
+    assert_int_equal(error_position("(model)", msg, sizeof msg), 2);
+    assert_int_equal(error_position("model == tp", msg, sizeof msg), 1);
+    assert_int_equal(error_position("model == true", msg, sizeof msg), 1);
+    /* By name it is fine, on either side and in parentheses; numbers stay numbers. */
+    assert_float_equal(eval3("(model) == 'gpt3-175b' && tp + 1 > 8", 8, 0, 1), 1.0, 0);
+    assert_float_equal(eval3("'llama3-70b' != model || tp == 1", 1, 0, 0), 1.0, 0);
+}
+
 /* `n` copies of `unit` then `tail`, in a buffer the caller frees. */
 static char *repeat(const char *unit, int n, const char *tail)
 {
@@ -223,7 +255,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_comparisons), cmocka_unit_test(test_precedence),
         cmocka_unit_test(test_strings),     cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_depth_limit),
+        cmocka_unit_test(test_depth_limit), cmocka_unit_test(test_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

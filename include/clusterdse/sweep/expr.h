@@ -7,7 +7,9 @@
  *   unary := '-' unary | NUMBER | NAME | "STRING" | '(' expr ')'
  *
  * A string literal may only be compared (== or !=) with a NAME, whose environment turns it into
- * the variable's numeric code (model == "llama3-70b"). `true` and `false` are 1 and 0 unless the
+ * the variable's numeric code (model == "llama3-70b"). A NAME whose values are names (the
+ * environment's `named`) may only be compared that way: its code is no number to compare,
+ * compute with or test (model == 0 is an error). `true` and `false` are 1 and 0 unless the
  * environment defines them. A comparison is 1 or 0; a row passes when the whole expression is
  * not 0. Errors name the offending character and show it under the expression. Knows nothing of
  * records or stores: variables are resolved through the environment. */
@@ -34,6 +36,10 @@ typedef struct cdse_expr_env {
      * message (may be NULL); the caller lists them in full itself. */
     const char *known_names;
     void *ctx;
+    /* Whether variable `var` takes names, not numbers (an enumeration: model, recompute, ...);
+     * then `values` gets its allowed names for the message ("a, b, c"). May be NULL: every
+     * variable is a number. */
+    bool (*named)(void *ctx, int var, char *values, size_t values_size);
 } cdse_expr_env;
 
 /* Compiles `text`. Returns 0, or CDSE_EINVAL with diag = "position P: what\n  TEXT\n  ^". */

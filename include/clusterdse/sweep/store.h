@@ -61,7 +61,9 @@ typedef struct cdse_counts {
     uint64_t pruned; /* skipped by pruning (objective.prune): evaluated + pruned = done */
 } cdse_counts;
 
-/* Turns off HDF5's automatic error printing (errors are reported through cdse_diag). */
+/* Turns off HDF5's automatic error printing (errors are reported through cdse_diag) in the
+ * calling thread: thread-safe HDF5 keeps the setting per thread, so every thread that calls HDF5
+ * calls this first. */
 void cdse_store_quiet_hdf5(void);
 
 /* Creates a new store at `path`. Refuses (CDSE_EEXIST) to overwrite an existing file unless
