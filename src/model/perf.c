@@ -84,10 +84,12 @@
  * forward's 2 GEMMs-worth of work (Dao 2023, "FlashAttention-2", Sec. 3: 2.5x forward). */
 #define FLASH_CAUSAL_FRACTION 0.5
 #define FLASH_BWD_FACTOR      2.5
-/* Megatron-Core's DDP buckets gradients (40M parameters per bucket by default,
- * megatron/core/distributed/distributed_data_parallel_config.py): the last bucket's reduction
- * cannot overlap the backward pass. */
-#define DP_BUCKET_PARAMS 40e6
+/* Megatron-Core's DDP buckets gradients, by default max(40M, 1M x the data-parallel size)
+ * parameters per bucket ("sane default based on dp_group size": larger groups are latency-bound;
+ * megatron/core/distributed/distributed_data_parallel.py, lines 51-54 at r0.8 commit 937571cfd4,
+ * line 134 at d98e8a64d): the last bucket's reduction cannot overlap the backward pass. */
+#define DP_BUCKET_PARAMS          40e6
+#define DP_BUCKET_PARAMS_PER_RANK 1e6
 /* A collective that overlaps computation still occupies streaming multiprocessors: NCCL runs one
  * thread block per channel, 16-32 channels on an 8-GPU NVSwitch node (NCCL_MAX_NCHANNELS
  * defaults; nccl src/graph/tuning.cc), i.e. 15-30% of an A100's 108 SMs. The overlapped GEMMs
@@ -1529,7 +1531,7 @@ static double dp_comm_time(cdse_comm_plan *plan, const cdse_system *system, cons
     if (zero >= 3)
         return zero3_time(plan, system, stk, comm_group, group, stride, params, weight_bytes, w);
     double grad_bytes = params * stk->grad_bytes;
-    double bucket = fmin(1.0, DP_BUCKET_PARAMS / params);
+    double bucket = fmin(1.0, fmax(DP_BUCKET_PARAMS, DP_BUCKET_PARAMS_PER_RANK * group) / params);
     int reduce_coll = zero == 0 ? CDSE_COLL_ALLREDUCE : CDSE_COLL_REDUCE_SCATTER;
     double reduce =
         cdse_comm_plan_add(plan, system, comm_group, reduce_coll, group, stride, grad_bytes, 1.0);

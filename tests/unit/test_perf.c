@@ -1781,6 +1781,27 @@ static void test_dp_comm_last_bucket(void **state)
     assert_rel(r.t_dp_comm_s, bucket * ar, 1e-12);
 }
 
+/* Megatron-Core's default bucket grows with the data-parallel group: max(40M, 1M x d) parameters
+ * (distributed_data_parallel.py, lines 51-54 at r0.8). test_dp_comm_last_bucket's stage
+ * (51605504 parameters) on d = 64 ranks (1024 GPUs, one rank of the group per node): the bucket
+ * is 64M parameters, more than the stage, so the stage's one bucket starts when the backward
+ * pass ends and the whole all-reduce is exposed, 2 (63/64) G / (200e9 x 0.9) + 2 x 63 x 5 us
+ * (with 40M-parameter buckets, 0.775 of it). */
+static void test_dp_comm_bucket_grows_with_dp(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(64);
+    cdse_system s = sys();
+    s.level[1].bandwidth_gbs = 200.0;
+    cdse_strategy st = strat(1024, 8, 2, 1, 256);
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.dp, 64);
+    double params = 32.0 * 1579904.0 + 1048576.0;
+    double ar = 2.0 * (63.0 / 64.0) * params * 4.0 / (200e9 * 0.9) + 2.0 * 63.0 * 5e-6;
+    assert_rel(r.t_dp_comm_s, ar, 1e-12);
+}
+
 /* ---- Offload to a second memory tier --------------------------------------------------- */
 
 /* Per-GPU tier of 512 GiB at 64 GB/s, 1 us. */
@@ -2406,6 +2427,7 @@ int main(void)
         cmocka_unit_test(test_runtime_memory),
         cmocka_unit_test(test_gemm_scale),
         cmocka_unit_test(test_dp_comm_last_bucket),
+        cmocka_unit_test(test_dp_comm_bucket_grows_with_dp),
         cmocka_unit_test(test_fp8_param_gather),
         cmocka_unit_test(test_offload_optimizer),
         cmocka_unit_test(test_offload_activations),
