@@ -4,21 +4,8 @@
 # sweep and fit; sweep creates every missing directory level; a file that is not a store is
 # bad input for --resume; eval says when nothing is feasible; top says when the store did not
 # keep what was asked for.
-set -euo pipefail
-: "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-cd "$dir"
-# expect CODE PATTERN CMD...: exit code CODE and PATTERN (grep -E) in stderr.
-expect() {
-    local want=$1 pattern=$2; shift 2
-    echo "+ $*"
-    set +e; "$@" >out.txt 2>err.txt; local rc=$?; set -e
-    sed 's/^/    /' err.txt | head -4
-    [ "$rc" = "$want" ] || { echo "cli_findings: exit $rc, expected $want"; exit 1; }
-    [ -z "$pattern" ] || grep -Eq -- "$pattern" err.txt || { echo "cli_findings: stderr lacks /$pattern/"; exit 1; }
-}
+: "${CDSE_SRC:?}"
+source "$CDSE_SRC/tests/sh/lib/expect.sh"
 job=$CDSE_SRC/tests/jobs/report.cfg
 expect 0 '' mpirun -np 2 "$CLUSTERDSE" sweep "$job" -o a/b/c/s.h5 --quiet
 [ -f a/b/c/s.h5 ] || { echo "cli_findings: sweep did not create a/b/c/"; exit 1; }

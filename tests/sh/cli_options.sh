@@ -4,26 +4,8 @@
 # a --where that compares a name column with a number, and sweep -o DIR. sweep --help and the
 # exit code table of docs/sweep.md say what sweep does. A standard output that cannot be written
 # (> /dev/full) is exit 2 with one message, for every command.
-set -euo pipefail
-: "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-cd "$dir"
-# expect CODE PATTERN CMD...: exit code CODE and PATTERN (grep -E) in stderr.
-expect() {
-    local want=$1 pattern=$2
-    shift 2
-    echo "+ $*"
-    set +e
-    "$@" >out.txt 2>err.txt
-    local rc=$?
-    set -e
-    sed 's/^/    /' err.txt | head -4
-    [ "$rc" = "$want" ] || { echo "cli_options: exit $rc, expected $want"; exit 1; }
-    [ -z "$pattern" ] || grep -Eq -- "$pattern" err.txt ||
-        { echo "cli_options: stderr lacks /$pattern/"; exit 1; }
-}
+: "${CDSE_SRC:?}"
+source "$CDSE_SRC/tests/sh/lib/expect.sh"
 job=$CDSE_SRC/tests/jobs/good_small.cfg
 echo "+ mpirun -np 1 $CLUSTERDSE sweep $CDSE_SRC/tests/jobs/report.cfg -o s.h5 --quiet"
 mpirun -np 1 "$CLUSTERDSE" sweep "$CDSE_SRC/tests/jobs/report.cfg" -o s.h5 --quiet >/dev/null

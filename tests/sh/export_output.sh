@@ -4,28 +4,10 @@
 # read (by name, symbolic or hard link), an HDF5 file, a directory, or an existing file without
 # --force; -o is written whole or not at all: a write failure (a file-size limit), a damaged
 # store and SIGTERM leave an existing FILE as it was and no temporary file behind.
-set -euo pipefail
-: "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+: "${CDSE_SRC:?}"
+source "$CDSE_SRC/tests/sh/lib/expect.sh"
 py=/usr/bin/python3
 "$py" -c 'import h5py' 2>/dev/null || { echo "export_output: SKIP: python3-h5py missing"; exit 77; }
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-cd "$dir"
-# expect CODE PATTERN CMD...: exit code CODE and PATTERN (grep -E) in stderr.
-expect() {
-    local want=$1 pattern=$2
-    shift 2
-    echo "+ $*"
-    set +e
-    "$@" >out.txt 2>err.txt
-    local rc=$?
-    set -e
-    sed 's/^/    /' err.txt | head -4
-    [ "$rc" = "$want" ] || { echo "export_output: exit $rc, expected $want"; exit 1; }
-    [ -z "$pattern" ] || grep -Eq -- "$pattern" err.txt ||
-        { echo "export_output: stderr lacks /$pattern/"; exit 1; }
-}
 # one_line: the last command's stderr is one line (no HDF5 error stack).
 one_line() {
     [ "$(wc -l <err.txt)" = 1 ] || { echo "export_output: $(wc -l <err.txt) lines on stderr"; exit 1; }
