@@ -87,8 +87,15 @@ void cdse_store_set_read_guard(const cdse_store_read_guard *guard)
         read_guard = *guard;
 }
 
+/* Set by cdse_store_quiet_hdf5: HDF5's automatic error printing is a setting of each thread
+ * (its error stacks are per thread), so it is turned off again in whichever thread reads (top
+ * reads blocks of rows in a thread of its own). */
+static volatile int hdf5_quiet;
+
 static void guard_begin(const char *path)
 {
+    if (hdf5_quiet)
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     if (read_depth++ == 0 && read_guard.begin != NULL)
         read_guard.begin(path, read_guard.ctx);
 }
@@ -104,8 +111,10 @@ static const char *const store_mode_names[] = {"all", "feasible", "best"};
 void cdse_store_quiet_hdf5(void)
 {
     /* CDSE_HDF5_ERRORS=1 keeps HDF5's own error stacks, for debugging. */
-    if (getenv("CDSE_HDF5_ERRORS") == NULL)
+    if (getenv("CDSE_HDF5_ERRORS") == NULL) {
+        hdf5_quiet = 1;
         H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    }
 }
 
 /* The operating system's words for why the last HDF5 call failed: HDF5's file driver records
@@ -537,6 +546,21 @@ static uint64_t table_rows(hid_t d)
     return dims;
 }
 
+/* Whether a dataset creation property list has the filter `id` in its pipeline: each filter
+ * asked in turn (H5Pget_filter_by_id2 reports a filter that is absent as an error, which HDF5
+ * prints on every read of an unfiltered table unless its messages are off). */
+static bool has_filter(hid_t dcpl, H5Z_filter_t id)
+{
+    int n = H5Pget_nfilters(dcpl);
+    for (int i = 0; i < n; i++) {
+        unsigned flags = 0, config = 0;
+        size_t n_values = 0;
+        if (H5Pget_filter2(dcpl, (unsigned)i, &flags, &n_values, NULL, 0, NULL, &config) == id)
+            return true;
+    }
+    return false;
+}
+
 /* The rows a 1-D table claims, checked against what the file can hold (its size, times
  * deflate's largest ratio for compressed tables, plus one chunk of rows an interrupted write may
  * have announced) and the read budget, so that a damaged extent is reported instead of
@@ -548,10 +572,7 @@ static int checked_rows(const cdse_store *s, hid_t d, const char *name, size_t r
     hsize_t file_size = 0;
     H5Fget_filesize(s->file, &file_size);
     hid_t dcpl = H5Dget_create_plist(d);
-    unsigned flags = 0, level = 0;
-    size_t n_values = 1;
-    bool compressed = dcpl >= 0 && H5Pget_filter_by_id2(dcpl, H5Z_FILTER_DEFLATE, &flags, &n_values,
-                                                        &level, 0, NULL, NULL) >= 0;
+    bool compressed = dcpl >= 0 && has_filter(dcpl, H5Z_FILTER_DEFLATE);
     hsize_t chunk = 0;
     if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED)
         H5Pget_chunk(dcpl, 1, &chunk);

@@ -61,7 +61,8 @@ typedef struct cdse_counts {
     uint64_t pruned; /* skipped by pruning (objective.prune): evaluated + pruned = done */
 } cdse_counts;
 
-/* Turns off HDF5's automatic error printing (errors are reported through cdse_diag). */
+/* Turns off HDF5's automatic error printing (errors are reported through cdse_diag), in the
+ * calling thread and in every thread that reads a store afterwards. */
 void cdse_store_quiet_hdf5(void);
 
 /* Creates a new store at `path`. Refuses (CDSE_EEXIST) to overwrite an existing file unless

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Commands that read a store, on damaged stores and on paths that are not stores: one line on
+# stderr and exit 2 for damage (1 for what the user gave wrongly), never a crash, a hang, an
+# HDF5 error stack, a Python traceback, or output left behind. The damage is made at fixed
+# places found in the file, so each run repeats. Checked:
+#   - a good store: no HDF5 messages, even with CDSE_HDF5_ERRORS=1 (no HDF5 call fails);
+#     top and export on a damaged /results chunk (read in a thread of their own);
+set -uo pipefail
+: "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+py=/usr/bin/python3
+"$py" -c 'import h5py' 2>/dev/null || { echo "store_readers: SKIP: python3-h5py missing (scripts/setup.sh)"; exit 77; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1
+failed=0
+fail() {
+    echo "FAIL: $*"
+    failed=1
+}
+
+# expect CODE PATTERN COMMAND...: exit code CODE within 20 s, and stderr exactly one line that
+# matches PATTERN (grep -E), with no HDF5 error stack and no traceback.
+expect() {
+    local want=$1 pattern=$2
+    shift 2
+    echo "+ $*"
+    timeout 20 "$@" >out.txt 2>err.txt
+    local rc=$?
+    sed 's/^/    /' err.txt | head -3
+    [ "$rc" = "$want" ] || fail "exit $rc, expected $want"
+    [ "$(wc -l <err.txt)" = 1 ] || fail "stderr has $(wc -l <err.txt) lines, expected 1"
+    grep -Eq -- "$pattern" err.txt || fail "stderr does not match /$pattern/"
+}
+
+# expect_quiet COMMAND...: exit 0 and nothing on stderr.
+expect_quiet() {
+    echo "+ $*"
+    "$@" >out.txt 2>err.txt
+    local rc=$?
+    sed 's/^/    /' err.txt | head -3
+    [ "$rc" = 0 ] || fail "exit $rc, expected 0"
+    [ -s err.txt ] && fail "stderr is not empty"
+}
+
+# expect_mpi CODE PATTERN COMMAND...: for mpirun, whose own lines follow the program's: exit
+# code CODE within 60 s, PATTERN in stderr, no crash of a rank.
+expect_mpi() {
+    local want=$1 pattern=$2
+    shift 2
+    echo "+ $*"
+    timeout 60 "$@" >out.txt 2>err.txt
+    local rc=$?
+    grep -v -- '----\|^ *$' err.txt | sed 's/^/    /' | head -3
+    [ "$rc" = "$want" ] || fail "exit $rc, expected $want"
+    grep -Eq -- "$pattern" err.txt || fail "stderr does not match /$pattern/"
+    grep -q 'signal\|HDF5-DIAG' err.txt && fail "a rank crashed or HDF5 printed its stack"
+}
+
+# Damaged copies are made at places found by structure (h5py gives the object headers), each
+# checked against what h5py reads there, so that a change of layout fails here, not later.
+cat >damage.py <<'PY'
+def damage(src, dst, changes):
+    """A copy of src with the bytes at each (offset, bytes) replaced."""
+    data = bytearray(open(src, "rb").read())
+    for at, value in changes:
+        data[at:at + len(value)] = value
+    open(dst, "wb").write(data)
+
+
+def compound_at(data, header, itemsize):
+    """The datatype message of a compound (class 6) of itemsize bytes after an object header:
+    class and version, 3 bytes of bit fields, then the size (4 bytes, little-endian)."""
+    return next(i for i in range(header, header + 4096)
+                if data[i] & 0x0F == 6 and int.from_bytes(data[i + 4:i + 8], "little") == itemsize)
+PY
+
+cat >job.cfg <<CFG
+name = "readers";
+models = ( "gpt3-125m" );
+systems = ( "a100-80g-dgx" );
+space = { gpus = [ 8, 16 ]; tp = [ 1, 2 ]; pp = [ 1, 2 ]; global_batch = [ 64 ]; };
+objective = { top = 3; store = "all"; };
+CFG
+echo "+ $CLUSTERDSE sweep job.cfg -o good.h5 --quiet"
+"$CLUSTERDSE" sweep job.cfg -o good.h5 --quiet >/dev/null || fail "the sweep"
+
+# A good store: no HDF5 messages, even with them on (nothing fails: the deflate filter is
+# looked up, not asked for on tables without it).
+expect_quiet env CDSE_HDF5_ERRORS=1 "$CLUSTERDSE" top good.h5
+expect_quiet env CDSE_HDF5_ERRORS=1 "$CLUSTERDSE" compare good.h5
+# The middle of /results' first chunk (a deflate stream: inflate or its Adler-32 check fails).
+# top and export read /results in a thread of their own, where HDF5's messages were on.
+echo "+ $py - (/results damaged)"
+"$py" - <<'PY' || fail "making the damaged copy"
+import h5py
+from damage import damage
+with h5py.File("good.h5", "r") as f:
+    chunk = f["results"].id.get_chunk_info(0)
+damage("good.h5", "chunk.h5", [(chunk.byte_offset + chunk.size // 2, b"\0" * 16)])
+PY
+for cmd in top export; do
+    expect 2 "a damaged store: rows 0\.\.8 of /results cannot be read" "$CLUSTERDSE" $cmd chunk.h5
+done
+
+[ "$failed" = 0 ] && echo "store_readers: ok"
+exit "$failed"
