@@ -5,6 +5,8 @@
 # places found in the file, so each run repeats. Checked:
 #   - a good store: no HDF5 messages, even with CDSE_HDF5_ERRORS=1 (no HDF5 call fails);
 #     top and export on a damaged /results chunk (read in a thread of their own);
+#   - compare: damaged root attributes and /models (HDF5 1.10.8 crashes on them), a damaged
+#     /results chunk, a failed write of its output;
 set -uo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -103,6 +105,36 @@ PY
 for cmd in top export; do
     expect 2 "a damaged store: rows 0\.\.8 of /results cannot be read" "$CLUSTERDSE" $cmd chunk.h5
 done
+
+# compare: as top (no HDF5 messages, crashes inside HDF5 under the guard), and a failed write of
+# its output is exit 2. The datatype size of the root attribute job_name (HDF5 1.10.8 crashes
+# in H5Aexists on it) and the size of /models' compound type (a crash in H5Dread).
+echo "+ $py - (root attribute and /models damaged)"
+"$py" - <<'PY' || fail "making the damaged copies"
+import h5py
+from damage import compound_at, damage
+good = open("good.h5", "rb").read()
+# Attribute message (version 1): version, reserved, name size (2), datatype size (2), dataspace
+# size (2), then the name, NUL-padded.
+at = good.find(b"job_name\0")
+assert at > 8 and good[at - 8] == 1 and good[at - 6] == 9, "the job_name attribute moved"
+damage("good.h5", "attr.h5", [(at - 3, b"\xd6")])  # datatype size 0x0008 -> 0xd608
+with h5py.File("good.h5", "r") as f:
+    at = compound_at(good, h5py.h5o.get_info(f["models"].id).addr, f["models"].dtype.itemsize)
+damage("good.h5", "models.h5", [(at + 7, b"\xfd")])  # its size's top byte: 4 GB more
+PY
+expect_quiet "$CLUSTERDSE" compare good.h5
+echo "+ $CLUSTERDSE compare good.h5 >/dev/full"
+"$CLUSTERDSE" compare good.h5 >/dev/full 2>err.txt
+rc=$?
+sed 's/^/    /' err.txt
+[ "$rc" = 2 ] || fail "exit $rc, expected 2"
+grep -q '^clusterdse compare: writing the output failed' err.txt || fail "no message"
+for f in attr.h5 models.h5; do
+    expect 2 "^clusterdse compare: $f: a damaged store" "$CLUSTERDSE" compare "$f"
+done
+expect 2 "^clusterdse compare: chunk.h5: a damaged store: rows 0\.\.8 of /results" \
+    "$CLUSTERDSE" compare chunk.h5
 
 [ "$failed" = 0 ] && echo "store_readers: ok"
 exit "$failed"
