@@ -10,6 +10,7 @@
 #include "store_guard.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -100,4 +101,13 @@ void cdse_cli_store_guard(const char *prog)
     guard_prog[n] = '\0';
     cdse_store_read_guard guard = {begin, end, NULL};
     cdse_store_set_read_guard(&guard);
+}
+
+int cdse_cli_store_path(const char *prog, const char *path)
+{
+    cdse_diag diag = {""};
+    int rc = cdse_store_check_path(path, &diag);
+    if (rc != CDSE_OK)
+        fprintf(stderr, "%s: %s\n", prog, diag.msg);
+    return rc == CDSE_OK ? 0 : rc == CDSE_EINVAL ? 1 : 2;
 }

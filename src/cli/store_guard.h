@@ -11,4 +11,10 @@
  * ("clusterdse top"). */
 void cdse_cli_store_guard(const char *prog);
 
+/* The first check of a store given on the command line, for commands that do not open it
+ * through cdse_store_open (which makes it too): a path that is missing or not a regular file
+ * (a FIFO would block HDF5's open forever) gets one line `PROG: ...` on stderr. Returns the
+ * exit code: 0 (go on), 1 (bad input) or 2 (stat failed otherwise). */
+int cdse_cli_store_path(const char *prog, const char *path);
+
 #endif

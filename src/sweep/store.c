@@ -1286,9 +1286,8 @@ static bool has_hdf5_signature(const char *path)
     return found;
 }
 
-static int unguarded_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
+int cdse_store_check_path(const char *path, cdse_diag *diag)
 {
-    *out = NULL;
     struct stat st;
     if (stat(path, &st) != 0) {
         int err = errno;
@@ -1297,6 +1296,22 @@ static int unguarded_open(const char *path, bool writable, cdse_store **out, cds
          * (an I/O error) a runtime failure. */
         return err == ENOENT || err == ENOTDIR || err == EACCES ? CDSE_EINVAL : CDSE_EIO;
     }
+    /* HDF5 opens whatever it is given: a FIFO blocks it forever, a directory fails late. */
+    if (!S_ISREG(st.st_mode)) {
+        cdse_diag_set(
+            diag, "%s is %s; allowed: a regular file (an HDF5 file written by clusterdse)", path,
+            S_ISDIR(st.st_mode) ? "a directory" : "not a regular file (a FIFO, device or socket)");
+        return CDSE_EINVAL;
+    }
+    return CDSE_OK;
+}
+
+static int unguarded_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
+{
+    *out = NULL;
+    int checked = cdse_store_check_path(path, diag);
+    if (checked != CDSE_OK)
+        return checked;
     if (H5Fis_hdf5(path) <= 0) {
         if (!has_hdf5_signature(path)) { /* not a store at all: bad input */
             cdse_diag_set(diag, "%s is not an HDF5 file", path);

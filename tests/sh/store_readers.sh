@@ -7,6 +7,8 @@
 #     top and export on a damaged /results chunk (read in a thread of their own);
 #   - compare: damaged root attributes and /models (HDF5 1.10.8 crashes on them), a damaged
 #     /results chunk, a failed write of its output;
+#   - a FIFO or a directory given as the store: bad input at once (top, export, compare,
+#     report, sweep --resume);
 set -uo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -135,6 +137,19 @@ for f in attr.h5 models.h5; do
 done
 expect 2 "^clusterdse compare: chunk.h5: a damaged store: rows 0\.\.8 of /results" \
     "$CLUSTERDSE" compare chunk.h5
+
+# Not a regular file: refused at once (bad input) by every command that reads a store.
+mkfifo fifo.h5
+regular='allowed: a regular file \(an HDF5 file written by clusterdse\)$'
+for cmd in top export compare; do
+    expect 1 "^clusterdse $cmd: fifo.h5 is not a regular file \(a FIFO, device or socket\); $regular" \
+        "$CLUSTERDSE" $cmd fifo.h5
+done
+expect 1 "^clusterdse report: fifo.h5 is not a regular file" "$CLUSTERDSE" report fifo.h5 -o rep
+[ -e rep ] && fail "report made rep"
+expect 1 "^clusterdse top: $dir is a directory; $regular" "$CLUSTERDSE" top "$dir"
+expect_mpi 1 "^clusterdse sweep: fifo.h5 is not a regular file" \
+    mpirun -np 2 "$CLUSTERDSE" sweep job.cfg -o fifo.h5 --resume --quiet
 
 [ "$failed" = 0 ] && echo "store_readers: ok"
 exit "$failed"

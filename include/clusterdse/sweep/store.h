@@ -71,9 +71,16 @@ int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_me
                       bool force, cdse_store **store, cdse_diag *diag);
 
 /* Opens an existing store. `writable` for resume (then /results is truncated to the committed
- * rows). Returns CDSE_EIO for a file that is not HDF5 and CDSE_EINVAL for an HDF5 file that is
- * not a clusterdse store, with a message. */
+ * rows). Returns CDSE_EINVAL, with a message, for what the user gave wrongly (a path that is
+ * missing or not a regular file, a file that is not HDF5, an HDF5 file that is not a clusterdse
+ * store) and CDSE_EIO for a damaged store. */
 int cdse_store_open(const char *path, bool writable, cdse_store **store, cdse_diag *diag);
+
+/* The check cdse_store_open makes first, also for readers that do not open a store through
+ * it: CDSE_EINVAL with a message naming `path` when it does not exist, cannot be reached or is
+ * not a regular file (a FIFO would block HDF5's open forever), CDSE_EIO when stat fails
+ * otherwise, else CDSE_OK. */
+int cdse_store_check_path(const char *path, cdse_diag *diag);
 
 /* HDF5 1.10 can crash or loop forever on a damaged file (global heap of variable-length
  * strings, compound conversion), below anything a caller can check. The store calls
