@@ -1458,6 +1458,22 @@ const char *cdse_store_stack_name(const cdse_store *store, int i)
     return i >= 0 && i < store->n_stack_names ? store->stack_name[i] : "?";
 }
 
+static int unguarded_job_path(cdse_store *store, char *out, size_t size, cdse_diag *diag)
+{
+    out[0] = '\0';
+    int exists = H5Aexists(store->file, "job_path");
+    if (exists == 0)
+        return CDSE_OK;
+    if (exists < 0 || attr_read_string(store->file, "job_path", out, size) < 0) {
+        cdse_diag_set(diag,
+                      "%s: a damaged store: the root attribute job_path cannot be "
+                      "read" STORE_DAMAGED_HINT,
+                      store->path);
+        return CDSE_EIO;
+    }
+    return CDSE_OK;
+}
+
 static int unguarded_job_text(cdse_store *store, char **text, cdse_diag *diag)
 {
     hid_t d = H5Dopen2(store->file, "job", H5P_DEFAULT);
@@ -2007,6 +2023,14 @@ int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag
 {
     guard_begin(path);
     int rc = unguarded_open(path, writable, out, diag);
+    guard_end();
+    return rc;
+}
+
+int cdse_store_job_path(cdse_store *store, char *out, size_t size, cdse_diag *diag)
+{
+    guard_begin(store->path);
+    int rc = unguarded_job_path(store, out, size, diag);
     guard_end();
     return rc;
 }

@@ -9,6 +9,8 @@
 #     /results chunk, a failed write of its output;
 #   - a FIFO or a directory given as the store: bad input at once (top, export, compare,
 #     report, sweep --resume);
+#   - verify on the damaged stores, alone and on 2 ranks (every rank stops with exit 2), and
+#     on a FIFO;
 set -uo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -150,6 +152,14 @@ expect 1 "^clusterdse report: fifo.h5 is not a regular file" "$CLUSTERDSE" repor
 expect 1 "^clusterdse top: $dir is a directory; $regular" "$CLUSTERDSE" top "$dir"
 expect_mpi 1 "^clusterdse sweep: fifo.h5 is not a regular file" \
     mpirun -np 2 "$CLUSTERDSE" sweep job.cfg -o fifo.h5 --resume --quiet
+
+# verify: damage is exit 2, on every rank, none crashing (the store's job_path was read outside
+# the guard, before the store was opened).
+for f in attr.h5 models.h5; do
+    expect 2 "^clusterdse verify: $f: a damaged" "$CLUSTERDSE" verify "$f"
+    expect_mpi 2 "^clusterdse verify: $f: a damaged" mpirun -np 2 "$CLUSTERDSE" verify "$f"
+done
+expect 1 "^clusterdse verify: fifo.h5 is not a regular file" "$CLUSTERDSE" verify fifo.h5
 
 [ "$failed" = 0 ] && echo "store_readers: ok"
 exit "$failed"

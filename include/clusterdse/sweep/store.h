@@ -117,6 +117,9 @@ const char *cdse_store_stack_name(const cdse_store *store, int i);
 
 /* The job text (malloc'd, NUL-terminated). */
 int cdse_store_job_text(cdse_store *store, char **text, cdse_diag *diag);
+/* The root attribute job_path (the job file the sweep read; relative names in the job resolve
+ * against it) into out; "" when the store has none. */
+int cdse_store_job_path(cdse_store *store, char *out, size_t size, cdse_diag *diag);
 
 /* Packed rows: the in-memory layout of the compound type (column order of cdse_columns). */
 size_t cdse_store_row_size(void);
