@@ -106,6 +106,16 @@ static void guard_end(void)
         read_guard.end(read_guard.ctx);
 }
 
+void cdse_store_guard_begin(const char *path)
+{
+    guard_begin(path);
+}
+
+void cdse_store_guard_end(void)
+{
+    guard_end();
+}
+
 static const char *const store_mode_names[] = {"all", "feasible", "best"};
 
 void cdse_store_quiet_hdf5(void)
@@ -1306,9 +1316,8 @@ int cdse_store_check_path(const char *path, cdse_diag *diag)
     return CDSE_OK;
 }
 
-static int unguarded_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
+int cdse_store_check_file(const char *path, cdse_diag *diag)
 {
-    *out = NULL;
     int checked = cdse_store_check_path(path, diag);
     if (checked != CDSE_OK)
         return checked;
@@ -1320,6 +1329,15 @@ static int unguarded_open(const char *path, bool writable, cdse_store **out, cds
         cdse_diag_set(diag, "%s is an HDF5 file damaged beyond reading" STORE_DAMAGED_HINT, path);
         return CDSE_EIO;
     }
+    return CDSE_OK;
+}
+
+static int unguarded_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
+{
+    *out = NULL;
+    int checked = cdse_store_check_file(path, diag);
+    if (checked != CDSE_OK)
+        return checked;
     cdse_store *s = store_alloc();
     if (s == NULL) {
         cdse_diag_set(diag, "out of memory");

@@ -11,6 +11,8 @@
 #     report, sweep --resume);
 #   - verify on the damaged stores, alone and on 2 ranks (every rank stops with exit 2), and
 #     on a FIFO;
+#   - fit on damaged probe stores (/probes' type, header, header continuation), on files
+#     that are no probe store, and on a FIFO;
 set -uo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -160,6 +162,36 @@ for f in attr.h5 models.h5; do
     expect_mpi 2 "^clusterdse verify: $f: a damaged" mpirun -np 2 "$CLUSTERDSE" verify "$f"
 done
 expect 1 "^clusterdse verify: fifo.h5 is not a regular file" "$CLUSTERDSE" verify fifo.h5
+
+# fit: a damaged probe store is exit 2: the size of /probes' compound type, its object header,
+# and the address of the header's continuation (a crash in HDF5).
+echo "+ mpirun -np 2 $CLUSTERDSE probe $CDSE_SRC/calibration/plans/quick.cfg -o p.h5"
+mpirun -np 2 "$CLUSTERDSE" probe "$CDSE_SRC/calibration/plans/quick.cfg" -o p.h5 >/dev/null ||
+    fail "the probe"
+echo "+ $py - (probe store damaged)"
+"$py" - <<'PY' || fail "making the damaged copies"
+import h5py
+from damage import compound_at, damage
+probes = open("p.h5", "rb").read()
+with h5py.File("p.h5", "r") as f:
+    header = h5py.h5o.get_info(f["probes"].id).addr
+    at = compound_at(probes, header, f["probes"].dtype.itemsize)
+damage("p.h5", "p_type.h5", [(at + 5, b"\xfd")])
+damage("p.h5", "p_header.h5", [(header, b"\xff" * 8)])
+# Object header version 1: 16 bytes, then the first message: type 0x10 is a continuation,
+# whose 8-byte address follows the message's own 8 bytes of header.
+assert probes[header] == 1 and probes[header + 16] == 0x10, "/probes' header changed"
+damage("p.h5", "p_cont.h5", [(header + 24, b"\xff" * 8)])
+PY
+echo "not a store" >junk.h5
+for f in p_type.h5 p_header.h5 p_cont.h5; do
+    expect 2 "^clusterdse fit: $f: a damaged (probe )?store" "$CLUSTERDSE" fit "$f" -o fit.cfg
+    [ -e fit.cfg ] && fail "fit wrote fit.cfg from $f"
+done
+expect 1 '^clusterdse fit: junk.h5 is not an HDF5 file$' "$CLUSTERDSE" fit junk.h5 -o fit.cfg
+expect 1 '^clusterdse fit: good.h5: no /probes table' "$CLUSTERDSE" fit good.h5 -o fit.cfg
+expect 1 '^clusterdse fit: cannot open no.h5: No such file' "$CLUSTERDSE" fit no.h5 -o fit.cfg
+expect 1 "^clusterdse fit: fifo.h5 is not a regular file" "$CLUSTERDSE" fit fifo.h5 -o fit.cfg
 
 [ "$failed" = 0 ] && echo "store_readers: ok"
 exit "$failed"

@@ -81,6 +81,10 @@ int cdse_store_open(const char *path, bool writable, cdse_store **store, cdse_di
  * not a regular file (a FIFO would block HDF5's open forever), CDSE_EIO when stat fails
  * otherwise, else CDSE_OK. */
 int cdse_store_check_path(const char *path, cdse_diag *diag);
+/* cdse_store_check_path, then whether the file is HDF5: CDSE_EINVAL when it has no HDF5
+ * signature (not a store at all), CDSE_EIO when it has one but HDF5 cannot read it (damaged).
+ * Reads the file: call it inside the guard (cdse_store_guard_begin). */
+int cdse_store_check_file(const char *path, cdse_diag *diag);
 
 /* HDF5 1.10 can crash or loop forever on a damaged file (global heap of variable-length
  * strings, compound conversion), below anything a caller can check. The store calls
@@ -95,6 +99,10 @@ typedef struct cdse_store_read_guard {
     void *ctx;
 } cdse_store_read_guard;
 void cdse_store_set_read_guard(const cdse_store_read_guard *guard);
+/* The guard around a read of another HDF5 file of the program (a probe store): `begin` before,
+ * `end` after; nested pairs call the guard once. */
+void cdse_store_guard_begin(const char *path);
+void cdse_store_guard_end(void);
 
 int cdse_store_close(cdse_store *store, cdse_diag *diag);
 
