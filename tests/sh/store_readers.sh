@@ -13,6 +13,8 @@
 #     on a FIFO;
 #   - fit on damaged probe stores (/probes' type, header, header continuation), on files
 #     that are no probe store, and on a FIFO;
+#   - report on a damaged store, with a --system or --gpus the store lacks, and with h5py
+#     crashing: nothing left in DIR or of DIR.
 set -uo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -192,6 +194,46 @@ expect 1 '^clusterdse fit: junk.h5 is not an HDF5 file$' "$CLUSTERDSE" fit junk.
 expect 1 '^clusterdse fit: good.h5: no /probes table' "$CLUSTERDSE" fit good.h5 -o fit.cfg
 expect 1 '^clusterdse fit: cannot open no.h5: No such file' "$CLUSTERDSE" fit no.h5 -o fit.cfg
 expect 1 "^clusterdse fit: fifo.h5 is not a regular file" "$CLUSTERDSE" fit fifo.h5 -o fit.cfg
+
+# report: damage is exit 2, a --system or --gpus the store lacks exit 1, and no failure leaves
+# a directory it made, or a file in one that existed.
+if "$py" -c 'import matplotlib, pandas' 2>/dev/null; then
+    expect 2 '^clusterdse report: attr.h5: a damaged store: .*\(Damaged stores\)$' \
+        "$CLUSTERDSE" report attr.h5 -o new/deep/rep
+    [ -e new ] && fail "report left new/ behind"
+    mkdir kept && echo before >kept/report.html
+    expect 2 '^clusterdse report: attr.h5: a damaged store' "$CLUSTERDSE" report attr.h5 -o kept
+    [ "$(ls -A kept)" = report.html ] && [ "$(cat kept/report.html)" = before ] ||
+        fail "report changed kept/: $(ls -A kept)"
+    expect 1 '^clusterdse report: --system nosuch: not a system of good.h5; allowed: a100-80g-dgx$' \
+        "$CLUSTERDSE" report good.h5 -o rep --system nosuch
+    expect 1 '^clusterdse report: --gpus 7: no feasible configuration with 7 GPUs in /results; sizes with one: 8, 16$' \
+        "$CLUSTERDSE" report good.h5 -o rep --gpus 7
+    [ -e rep ] && fail "report left rep/ behind"
+    # HDF5 crashing inside h5py: the drawing process dies, the report says so and removes what
+    # it made.
+    echo "+ $py - (a report whose reading crashes) good.h5 -o crash/rep"
+    PYTHONPATH="$CDSE_SRC/python" "$py" - good.h5 -o crash/rep 2>err.txt <<'PY'
+import os, signal, sys
+import clusterdse.report as report
+def crash(args, staging):
+    open(os.path.join(staging, "report.html"), "w").write("partial")
+    os.kill(os.getpid(), signal.SIGSEGV)
+report.write_report = crash
+sys.exit(report.main(sys.argv[1:]))
+PY
+    rc=$?
+    sed 's/^/    /' err.txt
+    [ "$rc" = 2 ] || fail "exit $rc, expected 2"
+    grep -q '^clusterdse report: good.h5: a damaged store: HDF5 crashed reading it' err.txt ||
+        fail "no message"
+    [ -e crash ] && fail "report left crash/ behind"
+    echo "+ $CLUSTERDSE report good.h5 -o rep"
+    "$CLUSTERDSE" report good.h5 -o rep >/dev/null 2>err.txt && [ -s rep/report.html ] &&
+        [ ! -s err.txt ] && [ "$(ls -A rep)" = report.html ] || fail "report of good.h5"
+else
+    echo "store_readers: report not drawn: python3-matplotlib/pandas missing (scripts/setup.sh)"
+fi
 
 [ "$failed" = 0 ] && echo "store_readers: ok"
 exit "$failed"
