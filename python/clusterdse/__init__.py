@@ -7,6 +7,6 @@
 Run with the Python that has h5py and pandas (Debian: /usr/bin/python3, python3-h5py,
 python3-pandas); `clusterdse report` draws figures from the same tables (python3-matplotlib).
 """
-from .store import load, tables, attrs, StoreError
+from .store import load, tables, attrs, StoreError, StoreDamaged
 
-__all__ = ["load", "tables", "attrs", "StoreError"]
+__all__ = ["load", "tables", "attrs", "StoreError", "StoreDamaged"]

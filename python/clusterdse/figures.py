@@ -14,7 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
 import numpy as np  # noqa: E402
 
-from .store import attrs, load  # noqa: E402
+from .store import StoreError, attrs, load  # noqa: E402
 
 # objective.metric -> (column, lower is better), as documented in docs/job-file.md.
 METRICS = {
@@ -251,20 +251,40 @@ def failures_figure(counts):
                   {"counts": {n: int(c) for n, c in zip(failed.name, failed["count"])}})
 
 
-def default_cell(rows, root, args):
-    if args.system and args.gpus:
-        return args.system, args.gpus
+def check_system(store, args):
+    """--system names a system of the store (StoreError, bad input, otherwise)."""
+    if not args.system:
+        return
+    systems = [str(s) for s in load(store, "systems").name]
+    if args.system not in systems:
+        raise StoreError(f"--system {args.system}: not a system of {store}; allowed: "
+                         f"{', '.join(systems)}")
+
+
+def default_cell(rows, source, root, args):
+    """The (system, gpus) of the heatmap: --system and --gpus, each by default the best
+    configuration's (of the other when one is given); StoreError when no feasible
+    configuration has them."""
     best, _ = ranked(rows, root)
     if args.system:
-        best = best[best.system == args.system]
+        best = best[best.system.astype(str) == args.system]
+        if best.empty:
+            feasible = sorted(set(rows.system.astype(str)))
+            raise StoreError(f"--system {args.system}: no feasible configuration of it in "
+                             f"{source}; systems with one: {', '.join(feasible)}")
     if args.gpus:
+        sizes = sorted(set(int(g) for g in best.gpus))
         best = best[best.gpus == args.gpus]
-    if best.empty:
-        return args.system, args.gpus
-    return args.system or str(best.system.iloc[0]), args.gpus or int(best.gpus.iloc[0])
+        if best.empty:
+            raise StoreError(f"--gpus {args.gpus}: no feasible configuration "
+                             f"{'of ' + args.system + ' ' if args.system else ''}with "
+                             f"{args.gpus} GPUs in {source}; sizes with one: "
+                             f"{', '.join(map(str, sizes))}")
+    return str(best.system.iloc[0]), int(best.gpus.iloc[0])
 
 
 def sweep_sections(store, names, args, root):
+    check_system(store, args)
     out = [("h2", "Sweep")]
     counts = load(store, "counts")
     out.append(("table", Table("counts", "Configurations by status (/counts)", ["name", "count"],
@@ -281,11 +301,7 @@ def sweep_sections(store, names, args, root):
     elif pareto_cost_note(store, names):
         out.append(("p", pareto_cost_note(store, names)))
     out.append(("fig", best_vs_size_figure(rows, source, root)))
-    system, gpus = default_cell(rows, root, args)
-    if system not in set(rows.system.astype(str)) or gpus not in set(rows.gpus):
-        raise_bad = f"no feasible configuration of system {system} with {gpus} GPUs in {source}"
-        from .store import StoreError
-        raise StoreError(raise_bad)
+    system, gpus = default_cell(rows, source, root, args)
     out.append(("fig", heatmap_figure(rows, source, root, system, gpus)))
     top, metric_col = ranked(rows, root)
     top = top.head(args.top)

@@ -8,7 +8,9 @@ every figure as PNG data (no network needed to view it); next to each figure a J
 test can check them against the store. --png also writes DIR/NAME.png for each figure.
 
 Exit codes: 0 done, 1 bad input (store missing or not a clusterdse store, bad option, output
-directory not writable), 2 runtime failure.
+directory not writable), 2 a damaged store or a runtime failure. The page is written into a
+temporary directory and put in place once complete: a failure leaves DIR as it was (and does
+not create it).
 """
 import argparse
 import base64
@@ -17,10 +19,20 @@ import html
 import io
 import json
 import os
+import shutil
+import signal
+import stat
 import sys
+import tempfile
 
 from . import figures
-from .store import StoreError, attrs, load, tables
+from . import store as store_reader
+from .store import StoreDamaged, StoreError, attrs, load, tables
+
+# Seconds one read of the store (an open and one table, read whole) may take before it counts
+# as HDF5 looping on a damaged file: generous, as the command line's 10 s are for one block of
+# rows, and /results is read whole here.
+READ_SECONDS = 120
 
 
 def parse_args(argv):
@@ -120,7 +132,9 @@ def sections_for(store, names, args, root):
     return out
 
 
-def write_report(args):
+def write_report(args, staging):
+    """Writes the page (and with --png the figures) into the directory `staging`; returns the
+    summary line to print once they are in place."""
     names = tables(args.store)
     root = attrs(args.store)
     if "counts" not in names and "probes" not in names and "verify" not in names:
@@ -137,27 +151,163 @@ def write_report(args):
         elif kind == "fig":
             html_parts.append(fig_html(item))
             if args.png:
-                with open(os.path.join(args.output, item.name + ".png"), "wb") as f:
+                with open(os.path.join(staging, item.name + ".png"), "wb") as f:
                     f.write(item.png)
         else:
             html_parts.append(table_html(item))
     text = page(metadata(args.store, root, probes, args.version_string), html_parts)
-    path = os.path.join(args.output, "report.html")
-    with open(path, "w", encoding="utf-8") as f:
+    with open(os.path.join(staging, "report.html"), "w", encoding="utf-8") as f:
         f.write(text)
     n_fig = sum(1 for kind, _ in parts if kind == "fig")
-    print(f"report: wrote {path} ({n_fig} figures, {len(text)} bytes)")
+    path = os.path.join(args.output, "report.html")
+    return f"report: wrote {path} ({n_fig} figures, {len(text)} bytes)"
 
 
-def check_output(directory):
-    """Creates DIR (and missing parents); 1 when it cannot be created or written."""
+class OutputError(Exception):
+    """The output directory cannot be made or written (bad input)."""
+
+
+class Output:
+    """Where the report goes: a temporary directory inside DIR when DIR exists, else next to it
+    (with DIR's missing parents made); `commit` moves the files into DIR (or renames the
+    directory to DIR), `discard` removes what this run made, so that a report that fails part
+    way leaves nothing behind."""
+
+    def __init__(self, directory):
+        self.directory = directory
+        self.exists = os.path.isdir(directory)
+        self.made = []  # parents made by this run, outermost first
+        if os.path.lexists(directory) and not self.exists:
+            raise OutputError(f"output directory {directory} is a file, not a directory")
+        try:
+            if self.exists:
+                self.staging = tempfile.mkdtemp(prefix=".report-", dir=directory)
+            else:
+                parent = os.path.dirname(os.path.abspath(directory))
+                missing = []
+                while not os.path.isdir(parent):
+                    missing.append(parent)
+                    parent = os.path.dirname(parent)
+                for level in reversed(missing):
+                    os.mkdir(level)
+                    self.made.append(level)
+                self.staging = tempfile.mkdtemp(
+                    prefix="." + os.path.basename(os.path.normpath(directory)) + ".",
+                    dir=os.path.dirname(os.path.abspath(directory)))
+        except OSError as e:
+            self.staging = None
+            self.discard()
+            what = "cannot write in" if self.exists else "cannot create"
+            raise OutputError(f"{what} output directory {directory}: {e.strerror or e}") from None
+
+    def commit(self):
+        if self.exists:
+            for name in sorted(os.listdir(self.staging)):
+                os.replace(os.path.join(self.staging, name), os.path.join(self.directory, name))
+            os.rmdir(self.staging)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(self.staging, 0o777 & ~umask)  # mkdtemp's 0700 is not what mkdir gives
+            os.rename(self.staging, self.directory)
+        self.staging = None
+
+    def discard(self):
+        if self.staging is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)
+        for level in reversed(self.made):
+            try:
+                os.rmdir(level)
+            except OSError:
+                pass
+        self.made = []
+
+
+def check_store(path):
+    """A message when the store is missing or not a regular file (a FIFO would block the open
+    forever), else None; `clusterdse report` makes the same check first."""
     try:
-        os.makedirs(directory, exist_ok=True)
+        mode = os.stat(path).st_mode
     except OSError as e:
-        return f"cannot create output directory {directory}: {e.strerror}"
-    if not os.access(directory, os.W_OK | os.X_OK):
-        return f"output directory {directory} is not writable"
+        return f"cannot open {path}: {e.strerror}"
+    if stat.S_ISDIR(mode):
+        return f"{path} is a directory; allowed: a regular file (an HDF5 file written by clusterdse)"
+    if not stat.S_ISREG(mode):
+        return (f"{path} is not a regular file (a FIFO, device or socket); allowed: a regular "
+                f"file (an HDF5 file written by clusterdse)")
     return None
+
+
+def draw(args, out):
+    """Writes the report into out's staging directory and puts it in place; returns the exit
+    code after printing what happened."""
+    code, line = 2, None
+    try:
+        line = write_report(args, out.staging)
+        out.commit()
+        code = 0
+    except StoreError as e:
+        print(f"clusterdse report: {e}", file=sys.stderr)
+        code = 1
+    except StoreDamaged as e:
+        print(f"clusterdse report: {e}; see docs/store.md (Damaged stores)", file=sys.stderr)
+    except OSError as e:
+        print(f"clusterdse report: writing {args.output}: {e.strerror or e}", file=sys.stderr)
+    except Exception as e:  # what a store damaged past HDF5's checks makes of the figures
+        print(f"clusterdse report: {args.store}: cannot draw the report ({type(e).__name__}: "
+              f"{' '.join(str(e).split())}): a damaged store?; see docs/store.md (Damaged stores)",
+              file=sys.stderr)
+    finally:
+        if code != 0:
+            out.discard()
+    if code == 0:
+        try:
+            print(line, flush=True)
+        except OSError as e:
+            print(f"clusterdse report: writing the output failed: {e.strerror or e}",
+                  file=sys.stderr)
+            code = 2
+    return code
+
+
+def run(args):
+    """Draws the report in a child process, so that HDF5 crashing or looping on a damaged store
+    (docs/store.md, Damaged stores) ends with a message and exit 2, and nothing left behind."""
+    try:
+        out = Output(args.output)
+    except OutputError as e:
+        print(f"clusterdse report: {e}", file=sys.stderr)
+        return 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 2
+        try:
+            store_reader.read_seconds = READ_SECONDS
+            code = draw(args, out)
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except OSError:
+                    pass
+            os._exit(code)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the child stops on ^C, and cleans up
+    _, status = os.waitpid(pid, 0)
+    if os.WIFEXITED(status):
+        return os.WEXITSTATUS(status)
+    out.discard()
+    sig = os.WTERMSIG(status)
+    hint = "; see docs/store.md (Damaged stores)"
+    if sig == signal.SIGALRM:
+        what = f"a damaged store: reading it took longer than {READ_SECONDS} s (HDF5 looped on it)"
+    elif sig in (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL):
+        what = f"a damaged store: HDF5 crashed reading it (signal {sig})"
+    else:
+        what, hint = f"the report was stopped by signal {sig}", ""
+    print(f"clusterdse report: {args.store}: {what}{hint}", file=sys.stderr)
+    return 2
 
 
 def main(argv=None):
@@ -165,22 +315,11 @@ def main(argv=None):
         args = parse_args(sys.argv[1:] if argv is None else argv)
     except SystemExit as e:
         return 0 if e.code == 0 else 1
-    if not os.path.exists(args.store):
-        print(f"clusterdse report: {args.store}: no such file", file=sys.stderr)
-        return 1
-    problem = check_output(args.output)
+    problem = check_store(args.store)
     if problem:
         print(f"clusterdse report: {problem}", file=sys.stderr)
         return 1
-    try:
-        write_report(args)
-    except StoreError as e:
-        print(f"clusterdse report: {e}", file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"clusterdse report: {e}", file=sys.stderr)
-        return 2
-    return 0
+    return run(args)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@ categories are every name of the enumeration in code order (so a status that nev
 still a category). Booleans (sequence_parallel, flash_attention, tp_comm_overlap) are numpy bool.
 Fixed-length and variable-length strings (probe and verify names, /counts) come back as str.
 """
+import contextlib
+import signal
+
 import h5py
 import numpy as np
 import pandas as pd
@@ -18,6 +21,76 @@ TABLES = ("results", "top", "pareto", "pareto_cost", "counts", "progress", "prob
 
 class StoreError(LookupError):
     """A store or one of its tables cannot be read as asked (the message says why)."""
+
+
+class StoreDamaged(RuntimeError):
+    """An HDF5 file that HDF5 cannot read as written (damaged on disk: a bad block, a partial
+    copy, bytes overwritten); the message names the store and what HDF5 said."""
+
+
+# The HDF5 format signature, at offset 0, 512, 1024, 2048, ... (HDF5 File Format
+# Specification, "Format Signature"): a file without it is no HDF5 file at all, one with it
+# that HDF5 cannot read is damaged (as src/sweep/store.c tells them apart).
+_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def _has_signature(path):
+    try:
+        with open(path, "rb") as f:
+            offset = 0
+            while offset <= 1 << 30:
+                f.seek(offset)
+                head = f.read(len(_SIGNATURE))
+                if len(head) < len(_SIGNATURE):
+                    return False
+                if head == _SIGNATURE:
+                    return True
+                offset = offset * 2 if offset else 512
+    except OSError:
+        return False
+    return False
+
+
+def _reason(error):
+    """HDF5's words from an h5py exception, on one line."""
+    text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+    text = " ".join(text.split()) or type(error).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+# Seconds one use of a store (an open and the read of one table) may take, or None (the
+# default) for no limit. A program that sets it (clusterdse report) ends when a read lasts
+# longer, by SIGALRM's default action: HDF5 can loop forever on a damaged file (docs/store.md,
+# Damaged stores), below anything Python can interrupt.
+read_seconds = None
+
+
+@contextlib.contextmanager
+def _store(store):
+    """The store opened read-only, within read_seconds. Raises StoreError (bad input) when it
+    is not an HDF5 file, and StoreDamaged for what h5py raises on an HDF5 file it cannot open
+    or read: a file clusterdse wrote is read as it was written, so a failure there is damage."""
+    if read_seconds:
+        signal.alarm(read_seconds)
+    try:
+        try:
+            f = h5py.File(store, "r")
+        except Exception as e:
+            reason = str(e).split("(")[-1].rstrip(")") if "(" in str(e) else _reason(e)
+            if _has_signature(store):
+                raise StoreDamaged(f"{store}: a damaged store: HDF5 cannot open it: "
+                                   f"{reason}") from None
+            raise StoreError(f"{store}: cannot open as an HDF5 store: {reason}") from None
+        try:
+            with f:
+                yield f
+        except (StoreError, StoreDamaged):
+            raise
+        except Exception as e:  # h5py raises OSError, RuntimeError, KeyError, ValueError, ...
+            raise StoreDamaged(f"{store}: a damaged store: {_reason(e)}") from None
+    finally:
+        if read_seconds:
+            signal.alarm(0)
 
 
 def _enum_column(codes, mapping):
@@ -53,15 +126,6 @@ def _decode(array):
     return pd.DataFrame(columns)
 
 
-def _open(store):
-    """The store opened read-only; StoreError (bad input) when it is not an HDF5 file."""
-    try:
-        return h5py.File(store, "r")
-    except OSError as e:
-        reason = str(e).split("(")[-1].rstrip(")") if "(" in str(e) else str(e)
-        raise StoreError(f"{store}: cannot open as an HDF5 store: {reason}") from None
-
-
 def _available(f):
     return [t for t in TABLES if t in f and isinstance(f[t], h5py.Dataset)]
 
@@ -80,10 +144,10 @@ def load(store, table="results"):
     Of /results only the committed rows are returned (attribute rows_committed): rows past it
     were written by a commit that did not complete and are not results. Raises StoreError when
     the table is not in the store (e.g. /results of a store = "best" store), naming the tables
-    that are."""
+    that are, and StoreDamaged when HDF5 cannot read what the store holds."""
     if table not in TABLES:
         raise StoreError(f"unknown table '{table}'; allowed: {', '.join(TABLES)}")
-    with _open(store) as f:
+    with _store(store) as f:
         if table not in f:
             raise _missing(store, f, table)
         data = f[table]
@@ -96,7 +160,7 @@ def load(store, table="results"):
 
 def attrs(store, table=None):
     """The attributes of the store's root (or of `table`) as a dict, strings as str."""
-    with _open(store) as f:
+    with _store(store) as f:
         node = f[table] if table else f
         out = {}
         for key, value in node.attrs.items():
@@ -110,5 +174,5 @@ def attrs(store, table=None):
 
 def tables(store):
     """The names of the tables load() can read from the store."""
-    with _open(store) as f:
+    with _store(store) as f:
         return _available(f)

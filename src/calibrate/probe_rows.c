@@ -12,6 +12,7 @@
 #include <hdf5.h>
 
 #include "clusterdse/model/collective.h"
+#include "clusterdse/sweep/store.h"
 
 double cdse_busbw_factor(int coll, int n)
 {
@@ -225,6 +226,9 @@ int cdse_probe_write(const char *path, const cdse_probe_result *result, const ch
     return 0;
 }
 
+/* A probe table's rows into a new buffer. A row count that the file cannot hold (its size
+ * over the row size: probe tables are written unfiltered) is damage, reported before anything
+ * is allocated for it. */
 static int read_table(hid_t file, const char *name, hid_t type, size_t row_size, void **out, int *n)
 {
     *out = NULL;
@@ -234,25 +238,42 @@ static int read_table(hid_t file, const char *name, hid_t type, size_t row_size,
     hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
     if (ds < 0)
         return CDSE_EIO;
-    hid_t space = H5Dget_space(ds);
-    hssize_t count = H5Sget_simple_extent_npoints(space);
+    hid_t space = H5Dget_space(ds), ftype = H5Dget_type(ds), dcpl = H5Dget_create_plist(ds);
+    hssize_t count = space < 0 ? -1 : H5Sget_simple_extent_npoints(space);
+    size_t file_row = ftype < 0 ? 0 : H5Tget_size(ftype);
+    hsize_t file_size = 0;
+    H5Fget_filesize(file, &file_size);
+    bool filtered = dcpl < 0 || H5Pget_nfilters(dcpl) != 0;
     int rc = 0;
-    if (count > INT_MAX)
-        rc = CDSE_EIO; /* more rows than an int counts: not a probe file this program wrote */
+    if (count < 0 || count > INT_MAX || file_row == 0 ||
+        (!filtered && (hsize_t)count > file_size / file_row))
+        rc = CDSE_EIO; /* not a probe table this program wrote */
     else if (count > 0) {
         *out = calloc((size_t)count, row_size);
         if (*out == NULL || H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) < 0)
             rc = CDSE_EIO;
         *n = (int)count;
     }
-    H5Sclose(space);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    if (space >= 0)
+        H5Sclose(space);
     H5Dclose(ds);
     return rc;
 }
 
-int cdse_probe_read(const char *path, cdse_probe_result *result, cdse_diag *diag)
+/* What a user can do about a damaged probe store, ending each message that reports one. */
+#define PROBE_DAMAGED_HINT "; measure again with clusterdse probe"
+
+static int unguarded_probe_read(const char *path, cdse_probe_result *result, cdse_diag *diag)
 {
-    memset(result, 0, sizeof *result);
+    int checked = cdse_store_check_file(path, diag);
+    if (checked == CDSE_EIO)
+        cdse_diag_set(diag, "%s is an HDF5 file damaged beyond reading" PROBE_DAMAGED_HINT, path);
+    if (checked != CDSE_OK)
+        return checked;
     H5E_auto2_t func;
     void *data;
     H5Eget_auto2(H5E_DEFAULT, &func, &data);
@@ -260,13 +281,23 @@ int cdse_probe_read(const char *path, cdse_probe_result *result, cdse_diag *diag
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     H5Eset_auto2(H5E_DEFAULT, func, data);
     if (file < 0) {
-        cdse_diag_set(diag, "%s: cannot open as HDF5", path);
+        cdse_diag_set(diag,
+                      "%s: a damaged probe store: HDF5 cannot open it (cut short or "
+                      "overwritten)" PROBE_DAMAGED_HINT,
+                      path);
         return CDSE_EIO;
     }
-    if (H5Lexists(file, "probes", H5P_DEFAULT) <= 0) {
+    htri_t has_probes = H5Lexists(file, "probes", H5P_DEFAULT);
+    if (has_probes <= 0) {
         H5Fclose(file);
-        cdse_diag_set(diag, "%s: no /probes table (not written by clusterdse probe)", path);
-        return CDSE_EINVAL;
+        if (has_probes == 0) {
+            cdse_diag_set(diag, "%s: no /probes table (not written by clusterdse probe)", path);
+            return CDSE_EINVAL;
+        }
+        cdse_diag_set(diag,
+                      "%s: a damaged probe store: its root group cannot be read" PROBE_DAMAGED_HINT,
+                      path);
+        return CDSE_EIO;
     }
     hid_t pt = probe_row_type(), rt = reduce_row_type();
     void *rows_p = NULL, *red_p = NULL;
@@ -276,32 +307,40 @@ int cdse_probe_read(const char *path, cdse_probe_result *result, cdse_diag *diag
                         &result->n_reduce);
     result->rows = rows_p;
     result->reduce = red_p;
-    hid_t ds = H5Dopen2(file, "probes", H5P_DEFAULT);
-    if (ds < 0) {
-        H5Tclose(pt);
-        H5Tclose(rt);
-        H5Fclose(file);
-        cdse_probe_result_free(result);
-        cdse_diag_set(diag, "%s: cannot open /probes", path);
-        return CDSE_EIO;
+    hid_t ds = rc == 0 ? H5Dopen2(file, "probes", H5P_DEFAULT) : -1;
+    if (ds >= 0) {
+        cdse_probe_info *i = &result->info;
+        read_attr_str(ds, "mpi_library", i->mpi_library, sizeof i->mpi_library);
+        read_attr_str(ds, "hostnames", i->hostnames, sizeof i->hostnames);
+        read_attr_str(ds, "environment", i->env, sizeof i->env);
+        read_attr_str(ds, "algorithms", i->algorithms, sizeof i->algorithms);
+        read_attr_str(ds, "date", i->date, sizeof i->date);
+        read_attr_str(ds, "plan_name", i->plan_name, sizeof i->plan_name);
+        i->ranks = read_attr_int(ds, "ranks");
+        i->nodes = read_attr_int(ds, "nodes");
+        i->ranks_per_node = read_attr_int(ds, "ranks_per_node");
+        H5Dclose(ds);
+    } else if (rc == 0) {
+        rc = CDSE_EIO;
     }
-    cdse_probe_info *i = &result->info;
-    read_attr_str(ds, "mpi_library", i->mpi_library, sizeof i->mpi_library);
-    read_attr_str(ds, "hostnames", i->hostnames, sizeof i->hostnames);
-    read_attr_str(ds, "environment", i->env, sizeof i->env);
-    read_attr_str(ds, "algorithms", i->algorithms, sizeof i->algorithms);
-    read_attr_str(ds, "date", i->date, sizeof i->date);
-    read_attr_str(ds, "plan_name", i->plan_name, sizeof i->plan_name);
-    i->ranks = read_attr_int(ds, "ranks");
-    i->nodes = read_attr_int(ds, "nodes");
-    i->ranks_per_node = read_attr_int(ds, "ranks_per_node");
-    H5Dclose(ds);
     H5Tclose(pt);
     H5Tclose(rt);
     H5Fclose(file);
     if (rc) {
         cdse_probe_result_free(result);
-        cdse_diag_set(diag, "%s: cannot read /probes", path);
+        cdse_diag_set(diag,
+                      "%s: a damaged probe store: /probes or /reduce_local cannot be "
+                      "read" PROBE_DAMAGED_HINT,
+                      path);
     }
+    return rc;
+}
+
+int cdse_probe_read(const char *path, cdse_probe_result *result, cdse_diag *diag)
+{
+    memset(result, 0, sizeof *result);
+    cdse_store_guard_begin(path);
+    int rc = unguarded_probe_read(path, result, diag);
+    cdse_store_guard_end();
     return rc;
 }

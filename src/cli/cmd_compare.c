@@ -1,5 +1,6 @@
 /* clusterdse compare: the best configuration of each system of a store side by side, with each
  * quantity's ratio to the first system's. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "clusterdse/sweep/report.h"
 #include "clusterdse/sweep/store.h"
 #include "commands.h"
+#include "store_guard.h"
 
 #define COMPARE_BLOCK_ROWS 65536
 
@@ -134,6 +136,8 @@ int cdse_cmd_compare(int argc, char **argv)
         fprintf(stderr, "clusterdse compare: --by %s: allowed: a metric (see --help)\n", by);
         return 1;
     }
+    cdse_store_quiet_hdf5();
+    cdse_cli_store_guard("clusterdse compare");
     cdse_store *store = NULL;
     cdse_diag diag = {{0}};
     int rc = cdse_store_open(path, false, &store, &diag);
@@ -147,11 +151,18 @@ int cdse_cmd_compare(int argc, char **argv)
     bool found[CDSE_MAX_SYSTEMS] = {false};
     const char *dataset = cdse_store_has(store, "results") ? "results" : "top";
     rc = best == NULL ? CDSE_ENOMEM : best_per_system(store, dataset, metric, best, found, &diag);
-    if (rc == 0)
+    int code = 0;
+    if (rc != 0) {
+        fprintf(stderr, "clusterdse compare: %s\n", best ? diag.msg : "out of memory");
+        code = 2;
+    } else {
         print_table(stdout, store, best, found, metric);
-    else
-        fprintf(stderr, "clusterdse compare: %s\n", diag.msg);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            fprintf(stderr, "clusterdse compare: writing the output failed: %s\n", strerror(errno));
+            code = 2;
+        }
+    }
     free(best);
     cdse_store_close(store, NULL);
-    return rc == 0 ? 0 : 2;
+    return code;
 }

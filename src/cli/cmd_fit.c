@@ -7,8 +7,10 @@
 
 #include "clusterdse/calibrate/fit.h"
 #include "clusterdse/config/job.h"
+#include "clusterdse/sweep/store.h"
 #include "commands.h"
 #include "output_dir.h"
+#include "store_guard.h"
 
 static const char *const level_names[CDSE_FIT_LEVELS] = {"intra_node", "inter_node"};
 static const char *const level_help[CDSE_FIT_LEVELS] = {"groups within one node",
@@ -351,9 +353,12 @@ int cdse_cmd_fit(int argc, char **argv)
     }
     cdse_probe_result pr;
     cdse_diag diag = {""};
-    if (cdse_probe_read(a.probes, &pr, &diag) != 0) {
+    cdse_store_quiet_hdf5();
+    cdse_cli_file_guard("clusterdse fit", "measure again with clusterdse probe");
+    rc = cdse_probe_read(a.probes, &pr, &diag);
+    if (rc != 0) {
         fprintf(stderr, "clusterdse fit: %s\n", diag.msg);
-        return 1;
+        return rc == CDSE_EINVAL ? 1 : 2; /* not a probe store: input; damaged: a read failure */
     }
     cdse_probe_fit fit;
     rc = cdse_fit_probes(&pr, &a.options, &fit, &diag);

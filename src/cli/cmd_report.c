@@ -13,6 +13,7 @@
 
 #include "clusterdse/config/datadir.h"
 #include "commands.h"
+#include "store_guard.h"
 
 #ifndef CDSE_VERSION
 #define CDSE_VERSION "0"
@@ -91,6 +92,24 @@ static int set_pythonpath(const char *dir)
     return setenv("PYTHONPATH", value, 1);
 }
 
+/* STORE among the arguments (the first that is neither an option nor an option's value, as
+ * argparse reads them), or NULL. */
+static const char *store_argument(int argc, char **argv)
+{
+    static const char *const with_value[] = {"-o", "--output", "--system", "--gpus", "-n", "--top"};
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0)
+            return i + 1 < argc ? argv[i + 1] : NULL;
+        if (arg[0] != '-' || arg[1] == '\0')
+            return arg;
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            if (strcmp(arg, with_value[k]) == 0)
+                i++;
+    }
+    return NULL;
+}
+
 /* Runs the interpreter on argv and returns its exit code (2 when it cannot run or dies). */
 static int run_python(const char *python, char **args)
 {
@@ -130,6 +149,11 @@ int cdse_cmd_report(int argc, char **argv)
         fprintf(stderr, "clusterdse report: missing STORE\n%s", usage_text);
         return 1;
     }
+    /* Before the interpreter starts: a FIFO would block its open of the store forever. */
+    const char *store = store_argument(argc, argv);
+    int checked = store != NULL ? cdse_cli_store_path("clusterdse report", store) : 0;
+    if (checked != 0)
+        return checked;
     char dir[PATH_MAX];
     if (find_package(dir, sizeof dir) != 0) {
         fprintf(stderr,

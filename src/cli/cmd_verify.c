@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <hdf5.h>
-
 #include "clusterdse/calibrate/probe.h"
 #include "clusterdse/sweep/store.h"
 #include "clusterdse/sweep/topk.h"
@@ -98,39 +96,6 @@ static int parse_verify_args(int argc, char **argv, verify_args *a)
     return -1;
 }
 
-/* The job file path stored with the job (relative profile names resolve against it). */
-static void read_job_path(const char *store, char *out, size_t size)
-{
-    out[0] = '\0';
-    hid_t file = H5Fopen(store, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (file < 0)
-        return;
-    if (H5Aexists(file, "job_path") > 0) {
-        hid_t a = H5Aopen(file, "job_path", H5P_DEFAULT);
-        hid_t ft = H5Aget_type(a);
-        hid_t mt = H5Tcopy(H5T_C_S1);
-        if (H5Tis_variable_str(ft) > 0) {
-            char *v = NULL;
-            H5Tset_size(mt, H5T_VARIABLE);
-            if (H5Aread(a, mt, &v) >= 0 && v) {
-                snprintf(out, size, "%s", v);
-                H5free_memory(v);
-            }
-        } else {
-            size_t n = H5Tget_size(ft);
-            char *v = calloc(n + 1, 1);
-            H5Tset_size(mt, n + 1);
-            if (v && H5Aread(a, mt, v) >= 0)
-                snprintf(out, size, "%s", v);
-            free(v);
-        }
-        H5Tclose(mt);
-        H5Tclose(ft);
-        H5Aclose(a);
-    }
-    H5Fclose(file);
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -146,19 +111,25 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
     char job_path[CDSE_PATH_MAX];
     cdse_store_quiet_hdf5();
     cdse_cli_store_guard("clusterdse verify");
-    read_job_path(a->store, job_path, sizeof job_path);
     cdse_store *store = NULL;
-    if (cdse_store_open(a->store, false, &store, &diag) != 0) {
+    int opened = cdse_store_open(a->store, false, &store, &diag);
+    if (opened != 0) {
         fprintf(stderr, "clusterdse verify: %s\n", diag.msg);
-        return 1;
+        return opened == CDSE_EINVAL ? 1 : 2; /* not a store: input; damaged: a read failure */
     }
     char *text = NULL;
     cdse_job *job = calloc(1, sizeof *job);
     uint64_t rows = 0;
     int status = 0;
-    if (job == NULL || cdse_store_job_text(store, &text, &diag) != 0 ||
-        cdse_job_load_text(text, job_path[0] ? job_path : a->store, job, &diag) != 0 ||
-        cdse_store_rows(store, "top", &rows, &diag) != 0) {
+    if (job == NULL) {
+        fprintf(stderr, "clusterdse verify: out of memory\n");
+        status = 2;
+    } else if (cdse_store_job_path(store, job_path, sizeof job_path, &diag) != 0 ||
+               cdse_store_job_text(store, &text, &diag) != 0 ||
+               cdse_store_rows(store, "top", &rows, &diag) != 0) {
+        fprintf(stderr, "clusterdse verify: %s\n", diag.msg); /* the store's words name it */
+        status = 2;
+    } else if (cdse_job_load_text(text, job_path[0] ? job_path : a->store, job, &diag) != 0) {
         fprintf(stderr, "clusterdse verify: %s: %s\n", a->store, diag.msg);
         status = 1;
     }

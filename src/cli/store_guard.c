@@ -10,6 +10,7 @@
 #include "store_guard.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@ static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 
 static char guard_prog[64];
 static char guard_path[CDSE_PATH_MAX];
+static const char *guard_hint; /* a string literal: what the user can do */
 static volatile sig_atomic_t guard_active;
 
 static void say(const char *text)
@@ -43,9 +45,9 @@ static void on_damage(int sig)
             ? ": a damaged store: reading it took longer than " CDSE_STORE_READ_SECONDS_TEXT
               " s (HDF5 looped on it)"
             : ": a damaged store: HDF5 crashed reading it");
-    say(". `clusterdse sweep JOB -o STORE --resume` recovers a store cut short by a kill or a "
-        "full disk (it drops what the last commit did not cover); a store damaged anywhere "
-        "else must be swept again (--force)\n");
+    say(". ");
+    say(guard_hint);
+    say("\n");
     _exit(2);
 }
 
@@ -93,6 +95,15 @@ static void end(void *ctx)
 
 void cdse_cli_store_guard(const char *prog)
 {
+    cdse_cli_file_guard(prog, "`clusterdse sweep JOB -o STORE --resume` recovers a store cut "
+                              "short by a kill or a full disk (it drops what the last commit "
+                              "did not cover); a store damaged anywhere else must be swept "
+                              "again (--force)");
+}
+
+void cdse_cli_file_guard(const char *prog, const char *hint)
+{
+    guard_hint = hint;
     size_t n = strlen(prog);
     if (n >= sizeof guard_prog)
         n = sizeof guard_prog - 1;
@@ -100,4 +111,13 @@ void cdse_cli_store_guard(const char *prog)
     guard_prog[n] = '\0';
     cdse_store_read_guard guard = {begin, end, NULL};
     cdse_store_set_read_guard(&guard);
+}
+
+int cdse_cli_store_path(const char *prog, const char *path)
+{
+    cdse_diag diag = {""};
+    int rc = cdse_store_check_path(path, &diag);
+    if (rc != CDSE_OK)
+        fprintf(stderr, "%s: %s\n", prog, diag.msg);
+    return rc == CDSE_OK ? 0 : rc == CDSE_EINVAL ? 1 : 2;
 }

@@ -87,8 +87,15 @@ void cdse_store_set_read_guard(const cdse_store_read_guard *guard)
         read_guard = *guard;
 }
 
+/* Set by cdse_store_quiet_hdf5: HDF5's automatic error printing is a setting of each thread
+ * (its error stacks are per thread), so it is turned off again in whichever thread reads (top
+ * reads blocks of rows in a thread of its own). */
+static volatile int hdf5_quiet;
+
 static void guard_begin(const char *path)
 {
+    if (hdf5_quiet)
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     if (read_depth++ == 0 && read_guard.begin != NULL)
         read_guard.begin(path, read_guard.ctx);
 }
@@ -99,13 +106,25 @@ static void guard_end(void)
         read_guard.end(read_guard.ctx);
 }
 
+void cdse_store_guard_begin(const char *path)
+{
+    guard_begin(path);
+}
+
+void cdse_store_guard_end(void)
+{
+    guard_end();
+}
+
 static const char *const store_mode_names[] = {"all", "feasible", "best"};
 
 void cdse_store_quiet_hdf5(void)
 {
     /* CDSE_HDF5_ERRORS=1 keeps HDF5's own error stacks, for debugging. */
-    if (getenv("CDSE_HDF5_ERRORS") == NULL)
+    if (getenv("CDSE_HDF5_ERRORS") == NULL) {
+        hdf5_quiet = 1;
         H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    }
 }
 
 /* The operating system's words for why the last HDF5 call failed: HDF5's file driver records
@@ -537,6 +556,21 @@ static uint64_t table_rows(hid_t d)
     return dims;
 }
 
+/* Whether a dataset creation property list has the filter `id` in its pipeline: each filter
+ * asked in turn (H5Pget_filter_by_id2 reports a filter that is absent as an error, which HDF5
+ * prints on every read of an unfiltered table unless its messages are off). */
+static bool has_filter(hid_t dcpl, H5Z_filter_t id)
+{
+    int n = H5Pget_nfilters(dcpl);
+    for (int i = 0; i < n; i++) {
+        unsigned flags = 0, config = 0;
+        size_t n_values = 0;
+        if (H5Pget_filter2(dcpl, (unsigned)i, &flags, &n_values, NULL, 0, NULL, &config) == id)
+            return true;
+    }
+    return false;
+}
+
 /* The rows a 1-D table claims, checked against what the file can hold (its size, times
  * deflate's largest ratio for compressed tables, plus one chunk of rows an interrupted write may
  * have announced) and the read budget, so that a damaged extent is reported instead of
@@ -548,10 +582,7 @@ static int checked_rows(const cdse_store *s, hid_t d, const char *name, size_t r
     hsize_t file_size = 0;
     H5Fget_filesize(s->file, &file_size);
     hid_t dcpl = H5Dget_create_plist(d);
-    unsigned flags = 0, level = 0;
-    size_t n_values = 1;
-    bool compressed = dcpl >= 0 && H5Pget_filter_by_id2(dcpl, H5Z_FILTER_DEFLATE, &flags, &n_values,
-                                                        &level, 0, NULL, NULL) >= 0;
+    bool compressed = dcpl >= 0 && has_filter(dcpl, H5Z_FILTER_DEFLATE);
     hsize_t chunk = 0;
     if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED)
         H5Pget_chunk(dcpl, 1, &chunk);
@@ -1265,9 +1296,8 @@ static bool has_hdf5_signature(const char *path)
     return found;
 }
 
-static int unguarded_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
+int cdse_store_check_path(const char *path, cdse_diag *diag)
 {
-    *out = NULL;
     struct stat st;
     if (stat(path, &st) != 0) {
         int err = errno;
@@ -1276,6 +1306,21 @@ static int unguarded_open(const char *path, bool writable, cdse_store **out, cds
          * (an I/O error) a runtime failure. */
         return err == ENOENT || err == ENOTDIR || err == EACCES ? CDSE_EINVAL : CDSE_EIO;
     }
+    /* HDF5 opens whatever it is given: a FIFO blocks it forever, a directory fails late. */
+    if (!S_ISREG(st.st_mode)) {
+        cdse_diag_set(
+            diag, "%s is %s; allowed: a regular file (an HDF5 file written by clusterdse)", path,
+            S_ISDIR(st.st_mode) ? "a directory" : "not a regular file (a FIFO, device or socket)");
+        return CDSE_EINVAL;
+    }
+    return CDSE_OK;
+}
+
+int cdse_store_check_file(const char *path, cdse_diag *diag)
+{
+    int checked = cdse_store_check_path(path, diag);
+    if (checked != CDSE_OK)
+        return checked;
     if (H5Fis_hdf5(path) <= 0) {
         if (!has_hdf5_signature(path)) { /* not a store at all: bad input */
             cdse_diag_set(diag, "%s is not an HDF5 file", path);
@@ -1284,6 +1329,15 @@ static int unguarded_open(const char *path, bool writable, cdse_store **out, cds
         cdse_diag_set(diag, "%s is an HDF5 file damaged beyond reading" STORE_DAMAGED_HINT, path);
         return CDSE_EIO;
     }
+    return CDSE_OK;
+}
+
+static int unguarded_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
+{
+    *out = NULL;
+    int checked = cdse_store_check_file(path, diag);
+    if (checked != CDSE_OK)
+        return checked;
     cdse_store *s = store_alloc();
     if (s == NULL) {
         cdse_diag_set(diag, "out of memory");
@@ -1429,6 +1483,22 @@ int cdse_store_n_stacks(const cdse_store *store)
 const char *cdse_store_stack_name(const cdse_store *store, int i)
 {
     return i >= 0 && i < store->n_stack_names ? store->stack_name[i] : "?";
+}
+
+static int unguarded_job_path(cdse_store *store, char *out, size_t size, cdse_diag *diag)
+{
+    out[0] = '\0';
+    int exists = H5Aexists(store->file, "job_path");
+    if (exists == 0)
+        return CDSE_OK;
+    if (exists < 0 || attr_read_string(store->file, "job_path", out, size) < 0) {
+        cdse_diag_set(diag,
+                      "%s: a damaged store: the root attribute job_path cannot be "
+                      "read" STORE_DAMAGED_HINT,
+                      store->path);
+        return CDSE_EIO;
+    }
+    return CDSE_OK;
 }
 
 static int unguarded_job_text(cdse_store *store, char **text, cdse_diag *diag)
@@ -1980,6 +2050,14 @@ int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag
 {
     guard_begin(path);
     int rc = unguarded_open(path, writable, out, diag);
+    guard_end();
+    return rc;
+}
+
+int cdse_store_job_path(cdse_store *store, char *out, size_t size, cdse_diag *diag)
+{
+    guard_begin(store->path);
+    int rc = unguarded_job_path(store, out, size, diag);
     guard_end();
     return rc;
 }

@@ -3,9 +3,11 @@
 
     store_mutations.py CLUSTERDSE JOB.cfg SEED.h5 [SEED.h5 ...] [--count N] [--seed S]
                        [--timeout SECONDS] [--memory-mib MIB] [--resume-every K]
+                       [--compare-every C]
 
 Copy i of N takes seed i mod len(seeds), overwrites 1 to 16 random bytes (positions and values
-from a seeded generator, so a run repeats), and runs `top COPY -n 3`; every K-th copy of the first seed (the store JOB made) also runs
+from a seeded generator, so a run repeats), and runs `top COPY -n 3`; every C-th copy also runs
+`compare COPY`, and every K-th copy of the first seed (the store JOB made) also runs
 `sweep JOB -o COPY --resume` (resume writes, so it gets a fresh copy). Every run must exit 0, 1
 or 2 within the time limit; the counts of exit codes are printed, and copies that broke the
 rule are kept in the working directory for a regression input. Exit 0 when every run kept the
@@ -64,6 +66,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--memory-mib", type=int, default=4096)
     ap.add_argument("--resume-every", type=int, default=10)
+    ap.add_argument("--compare-every", type=int, default=0, help="0: no compare runs")
     ap.add_argument("--keep", default=None, help="directory for copies that broke the rule")
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -80,6 +83,8 @@ def main():
             kept = os.path.join(keep_dir, f"mutant_{i}.h5")
             shutil.copy(copy, kept + ".tmp")
             ok = run([args.clusterdse, "top", copy, "-n", "3"], args, counts, bad, kept, "top")
+            if args.compare_every and i % args.compare_every == 0:
+                ok &= run([args.clusterdse, "compare", copy], args, counts, bad, kept, "compare")
             # --resume needs the job that made the store: only copies of the first seed.
             if seed == args.seeds[0] and (i // len(args.seeds)) % args.resume_every == 0:
                 resumed = os.path.join(work, "resume.h5")

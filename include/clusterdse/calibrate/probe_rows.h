@@ -69,7 +69,10 @@ double cdse_busbw_factor(int coll, int n);
  * `plan_text` is stored as an attribute (may be NULL). Refuses an existing file unless force. */
 int cdse_probe_write(const char *path, const cdse_probe_result *result, const char *plan_text,
                      bool force, cdse_diag *diag);
-/* Reads a file written by cdse_probe_write. */
+/* Reads a file written by cdse_probe_write, inside the store's read guard
+ * (cdse_store_set_read_guard). CDSE_EINVAL for a path that is missing or not a regular file, a
+ * file that is not HDF5, or one without /probes (the user's input); CDSE_EIO for a damaged
+ * one. */
 int cdse_probe_read(const char *path, cdse_probe_result *result, cdse_diag *diag);
 
 /* The table printed on stdout (OSU style: '#' header, fixed columns). */

@@ -61,9 +61,8 @@ typedef struct cdse_counts {
     uint64_t pruned; /* skipped by pruning (objective.prune): evaluated + pruned = done */
 } cdse_counts;
 
-/* Turns off HDF5's automatic error printing (errors are reported through cdse_diag) in the
- * calling thread: thread-safe HDF5 keeps the setting per thread, so every thread that calls HDF5
- * calls this first. */
+/* Turns off HDF5's automatic error printing (errors are reported through cdse_diag), in the
+ * calling thread and in every thread that reads a store afterwards. */
 void cdse_store_quiet_hdf5(void);
 
 /* Creates a new store at `path`. Refuses (CDSE_EEXIST) to overwrite an existing file unless
@@ -72,9 +71,20 @@ int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_me
                       bool force, cdse_store **store, cdse_diag *diag);
 
 /* Opens an existing store. `writable` for resume (then /results is truncated to the committed
- * rows). Returns CDSE_EIO for a file that is not HDF5 and CDSE_EINVAL for an HDF5 file that is
- * not a clusterdse store, with a message. */
+ * rows). Returns CDSE_EINVAL, with a message, for what the user gave wrongly (a path that is
+ * missing or not a regular file, a file that is not HDF5, an HDF5 file that is not a clusterdse
+ * store) and CDSE_EIO for a damaged store. */
 int cdse_store_open(const char *path, bool writable, cdse_store **store, cdse_diag *diag);
+
+/* The check cdse_store_open makes first, also for readers that do not open a store through
+ * it: CDSE_EINVAL with a message naming `path` when it does not exist, cannot be reached or is
+ * not a regular file (a FIFO would block HDF5's open forever), CDSE_EIO when stat fails
+ * otherwise, else CDSE_OK. */
+int cdse_store_check_path(const char *path, cdse_diag *diag);
+/* cdse_store_check_path, then whether the file is HDF5: CDSE_EINVAL when it has no HDF5
+ * signature (not a store at all), CDSE_EIO when it has one but HDF5 cannot read it (damaged).
+ * Reads the file: call it inside the guard (cdse_store_guard_begin). */
+int cdse_store_check_file(const char *path, cdse_diag *diag);
 
 /* HDF5 1.10 can crash or loop forever on a damaged file (global heap of variable-length
  * strings, compound conversion), below anything a caller can check. The store calls
@@ -89,6 +99,10 @@ typedef struct cdse_store_read_guard {
     void *ctx;
 } cdse_store_read_guard;
 void cdse_store_set_read_guard(const cdse_store_read_guard *guard);
+/* The guard around a read of another HDF5 file of the program (a probe store): `begin` before,
+ * `end` after; nested pairs call the guard once. */
+void cdse_store_guard_begin(const char *path);
+void cdse_store_guard_end(void);
 
 int cdse_store_close(cdse_store *store, cdse_diag *diag);
 /* After a failed write: releases the handle without closing its HDF5 file. Closing would flush
@@ -118,6 +132,9 @@ const char *cdse_store_stack_name(const cdse_store *store, int i);
 
 /* The job text (malloc'd, NUL-terminated). */
 int cdse_store_job_text(cdse_store *store, char **text, cdse_diag *diag);
+/* The root attribute job_path (the job file the sweep read; relative names in the job resolve
+ * against it) into out; "" when the store has none. */
+int cdse_store_job_path(cdse_store *store, char *out, size_t size, cdse_diag *diag);
 
 /* Packed rows: the in-memory layout of the compound type (column order of cdse_columns). */
 size_t cdse_store_row_size(void);
