@@ -429,6 +429,17 @@ typedef struct block_reader {
     pthread_cond_t changed;
 } block_reader;
 
+/* A failed scan's message: the store's own messages begin with its path, others get it in
+ * front (once). */
+static void scan_error(const char *prog, const char *path, const char *msg)
+{
+    size_t n = strlen(path);
+    if (strncmp(msg, path, n) == 0 && msg[n] == ':')
+        fprintf(stderr, "clusterdse %s: %s\n", prog, msg);
+    else
+        fprintf(stderr, "clusterdse %s: %s: %s\n", prog, path, msg);
+}
+
 static void *read_blocks(void *arg)
 {
     block_reader *r = arg;
@@ -630,7 +641,7 @@ static int run(const top_args *a)
     int scanned =
         code == 0 ? scan(store, dataset, where, a->all, offer_row, &k, &matched, &diag) : 0;
     if (scanned != 0) {
-        fprintf(stderr, "clusterdse top: %s: %s\n", a->path, diag.msg);
+        scan_error("top", a->path, diag.msg);
         code = scanned == CDSE_EINVAL ? 1 : 2;
     }
     const cdse_record **sorted = NULL;
@@ -817,7 +828,7 @@ static int export_rows(const export_args *a, cdse_store *store, const cdse_job *
     if (ctx.write_failed)
         fprintf(stderr, "clusterdse export: %s\n", diag.msg);
     else
-        fprintf(stderr, "clusterdse export: %s: %s\n", a->path, diag.msg);
+        scan_error("export", a->path, diag.msg);
     return rc == CDSE_EINVAL ? 1 : 2;
 }
 

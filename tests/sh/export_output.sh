@@ -37,9 +37,10 @@ with open(sys.argv[1], "r+b") as out:
     out.seek(chunk.byte_offset + chunk.size // 2)
     out.write(b"\xff" * 64)
 PY
-expect 2 'damaged.h5: a damaged store: rows 0\.\.' "$CLUSTERDSE" top damaged.h5
+# The store's path once (the store's message begins with it; it was printed twice).
+expect 2 '^clusterdse top: damaged.h5: a damaged store: rows 0\.\.' "$CLUSTERDSE" top damaged.h5
 one_line
-expect 2 'damaged.h5: a damaged store: rows 0\.\.' "$CLUSTERDSE" export damaged.h5
+expect 2 '^clusterdse export: damaged.h5: a damaged store: rows 0\.\.' "$CLUSTERDSE" export damaged.h5
 one_line
 
 # -o is never the store read, whatever the name, nor another store, nor a directory.
