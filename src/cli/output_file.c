@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "output_dir.h"
+#include "store_guard.h"
 
 _Static_assert(PATH_MAX <= CDSE_OUTPUT_PATH_MAX, "realpath() may fill PATH_MAX bytes");
 
@@ -170,8 +171,10 @@ int cdse_output_file_open(cdse_output_file *f, const char *path, char *err, size
     install_handlers();
     block_stop_signals(SIG_BLOCK); /* a stop signal sees the temporary's whole name */
     int fd = mkstemp(f->temp);
-    if (fd >= 0)
+    if (fd >= 0) {
         memcpy(pending, f->temp, sizeof pending);
+        cdse_cli_store_guard_removes(pending); /* a store read that crashes or hangs, too */
+    }
     block_stop_signals(SIG_UNBLOCK);
     if (fd < 0) {
         snprintf(err, err_size, "cannot write in the directory of %s: %s", path, strerror(errno));

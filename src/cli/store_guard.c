@@ -23,6 +23,7 @@ static char guard_prog[64];
 static char guard_path[CDSE_PATH_MAX];
 static const char *guard_hint; /* a string literal: what the user can do */
 static volatile sig_atomic_t guard_active;
+static const char *volatile guard_removes; /* cdse_cli_store_guard_removes */
 
 static void say(const char *text)
 {
@@ -30,7 +31,7 @@ static void say(const char *text)
     (void)ignored;
 }
 
-/* Async-signal-safe: write(2) and _exit(2) only. */
+/* Async-signal-safe: write(2), unlink(2) and _exit(2) only. */
 static void on_damage(int sig)
 {
     if (!guard_active) {
@@ -38,6 +39,9 @@ static void on_damage(int sig)
         raise(sig);
         return;
     }
+    const char *removes = guard_removes;
+    if (removes != NULL && removes[0] != '\0')
+        unlink(removes);
     say(guard_prog);
     say(": ");
     say(guard_path);
@@ -120,4 +124,9 @@ int cdse_cli_store_path(const char *prog, const char *path)
     if (rc != CDSE_OK)
         fprintf(stderr, "%s: %s\n", prog, diag.msg);
     return rc == CDSE_OK ? 0 : rc == CDSE_EINVAL ? 1 : 2;
+}
+
+void cdse_cli_store_guard_removes(const char *path)
+{
+    guard_removes = path;
 }

@@ -20,4 +20,9 @@ void cdse_cli_file_guard(const char *prog, const char *hint);
  * exit code: 0 (go on), 1 (bad input) or 2 (stat failed otherwise). */
 int cdse_cli_store_path(const char *prog, const char *path);
 
+/* A file the guard removes when it ends the process (the temporary of an output being written,
+ * cdse_output_file_open): `path` is a buffer that lives as long as the process and holds the
+ * name, or "" when there is none to remove. NULL: none. */
+void cdse_cli_store_guard_removes(const char *path);
+
 #endif

@@ -716,7 +716,8 @@ static const key_spec space_keys[] = {
      .has_default = true,
      .def = 1,
      .def_text = "[true]",
-     .help = "fused (flash) attention kernels"},
+     .help = "fused (flash) attention kernels; left out: [true], or those the job's stacks have "
+             "([false] where none has fused attention, [false, true] where some have)"},
     {.name = "offload",
      .type = KEY_OFFLOAD,
      .is_axis = true,
@@ -1038,6 +1039,29 @@ static int space_per_system(parse_ctx *ctx, const config_setting_t *setting, con
     return rc;
 }
 
+/* `flash_attention` left out: the attention kernels the job's stacks have (the stack axis's
+ * values, or each system's default stack; -1 the built-in one, which has fused attention):
+ * [true] when all have fused attention, as before stacks could lack it; [false] when none has;
+ * [false, true] when some have. A stack without it is then not asked for it
+ * (stack_unsupported). */
+static void default_flash_attention(const cdse_job *job, int n_stacks, const int64_t *stacks,
+                                    cdse_space *space)
+{
+    bool fused = false, unfused = false;
+    int n = n_stacks > 0 ? n_stacks : job->n_systems;
+    for (int i = 0; i < n; i++) {
+        int k = n_stacks > 0 ? (int)stacks[i] : job->system_stack[i];
+        bool has = k < 0 || job->stack[k].fused_attention;
+        fused |= has;
+        unfused |= !has;
+    }
+    if (!unfused)
+        return;
+    space->n[CDSE_AXIS_FLASH_ATTENTION] = fused ? 2 : 1;
+    space->value[CDSE_AXIS_FLASH_ATTENTION][0] = 0;
+    space->value[CDSE_AXIS_FLASH_ATTENTION][1] = 1;
+}
+
 static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *target,
                        const key_spec *key)
 {
@@ -1110,6 +1134,8 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
             if (space->n[a] == 0) /* an axis no job key describes yet: its zero value */
                 space->n[a] = 1;
         }
+        if (in->setting[CDSE_AXIS_FLASH_ATTENTION] == NULL)
+            default_flash_attention(job, n_stacks, stacks, space);
         /* The stack axis comes from the top-level `stacks` (-1: each system's default). */
         space->n[CDSE_AXIS_STACK] = n_stacks > 0 ? n_stacks : 1;
         space->value[CDSE_AXIS_STACK][0] = -1;

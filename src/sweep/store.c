@@ -773,18 +773,20 @@ static int write_fixed_table(hid_t loc, const char *name, hid_t type, size_t n, 
 /* Rows of /counts: evaluated, feasible, every status, and pruned when the job prunes. */
 #define COUNT_ROWS(pruned) (2 + CDSE_ST_COUNT + ((pruned) ? 1 : 0))
 
-static void counts_rows(const cdse_counts *counts, bool pruned, count_row *rows)
+/* The rows of a store that counts `statuses` statuses (fewer than CDSE_ST_COUNT in a store made
+ * before a status was appended): `pruned` follows the last of them. */
+static void counts_rows(const cdse_counts *counts, int statuses, bool pruned, count_row *rows)
 {
-    memset(rows, 0, COUNT_ROWS(pruned) * sizeof *rows);
+    memset(rows, 0, (size_t)(2 + statuses + (pruned ? 1 : 0)) * sizeof *rows);
     if (pruned) {
-        snprintf(rows[2 + CDSE_ST_COUNT].name, sizeof rows[0].name, "pruned");
-        rows[2 + CDSE_ST_COUNT].count = counts->pruned;
+        snprintf(rows[2 + statuses].name, sizeof rows[0].name, "pruned");
+        rows[2 + statuses].count = counts->pruned;
     }
     snprintf(rows[0].name, sizeof rows[0].name, "evaluated");
     rows[0].count = counts->evaluated;
     snprintf(rows[1].name, sizeof rows[1].name, "feasible");
     rows[1].count = counts->feasible;
-    for (int st = 0; st < CDSE_ST_COUNT; st++) {
+    for (int st = 0; st < statuses; st++) {
         snprintf(rows[2 + st].name, sizeof rows[2 + st].name, "%s", cdse_status_name(st));
         rows[2 + st].count = counts->status[st];
     }
@@ -920,7 +922,7 @@ static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_me
     cdse_counts zero;
     memset(&zero, 0, sizeof zero);
     bool pruned = job->objective.prune;
-    counts_rows(&zero, pruned, rows);
+    counts_rows(&zero, CDSE_ST_COUNT, pruned, rows);
     hid_t counts = create_table(s->file, "counts", ct, COUNT_ROWS(true), TABLE_CHECKSUM);
     if (counts < 0 || table_write(counts, ct, 0, COUNT_ROWS(pruned), rows) < 0)
         rc = -1;
@@ -1430,6 +1432,11 @@ void cdse_store_abandon(cdse_store *store)
     free(store); /* its HDF5 identifiers stay open: the process ends before any use of them */
 }
 
+int cdse_store_statuses(const cdse_store *store)
+{
+    return store->statuses;
+}
+
 uint64_t cdse_store_fingerprint(const cdse_store *store)
 {
     return store->fingerprint;
@@ -1829,7 +1836,10 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
     uint64_t n_counts = d >= 0 ? table_rows(d) : 0;
     if (d >= 0)
         H5Dclose(d);
-    counts_rows(counts, n_counts == COUNT_ROWS(true), rows);
+    /* Its own layout: an older store's `pruned` row follows its fewer statuses. */
+    memset(rows, 0, sizeof rows);
+    bool pruned = n_counts == (uint64_t)(2 + store->statuses + 1);
+    counts_rows(counts, store->statuses, pruned, rows);
     if (rc == 0 && (n_counts == 0 || n_counts > COUNT_ROWS(true) ||
                     commit_table(store, "counts", ct, COUNT_ROWS(true), TABLE_CHECKSUM,
                                  (size_t)n_counts, rows) < 0))

@@ -1308,6 +1308,36 @@ static int reload_tail(master *m)
 }
 
 /* Rank 0: creates or reopens the store, and restores counts, best and the remaining gaps. */
+/* Whether some configuration of the job asks a stack for what its profile says it lacks (the
+ * status stack_unsupported, cdse_strategy_check): a value of flash_attention, recompute or
+ * sequence_parallel that one of the stacks it runs (the stack axis, or each system's default)
+ * does not have. */
+static bool asks_what_a_stack_lacks(const cdse_job *job)
+{
+    const cdse_space *sp = &job->space;
+    bool flash = false, selective = false, seq = false;
+    for (int i = 0; i < sp->n[CDSE_AXIS_FLASH_ATTENTION]; i++)
+        flash |= sp->value[CDSE_AXIS_FLASH_ATTENTION][i] != 0;
+    for (int i = 0; i < sp->n[CDSE_AXIS_RECOMPUTE]; i++)
+        selective |= sp->value[CDSE_AXIS_RECOMPUTE][i] == CDSE_RECOMPUTE_SELECTIVE;
+    for (int i = 0; i < sp->n[CDSE_AXIS_SEQUENCE_PARALLEL]; i++)
+        seq |= sp->value[CDSE_AXIS_SEQUENCE_PARALLEL][i] != 0;
+    for (int i = 0; i < sp->n[CDSE_AXIS_STACK]; i++) {
+        int value = (int)sp->value[CDSE_AXIS_STACK][i];
+        int n = value >= 0 ? 1 : job->n_systems;
+        for (int j = 0; j < n; j++) {
+            int k = value >= 0 ? value : job->system_stack[j];
+            if (k < 0)
+                continue; /* the built-in stack has them all */
+            const cdse_stack *st = &job->stack[k];
+            if ((flash && !st->fused_attention) || (selective && !st->selective_recompute) ||
+                (seq && !st->sequence_parallel))
+                return true;
+        }
+    }
+    return false;
+}
+
 static int master_open(master *m, const cdse_store_meta *meta, bool *already_complete)
 {
     const cdse_sweep_options *opt = m->opt;
@@ -1327,6 +1357,16 @@ static int master_open(master *m, const cdse_store_meta *meta, bool *already_com
                           "%016llx): refusing to resume; use another -o, or --force to start over",
                           opt->output, (unsigned long long)cdse_store_fingerprint(m->store),
                           (unsigned long long)job->fingerprint);
+            return CDSE_EMISMATCH;
+        }
+        if (cdse_store_statuses(m->store) <= CDSE_ST_STACK_UNSUPPORTED &&
+            asks_what_a_stack_lacks(job)) {
+            cdse_diag_set(m->diag,
+                          "%s was made before the status stack_unsupported, which this job's "
+                          "configurations can have (a stack without fused attention, selective "
+                          "recomputation or sequence parallelism asked for it): refusing to "
+                          "resume; use another -o, or --force to start over",
+                          opt->output);
             return CDSE_EMISMATCH;
         }
         rc = cdse_store_read_progress(m->store, &done, &n_done, m->diag);

@@ -75,6 +75,17 @@ for want in 'flash_attention = true;' 'recompute = "selective";' 'sequence_paral
         fail "$want: statuses $(field 1 "$tmp/lack" "$st") / $(field 2 "$tmp/lack" "$st"), expected stack_unsupported / ok"
 done
 
+# flash_attention left out: the kernels the job's stacks have ([false] for megatron-lm-2021
+# alone, [false, true] with megatron-core-2025 beside it, [true] for megatron-core-2025 alone).
+for case in 'megatron-lm-2021|false' 'megatron-lm-2021", "megatron-core-2025|false true' \
+    'megatron-core-2025|true'; do
+    sed -e 's/ flash_attention = false;//' \
+        -e "s/stacks = \[ .* \];/stacks = [ \"${case%%|*}\" ];/" "$tmp/two.cfg" >"$tmp/fa.cfg"
+    "$bin" eval "$tmp/fa.cfg" --dry-run >"$tmp/dry" 2>"$tmp/err" || fail "default flash: $(cat "$tmp/err")"
+    grep -Eq "^  flash_attention +[12]  ${case#*|}\$" "$tmp/dry" ||
+        fail "stacks ${case%%|*}: $(grep flash_attention "$tmp/dry")"
+done
+
 # Errors: an unknown stack; a profile with a bad value (file:line, key, allowed).
 sed 's/"megatron-lm-2021"/"megatron-lm-1999"/' "$tmp/two.cfg" >"$tmp/bad.cfg"
 "$bin" eval "$tmp/bad.cfg" >/dev/null 2>"$tmp/err"

@@ -112,6 +112,9 @@ int cdse_store_close(cdse_store *store, cdse_diag *diag);
  * files still open when the process exits normally (its atexit handler), so the process must
  * then end with _exit. */
 void cdse_store_abandon(cdse_store *store);
+/* The statuses the store counts: CDSE_ST_COUNT, or fewer in a store made before a status was
+ * appended (its /progress rows have fewer counts). */
+int cdse_store_statuses(const cdse_store *store);
 
 /* Root attributes. */
 uint64_t cdse_store_fingerprint(const cdse_store *store);
