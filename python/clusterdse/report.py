@@ -31,13 +31,24 @@ from .store import StoreDamaged, StoreError, attrs, load, tables
 
 # Seconds one read of the store (an open and one table, read whole) may take before it counts
 # as HDF5 looping on a damaged file: generous, as the command line's 10 s are for one block of
-# rows, and /results is read whole here.
+# rows, and /results is read whole here: 120 s, and 1 s more per MB of store (a healthy
+# 125 MB quick-start store loads in about 15 s on the 2-core development machine).
 READ_SECONDS = 120
+READ_SECONDS_PER_MB = 1.0
+
+
+def read_seconds(store):
+    """The time one read of `store` may take (READ_SECONDS, more for a large store)."""
+    try:
+        size = os.path.getsize(store)
+    except OSError:
+        size = 0
+    return READ_SECONDS + int(READ_SECONDS_PER_MB * size / 1e6)
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(
-        prog="clusterdse report",
+        prog="clusterdse report", allow_abbrev=False,
         description="Write DIR/report.html (figures embedded, no network needed) from a sweep "
         "store, a probe store or a store with /verify.")
     p.add_argument("store", metavar="STORE", help="HDF5 store written by sweep, probe or verify")
@@ -284,7 +295,7 @@ def run(args):
     if pid == 0:
         code = 2
         try:
-            store_reader.read_seconds = READ_SECONDS
+            store_reader.read_seconds = read_seconds(args.store)
             code = draw(args, out)
         finally:
             for stream in (sys.stdout, sys.stderr):
@@ -301,7 +312,8 @@ def run(args):
     sig = os.WTERMSIG(status)
     hint = "; see docs/store.md (Damaged stores)"
     if sig == signal.SIGALRM:
-        what = f"a damaged store: reading it took longer than {READ_SECONDS} s (HDF5 looped on it)"
+        what = (f"a damaged store: reading it took longer than {read_seconds(args.store)} s "
+                "(HDF5 looped on it)")
     elif sig in (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL):
         what = f"a damaged store: HDF5 crashed reading it (signal {sig})"
     else:
