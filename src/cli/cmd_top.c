@@ -444,9 +444,6 @@ static void *read_blocks(void *arg)
 {
     block_reader *r = arg;
     uint64_t start = 0;
-    /* HDF5 keeps its error-printing setting per thread: without this, a damaged chunk read here
-     * prints HDF5's error stack besides the message. */
-    cdse_store_quiet_hdf5();
     for (unsigned k = 0;; k++) {
         int i = (int)(k % 2);
         pthread_mutex_lock(&r->lock);

@@ -3,7 +3,6 @@
 #include "output_file.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -11,30 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clusterdse/sweep/store.h"
+
 #include "output_dir.h"
 #include "store_guard.h"
 
 _Static_assert(PATH_MAX <= CDSE_OUTPUT_PATH_MAX, "realpath() may fill PATH_MAX bytes");
-
-/* The first bytes of an HDF5 file's superblock, found at 0, 512, 1024, 2048, ... (HDF5 file
- * format specification, "Format Signature"). */
-static const unsigned char hdf5_signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-#define HDF5_SUPERBLOCK_STEP 512
-
-static bool is_hdf5_file(const char *path, off_t size)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return false;
-    bool found = false;
-    unsigned char head[sizeof hdf5_signature];
-    for (off_t at = 0; !found && at + (off_t)sizeof head <= size;
-         at = at ? 2 * at : HDF5_SUPERBLOCK_STEP)
-        found = pread(fd, head, sizeof head, at) == (ssize_t)sizeof head &&
-                memcmp(head, hdf5_signature, sizeof head) == 0;
-    close(fd);
-    return found;
-}
 
 int cdse_output_file_check(const char *path, const char *input, bool force, char *err,
                            size_t err_size)
@@ -62,7 +43,7 @@ int cdse_output_file_check(const char *path, const char *input, bool force, char
     }
     if (!S_ISREG(out.st_mode))
         return 0; /* a device or a FIFO: written as it is */
-    if (is_hdf5_file(path, out.st_size)) {
+    if (cdse_store_has_hdf5_signature(path)) {
         snprintf(err, err_size,
                  "%s is an HDF5 file (a store?), not overwritten even with --force; allowed: a "
                  "CSV file name",

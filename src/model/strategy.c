@@ -148,21 +148,6 @@ static bool recompute_layers_fit(const cdse_model *model, const cdse_strategy *s
     return s->recompute_layers < cdse_chunk_layers(model, s);
 }
 
-/* A stack profile says which kernels and schemes its framework generation has
- * (calibration/stacks/, docs/job-file.md): a configuration asking for one it lacks is one that
- * stack never ran. NULL is the built-in stack, which has them all. */
-static bool stack_supports(const cdse_strategy *s)
-{
-    const cdse_stack *stack = s->stack;
-    if (stack == NULL)
-        return true;
-    if (s->flash_attention && !stack->fused_attention)
-        return false;
-    if (s->recompute == CDSE_RECOMPUTE_SELECTIVE && !stack->selective_recompute)
-        return false;
-    return !(s->sequence_parallel && !stack->sequence_parallel);
-}
-
 int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse_strategy *strategy)
 {
     cdse_strategy *s = strategy;
@@ -190,7 +175,8 @@ int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse
     /* DeepSpeed's pipeline engine (PipelineModule, TrainSchedule) has no virtual stages. */
     if (s->vpp > 1 && s->stack != NULL && s->stack->pipeline_lockstep)
         return CDSE_ST_VPP;
-    if (!stack_supports(s))
+    if (!cdse_stack_has(s->stack, s->flash_attention, s->recompute == CDSE_RECOMPUTE_SELECTIVE,
+                        s->sequence_parallel))
         return CDSE_ST_STACK_UNSUPPORTED;
     if (!offload_layers_fit(model, s))
         return CDSE_ST_OFFLOAD_LAYERS;

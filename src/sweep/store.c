@@ -1278,10 +1278,7 @@ static int truncate_uncommitted(cdse_store *s, const char *path, cdse_diag *diag
     return CDSE_OK;
 }
 
-/* The HDF5 format signature (\211 H D F \r \n \032 \n) at offset 0 or at 512, 1024, 2048, ...
- * (HDF5 File Format Specification, "Format Signature"): a file without it is no HDF5 file at all,
- * one with it that HDF5 cannot open is damaged. */
-static bool has_hdf5_signature(const char *path)
+bool cdse_store_has_hdf5_signature(const char *path)
 {
     static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     FILE *f = fopen(path, "rb");
@@ -1324,7 +1321,7 @@ int cdse_store_check_file(const char *path, cdse_diag *diag)
     if (checked != CDSE_OK)
         return checked;
     if (H5Fis_hdf5(path) <= 0) {
-        if (!has_hdf5_signature(path)) { /* not a store at all: bad input */
+        if (!cdse_store_has_hdf5_signature(path)) { /* not a store at all: bad input */
             cdse_diag_set(diag, "%s is not an HDF5 file", path);
             return CDSE_EINVAL;
         }

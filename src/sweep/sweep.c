@@ -1327,11 +1327,7 @@ static bool asks_what_a_stack_lacks(const cdse_job *job)
         int n = value >= 0 ? 1 : job->n_systems;
         for (int j = 0; j < n; j++) {
             int k = value >= 0 ? value : job->system_stack[j];
-            if (k < 0)
-                continue; /* the built-in stack has them all */
-            const cdse_stack *st = &job->stack[k];
-            if ((flash && !st->fused_attention) || (selective && !st->selective_recompute) ||
-                (seq && !st->sequence_parallel))
+            if (!cdse_stack_has(k >= 0 ? &job->stack[k] : NULL, flash, selective, seq))
                 return true;
         }
     }

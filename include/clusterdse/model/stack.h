@@ -65,6 +65,17 @@ typedef struct cdse_stack {
     bool fp8_param_gather;
 } cdse_stack;
 
+/* Whether `stack` (NULL: the built-in one, which has them all) has what a configuration asks
+ * for: fused attention, selective recomputation, sequence parallelism. Without it the
+ * configuration is the status stack_unsupported (cdse_strategy_check). */
+static inline bool cdse_stack_has(const cdse_stack *stack, bool flash_attention,
+                                  bool selective_recompute, bool sequence_parallel)
+{
+    return stack == NULL || ((!flash_attention || stack->fused_attention) &&
+                             (!selective_recompute || stack->selective_recompute) &&
+                             (!sequence_parallel || stack->sequence_parallel));
+}
+
 /* Megatron's vocabulary-parallel cross-entropy as unfused PyTorch operations, each streaming the
  * [tokens, V/t] logits (megatron/core/tensor_parallel/cross_entropy.py; megatron/mpu/
  * cross_entropy.py of 2021 with the model's output.float()): forward: cast of the bf16 logits to

@@ -85,6 +85,10 @@ int cdse_store_check_path(const char *path, cdse_diag *diag);
  * signature (not a store at all), CDSE_EIO when it has one but HDF5 cannot read it (damaged).
  * Reads the file: call it inside the guard (cdse_store_guard_begin). */
 int cdse_store_check_file(const char *path, cdse_diag *diag);
+/* Whether `path` holds the HDF5 format signature (\211 H D F \r \n \032 \n) at offset 0 or at 512,
+ * 1024, 2048, ... (HDF5 File Format Specification, "Format Signature"): a file without it is no
+ * HDF5 file at all, one with it that HDF5 cannot open is damaged. */
+bool cdse_store_has_hdf5_signature(const char *path);
 
 /* HDF5 1.10 can crash or loop forever on a damaged file (global heap of variable-length
  * strings, compound conversion), below anything a caller can check. The store calls
