@@ -64,6 +64,14 @@ static const key_spec stack_keys[] = {
      .def_text = "false",
      .help = "the pipeline split counts the input embedding and the output layer as one layer "
              "each (the first and last stages hold one layer fewer)"},
+    {.name = "grad_reduce_per_chunk",
+     .type = KEY_BOOL,
+     .offset = offsetof(cdse_stack, grad_reduce_per_chunk),
+     .has_default = true,
+     .def = 0.0,
+     .def_text = "false",
+     .help = "with the interleaved schedule, each model chunk's gradients are reduced whole after "
+             "its last micro-batch's backward pass (the first chunk's after the last one)"},
     STACK_FLOAT("grad_bytes", grad_bytes, 2.0, false, 4.0,
                 "bytes per element of the gradient buffer and its reduction (2: bf16/fp16, 4: "
                 "fp32)"),

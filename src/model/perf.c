@@ -87,7 +87,10 @@
 /* Megatron-Core's DDP buckets gradients, by default max(40M, 1M x the data-parallel size)
  * parameters per bucket ("sane default based on dp_group size": larger groups are latency-bound;
  * megatron/core/distributed/distributed_data_parallel.py, lines 51-54 at r0.8 commit 937571cfd4,
- * line 134 at d98e8a64d): the last bucket's reduction cannot overlap the backward pass. */
+ * line 134 at d98e8a64d): the last bucket's reduction cannot overlap the backward pass. The size
+ * is the plain data-parallel group's, without the context-parallel ranks
+ * (get_data_parallel_world_size() at r0.8, process_group_dict['dp_group'] at d98e8a64d), and the
+ * one size serves the dense and the expert buffers alike. */
 #define DP_BUCKET_PARAMS          40e6
 #define DP_BUCKET_PARAMS_PER_RANK 1e6
 /* A collective that overlaps computation still occupies streaming multiprocessors: NCCL runs one
@@ -1442,6 +1445,7 @@ typedef struct dp_windows {
     double tensors_per_layer; /* weight matrices of a layer */
     double recompute;         /* share of the layers whose forward runs again in backward */
     double hbm;               /* achievable HBM bytes/s */
+    double p, v;              /* pipeline stages and model chunks per stage */
 } dp_windows;
 
 /* Host time of one eager PyTorch operation (~5 us: a CUDA kernel launch of a few us plus the
@@ -1515,27 +1519,56 @@ static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const 
     return w->m * (fwd + bwd);
 }
 
+/* Megatron-Core's interleaved schedule with overlap_grad_reduce: each model chunk has its own
+ * gradient buffer, and its reduction is launched, whole, once the backward pass of the chunk's
+ * last micro-batch is over, at the same moment on every stage (the schedule's grad_sync_func,
+ * which Megatron-LM sets by default: delay_grad_reduce, megatron/training/training.py:1001-1004
+ * and arguments.py:1422-1424 at r0.8 937571cfd4, align_grad_reduce at d98e8a64d; Megatron-Bridge
+ * align_grad_reduce = True; NeMo's reduce_overlap_gradients; megatron/core/pipeline_parallel/
+ * schedules.py backward_step_helper, 744-758 at r0.8). The first stage's last p v backward units
+ * (a unit: one chunk's backward pass of one micro-batch) take chunk v - 1's micro-batches first
+ * and chunk 0's last, p each (get_model_chunk_id), so chunk j's reduction can start j p units
+ * before the backward pass ends. The chunks' reductions, `chunk` each, run one after another on
+ * the data-parallel communicator; what runs before the end of the pass costs its interference,
+ * chunk 0's comes after it. */
+static double chunked_reduce(double chunk, double v, double p, double unit)
+{
+    double free_at = -DBL_MAX; /* the communicator, relative to the end of the backward pass */
+    for (double j = v - 1.0; j >= 1.0; j -= 1.0)
+        free_at = fmax(free_at, -j * p * unit) + chunk;
+    double late = fmax(0.0, free_at);
+    return late + OVERLAP_INTERFERENCE * ((v - 1.0) * chunk - late) + chunk;
+}
+
 /* Gradient reduction for `params` parameters per GPU replicated over `group` ranks `stride`
- * apart, in the stack's gradient dtype: bucketed and overlapped with the last micro-batch's
- * backward pass when the stack overlaps it (Megatron-Core DDP overlap_grad_reduce; Megatron-LM
+ * apart, in the stack's gradient dtype: bucketed (DP_BUCKET_PARAMS, grown by the plain
+ * data-parallel size `dp_size`) and overlapped with the last micro-batch's backward pass when the
+ * stack overlaps it (Megatron-Core DDP overlap_grad_reduce; Megatron-LM
  * of 2021-22 all-reduced after the backward pass); the distributed optimizer's parameter
  * all-gather of `weight_bytes` (the parameters in the dtype the GPU holds them, layer_weight_bytes)
  * overlaps the next forward pass when the stack overlaps it (overlap_param_gather). Every
  * collective is an entry of the communication plan. */
 static double dp_comm_time(cdse_comm_plan *plan, const cdse_system *system, const cdse_stack *stk,
                            int comm_group, int zero, double params, double weight_bytes, int group,
-                           int stride, const dp_windows *w)
+                           int stride, double dp_size, const dp_windows *w)
 {
     if (group <= 1 || params <= 0.0)
         return 0.0;
     if (zero >= 3)
         return zero3_time(plan, system, stk, comm_group, group, stride, params, weight_bytes, w);
     double grad_bytes = params * stk->grad_bytes;
-    double bucket = fmin(1.0, fmax(DP_BUCKET_PARAMS, DP_BUCKET_PARAMS_PER_RANK * group) / params);
+    double bucket = fmin(1.0, fmax(DP_BUCKET_PARAMS, DP_BUCKET_PARAMS_PER_RANK * dp_size) / params);
     int reduce_coll = zero == 0 ? CDSE_COLL_ALLREDUCE : CDSE_COLL_REDUCE_SCATTER;
-    double reduce =
-        cdse_comm_plan_add(plan, system, comm_group, reduce_coll, group, stride, grad_bytes, 1.0);
-    double t = stk->overlap_grad_reduce ? fmax(bucket * reduce, exposed(reduce, w->bwd)) : reduce;
+    double t;
+    if (stk->overlap_grad_reduce && stk->grad_reduce_per_chunk && w->v > 1.0) {
+        double chunk = cdse_comm_plan_add(plan, system, comm_group, reduce_coll, group, stride,
+                                          grad_bytes / w->v, w->v);
+        t = chunked_reduce(chunk, w->v, w->p, w->bwd / w->v);
+    } else {
+        double reduce = cdse_comm_plan_add(plan, system, comm_group, reduce_coll, group, stride,
+                                           grad_bytes, 1.0);
+        t = stk->overlap_grad_reduce ? fmax(bucket * reduce, exposed(reduce, w->bwd)) : reduce;
+    }
     if (zero == 0)
         return t;
     double ag = cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_ALLGATHER, group, stride,
@@ -1559,12 +1592,12 @@ static double stage_dp_comm(cdse_comm_plan *plan, const env *e, const dims *x,
     double dense =
         dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_DP, zero, params->dense + params->embed,
                      params->dense * layer_bytes + params->embed * WEIGHT_BYTES, (int)(x->d * x->c),
-                     dense_stride, w);
+                     dense_stride, x->d, w);
     *experts = 0.0;
     if (params->experts > 0.0)
         *experts = dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_EDP, zero, params->experts,
                                 params->experts * layer_bytes, (int)x->edp,
-                                x->expert_stride[CDSE_EXPERT_DP], w);
+                                x->expert_stride[CDSE_EXPERT_DP], x->d, w);
     return dense;
 }
 
@@ -1704,9 +1737,15 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
      * gradients after the last step of its schedule (TrainSchedule appends ReduceTiedGrads,
      * ReduceGrads and OptimizerStep to the last step): nothing hides them. */
     bool flush_reduce = e.stk->pipeline_lockstep && x.p > 1.0;
-    dp_windows windows = {
-        stage_fwd,         flush_reduce ? 0.0 : stage_bwd + stage_rec, x.m,  x.stage_layers,
-        x.gpt ? 4.0 : 5.0, recomputed_share(&st, x.stage_layers),      e.hbm};
+    dp_windows windows = {stage_fwd,
+                          flush_reduce ? 0.0 : stage_bwd + stage_rec,
+                          x.m,
+                          x.stage_layers,
+                          x.gpt ? 4.0 : 5.0,
+                          recomputed_share(&st, x.stage_layers),
+                          e.hbm,
+                          x.p,
+                          x.v};
     double dp_expert;
     double dp_dense = stage_dp_comm(plan, &e, &x, &params, &windows, &dp_expert);
     double dp_comm = dp_dense + dp_expert;
@@ -1973,7 +2012,9 @@ static double state_floor(const cdse_model *model, const env *e, const dims *x,
                        x->stage_layers,
                        x->gpt ? 4.0 : 5.0,
                        recomputed_share(st, x->stage_layers),
-                       e->hbm};
+                       e->hbm,
+                       x->p,
+                       x->v};
     double dp_expert;
     double dp = stage_dp_comm(&scratch, e, x, &params, &open, &dp_expert) + dp_expert;
     double bw = tier_bandwidth(e->sys);

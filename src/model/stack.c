@@ -14,6 +14,7 @@ const cdse_stack cdse_stack_default = {
     .overlap_param_gather = true,
     .overlap_tp_comm = true,
     .overlap_p2p = true,
+    .grad_reduce_per_chunk = true,
     .grad_bytes = 2.0,
     .zero3_style = CDSE_ZERO3_FSDP,
     .zero3_bucket_params = 4e7,

@@ -1802,6 +1802,67 @@ static void test_dp_comm_bucket_grows_with_dp(void **state)
     assert_rel(r.t_dp_comm_s, ar, 1e-12);
 }
 
+/* The interleaved schedule reduces each model chunk's gradients, whole, once the backward pass of
+ * the chunk's last micro-batch is over (Megatron-LM's delay_grad_reduce / align_grad_reduce,
+ * perf.c chunked_reduce). test_dp_comm_last_bucket's configuration with vpp = 2: the stage's
+ * fp32 gradients G = 4 x 51605504 B go in two chunk reductions of G / 2, each an all-reduce over
+ * the two IB ranks, c = 2 (1/2) (G / 2) / (200e9 x 0.9) + 2 x 5 us. Chunk 1's may start p = 2
+ * units (a unit: one chunk's backward pass of one micro-batch, half the stage's) before the
+ * backward pass ends, i.e. one micro-batch's backward pass of the stage, which is longer than c:
+ * it is hidden and costs its interference 0.25 c; chunk 0's starts when the pass is over and is
+ * exposed whole: 1.25 c (without interleaving, the last 40M-parameter bucket of the whole
+ * all-reduce, test_dp_comm_last_bucket). The time of the backward pass is the code's (the
+ * window's length, not the reduction, is what the hand value takes from it). */
+static void test_dp_comm_interleaved_chunks(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(64);
+    cdse_system s = sys();
+    s.level[1].bandwidth_gbs = 200.0;
+    cdse_strategy st = strat(32, 8, 2, 1, 8);
+    st.vpp = 2;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.grad_accum, 4);
+    double params = 32.0 * 1579904.0 + 1048576.0;
+    double c = 2.0 * 0.5 * (params * 4.0 / 2.0) / (200e9 * 0.9) + 2.0 * 5e-6;
+    assert_true(c < r.t_backward_s / r.grad_accum);
+    assert_rel(r.t_dp_comm_s, 1.25 * c, 1e-12);
+    /* At 5 GB/s chunk 1's reduction outlasts its window 2u (u = the stage's backward pass of
+     * one micro-batch / 2) by c - 2u, which chunk 0's waits for: (c - 2u) + 0.25 (2u) + c. */
+    s.level[1].bandwidth_gbs = 5.0;
+    eval_ok(&m, &s, &st, &r);
+    c = 2.0 * 0.5 * (params * 4.0 / 2.0) / (5e9 * 0.9) + 2.0 * 5e-6;
+    double u = r.t_backward_s / r.grad_accum / 2.0;
+    assert_true(c > 2.0 * u);
+    assert_rel(r.t_dp_comm_s, (c - 2.0 * u) + 0.25 * 2.0 * u + c, 1e-12);
+}
+
+/* The bucket grows with the plain data-parallel size only: Megatron-Core sizes it by the DP group
+ * without the context-parallel ranks (get_data_parallel_world_size() at r0.8, 'dp_group' at
+ * d98e8a64d), though the gradients are reduced over dp x cp. test_dp_comm_last_bucket's stage
+ * (51605504 parameters, fp32 gradients G = 4 x 51605504 B) with cp = 32 and dp = 2 on 1024 GPUs:
+ * the reduction spans the 64 ranks of dp x cp, 8 apart (one per node): all-reduce
+ * ar = 2 (63/64) G / (200e9 x 0.9) + 2 x 63 x 5 us, which the backward pass of one micro-batch
+ * (32 sequences of 512 / 32 tokens) hides; the bucket is max(40M, 1M x 2) = 40M parameters, so
+ * the exposed last bucket is 40e6 / 51605504 of ar (with the dp x cp size, 64M, the whole ar). */
+static void test_dp_comm_bucket_ignores_cp(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(64);
+    cdse_system s = sys();
+    s.level[1].bandwidth_gbs = 200.0;
+    cdse_strategy st = strat(1024, 8, 2, 32, 256);
+    st.cp = 32;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.dp, 2);
+    double params = 32.0 * 1579904.0 + 1048576.0;
+    double ar = 2.0 * (63.0 / 64.0) * params * 4.0 / (200e9 * 0.9) + 2.0 * 63.0 * 5e-6;
+    assert_true(ar < r.t_backward_s / r.grad_accum); /* hidden but for the last bucket */
+    assert_rel(r.t_dp_comm_s, 40e6 / params * ar, 1e-12);
+}
+
 /* ---- Offload to a second memory tier --------------------------------------------------- */
 
 /* Per-GPU tier of 512 GiB at 64 GB/s, 1 us. */
@@ -2157,6 +2218,43 @@ static void test_moe_dp_comm(void **state)
     assert_rel(r.t_dp_comm_s, dense + experts, 1e-12);
 }
 
+/* The expert gradients use the same bucket size as the dense ones, grown by the plain DP size
+ * (Megatron-Core computes one bucket_size before it builds the dense and the expert buffers,
+ * distributed_data_parallel.py at r0.8 and d98e8a64d), not by the expert data-parallel size. The
+ * MoE model with t = 8, etp = 1, ep = 1 and d = 8 on 128 GPUs: every GPU holds all 8 experts of
+ * its 2 layers unsplit, E = 4 x 25165824 = 100663296 parameters, reduced over edp = t d / (etp ep)
+ * = 64 ranks; the bucket is max(40M, 1M x 8) = 40M parameters (with the edp size, 64M), so the
+ * exposed part of the expert all-reduce ar (the plan's EDP op, hidden by one micro-batch's
+ * backward pass) is 40e6 / E of it. */
+static void test_moe_dp_comm_bucket(void **state)
+{
+    (void)state;
+    cdse_model m = moe_model();
+    cdse_system s = sys();
+    s.level[1].bandwidth_gbs = 400.0;
+    cdse_strategy st = strat(128, 8, 2, 16, 512);
+    st.ep = 1;
+    st.etp = 1;
+    cdse_result r;
+    cdse_comm_plan plan;
+    cdse_evaluate_plan(&m, &s, &st, &r, &plan);
+    assert_int_equal(r.status, CDSE_ST_OK);
+    assert_int_equal(r.dp, 8);
+    int edp_ops = 0;
+    double ar = 0.0, exposed = 0.0;
+    for (int i = 0; i < plan.n; i++)
+        if (plan.op[i].group == CDSE_GROUP_EDP) {
+            edp_ops++;
+            assert_int_equal(plan.op[i].size, 64);
+            assert_rel(plan.op[i].bytes, 4.0 * 100663296.0, 1e-12);
+            ar = plan.op[i].time_s;
+            exposed = plan.op[i].calls * plan.op[i].time_s * plan.op[i].exposed_share;
+        }
+    assert_int_equal(edp_ops, 1);
+    assert_true(ar < r.t_backward_s / r.grad_accum);
+    assert_rel(exposed, 40e6 / 100663296.0 * ar, 1e-12);
+}
+
 /* MoE activations per layer and micro-batch (perf.c's generalization of Korthikanti Table 2),
  * b = 1, s = 512 (sb = 512), t = 1, no imbalance:
  *   kept as in a dense Llama layer: norm, QKV and FC1 inputs 4 * 2 sb h = 4194304;
@@ -2428,6 +2526,8 @@ int main(void)
         cmocka_unit_test(test_gemm_scale),
         cmocka_unit_test(test_dp_comm_last_bucket),
         cmocka_unit_test(test_dp_comm_bucket_grows_with_dp),
+        cmocka_unit_test(test_dp_comm_bucket_ignores_cp),
+        cmocka_unit_test(test_dp_comm_interleaved_chunks),
         cmocka_unit_test(test_fp8_param_gather),
         cmocka_unit_test(test_offload_optimizer),
         cmocka_unit_test(test_offload_activations),
@@ -2444,6 +2544,7 @@ int main(void)
         cmocka_unit_test(test_moe_state_memory),
         cmocka_unit_test(test_moe_ep_alltoall),
         cmocka_unit_test(test_moe_dp_comm),
+        cmocka_unit_test(test_moe_dp_comm_bucket),
         cmocka_unit_test(test_moe_activations),
         cmocka_unit_test(test_moe_layer_forward),
         cmocka_unit_test(test_moe_recompute_flops),

@@ -96,6 +96,16 @@ static void test_generations_differ(void **state)
     assert_int_equal(mlperf.fp8_scaling, core24.fp8_scaling);
     assert_true(mlperf.grad_bytes == core24.grad_bytes && mlperf.gemm_scale == core24.gemm_scale);
     assert_true(mlperf.overlap_tp_comm && mlperf.overlap_param_gather && mlperf.overlap_p2p);
+    /* Megatron-Core's training loops (Megatron-LM, NeMo, Megatron-Bridge) reduce an interleaved
+     * pipeline's gradients chunk by chunk (Meta's file takes it as megatron-core-2024); the 2021-22
+     * stacks reduce after the backward pass or have no interleaving (the files omit the key). */
+    cdse_stack lm24;
+    load("megatron-lm-2024", &lm24);
+    assert_true(lm24.grad_reduce_per_chunk && core24.grad_reduce_per_chunk &&
+                core25.grad_reduce_per_chunk && mlperf.grad_reduce_per_chunk &&
+                meta.grad_reduce_per_chunk);
+    assert_false(ds.grad_reduce_per_chunk || lm21.grad_reduce_per_chunk ||
+                 lm22.grad_reduce_per_chunk || bigscience.grad_reduce_per_chunk);
 }
 
 /* The built-in default is the megatron-core-2025 file, every field. */
@@ -117,6 +127,7 @@ static void test_default_is_the_file(void **state)
     assert_int_equal(d->overlap_p2p, k.overlap_p2p);
     assert_int_equal(d->pipeline_lockstep, k.pipeline_lockstep);
     assert_int_equal(d->pipeline_split_embedding, k.pipeline_split_embedding);
+    assert_int_equal(d->grad_reduce_per_chunk, k.grad_reduce_per_chunk);
     assert_true(d->grad_bytes == k.grad_bytes);
     assert_int_equal(d->zero3_style, k.zero3_style);
     assert_true(d->zero3_bucket_params == k.zero3_bucket_params);

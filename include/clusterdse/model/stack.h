@@ -39,6 +39,11 @@ typedef struct cdse_stack {
      * output layer (with the loss) as one transformer layer each: the first and last stages hold
      * one layer fewer (DeepSpeed PipelineModule partition_method 'type:transformer|embedding'). */
     bool pipeline_split_embedding;
+    /* With the interleaved schedule and overlap_grad_reduce, each model chunk's gradients are
+     * reduced whole once the backward pass of the chunk's last micro-batch is over, at the same
+     * moment on every stage (Megatron-Core's training loops: grad_sync_func); the first chunk's
+     * reduction then follows the last backward pass, not bucket by bucket within it. */
+    bool grad_reduce_per_chunk;
     /* Bytes per element of the data-parallel gradient buffer and its reduction: 4 (fp32) or
      * 2 (bf16/fp16); below 4 the optimizer keeps an fp32 copy of its gradient shard. */
     double grad_bytes;
