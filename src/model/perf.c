@@ -1446,6 +1446,7 @@ typedef struct dp_windows {
     double recompute;         /* share of the layers whose forward runs again in backward */
     double hbm;               /* achievable HBM bytes/s */
     double p, v;              /* pipeline stages and model chunks per stage */
+    double first_bwd;         /* one micro-batch of the first stage (no output layer) */
 } dp_windows;
 
 /* Host time of one eager PyTorch operation (~5 us: a CUDA kernel launch of a few us plus the
@@ -1528,29 +1529,31 @@ static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const 
  * schedules.py backward_step_helper, 744-758 at r0.8). The first stage's last p v backward units
  * (a unit: one chunk's backward pass of one micro-batch) take chunk v - 1's micro-batches first
  * and chunk 0's last, p each (get_model_chunk_id), so chunk j's reduction can start j p units
- * before the backward pass ends. The chunks' reductions, `chunk` each, run one after another on
- * the data-parallel communicator; what runs before the end of the pass costs its interference,
- * chunk 0's comes after it. */
-static double chunked_reduce(double chunk, double v, double p, double unit)
+ * before the backward pass ends. The chunks' reductions, `chunk` each (`first` for chunk 0,
+ * which holds the embedding), run one after another on the data-parallel communicator; what runs
+ * before the end of the pass costs its interference, chunk 0's comes after it. The first stage
+ * sets the pace: the others launch chunks 1.. at the same moment and chunk 0 earlier. */
+static double chunked_reduce(double first, double chunk, double v, double p, double unit)
 {
     double free_at = -DBL_MAX; /* the communicator, relative to the end of the backward pass */
     for (double j = v - 1.0; j >= 1.0; j -= 1.0)
         free_at = fmax(free_at, -j * p * unit) + chunk;
     double late = fmax(0.0, free_at);
-    return late + OVERLAP_INTERFERENCE * ((v - 1.0) * chunk - late) + chunk;
+    return late + OVERLAP_INTERFERENCE * ((v - 1.0) * chunk - late) + first;
 }
 
 /* Gradient reduction for `params` parameters per GPU replicated over `group` ranks `stride`
  * apart, in the stack's gradient dtype: bucketed (DP_BUCKET_PARAMS, grown by the plain
  * data-parallel size `dp_size`) and overlapped with the last micro-batch's backward pass when the
- * stack overlaps it (Megatron-Core DDP overlap_grad_reduce; Megatron-LM
- * of 2021-22 all-reduced after the backward pass); the distributed optimizer's parameter
- * all-gather of `weight_bytes` (the parameters in the dtype the GPU holds them, layer_weight_bytes)
- * overlaps the next forward pass when the stack overlaps it (overlap_param_gather). Every
- * collective is an entry of the communication plan. */
+ * stack overlaps it (Megatron-Core DDP overlap_grad_reduce; Megatron-LM of 2021-22 all-reduced
+ * after the backward pass), or chunk by chunk with interleaving (chunked_reduce; `first_extra` of
+ * the parameters belong to the first chunk, the rest are spread evenly); the distributed
+ * optimizer's parameter all-gather of `weight_bytes` (the parameters in the dtype the GPU holds
+ * them, layer_weight_bytes) overlaps the next forward pass when the stack overlaps it
+ * (overlap_param_gather). Every collective is an entry of the communication plan. */
 static double dp_comm_time(cdse_comm_plan *plan, const cdse_system *system, const cdse_stack *stk,
                            int comm_group, int zero, double params, double weight_bytes, int group,
-                           int stride, double dp_size, const dp_windows *w)
+                           int stride, double dp_size, double first_extra, const dp_windows *w)
 {
     if (group <= 1 || params <= 0.0)
         return 0.0;
@@ -1561,9 +1564,18 @@ static double dp_comm_time(cdse_comm_plan *plan, const cdse_system *system, cons
     int reduce_coll = zero == 0 ? CDSE_COLL_ALLREDUCE : CDSE_COLL_REDUCE_SCATTER;
     double t;
     if (stk->overlap_grad_reduce && stk->grad_reduce_per_chunk && w->v > 1.0) {
-        double chunk = cdse_comm_plan_add(plan, system, comm_group, reduce_coll, group, stride,
-                                          grad_bytes / w->v, w->v);
-        t = chunked_reduce(chunk, w->v, w->p, w->bwd / w->v);
+        double even = (params - first_extra) / w->v * stk->grad_bytes;
+        double chunk, first;
+        if (first_extra > 0.0) {
+            chunk = cdse_comm_plan_add(plan, system, comm_group, reduce_coll, group, stride, even,
+                                       w->v - 1.0);
+            first = cdse_comm_plan_add(plan, system, comm_group, reduce_coll, group, stride,
+                                       even + first_extra * stk->grad_bytes, 1.0);
+        } else {
+            chunk = first = cdse_comm_plan_add(plan, system, comm_group, reduce_coll, group, stride,
+                                               even, w->v);
+        }
+        t = chunked_reduce(first, chunk, w->v, w->p, w->first_bwd / w->v);
     } else {
         double reduce = cdse_comm_plan_add(plan, system, comm_group, reduce_coll, group, stride,
                                            grad_bytes, 1.0);
@@ -1592,12 +1604,12 @@ static double stage_dp_comm(cdse_comm_plan *plan, const env *e, const dims *x,
     double dense =
         dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_DP, zero, params->dense + params->embed,
                      params->dense * layer_bytes + params->embed * WEIGHT_BYTES, (int)(x->d * x->c),
-                     dense_stride, x->d, w);
+                     dense_stride, x->d, params->embed, w);
     *experts = 0.0;
     if (params->experts > 0.0)
         *experts = dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_EDP, zero, params->experts,
                                 params->experts * layer_bytes, (int)x->edp,
-                                x->expert_stride[CDSE_EXPERT_DP], x->d, w);
+                                x->expert_stride[CDSE_EXPERT_DP], x->d, 0.0, w);
     return dense;
 }
 
@@ -1721,8 +1733,14 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
                                         x.stride[CDSE_PLACE_PP], bytes, calls);
         if (x.v > 1.0 && e.stk->overlap_p2p) {
             /* The interleaved schedule overlaps each transfer with the next chunk's computation
-             * (Megatron-Core overlap_p2p_comm, available with interleaving only). */
-            pp_comm = steps * exposed(2.0 * one, per_mb / x.v);
+             * (Megatron-Core overlap_p2p_comm, available with interleaving only), except where
+             * nothing else is ready: the first micro-batch's forward pass crosses p v - 1 chunk
+             * boundaries before the pipeline is full, and the last one's backward pass as many
+             * while it drains, each waiting for its transfer (the schedule waits on the receive
+             * before the chunk's pass; Narayanan et al. 2021 Sec. 2.2.2: interleaving multiplies
+             * the communication by v). */
+            double fill = x.p * x.v - 1.0;
+            pp_comm = (steps - fill) * exposed(2.0 * one, per_mb / x.v) + fill * 2.0 * one;
         } else {
             pp_comm = calls * one;
         }
@@ -1745,7 +1763,8 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
                           recomputed_share(&st, x.stage_layers),
                           e.hbm,
                           x.p,
-                          x.v};
+                          x.v,
+                          flush_reduce ? 0.0 : x.stage_layers * (step.bwd + step.recompute)};
     double dp_expert;
     double dp_dense = stage_dp_comm(plan, &e, &x, &params, &windows, &dp_expert);
     double dp_comm = dp_dense + dp_expert;
@@ -2014,7 +2033,8 @@ static double state_floor(const cdse_model *model, const env *e, const dims *x,
                        recomputed_share(st, x->stage_layers),
                        e->hbm,
                        x->p,
-                       x->v};
+                       x->v,
+                       DBL_MAX};
     double dp_expert;
     double dp = stage_dp_comm(&scratch, e, x, &params, &open, &dp_expert) + dp_expert;
     double bw = tier_bandwidth(e->sys);

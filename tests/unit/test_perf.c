@@ -983,7 +983,9 @@ static void test_tp_comm_overlap(void **state)
 /* Interleaved pipeline, p = 4, v = 2, m = 8 in one node: m v + p - 1 = 19 chunk steps, each
  * sending the boundary activation forward and backward, 2 (2097152 / 240e9 + 2e-6) s, overlapped
  * with the next chunk's computation (Megatron-Core overlap_p2p_comm), which lasts longer (one
- * chunk of one micro-batch: (t_forward + t_backward) / (m v), checked below): 0.25 of it shows. */
+ * chunk of one micro-batch: (t_forward + t_backward) / (m v), checked below): 0.25 of it shows,
+ * except for the p v - 1 = 7 steps of the first micro-batch's way through the pipeline and the
+ * last one's way back, which wait for their transfers: 12 x 0.25 x 2 one + 7 x 2 one. */
 static void test_pipeline_p2p_interleaved(void **state)
 {
     (void)state;
@@ -995,7 +997,7 @@ static void test_pipeline_p2p_interleaved(void **state)
     eval_ok(&m, &s, &st, &r);
     double one = S * B * H * 2.0 / 240e9 + 2e-6;
     assert_true(2.0 * one < (r.t_forward_s + r.t_backward_s) / (8.0 * 2.0));
-    assert_rel(r.t_pp_comm_s, 19.0 * 0.25 * 2.0 * one, 1e-12);
+    assert_rel(r.t_pp_comm_s, 12.0 * 0.25 * 2.0 * one + 7.0 * 2.0 * one, 1e-12);
 }
 
 /* DeepSpeed's pipeline engine (stack key pipeline_lockstep; deepspeed/runtime/pipe/schedule.py
@@ -1804,38 +1806,44 @@ static void test_dp_comm_bucket_grows_with_dp(void **state)
 
 /* The interleaved schedule reduces each model chunk's gradients, whole, once the backward pass of
  * the chunk's last micro-batch is over (Megatron-LM's delay_grad_reduce / align_grad_reduce,
- * perf.c chunked_reduce). test_dp_comm_last_bucket's configuration with vpp = 2: the stage's
- * fp32 gradients G = 4 x 51605504 B go in two chunk reductions of G / 2, each an all-reduce over
- * the two IB ranks, c = 2 (1/2) (G / 2) / (200e9 x 0.9) + 2 x 5 us. Chunk 1's may start p = 2
- * units (a unit: one chunk's backward pass of one micro-batch, half the stage's) before the
- * backward pass ends, i.e. one micro-batch's backward pass of the stage, which is longer than c:
- * it is hidden and costs its interference 0.25 c; chunk 0's starts when the pass is over and is
- * exposed whole: 1.25 c (without interleaving, the last 40M-parameter bucket of the whole
- * all-reduce, test_dp_comm_last_bucket). The time of the backward pass is the code's (the
- * window's length, not the reduction, is what the hand value takes from it). */
+ * perf.c chunked_reduce). gpt(48) with t = 1, p = 2, v = 3, d = 2 on one node (the two DP ranks
+ * 1 apart, NVLink 80 %, 2 us): the first stage holds 24 layers of 12 h^2 + 13 h = 12596224
+ * parameters, 8 per chunk, and the embedding V h + s h = 4718592, which sits in chunk 0. Each
+ * chunk's fp32 gradients are all-reduced over the 2 ranks: c = 2 (1/2) 4 x 8 x 12596224 / bw +
+ * 2 x 2 us for chunks 1 and 2, c0 the same with 4 x (8 x 12596224 + 4718592) B for chunk 0. On
+ * the first stage chunk j's last backward pass ends j p = 2j units before the end of the pass
+ * (a unit u: 8 layers' backward pass of one micro-batch, cdse_layer_times). The reductions run
+ * one after another; chunk 0's starts after the pass:
+ *   300 GB/s, c < 2u: chunks 2 and 1 hidden, 0.25 x 2c, then c0: 0.5 c + c0;
+ *   40 GB/s, 2u < c < 4u: chunk 2 runs from -4u to -4u + c, chunk 1 waits for it and ends at
+ *   2c - 4u > 0 past the end, which chunk 0 waits for: (2c - 4u) + 0.25 x 4u + c0. */
 static void test_dp_comm_interleaved_chunks(void **state)
 {
     (void)state;
-    cdse_model m = gpt(64);
-    cdse_system s = sys();
-    s.level[1].bandwidth_gbs = 200.0;
-    cdse_strategy st = strat(32, 8, 2, 1, 8);
-    st.vpp = 2;
-    cdse_result r;
-    eval_ok(&m, &s, &st, &r);
-    assert_int_equal(r.grad_accum, 4);
-    double params = 32.0 * 1579904.0 + 1048576.0;
-    double c = 2.0 * 0.5 * (params * 4.0 / 2.0) / (200e9 * 0.9) + 2.0 * 5e-6;
-    assert_true(c < r.t_backward_s / r.grad_accum);
-    assert_rel(r.t_dp_comm_s, 1.25 * c, 1e-12);
-    /* At 5 GB/s chunk 1's reduction outlasts its window 2u (u = the stage's backward pass of
-     * one micro-batch / 2) by c - 2u, which chunk 0's waits for: (c - 2u) + 0.25 (2u) + c. */
-    s.level[1].bandwidth_gbs = 5.0;
-    eval_ok(&m, &s, &st, &r);
-    c = 2.0 * 0.5 * (params * 4.0 / 2.0) / (5e9 * 0.9) + 2.0 * 5e-6;
-    double u = r.t_backward_s / r.grad_accum / 2.0;
-    assert_true(c > 2.0 * u);
-    assert_rel(r.t_dp_comm_s, (c - 2.0 * u) + 0.25 * 2.0 * u + c, 1e-12);
+    cdse_model m = gpt(48);
+    double bandwidth[2] = {300.0, 40.0};
+    for (int k = 0; k < 2; k++) {
+        cdse_system s = sys();
+        s.level[0].bandwidth_gbs = bandwidth[k];
+        cdse_strategy st = strat(4, 1, 2, 1, 8);
+        st.vpp = 3;
+        cdse_result r;
+        eval_ok(&m, &s, &st, &r);
+        assert_int_equal(r.dp, 2);
+        assert_int_equal(r.grad_accum, 4);
+        double fwd, bwd;
+        assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd, &bwd), CDSE_ST_OK);
+        double u = 8.0 * bwd, bw = bandwidth[k] * 1e9 * 0.8;
+        double c = 4.0 * 8.0 * 12596224.0 / bw + 4e-6;
+        double c0 = 4.0 * (8.0 * 12596224.0 + 4718592.0) / bw + 4e-6;
+        if (k == 0) {
+            assert_true(c < 2.0 * u);
+            assert_rel(r.t_dp_comm_s, 0.5 * c + c0, 1e-12);
+        } else {
+            assert_true(2.0 * u < c && c < 4.0 * u);
+            assert_rel(r.t_dp_comm_s, (2.0 * c - 4.0 * u) + 0.25 * 4.0 * u + c0, 1e-12);
+        }
+    }
 }
 
 /* The bucket grows with the plain data-parallel size only: Megatron-Core sizes it by the DP group

@@ -24,8 +24,9 @@
  * authors tuned them; interleaving and the global batch come from a row of the same source,
  * model and layout that gives them, else interleaving is off (vpp 1; it is opt-in in every stack,
  * --num-layers-per-virtual-pipeline-stage) and the batch is one sequence per GPU; a vpp cell
- * "open" (interleaving stated, its depth not) tries 1, 2, 4 and 8, as do the pp > 1 rows of a group
- * whose source states pipeline-parallel overlap (group_spec.pp_overlap_stated). A row whose
+ * "open" (interleaving stated, its depth not) tries those of 1, 2, 4 and 8 that split the stage's
+ * layers evenly (Megatron-LM asserts it), as do the pp > 1 rows of a group whose source states
+ * pipeline-parallel overlap (group_spec.pp_overlap_stated). A row whose
  * `notes` state a recipe's recompute_num_layers N (Megatron-Bridge: full, block) runs full
  * recomputation of N layers per chunk (recompute_layers); one that states
  * cpu_offloading_num_layers N offloads the activations of N layers per chunk (offload_layers)
@@ -536,7 +537,7 @@ static const artifact *artifact_of_row(const table *t, int i)
 /* Choices the row leaves open: tried in order, the fastest feasible wins. */
 typedef struct choices {
     int mbs[4], n_mbs;
-    int vpp[8], n_vpp;
+    int vpp[16], n_vpp;
     int recompute[5], modules[5], n_recompute; /* pairs: CDSE_RECOMPUTE_*, module mask */
 } choices;
 
@@ -582,10 +583,22 @@ static void open_choices(const table *t, int i, const group_spec *spec, const cd
     int sibling = sibling_row(t, i, "vpp");
     int vpp = a != NULL ? a->vpp : sibling >= 0 ? geti(t, sibling, "vpp", 1) : 1;
     bool implied = spec->pp_overlap_stated && geti(t, i, "pp", 1) > 1 && !*get(t, i, "vpp");
-    if (strcmp(get(t, i, "vpp"), "open") == 0 || implied) /* interleaved, depth not published */
-        for (int v = 1; v <= 8; v *= 2)
-            ch->vpp[ch->n_vpp++] = v;
-    else
+    if (strcmp(get(t, i, "vpp"), "open") == 0 || implied) {
+        /* Interleaved, depth not published: those of 1, 2, 4 and 8 that split the stage's layers
+         * evenly (Megatron-LM r0.8 asserts "number of layers per pipeline stage must be
+         * divisible number of layers per virtual pipeline stage", megatron/training/
+         * arguments.py:266-268 at 937571cfd4), counting the embedding and the loss as a layer
+         * each where the stack's split does. */
+        int pp = geti(t, i, "pp", 1);
+        int units = m->layers + (stack->pipeline_split_embedding ? 2 : 0);
+        int per_stage = pp > 0 && units % pp == 0 ? units / pp : 0;
+        for (int v = 1; v <= per_stage && ch->n_vpp < (int)(sizeof ch->vpp / sizeof ch->vpp[0]);
+             v++)
+            if (per_stage % v == 0)
+                ch->vpp[ch->n_vpp++] = v;
+        if (ch->n_vpp == 0)
+            ch->vpp[ch->n_vpp++] = 1;
+    } else
         ch->vpp[ch->n_vpp++] = geti(t, i, "vpp", vpp);
     /* Recipe settings the notes state (see the header): block recomputation is full; CPU
      * offloading refuses recomputation (megatron/core/transformer/transformer_config.py:1896-1899

@@ -40,7 +40,8 @@ typedef struct cdse_comm_op {
     double exposed_share;
 } cdse_comm_op;
 
-/* TP (2 with sequence parallelism), CP, EP, PP, DP (2), expert DP (2): 9; room for more. */
+/* TP (2 with sequence parallelism), CP, EP, PP, DP (3 with interleaving: the first model chunk
+ * apart), expert DP (2): 10; room for more. */
 #define CDSE_COMM_PLAN_MAX 16
 
 typedef struct cdse_comm_plan {
