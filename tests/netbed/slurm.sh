@@ -20,6 +20,7 @@ netbed_slurm_start() {
     chmod 0755 "$dir"
     trap 'slurm_cluster_stop; bash "$NB" down "$NB_DIR"' EXIT
     trap 'exit 130' INT TERM
+    slurm__watch "$dir"
     chown munge:munge "$dir/munge"
     mungekey --create --keyfile="$dir/munge/munge.key" >/dev/null 2>&1 ||
         dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
@@ -29,7 +30,8 @@ netbed_slurm_start() {
         --key-file="$dir/munge/munge.key" --log-file="$dir/munge/munged.log" \
         --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/munged.seed" ||
         { echo "munged failed to start" >&2; return 1; }
-    SLURM_TEST_PIDS=("$(cat "$dir/munge/munged.pid")")
+    SLURM_TEST_PIDS=()
+    slurm__add_pid "$(cat "$dir/munge/munged.pid")"
 
     host=$(hostname -s)
     ctld_port=$(slurm__free_port) || return 1
@@ -51,7 +53,7 @@ netbed_slurm_start() {
     touch "$SLURM_TEST_JOBCOMP"
 
     setsid slurmctld -D -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
-    SLURM_TEST_PIDS+=("$!")
+    slurm__add_pid "$!"
     # The nodes share one file system, but srun --mpi=pmix makes the same directory name for a
     # step on every node ("Cannot create directory .../spmix_appdir_0_JOB.STEP: File exists"):
     # each slurmd gets a mount namespace of its own in which its node's directory is the pmix one.
@@ -61,14 +63,8 @@ netbed_slurm_start() {
             sh -c 'mount --bind "$1" "$2" && exec slurmd -D -N "$3" -f "$4"' slurmd \
             "$dir/pmix-n$k" "$dir/pmix" "nb$NB_ID-n$k" "$SLURM_CONF" \
             >"$dir/log/slurmd-$k.out" 2>&1 &
-        SLURM_TEST_PIDS+=("$!")
+        slurm__add_pid "$!"
     done
-    env -u SLURM_CONF setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
-        source "$2"; SLURM_TEST_DIR=$3; read -r -a SLURM_TEST_PIDS <<<"$4"
-        slurm__stop_daemons' watchdog "$$" "$SLURM_TEST_SRC/cluster.sh" "$dir" \
-        "${SLURM_TEST_PIDS[*]}" >/dev/null 2>&1 </dev/null &
-    # shellcheck disable=SC2034 # read by slurm_cluster_stop (tests/slurm/cluster.sh)
-    SLURM_TEST_WATCHDOG=$!
 
     local idle=0
     for _ in $(seq 1 60); do

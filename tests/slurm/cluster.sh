@@ -126,6 +126,24 @@ slurm__free_port() {
     return 1
 }
 
+# Records daemon PID(s) in SLURM_TEST_PIDS and in $SLURM_TEST_DIR/pids, which the watchdog reads.
+slurm__add_pid() {
+    SLURM_TEST_PIDS+=("$@")
+    echo "${SLURM_TEST_PIDS[*]}" >"$SLURM_TEST_DIR/pids"
+}
+
+# Starts, before the first daemon, a watchdog in a session of its own that stops the daemons
+# listed in DIR/pids when the shell PID dies without running its EXIT trap (SIGKILL, a test
+# driver's timeout), however far the start got. Sets SLURM_TEST_WATCHDOG.
+slurm__watch() { # DIR
+    : >"$1/pids"
+    env -u SLURM_CONF setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
+        source "$2"; SLURM_TEST_DIR=$3; read -r -a SLURM_TEST_PIDS <"$3/pids" || true
+        [ ${#SLURM_TEST_PIDS[@]} -eq 0 ] || slurm__stop_daemons' watchdog "$$" \
+        "$SLURM_TEST_SRC/cluster.sh" "$1" >/dev/null 2>&1 </dev/null &
+    SLURM_TEST_WATCHDOG=$!
+}
+
 # Starts munged, slurmctld and slurmd; waits until the node is idle. Sets SLURM_TEST_DIR (kept if
 # already set), SLURM_CONF, SLURM_TEST_JOBCOMP and an EXIT trap that stops them all.
 # SLURM_TEST_CPUS (default 4) is the node's slot count.
@@ -137,6 +155,7 @@ slurm_cluster_start() {
     chmod 0755 "$dir"
     trap slurm_cluster_stop EXIT
     trap 'exit 130' INT TERM
+    slurm__watch "$dir"
 
     # munged refuses a socket directory that is not its own, or not searchable by all.
     chown munge:munge "$dir/munge"
@@ -149,7 +168,7 @@ slurm_cluster_start() {
         --key-file="$dir/munge/munge.key" --log-file="$dir/munge/munged.log" \
         --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/munged.seed" ||
         { slurm__log "munged failed to start:"; cat "$dir/munge/munged.log" >&2; return 1; }
-    SLURM_TEST_PIDS+=("$(cat "$dir/munge/munged.pid")")
+    slurm__add_pid "$(cat "$dir/munge/munged.pid")"
     if ! munge -S "$dir/munge/munge.sock" -n | unmunge -S "$dir/munge/munge.sock" >/dev/null; then
         slurm__log "munge does not work"
         return 1
@@ -175,16 +194,9 @@ slurm_cluster_start() {
 
     # Foreground mode (-D) in a session of their own: $! is the daemon, stopped by PID.
     setsid slurmctld -D -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
-    SLURM_TEST_PIDS+=("$!")
+    slurm__add_pid "$!"
     setsid slurmd -D -f "$SLURM_CONF" >"$dir/log/slurmd.out" 2>&1 &
-    SLURM_TEST_PIDS+=("$!")
-    # A watchdog in a session of its own stops the cluster if this shell dies without running
-    # its EXIT trap (SIGKILL, a test driver's timeout).
-    env -u SLURM_CONF setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
-        source "$2"; SLURM_TEST_DIR=$3; read -r -a SLURM_TEST_PIDS <<<"$4"
-        slurm__stop_daemons' watchdog "$$" "$SLURM_TEST_SRC/cluster.sh" "$dir" \
-        "${SLURM_TEST_PIDS[*]}" >/dev/null 2>&1 </dev/null &
-    SLURM_TEST_WATCHDOG=$!
+    slurm__add_pid "$!"
 
     local i state
     for i in $(seq 1 60); do
