@@ -105,6 +105,13 @@ interrupt() {
             grep -q -- "--resume" "$dir/sig.err"
             return 0
         fi
+        # mpirun that has already reaped its ranks no longer forwards signals: SIGUSR1 then ends
+        # it with the default action (128 + 10). That is a finished sweep, when its store is
+        # complete (identical to the uninterrupted one).
+        if [ "$rc" -eq $((128 + $(kill -l "$sig"))) ] && [ "$who" = mpirun ] &&
+            "$py" "$CDSE_SRC/tests/py/compare_stores.py" "$dir/ref.h5" "$out" >/dev/null 2>&1; then
+            rc=0
+        fi
         [ "$rc" -eq 0 ] || { echo "sweep_resume: SIG$sig: exit $rc, expected 3"; exit 1; }
         echo "sweep_resume: finished before the signal; again, earlier"
         lo=$(( lo / 2 )) hi=$(( hi / 2 ))
