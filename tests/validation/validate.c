@@ -24,8 +24,8 @@
  * authors tuned them; interleaving and the global batch come from a row of the same source,
  * model and layout that gives them, else interleaving is off (vpp 1; it is opt-in in every stack,
  * --num-layers-per-virtual-pipeline-stage) and the batch is one sequence per GPU; a vpp cell
- * "open" (interleaving stated, its depth not) tries those of 1, 2, 4 and 8 that split the stage's
- * layers evenly (Megatron-LM asserts it), as do the pp > 1 rows of a group whose source states
+ * "open" (interleaving stated, its depth not) tries every depth that splits the stage's layers
+ * evenly (Megatron-LM accepts no other), as do the pp > 1 rows of a group whose source states
  * pipeline-parallel overlap (group_spec.pp_overlap_stated). A row whose
  * `notes` state a recipe's recompute_num_layers N (Megatron-Bridge: full, block) runs full
  * recomputation of N layers per chunk (recompute_layers); one that states
@@ -584,9 +584,9 @@ static void open_choices(const table *t, int i, const group_spec *spec, const cd
     int vpp = a != NULL ? a->vpp : sibling >= 0 ? geti(t, sibling, "vpp", 1) : 1;
     bool implied = spec->pp_overlap_stated && geti(t, i, "pp", 1) > 1 && !*get(t, i, "vpp");
     if (strcmp(get(t, i, "vpp"), "open") == 0 || implied) {
-        /* Interleaved, depth not published: those of 1, 2, 4 and 8 that split the stage's layers
-         * evenly (Megatron-LM r0.8 asserts "number of layers per pipeline stage must be
-         * divisible number of layers per virtual pipeline stage", megatron/training/
+        /* Interleaved, depth not published: every depth that splits the stage's layers evenly,
+         * up to the array's room (Megatron-LM r0.8 asserts "number of layers per pipeline stage
+         * must be divisible number of layers per virtual pipeline stage", megatron/training/
          * arguments.py:266-268 at 937571cfd4), counting the embedding and the loss as a layer
          * each where the stack's split does. */
         int pp = geti(t, i, "pp", 1);
