@@ -860,9 +860,11 @@ static void check_row(ctx *c, int g, int i, const cdse_system *sys, const cdse_s
                r.tokens_per_s / s.gpus);
         break;
     default: {
-        /* "438 (MCore v0.8) / 468 (MCore v0.9)": the newest software is compared. */
-        const char *cell = get(t, i, "meas_tflops_per_gpu");
-        double meas = strchr(cell, '/') ? number_after(cell, "/ ") : atof(cell);
+        /* "438 (MCore v0.8) / 468 (MCore v0.9)": the figure of the software the row's stack
+         * models, the first: megatron-lm-2024 is Megatron-Core r0.8 (the README runs of its other
+         * group, 937571cfd4), and v0.9's run (PyTorch 24.09, Transformer Engine 1.11, the MoE
+         * layer's later kernels) is newer software than any stack here describes. */
+        double meas = atof(get(t, i, "meas_tflops_per_gpu"));
         snprintf(quantity, sizeof quantity, "model TFLOP/s [%s]", how);
         record(c, g, stack->name, id, quantity, meas, r.model_tflops_per_gpu);
     }
