@@ -1,4 +1,4 @@
-/* Validation against published training measurements (../shared/validation/published.csv).
+/* Validation against published training measurements (tests/validation/published.csv).
  *
  * Every row of the file belongs to a group below; a row whose group is unknown, whose model or
  * system cannot be loaded, or whose configuration the model rejects (`oom`, not divisible) is a

@@ -1,12 +1,9 @@
 # Functions shared by the shell tests (sourced, never run: tests/CMakeLists.txt registers only
 # tests/sh/*.sh). Each expects CDSE_SRC and CDSE_BUILD as CTest sets them.
 
-# The validation file the build was configured with (tests/CMakeLists.txt, CDSE_SHARED_DIR),
-# else ../shared beside the source tree.
+# The published validation set the repository carries (tests/validation/published.csv).
 cdse_published_csv() {
-    local shared
-    shared=$(sed -n 's/^CDSE_SHARED_DIR:PATH=//p' "$CDSE_BUILD/CMakeCache.txt" 2> /dev/null || true)
-    echo "${shared:-$CDSE_SRC/../shared}/validation/published.csv"
+    echo "$CDSE_SRC/tests/validation/published.csv"
 }
 
 # A data directory for tests/validate in DIR: the source's calibration/ and jobs/, and an empty
