@@ -5,24 +5,31 @@ A fenced block preceded by
 
     <!-- regen: COMMAND -->
     <!-- mask: REGEX -->            (optional, any number)
+    <!-- tolerance: PCT% -->        (optional: numbers may differ by PCT percent)
+    <!-- slow: WHY -->              (optional: only with --slow)
 
 holds what `bash -c COMMAND` prints (stdout and stderr) in the scratch directory that
 scripts/regen_docs.sh prepares (build/, jobs/, calibration/, tests/ of this tree, `clusterdse`
 on PATH, results/quickstart.h5 swept there). COMMAND `pysession` runs the block's own `>>>`
 lines in a Python console and shows the transcript. With --check, a block that differs from a
 fresh run fails; text matched by a mask (timings, dates: numbers no reader would check) is
-compared as a placeholder. A fence without a language tag shows output: it needs a regen
+compared as a placeholder. With a tolerance, every number of the block is compared with the
+fresh run's number at the same place, within PCT percent (for measured speeds, whose noise is
+real; the block's text says so); the rest of the text must match exactly. A block marked slow
+(its command takes minutes: a large sweep, a benchmark) is run only with --slow, and --slow runs
+only those (tests/sh/docs_current.sh runs the others, tests/sh/docs_slow.sh these). A fence without a language tag shows output: it needs a regen
 marker, or `<!-- example: WHY -->` saying why it is not regenerated (a run on other hardware, a
 measurement); --check lists the ones that have neither.
 
-    regen_docs.py [--check] SCRATCH FILE...
+    regen_docs.py [--check] [--slow] SCRATCH FILE...
 """
 import difflib
 import re
 import subprocess
 import sys
 
-MARK = re.compile(r"^<!-- (regen|mask|example): (.*) -->\s*$")
+MARK = re.compile(r"^<!-- (regen|mask|example|tolerance|slow): (.*) -->\s*$")
+NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 
 def blocks(lines):
@@ -77,7 +84,19 @@ def masked(lines, masks):
     return re.sub(r"(<masked>)+", "<masked>", text)  # a varying number of masked lines
 
 
-def process(path, scratch, check):
+def within(shown, fresh, percent):
+    """True when SHOWN and FRESH (masked texts) are the same text around their numbers and each
+    number of FRESH is within PERCENT percent of SHOWN's number at the same place."""
+    if NUMBER.sub("#", shown) != NUMBER.sub("#", fresh):
+        return False
+    for a, b in zip(NUMBER.findall(shown), NUMBER.findall(fresh)):
+        x, y = float(a), float(b)
+        if abs(x - y) > percent / 100.0 * max(abs(x), abs(y)):
+            return False
+    return True
+
+
+def process(path, scratch, check, slow):
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     problems = []
@@ -91,12 +110,18 @@ def process(path, scratch, check):
                 problems.append(f"{path}:{start + 1}: output block without <!-- regen: CMD --> "
                                 f"or <!-- example: WHY -->")
             continue
+        if ("slow" in kinds) != slow:
+            continue
         command = [t for k, t in markers if k == "regen"][0]
         masks = [t for k, t in markers if k == "mask"]
+        tolerance = [t for k, t in markers if k == "tolerance"]
+        percent = float(tolerance[0].rstrip("%")) if tolerance else 0.0
         body = lines[start + 1:end]
         fresh = run(command, body, scratch)
         if check:
-            if masked(body, masks) != masked(fresh, masks):
+            same = (within(masked(body, masks), masked(fresh, masks), percent) if tolerance
+                    else masked(body, masks) == masked(fresh, masks))
+            if not same:
                 diff = "\n".join(difflib.unified_diff(body, fresh, "shown", "printed now",
                                                       lineterm="", n=1))
                 problems.append(f"{path}:{start + 1}: `{command}` prints otherwise:\n{diff}")
@@ -112,11 +137,12 @@ def process(path, scratch, check):
 
 def main(argv):
     check = "--check" in argv
-    args = [a for a in argv[1:] if a != "--check"]
+    slow = "--slow" in argv
+    args = [a for a in argv[1:] if a not in ("--check", "--slow")]
     scratch, files = args[0], args[1:]
     problems = []
     for path in files:
-        problems += process(path, scratch, check)
+        problems += process(path, scratch, check, slow)
     for p in problems:
         print(p)
     if problems:
