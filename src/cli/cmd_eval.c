@@ -115,8 +115,7 @@ static const eval_option options[] = {
      "print only the N best feasible configurations, best first\n"
      "                  (ranked by objective.metric; ties by index)"},
     {"--by", NULL, "METRIC", opt_by,
-     "rank by METRIC instead: time_per_iteration, tokens_per_s,\n"
-     "                  time_to_train, gpu_hours, mfu"},
+     "rank by METRIC instead (the metrics below)"},
     {"--show-job", NULL, NULL, opt_show_job,
      "print the effective job (defaults resolved, models and\n"
      "                  systems inline) instead of evaluating it"},
@@ -148,6 +147,8 @@ static void usage(FILE *out)
                  options[i].value ? options[i].value : "");
         fprintf(out, "  %-15s %s\n", flag, options[i].help);
     }
+    fputc('\n', out);
+    cdse_cli_print_metrics(out);
     fprintf(out, "\nexit codes: 0 done, 1 bad input (the message names file:line and key), 2 "
                  "runtime failure\n");
 }

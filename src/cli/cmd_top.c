@@ -23,8 +23,8 @@ static const char usage_text[] =
     "Prints the best rows of a sweep's store.\n"
     "\n"
     "  -n N            rows to print (default 10)\n"
-    "  --by NAME       rank by a metric (time_per_iteration, tokens_per_s, time_to_train,\n"
-    "                  gpu_hours, mfu: best first) or by any column (ascending; see --desc).\n"
+    "  --by NAME       rank by a metric (below: best first) or by any column (ascending;\n"
+    "                  see --desc).\n"
     "                  Default: the job's objective.metric\n"
     "  --where EXPR    keep rows where EXPR holds, e.g.\n"
     "                    'tp==8 && mem_total_gib<70'\n"
@@ -39,8 +39,9 @@ static const char usage_text[] =
     "  --all           include infeasible rows (default: status == \"ok\" only)\n"
     "  --asc, --desc   direction when ranking by a column\n"
     "  -h, --help      this text\n"
-    "\n"
-    "exit codes: 0 done, 1 bad input (arguments, expression, not a store), 2 read failure\n";
+    "\n";
+static const char exit_text[] =
+    "\nexit codes: 0 done, 1 bad input (arguments, expression, not a store), 2 read failure\n";
 
 /* Whether --from names a dataset of a sweep store; otherwise says what is allowed. */
 static bool from_valid(const char *from, char *err, size_t size)
@@ -689,16 +690,24 @@ static int run(const top_args *a)
     return code;
 }
 
+static void top_usage(FILE *out)
+{
+    fputs(usage_text, out);
+    cdse_cli_print_metrics(out);
+    fputs(exit_text, out);
+}
+
 int cdse_cmd_top(int argc, char **argv)
 {
     top_args a;
     char err[256] = "";
     if (parse_args(argc, argv, &a, err, sizeof err) != 0) {
-        fprintf(stderr, "clusterdse top: %s\n%s", err, usage_text);
+        fprintf(stderr, "clusterdse top: %s\n", err);
+        top_usage(stderr);
         return 1;
     }
     if (a.help) {
-        fputs(usage_text, stdout);
+        top_usage(stdout);
         return 0;
     }
     return run(&a);

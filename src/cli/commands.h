@@ -14,4 +14,8 @@ int cdse_cmd_verify(int argc, char **argv);
 int cdse_cmd_bench(int argc, char **argv);
 int cdse_cmd_report(int argc, char **argv);
 
+#include <stdio.h>
+/* Prints the metrics --by and objective.metric accept, with their direction (help_metrics.c). */
+void cdse_cli_print_metrics(FILE *out);
+
 #endif
