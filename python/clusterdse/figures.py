@@ -330,6 +330,8 @@ def pareto_cost_figure(store, root, money):
         if times.max() > 10 * times.min():
             ax.set_xscale("log")
             ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
+            lambda v, _: f"{v:,.0f}"))
         ax.set_xlabel("time to train (days)")
         ax.set_ylabel(f"cost to train ({money})")
         ax.set_title(f"{model}: time vs cost to train")
