@@ -199,12 +199,15 @@ def time_column(root):
     return "time_per_iteration_s", "time per iteration (s)"
 
 
-def ranked(df, root):
+def ranked(df, root, k=None):
+    """The first k rows of df (all when None) by the job's metric, ties by index, and the
+    metric's column; sorts positions, not the frame, so that only the k rows are copied."""
     column, lower = METRICS.get(root.get("metric", ""), ("time_per_iteration_s", True))
     if column not in df:
         column, lower = "time_per_iteration_s", True
-    key = df[column] if lower else -df[column]
-    return df.assign(_key=key).sort_values(["_key", "index"]).drop(columns="_key"), column
+    values = df[column].to_numpy(dtype=float)
+    order = np.lexsort((df["index"].to_numpy(), values if lower else -values))
+    return df.iloc[order[:k] if k is not None else order], column
 
 
 def currency(store):
@@ -243,7 +246,7 @@ def full_rows(store, names, indices):
         rows = load(store, "top")
         rows = rows[rows["index"].isin(indices)].drop_duplicates("index")
     else:
-        keep = [c[c["index"].isin(indices)] for c in chunks(store, "results")]
+        keep = [c[c["index"].isin(indices)] for c in chunks(store, "results", rows=8192)]
         rows = pd.concat(keep, ignore_index=True)
     order = {int(i): k for k, i in enumerate(indices)}
     return rows.assign(_o=[order[int(i)] for i in rows["index"]]).sort_values("_o") \
@@ -543,7 +546,7 @@ def default_cell(rows, source, root, args):
     """The (system, gpus) of the heatmap: --system and --gpus, each by default the best
     configuration's (of the other when one is given); StoreError when no feasible
     configuration has them."""
-    best, _ = ranked(rows, root)
+    best = rows
     if args.system:
         best = best[best.system.astype(str) == args.system]
         if best.empty:
@@ -558,6 +561,7 @@ def default_cell(rows, source, root, args):
                              f"{'of ' + args.system + ' ' if args.system else ''}with "
                              f"{args.gpus} GPUs in {source}; sizes with one: "
                              f"{', '.join(map(str, sizes))}")
+    best, _ = ranked(best, root, 1)
     return str(best.system.iloc[0]), int(best.gpus.iloc[0])
 
 
@@ -578,7 +582,8 @@ def sweep_sections(store, names, args, root):
     out.append(("table", Table("counts", "Configurations by status (/counts)", ["name", "count"],
                                [[n, int(c)] for n, c in zip(counts.name, counts["count"])])))
     all_rows, source = feasible_rows(store, names, root)
-    rows = all_rows[all_rows.status == "ok"]
+    feasible = (all_rows.status == "ok").to_numpy()
+    rows = all_rows if feasible.all() else all_rows[feasible]
     if rows.empty:
         out.append(("p", "No feasible configuration: only the failure counts can be drawn."))
         out.append(("fig", failures_figure(counts)))
@@ -593,8 +598,8 @@ def sweep_sections(store, names, args, root):
     out.append(("fig", best_vs_size_figure(rows, source, root)))
     system, gpus = default_cell(rows, source, root, args)
     out.append(("fig", heatmap_figure(store, all_rows, source, root, system, gpus, pruned)))
-    ranked_rows, metric_col = ranked(rows, root)
-    top = full_rows(store, names, list(ranked_rows["index"].head(args.top)))
+    ranked_rows, metric_col = ranked(rows, root, args.top)
+    top = full_rows(store, names, list(ranked_rows["index"]))
     out.append(("h2", f"The best {len(top)} configurations"))
     out.append(("fig", stacked_figure(top, TIME_GROUPS, "time_breakdown",
                                       f"Time per iteration of the best {len(top)} by "
