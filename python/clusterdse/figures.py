@@ -609,8 +609,9 @@ def sweep_sections(store, names, args, root):
                                       f"Memory per GPU of the best {len(top)} vs HBM capacity",
                                       "memory per GPU in HBM (GiB)", total="mem_total_gib",
                                       capacity=hbm_capacity(store, top))))
-    columns = TOP_COLUMNS + [c for c in ("cost_to_train",) if c in top] + \
-        design_columns(load(store, "top"))
+    # The design's hardware values next to the system (they tell a grid's rows apart).
+    columns = TOP_COLUMNS[:3] + design_columns(load(store, "top")) + TOP_COLUMNS[3:] + \
+        [c for c in ("cost_to_train",) if c in top]
     titles = [f"cost_to_train ({money})" if c == "cost_to_train" else c for c in columns]
     out.append(("table", Table("top", f"Best {len(top)} by {metric_col} (from {source})",
                                titles, [[plain(r[c]) for c in columns]
@@ -777,6 +778,7 @@ def probe_sections(store, meta):
     for collective, part in df.groupby("collective", sort=False):
         fig, ax = plt.subplots(figsize=(8, 4.5))
         data = {"collective": collective, "series": {}}
+        drawn = set()  # one line per (level, group size): the fit is per level and collective
         for k, ((shape, n, level), rows) in enumerate(
                 part.groupby(["shape", "group_size", "level"], sort=False)):
             rows = rows.sort_values("bytes")
@@ -787,14 +789,17 @@ def probe_sections(store, meta):
                                                                     rows.busbw_gbs)],
                       "level": int(level)}
             fit = fits.get(int(level), {}).get(collective)
-            if fit is not None:
+            if fit is not None and (int(level), int(n)) in drawn:
+                series.update(latency_us=fit[0], bandwidth_gbs=fit[1])
+            elif fit is not None:
+                drawn.add((int(level), int(n)))
                 # busbw = bytes / t x the collective's bus-bandwidth factor (nccl-tests), the
                 # factor of the measured rows (busbw_gbs / algbw_gbs).
                 factor = float(np.median(rows.busbw_gbs / rows.algbw_gbs))
                 xs = np.geomspace(rows.bytes.min(), rows.bytes.max(), 100)
                 t = model_time_us(collective, int(n), xs, *fit)
-                ax.plot(xs, factor * xs / (t * 1e3), "-", color=color,
-                        label=label + " (fit, clusterdse fit)")
+                ax.plot(xs, factor * xs / (t * 1e3), "-", color="k", lw=1.2, zorder=0,
+                        label=f"fit (clusterdse fit), level {int(level)}, {n} ranks")
                 series.update(latency_us=fit[0], bandwidth_gbs=fit[1], busbw_factor=factor)
             data["series"][label] = series
         ax.set_xscale("log", base=2)

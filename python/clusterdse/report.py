@@ -99,7 +99,8 @@ def table_html(tab):
 
 STYLE = """body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222}
 figure{margin:1.5em 0;border-top:1px solid #ccc;padding-top:.5em}figure img{max-width:100%}
-table.data{border-collapse:collapse;margin:1em 0;font-size:.85em}
+table.data{border-collapse:collapse;margin:1em 0;font-size:.85em;display:block;overflow-x:auto;
+max-width:100%}table.data td{white-space:nowrap}
 table.data td,table.data th{border:1px solid #ccc;padding:2px 6px;text-align:right}
 caption{text-align:left;font-weight:bold;padding:.3em 0}dl.meta dt{font-weight:bold}"""
 

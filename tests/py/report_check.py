@@ -294,7 +294,7 @@ def expected_tables(store):
                 "microbatch", "global_batch", "recompute", "zero", "precision",
                 "time_per_iteration_s", "tokens_per_s", "mfu", "mem_total_gib",
                 "time_to_train_days", "cost_to_train"]
-        out["tab-top"] = [[r[c] for c in cols] for _, r in top.iterrows()]
+        out["tab-top"] = (cols, [[r[c] for c in cols] for _, r in top.iterrows()])
     if "probes" in names:
         # The fit table: one row per level and collective, the profile of `clusterdse fit`.
         fits, _ = run_fit(store)
@@ -361,6 +361,9 @@ def browser(html_path, shot, stores):
             "return Object.fromEntries(Array.from(document.querySelectorAll('table.data')).map("
             "t => [t.id, Array.from(t.querySelectorAll('tr')).slice(1).map(r => Array.from("
             "r.querySelectorAll('td')).map(c => [c.textContent, c.dataset.value]))]))")
+        headers = driver.execute_script(
+            "return Object.fromEntries(Array.from(document.querySelectorAll('table.data')).map("
+            "t => [t.id, Array.from(t.querySelectorAll('th')).map(h => h.textContent)]))")
         meta = driver.find_element("id", "meta").text
     finally:
         driver.quit()
@@ -378,6 +381,12 @@ def browser(html_path, shot, stores):
     for store in stores:
         for table, rows in expected_tables(store).items():
             got = cells.get(table)
+            if isinstance(rows, tuple):  # (columns, rows): matched by the page's headers
+                columns, rows = rows
+                names = [h.split(" (")[0] for h in headers.get(table, [])]
+                check(set(columns) <= set(names), f"{table}: columns {columns} shown")
+                if got is not None and set(columns) <= set(names):
+                    got = [[row[names.index(c)] for c in columns] for row in got]
             check(got is not None and len(got) == len(rows), f"{table}: {len(rows)} rows")
             if got is None:
                 continue
