@@ -14,6 +14,7 @@ chunks (written by src/sweep/store.c with H5Dwrite_chunk: HDF5's shuffle filter,
 are read raw and inflated here, and only the bytes of the selected columns are copied out;
 any other layout is read through h5py.
 """
+import concurrent.futures
 import contextlib
 import errno
 import os
@@ -232,16 +233,22 @@ class _Rows:
 
     def read(self, start, stop):
         """name -> numpy array of rows [start, stop)."""
-        if self.shuffled is not None:
-            out = {name: np.empty(stop - start, np.dtype(self.data.dtype[name].str))
-                   for name in self.names}
-            for a in range(start, stop, self.chunk):
-                b = min(a + self.chunk, stop)
-                if not self._inflate(a, b, out, a - start):
-                    for name, values in self._h5py(a, b).items():
-                        out[name][a - start:b - start] = values
-            return out
-        return self._h5py(start, stop)
+        if self.shuffled is None:
+            return self._h5py(start, stop)
+        out = {name: np.empty(stop - start, np.dtype(self.data.dtype[name].str))
+               for name in self.names}
+        starts = list(range(start, stop, self.chunk))
+        raws = [self._raw(a) for a in starts]  # HDF5 calls stay in this thread
+        # zlib releases the GIL while it inflates: the chunks of a block inflate in parallel.
+        plains = _pool().map(_inflate, [r if r is not None else b"" for r in raws])
+        for a, raw, plain in zip(starts, raws, plains):
+            b = min(a + self.chunk, stop)
+            if raw is None:
+                for name, values in self._h5py(a, b).items():
+                    out[name][a - start:b - start] = values
+            else:
+                self._copy(a, b, plain, out, a - start)
+        return out
 
     def _h5py(self, start, stop):
         data = self.data
@@ -255,21 +262,22 @@ class _Rows:
                 return {self.names[0]: rows}
         return {name: rows[name] for name in self.names}
 
-    def _inflate(self, start, stop, out, at):
-        """Copies rows [start, stop) of the chunk that starts at `start` into out[...][at:];
-        False when the chunk is not stored as written (HDF5 then decides)."""
-        size = self.data.dtype.itemsize
+    def _raw(self, start):
+        """The stored bytes of the chunk that starts at `start`, or None when it is not stored
+        as written (not allocated, a filter skipped): h5py's read then decides."""
         try:
             mask, raw = self.data.id.read_direct_chunk((start,))
-        except Exception:  # not allocated, or HDF5 cannot find it: h5py's read says which
-            return False
-        if mask != 0:
-            return False
-        try:
-            plain = zlib.decompress(raw)
-        except zlib.error as e:
+        except Exception:
+            return None
+        return raw if mask == 0 else None
+
+    def _copy(self, start, stop, plain, out, at):
+        """Copies rows [start, stop) of the inflated chunk that starts at `start` into
+        out[...][at:]."""
+        size = self.data.dtype.itemsize
+        if isinstance(plain, zlib.error):
             raise StoreDamaged(f"{self.path}: a damaged store: /{self.table} rows {start}-"
-                               f"{start + self.chunk - 1}: deflate: {e}") from None
+                               f"{start + self.chunk - 1}: deflate: {plain}") from None
         if len(plain) != self.chunk * size:
             raise StoreDamaged(f"{self.path}: a damaged store: /{self.table} rows {start}-"
                                f"{start + self.chunk - 1}: {len(plain)} bytes inflated, "
@@ -284,10 +292,28 @@ class _Rows:
         k = stop - start
         for name in self.names:
             dtype, offset = self.data.dtype.fields[name][:2]
-            width = dtype.itemsize
-            part = np.ascontiguousarray(matrix[offset:offset + width, :k].T)
+            part = np.ascontiguousarray(matrix[offset:offset + dtype.itemsize, :k].T)
             out[name][at:at + k] = part.view(np.dtype(dtype.str)).reshape(k)
-        return True
+
+
+def _inflate(raw):
+    """The inflated bytes, or the zlib.error (raised by the reader with the rows' numbers)."""
+    try:
+        return zlib.decompress(raw) if raw else b""
+    except zlib.error as e:
+        return e
+
+
+_threads = None
+
+
+def _pool():
+    """Threads that inflate chunks (one per core, at most 4), made on first use."""
+    global _threads
+    if _threads is None:
+        _threads = concurrent.futures.ThreadPoolExecutor(
+            max_workers=max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="cdse-inflate")
+    return _threads
 
 
 def _available(f):

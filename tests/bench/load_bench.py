@@ -7,7 +7,8 @@ and h5py: the 'baseline' line).
 
 Cases: the usual columns (clusterdse.USUAL_COLUMNS), every column, and chunks() of the usual
 columns reduced to the best time per system (nothing kept but the reduction). Prints one line
-per case: seconds, peak MB, rows, columns, MB of the DataFrame.
+per case: seconds (wall), CPU seconds, peak MB, rows, columns, MB of the DataFrame; the
+machine's load average first, as the wall time follows it on a shared machine.
 """
 import os
 import subprocess
@@ -30,13 +31,13 @@ CHILD = """
 import resource, sys, time
 import clusterdse
 path = sys.argv[1]
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 {code}
-seconds = time.perf_counter() - t0
+seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 rows, cols, mb = (df.shape[0], df.shape[1], df.memory_usage(deep=True).sum() / 1e6) \\
     if df is not None else (0, 0, 0.0)
-print(f"{{seconds:8.2f}} {{peak:9.1f}} {{rows:9d}} {{cols:5d}} {{mb:8.1f}}")
+print(f"{{seconds:8.2f}} {{cpu:7.2f}} {{peak:9.1f}} {{rows:9d}} {{cols:5d}} {{mb:8.1f}}")
 """
 
 
@@ -47,7 +48,9 @@ def main(argv):
     env["PYTHONPATH"] = os.path.join(here, "..", "..", "python") + (
         ":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     print(f"# clusterdse.load of {path} ({os.path.getsize(path) / 1e6:.0f} MB on disk)")
-    print("# case          seconds   peak_MB      rows  cols  frame_MB")
+    print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (seconds are wall "
+          "time; cpu_s is this process's CPU time)")
+    print("# case          seconds   cpu_s   peak_MB      rows  cols  frame_MB")
     for name, code in CASES.items():
         if name == "baseline":
             code = "df = None"
