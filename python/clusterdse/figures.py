@@ -332,7 +332,10 @@ def pareto_cost_figure(store, root, money):
         times = pd.concat([rows.time_to_train_days, others.time_to_train_days])
         if times.max() > 10 * times.min():
             ax.set_xscale("log")
-            ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+            ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10,
+                                                                     subs=(1.0, 2.0, 5.0)))
+            ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
             lambda v, _: f"{v:,.0f}"))
         ax.set_xlabel("time to train (days)")
