@@ -240,12 +240,12 @@ def feasible_rows(store, names, root):
 
 
 def full_rows(store, names, indices):
-    """Every column of the rows whose index is in `indices`, in that order: /results is read in
-    pieces, keeping only those rows."""
-    if "results" not in names:
-        rows = load(store, "top")
-        rows = rows[rows["index"].isin(indices)].drop_duplicates("index")
-    else:
+    """Every column of the rows whose index is in `indices`, in that order. The best k of the
+    whole sweep are among the best k of their groups, so /top holds them when it keeps at least
+    k per group; otherwise /results is read in pieces, keeping only those rows."""
+    rows = load(store, "top")
+    rows = rows[rows["index"].isin(indices)].drop_duplicates("index")
+    if "results" in names and len(rows) < len(set(indices)):
         keep = [c[c["index"].isin(indices)] for c in chunks(store, "results", rows=8192)]
         rows = pd.concat(keep, ignore_index=True)
     order = {int(i): k for k, i in enumerate(indices)}
