@@ -7,6 +7,8 @@ packages=(build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhdf5-de
           libconfig-dev libcmocka-dev python3-h5py python3-pandas
           # clusterdse report (python/clusterdse), its browser test, the man page
           python3-matplotlib chromium chromium-driver python3-selenium help2man
+          # pip install ./python into a venv (tests/sh/python_package.sh)
+          python3-venv python3-setuptools python3-wheel
           # the fuzz harnesses (libFuzzer); scripts/test.sh builds Release with clang too
           clang
           # the multi-node test bed (ip netns, tc, unshare, nsenter)

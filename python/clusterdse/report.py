@@ -5,7 +5,14 @@
 (normally run through `clusterdse report`, which finds this package). DIR/report.html embeds
 every figure as PNG data (no network needed to view it); next to each figure a JSON block
 (<script type="application/json" class="figure-data">) holds the points it plots, so that a
-test can check them against the store. --png also writes DIR/NAME.png for each figure.
+test can check them against the store, with the boxes of its labels and its legends. --png
+also writes DIR/NAME.png for each figure. A sweep store's page: the Pareto fronts (time vs GPUs;
+time vs cost to train per model, the designs labelled), the best time per cluster size, a tp x
+pp heatmap, the time and memory breakdowns of the best configurations (adding up to the table's
+totals), the failure counts and, for a design grid (hardware axes), the spread over designs,
+the sensitivity per hardware axis and the time- vs cost-optimal choice. A probe store's page
+draws the fit that `clusterdse fit` writes (the program is $CLUSTERDSE_BIN, which `clusterdse
+report` sets, or clusterdse on PATH).
 
 Exit codes: 0 done, 1 bad input (store missing or not a clusterdse store, bad option, output
 directory not writable), 2 a damaged store or a runtime failure. The page is written into a
@@ -92,7 +99,8 @@ def table_html(tab):
 
 STYLE = """body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222}
 figure{margin:1.5em 0;border-top:1px solid #ccc;padding-top:.5em}figure img{max-width:100%}
-table.data{border-collapse:collapse;margin:1em 0;font-size:.85em}
+table.data{border-collapse:collapse;margin:1em 0;font-size:.85em;display:block;overflow-x:auto;
+max-width:100%}table.data td{white-space:nowrap}
 table.data td,table.data th{border:1px solid #ccc;padding:2px 6px;text-align:right}
 caption{text-align:left;font-weight:bold;padding:.3em 0}dl.meta dt{font-weight:bold}"""
 

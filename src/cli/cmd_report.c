@@ -29,10 +29,12 @@ static const char usage_text[] =
     "usage: clusterdse report STORE -o DIR [--png] [--system NAME] [--gpus N] [-n K]\n"
     "\n"
     "Writes DIR/report.html, a self-contained page (figures embedded, no network needed):\n"
-    "for a sweep store the Pareto fronts (time vs GPUs, time vs cost to train), the best time\n"
-    "vs cluster size per system, a tp x pp heatmap, the time and memory breakdowns of the best\n"
-    "configurations and the failure counts; for a probe store bus bandwidth vs message size\n"
-    "with the fitted model; for a store with /verify predicted vs measured.\n"
+    "for a sweep store the Pareto fronts (time vs GPUs; time vs cost to train per model, the\n"
+    "designs labelled), the best time vs cluster size per system, a tp x pp heatmap, the time\n"
+    "and memory breakdowns of the best configurations, the failure counts and, for a design\n"
+    "grid, the spread over the designs, the sensitivity per hardware axis and the time- vs\n"
+    "cost-optimal choice; for a probe store bus bandwidth vs message size with the fit that\n"
+    "`clusterdse fit` writes; for a store with /verify predicted vs measured.\n"
     "Runs " REPORT_PYTHON " -m clusterdse.report\n"
     "(python3-h5py, python3-pandas, python3-matplotlib; scripts/setup.sh installs them).\n"
     "\n"
@@ -90,6 +92,18 @@ static int set_pythonpath(const char *dir)
     else
         snprintf(value, sizeof value, "%s", dir);
     return setenv("PYTHONPATH", value, 1);
+}
+
+/* CLUSTERDSE_BIN = this program, which the report runs for `fit` (the probe page draws the
+ * fit that `fit` writes); left as it is when the program cannot tell where it is. */
+static int set_binary(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0 || (size_t)n >= sizeof exe - 1)
+        return 0;
+    exe[n] = '\0';
+    return setenv("CLUSTERDSE_BIN", exe, 1);
 }
 
 /* STORE among the arguments (the first that is neither an option nor an option's value, as
@@ -163,7 +177,7 @@ int cdse_cmd_report(int argc, char **argv)
                 CDSE_SOURCE_DIR);
         return 2;
     }
-    if (set_pythonpath(dir) != 0)
+    if (set_pythonpath(dir) != 0 || set_binary() != 0)
         return 2;
     const char *python = getenv("CLUSTERDSE_PYTHON");
     if (python == NULL || python[0] == '\0')

@@ -80,25 +80,132 @@ def check_sweep(data, store):
           f"{len(got)} cells equal the minimum per (tp, pp)")
     counts = clusterdse.load(store, "counts")
     want = {n: int(c) for n, c in zip(counts.name, counts["count"])
-            if n not in ("evaluated", "feasible", "ok") and c > 0}
-    check(data["failures"]["counts"] == want, f"failures: {want}")
-    for name in ("time_breakdown", "memory"):
+            if n not in ("evaluated", "feasible", "ok", "pruned") and c > 0}
+    check(data["failures"]["counts"] == want, f"failures: {want} (pruned ones are no failure)")
+    pruned = {n: int(c) for n, c in zip(counts.name, counts["count"])}.get("pruned", 0)
+    check(data["failures"]["pruned"] == pruned, f"failures: {pruned} pruned, not drawn")
+    check_heatmap_empty(heat, store, root, pruned)
+    by_index = rows.set_index("index")
+    for name, total in (("time_breakdown", "time_per_iteration_s"), ("memory", "mem_total_gib")):
         idx = data[name]["index"]
-        by_index = ok.set_index("index")
         for part, values in data[name]["parts"].items():
             want = [float(by_index.loc[i, part]) for i in idx]
             check(values == want, f"{name}: {part} of {len(idx)} configurations")
-    systems = clusterdse.load(store, "systems").set_index("name")["hbm_gib"]
-    want = [float(systems[str(ok.set_index("index").loc[i, "system"])])
-            for i in data["memory"]["index"]]
-    check(data["memory"]["capacity_gib"] == want, "memory: HBM capacity per configuration")
+        # The stacked bars reach the table's total (memory: runtime and FP8 cache included).
+        want = [float(by_index.loc[i, total]) for i in idx]
+        check(data[name]["total"] == want, f"{name}: the {total} line is the store's")
+        check(all(close(a, b, 1e-9) for a, b in zip(data[name]["stacked"], want)),
+              f"{name}: the stack adds up to {total} for each of {len(idx)} configurations")
+        parts = set(data[name]["parts"])
+        if name == "memory":
+            check({"mem_runtime_gib", "mem_fp8_cache_gib"} <= parts, "memory: runtime and "
+                  "FP8-cache memory are drawn")
+    # Each bar's HBM line is its own design's HBM (hbm_gib of the row: hardware axes applied).
+    want = [float(by_index.loc[i, "hbm_gib"]) for i in data["memory"]["index"]]
+    check(data["memory"]["capacity_gib"] == want, "memory: HBM capacity per configuration "
+          f"(its design's): {sorted(set(want))}")
+    money = os.environ.get("CDSE_CURRENCY", "USD")
+    if "pareto_cost" in data:
+        check(data["pareto_cost"]["currency"] == money, f"pareto_cost: currency {money}")
+        ylabels = [b[1] for b in data["pareto_cost"]["_labels"] if b[0].startswith("ylabel")]
+        check(all(y == f"cost to train ({money})" for y in ylabels) and ylabels,
+              f"pareto_cost: axis names the currency ({ylabels})")
+        for model, labels in data["pareto_cost"]["labelled"].items():
+            check(len(labels) >= min(2, len(data["pareto_cost"]["series"][model])),
+                  f"pareto_cost {model}: time- and cost-optimal designs labelled ({len(labels)})")
+    check_grid(data, store, names)
     print(f"    sweep figures of {store}: pareto, pareto_cost, best_vs_size, heatmap, breakdowns, "
           "failures")
+
+
+def check_heatmap_empty(heat, store, root, pruned):
+    """The empty cells of the heatmap say what the store tells: a store = "all" store has every
+    configuration (empty = none feasible), a "feasible" one every feasible one (empty = none
+    feasible, unless pruned), a "best" one only the best per group (empty = not stored)."""
+    import h5py
+    with h5py.File(store, "r") as f:  # the swept tp and pp values
+        n_cells = len(f["space/tp"][()]) * len(f["space/pp"][()])
+    empty = n_cells - len(heat["cells"])
+    mode = root["store_mode"]
+    kind = {"all": "no feasible", "feasible": "not stored" if pruned else "no feasible",
+            "best": "not stored"}[mode]
+    want = {kind: empty} if empty else {}
+    check(heat["empty"] == want, f"heatmap ({mode} store): empty cells {want}")
+
+
+def check_grid(data, store, names):
+    """The design-grid sections against /top, computed here with plain loops."""
+    top = clusterdse.load(store, "top")
+    top = top[top.status == "ok"]
+    hw = [c for c in ("peak_bf16_tflops", "peak_fp8_tflops", "hbm_gib", "hbm_bandwidth_gbs",
+                      "gpus_per_node", "net0_bandwidth_gbs", "net0_latency_us", "net0_size",
+                      "net1_bandwidth_gbs", "net1_latency_us", "net1_size", "tier_capacity_gib",
+                      "tier_bandwidth_gbs", "gpu_price", "rental_price", "gpu_power_w")
+          if c in top and any(len(set(g[c])) > 1 for _, g in top.groupby("system",
+                                                                           observed=True))]
+    want_grid = bool(hw)
+    have_grid = any(k.startswith("sensitivity_") for k in data)
+    check(have_grid == want_grid, f"design-grid sections {'present' if want_grid else 'absent'}")
+    if not want_grid:
+        return
+    for model in set(top.model.astype(str)):
+        part = top[top.model.astype(str) == model]
+        best = {}
+        for _, r in part.iterrows():
+            key = (int(r.gpus),) + tuple(float(r[c]) for c in hw)
+            best[key] = min(best.get(key, math.inf), float(r.time_to_train_days))
+        fig = data[f"sensitivity_{model}"]["dimensions"]
+        got = {d: (m, x) for d, m, x in fig}
+        for k, dim in enumerate(hw):
+            lo, hi = min(key[1 + k] for key in best), max(key[1 + k] for key in best)
+            ratios = sorted(best[key] / best[key[:1 + k] + (hi,) + key[2 + k:]]
+                            for key in best if key[1 + k] == lo and
+                            key[:1 + k] + (hi,) + key[2 + k:] in best)
+            median = float(np.median(ratios))
+            check(dim in got and close(got[dim][0], median, 1e-12) and
+                  close(got[dim][1], ratios[-1], 1e-12),
+                  f"sensitivity {model} {dim}: median {median:.4f}x, max {ratios[-1]:.4f}x "
+                  f"over {len(ratios)} pairs")
+
+
+def run_fit(store):
+    """The profile and the printed table of `clusterdse fit STORE`, run here."""
+    import subprocess
+    with tempfile.TemporaryDirectory() as d:
+        out = subprocess.run([os.environ["CLUSTERDSE"], "fit", store, "-o", f"{d}/fit.cfg"],
+                             check=True, capture_output=True, text=True).stdout
+        with open(f"{d}/fit.cfg") as f:
+            profile = f.read()
+    fits = {}
+    level = None
+    for line in profile.splitlines():
+        m = re.match(r'\s*name = "(intra_node|inter_node)";', line)
+        if m:
+            level = {"intra_node": 0, "inter_node": 1}[m.group(1)]
+        m = re.match(r"\s*(\w+) = \{ latency = ([^;]+); bandwidth = ([^;]+); \};", line)
+        if m and level is not None:
+            fits[(level, m.group(1))] = (float(m.group(2)), float(m.group(3)))
+    medians = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) > 11 and f[0] in ("intra_node", "inter_node") and f[10].endswith("%"):
+            medians[({"intra_node": 0, "inter_node": 1}[f[0]], f[1])] = float(f[10][:-1])
+    return fits, medians
+
+
+# The model `fit` fits, as `clusterdse fit --help` states it: ring allreduce 2(n-1)/n B/bw +
+# 2(n-1) lat; allgather, reduce_scatter, alltoall (n-1)/n B/bw + (n-1) lat; sendrecv B/bw + lat.
+def fit_time(coll, n, nbytes, lat, bw):
+    if coll == "sendrecv":
+        return lat + nbytes / (bw * 1e3)
+    k = 2 if coll == "allreduce" else 1
+    return k * (n - 1) * lat + k * (n - 1) / n * nbytes / (bw * 1e3)
 
 
 def check_probes(data, store):
     probes = clusterdse.load(store, "probes")
     probes = probes[probes.level >= 0]
+    fits, medians = run_fit(store)
     n = 0
     for collective, part in probes.groupby("collective"):
         fig = data[f"probe_{collective}"]
@@ -107,13 +214,23 @@ def check_probes(data, store):
             want = sorted([int(b), float(w)] for b, w in zip(rows.bytes, rows.busbw_gbs))
             check(sorted(series["points"]) == want, f"probe {collective} {shape}: points")
             n += len(want)
+            fit = fits.get((series["level"], collective))
+            check(fit is not None and series.get("latency_us") == fit[0] and
+                  series.get("bandwidth_gbs") == fit[1],
+                  f"probe {collective} {shape}: the line is clusterdse fit's {fit}")
+        # The drawn model has fit's own error: the median relative error of the model over the
+        # points fit used (dtype float, t_median_us, per level) is the one fit prints.
+        for level, rows in part[part.dtype == "float"].groupby("level"):
+            key = (int(level), collective)
+            if key not in fits or key not in medians:
+                continue
+            model = fit_time(collective, rows.group_size.to_numpy(), rows.bytes.to_numpy(float),
+                             *fits[key])
+            rel = float(np.median(np.abs(model / rows.t_median_us.to_numpy() - 1))) * 100
+            check(abs(rel - medians[key]) <= 0.051, f"probe {collective} level {level}: median "
+                  f"error of the drawn model {rel:.2f}% = fit's {medians[key]}%")
     check(n == len(probes), f"probes: {n} points plotted of {len(probes)} rows")
-    # The fit against a hand calculation: t = 2 us + bytes / (0.1 GB/s) = 2 + 0.01 * bytes
-    # through three exact points; least squares returns latency 2 us, bandwidth 0.1 GB/s.
-    from clusterdse.figures import fit_line
-    a, b = fit_line([1000, 2000, 4000], [12.0, 22.0, 42.0])
-    check(close(a, 2.0, 1e-9) and close(1e-3 / b, 0.1, 1e-9), f"fit_line exact: {a}, {1e-3 / b}")
-    print(f"    probe figures of {store}: {n} points")
+    print(f"    probe figures of {store}: {n} points, {len(fits)} fits of clusterdse fit")
 
 
 def check_verify(data, store):
@@ -123,9 +240,32 @@ def check_verify(data, store):
     check(got == want and len(got) > 0, f"verify: {len(got)} points equal /verify")
 
 
+def check_labels(data):
+    """Every figure: a legend with entries, and no two texts of one kind (tick labels of one
+    axis, point labels of one plot) overlapping (boxes from the renderer, in pixels)."""
+    for name, fig in data.items():
+        check(any(len(entries) for entries in fig.get("_legends", [])),
+              f"{name}: has a legend ({fig.get('_legends')})")
+        boxes = fig.get("_labels", [])
+        by_kind = {}
+        for kind, text, x0, y0, x1, y1 in boxes:
+            by_kind.setdefault(kind, []).append((text, x0, y0, x1, y1))
+        bad = []
+        for kind, items in by_kind.items():
+            if kind.startswith(("xlabel", "ylabel")):
+                continue
+            for a in range(len(items)):
+                for b in range(a + 1, len(items)):
+                    p, q = items[a], items[b]
+                    if not (p[3] <= q[1] or q[3] <= p[1] or p[4] <= q[2] or q[4] <= p[2]):
+                        bad.append((kind, p[0], q[0]))
+        check(not bad, f"{name}: no overlapping labels among {len(boxes)} ({bad[:3]})")
+
+
 def check_data(html_path, stores):
     with open(html_path, encoding="utf-8") as f:
         data = figure_data(f.read())
+    check_labels(data)
     for store in stores:
         names = clusterdse.tables(store)
         if "counts" in names:
@@ -153,17 +293,13 @@ def expected_tables(store):
         cols = ["index", "model", "system", "gpus", "tp", "pp", "dp", "cp", "ep", "vpp",
                 "microbatch", "global_batch", "recompute", "zero", "precision",
                 "time_per_iteration_s", "tokens_per_s", "mfu", "mem_total_gib",
-                "time_to_train_days"]
-        out["tab-top"] = [[r[c] for c in cols] for _, r in top.iterrows()]
+                "time_to_train_days", "cost_to_train"]
+        out["tab-top"] = (cols, [[r[c] for c in cols] for _, r in top.iterrows()])
     if "probes" in names:
-        # The fit table: one row per (collective, shape, group size) with its number of
-        # /probes rows; the fitted values are checked by report_data's hand calculation.
-        probes = clusterdse.load(store, "probes")
-        probes = probes[probes.level >= 0]
-        out["tab-probe_fit"] = [
-            [c, s, int(n), len(rows), None, None]
-            for c, part in probes.groupby("collective", sort=False)
-            for (s, n), rows in part.groupby(["shape", "group_size"], sort=False)]
+        # The fit table: one row per level and collective, the profile of `clusterdse fit`.
+        fits, _ = run_fit(store)
+        out["tab-probe_fit"] = [[level, coll, lat, bw] for (level, coll), (lat, bw) in
+                                sorted(fits.items(), key=lambda kv: kv[0][0])]
     if "verify" in names:
         df = clusterdse.load(store, "verify")
         cols = ["top_rank", "index", "system", "comm", "collective", "run_group_size",
@@ -215,20 +351,42 @@ def browser(html_path, shot, stores):
             "i.getBoundingClientRect().left, i.getBoundingClientRect().top, "
             "i.getBoundingClientRect().width, i.getBoundingClientRect().height])")
         driver.save_screenshot(shot)
+        # One screenshot per section (figure or table), next to the page's, for a person to
+        # look at: SHOT without .png + "_" + the element's id.
+        sections = driver.find_elements("css selector", "figure, table.data")
+        for element in sections:
+            element.screenshot(f"{shot[:-4]}_{element.get_attribute('id')}.png")
+        ids = [e.get_attribute("id") for e in sections]
         cells = driver.execute_script(
             "return Object.fromEntries(Array.from(document.querySelectorAll('table.data')).map("
             "t => [t.id, Array.from(t.querySelectorAll('tr')).slice(1).map(r => Array.from("
             "r.querySelectorAll('td')).map(c => [c.textContent, c.dataset.value]))]))")
+        headers = driver.execute_script(
+            "return Object.fromEntries(Array.from(document.querySelectorAll('table.data')).map("
+            "t => [t.id, Array.from(t.querySelectorAll('th')).map(h => h.textContent)]))")
         meta = driver.find_element("id", "meta").text
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
     check_images(images, shot)
+    for fig_id in ids:
+        if fig_id.startswith("fig-sensitivity_"):
+            model = fig_id[len("fig-sensitivity_"):]
+            for table in ("grid_spread", "grid_sensitivity", "grid_optimal"):
+                check(f"tab-{table}_{model}" in ids, f"{table}_{model}: the design grid's table "
+                      "is on the page")
+    print(f"    {len(ids)} sections, each screenshot as {shot[:-4]}_<id>.png")
     check(all(k in meta for k in ("report tool version", "report written")), "page states "
           "the tool version and when the report was written")
     for store in stores:
         for table, rows in expected_tables(store).items():
             got = cells.get(table)
+            if isinstance(rows, tuple):  # (columns, rows): matched by the page's headers
+                columns, rows = rows
+                names = [h.split(" (")[0] for h in headers.get(table, [])]
+                check(set(columns) <= set(names), f"{table}: columns {columns} shown")
+                if got is not None and set(columns) <= set(names):
+                    got = [[row[names.index(c)] for c in columns] for row in got]
             check(got is not None and len(got) == len(rows), f"{table}: {len(rows)} rows")
             if got is None:
                 continue
