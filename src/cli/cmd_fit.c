@@ -153,6 +153,11 @@ static int parse_fit_args(int argc, char **argv, fit_args *a)
         fprintf(stderr, "clusterdse fit: --job and --system go together, without --base\n");
         return 1;
     }
+    char err[CDSE_PATH_MAX + 128];
+    if (cdse_output_path_check("-o", a->output, err, sizeof err) != 0) {
+        fprintf(stderr, "clusterdse fit: %s\n", err);
+        return 1;
+    }
     return -1;
 }
 

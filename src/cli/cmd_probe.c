@@ -7,6 +7,7 @@
 
 #include "clusterdse/calibrate/probe.h"
 #include "commands.h"
+#include "output_dir.h"
 
 static void probe_usage(FILE *out)
 {
@@ -58,6 +59,11 @@ static int parse_args(int argc, char **argv, probe_args *a)
     if (a->plan == NULL || a->output == NULL) {
         fprintf(stderr, "clusterdse probe: need PLAN.cfg and -o PROBES.h5\n");
         probe_usage(stderr);
+        return 1;
+    }
+    char err[CDSE_PATH_MAX + 128];
+    if (cdse_output_path_check("-o", a->output, err, sizeof err) != 0) {
+        fprintf(stderr, "clusterdse probe: %s\n", err);
         return 1;
     }
     return -1;

@@ -13,6 +13,7 @@
 
 #include "clusterdse/config/datadir.h"
 #include "commands.h"
+#include "output_dir.h"
 #include "store_guard.h"
 
 #ifndef CDSE_VERSION
@@ -162,6 +163,14 @@ int cdse_cmd_report(int argc, char **argv)
     if (argc < 2) {
         fprintf(stderr, "clusterdse report: missing STORE\n%s", usage_text);
         return 1;
+    }
+    for (int i = 1; i + 1 < argc; i++) {
+        char err[CDSE_PATH_MAX + 128];
+        if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
+            cdse_output_path_check(argv[i], argv[i + 1], err, sizeof err) != 0) {
+            fprintf(stderr, "clusterdse report: %s\n", err);
+            return 1;
+        }
     }
     /* Before the interpreter starts: a FIFO would block its open of the store forever. */
     const char *store = store_argument(argc, argv);

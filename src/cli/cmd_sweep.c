@@ -27,9 +27,11 @@ static const char usage_text[] =
     "in an HDF5 file (layout: docs/store.md). Without JOB.cfg, runs the built-in quickstart job\n"
     "(jobs/quickstart.cfg). Prints progress on stderr and the ten best configurations on stdout.\n"
     "\n"
-    "  -o, --output OUT.h5  the store (default: the job's `output`, results/NAME.h5)\n"
+    "  -o, --output OUT.h5  the store, at most 1023 bytes (default: the job's `output`,\n"
+    "                       results/NAME.h5)\n"
     "  --resume             continue an interrupted store (starts one if OUT does not exist)\n"
-    "  --force              overwrite an existing store; store a space of 10^10 or more\n"
+    "  --force              replace an existing store (never the job file nor a file\n"
+    "                       that is not a store); store a space of 10^10 or more\n"
     "                       configurations with objective.store = \"all\"\n"
     "  --dry-run            print the space per axis, the number of configurations, the\n"
     "                       estimated time (at this machine's rate, measured on a sample)\n"
@@ -48,7 +50,8 @@ static const char usage_text[] =
     "--resume to complete the store.\n"
     "\n"
     "exit codes: 0 done, 1 bad input (job file, arguments, existing or foreign store, OUT\n"
-    "            is a directory, or its directory cannot be created or written),\n"
+    "            is a directory, or its directory cannot be created or written, OUT\n"
+    "            locked by another sweep),\n"
     "            2 runtime failure, 3 interrupted (resume with --resume)\n";
 
 typedef struct sweep_args {
@@ -129,6 +132,8 @@ static int parse_args(int argc, char **argv, sweep_args *a, char *err, size_t er
             if (missing_value(argc, i, s, "a file name", err, err_size))
                 return -1;
             a->output = argv[++i];
+            if (cdse_output_path_check(s, a->output, err, err_size) != 0)
+                return -1;
         } else if (strcmp(s, "--chunk") == 0) {
             char *end = NULL;
             if (missing_value(argc, i, s, "a number of configurations", err, err_size))
@@ -291,6 +296,7 @@ static int exit_code(int rc)
     case CDSE_EINVAL:
     case CDSE_EEXIST:
     case CDSE_EMISMATCH:
+    case CDSE_EBUSY:
         return 1;
     default:
         return 2;

@@ -10,6 +10,7 @@
 #include "clusterdse/sweep/store.h"
 #include "clusterdse/sweep/topk.h"
 #include "commands.h"
+#include "output_dir.h"
 #include "output_file.h"
 #include "store_guard.h"
 
@@ -879,7 +880,8 @@ int cdse_cmd_export(int argc, char **argv)
     /* Before the store is opened: -o must not be the store, nor anything else to keep. */
     char out_err[2 * CDSE_PATH_MAX + 128];
     if (a.output != NULL &&
-        cdse_output_file_check(a.output, a.path, a.force, out_err, sizeof out_err) != 0) {
+        (cdse_output_path_check("-o", a.output, out_err, sizeof out_err) != 0 ||
+         cdse_output_file_check(a.output, a.path, a.force, out_err, sizeof out_err) != 0)) {
         fprintf(stderr, "clusterdse export: %s\n", out_err);
         return 1;
     }

@@ -25,6 +25,17 @@ static int make_dirs(char *dir)
     return mkdir(dir, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+int cdse_output_path_check(const char *option, const char *path, char *err, size_t err_size)
+{
+    size_t n = strlen(path);
+    if (n <= CDSE_OUTPUT_PATH_LIMIT)
+        return 0;
+    /* The path's start and end: enough to recognise it without printing a kilobyte. */
+    snprintf(err, err_size, "%s %.40s...%s: the path has %zu bytes; allowed: at most %d", option,
+             path, path + n - 40, n, CDSE_OUTPUT_PATH_LIMIT);
+    return -1;
+}
+
 int cdse_output_dir_check(const char *path, bool create, char *err, size_t err_size)
 {
     struct stat st;

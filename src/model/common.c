@@ -23,6 +23,8 @@ const char *cdse_strerror(int code)
         return "output exists";
     case CDSE_EMISMATCH:
         return "store belongs to another job";
+    case CDSE_EBUSY:
+        return "output locked by another process";
     default:
         return "unknown error";
     }

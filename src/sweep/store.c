@@ -1,5 +1,5 @@
 /* The HDF5 store: schema, append, commit (flush), and reading back for resume and `top`. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* renameat2 (glibc 2.28) */
 #include "clusterdse/sweep/store.h"
 
 #include "clusterdse/model/fields.h"
@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <hdf5.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -16,6 +17,8 @@
 #include <unistd.h>
 #include <time.h>
 #include <zlib.h>
+
+#include "store_lock.h"
 
 #ifndef CDSE_VERSION
 #define CDSE_VERSION "0"
@@ -37,6 +40,10 @@
 /* A table read in one piece (/progress, /top, /pareto) may take at most this much memory; a
  * larger extent is damage (docs/store.md). */
 #define STORE_READ_BUDGET ((uint64_t)1 << 30)
+/* How long a command that reads a store waits while the store's sweep holds readers back for a
+ * commit: the flush itself lasts milliseconds (docs/store.md, Crash safety), but the sweep
+ * first waits for the commands that already read the store to close it. */
+#define STORE_READER_WAIT_S 60
 /* The longest root attribute string read (the host list is the longest written, 2 KiB). */
 #define STORE_STRING_MAX 65536
 /* zlib's deflate expands at most 1032:1 (zlib technical details, "Maximum compression
@@ -49,7 +56,10 @@
     "swept again (--force)"
 
 struct cdse_store {
-    int lock_fd; /* the writer's exclusive flock on the file, -1 for readers */
+    /* The writer's exclusive flock on the file (store_lock.h), on a descriptor open for reading
+     * and writing that also takes the readers' exclusion for each flush; for a reader, the
+     * descriptor of its hold against flushes (store__hold_for_reading); -1 without one. */
+    int lock_fd;
     hid_t file;
     hid_t row_type; /* packed compound of cdse_columns[], memory and file */
     hid_t results;  /* -1 when the job stores only the best */
@@ -973,57 +983,181 @@ static cdse_store *store_alloc(void)
 }
 
 /* One writer per store: an exclusive flock(2), released when the writer closes or dies (HDF5's
- * own locking is off, see cdse_store_open). Returns the descriptor or -1. */
+ * own locking is off, see cdse_store_open). Returns the descriptor (open for reading and
+ * writing: the writer also takes the readers' exclusion on it) or -1 with errno. */
 static int lock_writer(const char *path)
 {
-    int fd = open(path, O_RDONLY);
-    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd >= 0 && store__lock_writer(fd) != 0) {
+        int err = errno;
         close(fd);
+        errno = err;
         return -1;
     }
     return fd;
+}
+
+/* A flush or a close of the writer's, which writes metadata in place: the readers that have the
+ * store open close it first, and new readers wait until it is done (store_lock.h). */
+static void writer_exclude(const cdse_store *s)
+{
+    if (s->writable && s->lock_fd >= 0)
+        store__exclude_readers(s->lock_fd);
+}
+
+static void writer_admit(const cdse_store *s)
+{
+    if (s->writable && s->lock_fd >= 0)
+        store__admit_readers(s->lock_fd);
+}
+
+static herr_t writer_flush(cdse_store *s)
+{
+    writer_exclude(s);
+    herr_t rc = H5Fflush(s->file, H5F_SCOPE_GLOBAL);
+    writer_admit(s);
+    return rc;
 }
 
 static void store_free(cdse_store *s)
 {
     if (s == NULL)
         return;
-    if (s->lock_fd >= 0)
-        close(s->lock_fd);
     if (s->results >= 0)
         H5Dclose(s->results);
     if (s->row_type >= 0)
         H5Tclose(s->row_type);
-    if (s->file >= 0)
+    if (s->file >= 0) {
+        writer_exclude(s);
         H5Fclose(s->file);
+    }
+    if (s->lock_fd >= 0)
+        close(s->lock_fd); /* releases every lock */
     free(s);
 }
 
-int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_meta *meta,
-                      bool force, cdse_store **out, cdse_diag *diag)
+/* What --force may replace: a clusterdse store (one HDF5 cannot open is a damaged store, which
+ * --force is there to sweep again), never the job file the sweep reads nor a file that is not a
+ * store. CDSE_OK, or CDSE_EINVAL with the reason and what is allowed. Reads the file: called
+ * inside the read guard. */
+static int replaceable(const char *path, const cdse_job *job, cdse_diag *diag)
 {
-    *out = NULL;
-    struct stat st;
-    if (!force && stat(path, &st) == 0) {
-        cdse_diag_set(diag, "%s exists: add --resume to continue it or --force to overwrite it",
+    struct stat out, in;
+    if (stat(path, &out) != 0 || !S_ISREG(out.st_mode)) {
+        cdse_diag_set(diag,
+                      "%s is not a regular file, not replaced even with --force; allowed: a "
+                      "clusterdse store or a new file name",
                       path);
-        return CDSE_EEXIST;
+        return CDSE_EINVAL;
     }
-    if (stat(path, &st) == 0) {
-        int fd = lock_writer(path);
-        if (fd < 0) {
-            cdse_diag_set(diag, "%s is being written by another sweep", path);
-            return CDSE_EIO;
+    if (stat(job->path, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+        cdse_diag_set(diag,
+                      "%s is the job file this sweep reads (%s), not replaced even with --force; "
+                      "allowed: another -o",
+                      path, job->path);
+        return CDSE_EINVAL;
+    }
+    if (!cdse_store_has_hdf5_signature(path)) {
+        cdse_diag_set(diag,
+                      "%s is not a clusterdse store (not an HDF5 file), not replaced even with "
+                      "--force; allowed: an existing store or a new file name",
+                      path);
+        return CDSE_EINVAL;
+    }
+    hid_t fapl = file_access();
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
+    if (file < 0)
+        return CDSE_OK; /* damaged beyond opening: a damaged store is what --force replaces */
+    char format[64] = "";
+    bool store = attr_read_string(file, "format", format, sizeof format) == 0 &&
+                 strcmp(format, CDSE_STORE_FORMAT) == 0;
+    H5Fclose(file);
+    if (!store) {
+        cdse_diag_set(diag,
+                      "%s is an HDF5 file but not a clusterdse store (no format = \"%s\"), not "
+                      "replaced even with --force; allowed: an existing store or a new file name",
+                      path, CDSE_STORE_FORMAT);
+        return CDSE_EINVAL;
+    }
+    return CDSE_OK;
+}
+
+/* Before anything is written: the creators' lock on `tmp` (held by the creator from then on: it
+ * becomes the writer's lock once `tmp` is renamed to `path`), then what exists at `path`: a store
+ * that a sweep writes is refused, an existing file without --force is refused, and with --force
+ * only a store (replaceable) is replaced, its writer's lock held until the rename (`*old_fd`).
+ * CDSE_OK with the lock's descriptor in `*fd`; otherwise nothing is held and `tmp` is removed
+ * when this creator made it. */
+static int claim_output(const char *path, const char *tmp, const cdse_job *job, bool force, int *fd,
+                        int *old_fd, cdse_diag *diag)
+{
+    *fd = *old_fd = -1;
+    int lock = store__lock_creator(tmp);
+    if (lock < 0) {
+        int err = errno;
+        if (err == EWOULDBLOCK || err == EAGAIN) {
+            cdse_diag_set(diag,
+                          "%s is being created by another sweep (it holds the lock on %s); "
+                          "allowed: another -o, or wait for that sweep and add --resume",
+                          path, tmp);
+            return CDSE_EBUSY;
         }
-        close(fd);
+        cdse_diag_set(diag, "cannot create %s: %s", tmp, strerror(err));
+        return CDSE_EIO;
     }
-    cdse_store *s = store_alloc();
-    if (s == NULL) {
-        cdse_diag_set(diag, "out of memory");
-        return CDSE_ENOMEM;
+    int rc = CDSE_OK;
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        *old_fd = S_ISREG(st.st_mode) ? lock_writer(path) : -1;
+        if (S_ISREG(st.st_mode) && *old_fd < 0 && (errno == EWOULDBLOCK || errno == EAGAIN)) {
+            cdse_diag_set(diag,
+                          "%s is being written by another sweep (it holds the lock on %s); "
+                          "allowed: another -o, or wait for that sweep and add --resume",
+                          path, path);
+            rc = CDSE_EBUSY;
+        } else if (!force) {
+            cdse_diag_set(diag, "%s exists: add --resume to continue it or --force to overwrite it",
+                          path);
+            rc = CDSE_EEXIST;
+        } else {
+            guard_begin(path);
+            rc = replaceable(path, job, diag);
+            guard_end();
+        }
     }
-    s->writable = true;
-    snprintf(s->path, sizeof s->path, "%s", path);
+    if (rc != CDSE_OK) {
+        if (*old_fd >= 0)
+            close(*old_fd);
+        *old_fd = -1;
+        remove(tmp); /* this creator's, as it holds its lock */
+        close(lock);
+        return rc;
+    }
+    *fd = lock;
+    return CDSE_OK;
+}
+
+/* Puts the new store in place: over the store it replaces (with --force), or at a name that no
+ * file may take meanwhile (renameat2's RENAME_NOREPLACE, where the file system has it; the
+ * creators' lock already keeps other sweeps away). */
+static int rename_into_place(const char *tmp, const char *path, bool replace)
+{
+#ifdef RENAME_NOREPLACE
+    if (!replace) {
+        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+            return 0;
+        if (errno != EINVAL && errno != ENOSYS)
+            return -1;
+    }
+#else
+    (void)replace;
+#endif
+    return rename(tmp, path);
+}
+
+static void store_names(cdse_store *s, const cdse_job *job)
+{
     s->fingerprint = job->fingerprint;
     s->space_size = job->space.size;
     s->metric = job->objective.metric;
@@ -1038,35 +1172,68 @@ int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_me
     for (int i = 0; i < job->n_stacks; i++)
         snprintf(s->stack_name[i], CDSE_NAME_MAX, "%s", job->stack[i].name);
     snprintf(s->stack_name[job->n_stacks], CDSE_NAME_MAX, "%s", CDSE_STACK_DEFAULT_LABEL);
+}
 
-    /* File space is never reused, so bytes the last commit points to are never overwritten. */
+int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_meta *meta,
+                      bool force, cdse_store **out, cdse_diag *diag)
+{
+    *out = NULL;
     /* The layout is written under a temporary name and renamed into place once flushed, so a
      * kill at any moment leaves either no store or a valid empty one. */
     char tmp[CDSE_PATH_MAX + 16];
+    if (strlen(path) >= CDSE_PATH_MAX) {
+        cdse_diag_set(diag, "%.200s...: the store's path has %zu bytes; allowed: at most %d", path,
+                      strlen(path), CDSE_PATH_MAX - 1);
+        return CDSE_EINVAL;
+    }
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int lock = -1, old = -1;
+    int rc = claim_output(path, tmp, job, force, &lock, &old, diag);
+    if (rc != CDSE_OK)
+        return rc;
+    cdse_store *s = store_alloc();
+    if (s == NULL) {
+        cdse_diag_set(diag, "out of memory");
+        remove(tmp);
+        close(lock);
+        if (old >= 0)
+            close(old);
+        return CDSE_ENOMEM;
+    }
+    s->writable = true;
+    s->lock_fd = lock;
+    snprintf(s->path, sizeof s->path, "%s", path);
+    store_names(s, job);
+
+    /* File space is never reused, so bytes the last commit points to are never overwritten. */
     errno = 0;
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1);
     hid_t fapl = file_access();
-    s->file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl);
+    s->file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl); /* the creator's own, locked temporary */
     H5Pclose(fapl);
     H5Pclose(fcpl);
     if (s->file < 0) {
         cdse_diag_set(diag, "cannot create %s: %s", tmp, errno ? strerror(errno) : "HDF5 error");
+        remove(tmp);
         store_free(s);
+        if (old >= 0)
+            close(old);
         return CDSE_EIO;
     }
     s->row_type = row_type(s);
-    s->lock_fd = lock_writer(tmp);
-    if (s->lock_fd < 0 || hold_metadata_until_flush(s->file) < 0 ||
-        create_layout(s, job, meta) != 0 || H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0 ||
-        rename(tmp, path) != 0) {
+    if (hold_metadata_until_flush(s->file) < 0 || create_layout(s, job, meta) != 0 ||
+        H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0 || rename_into_place(tmp, path, old >= 0) != 0) {
         cdse_diag_set(diag, "cannot write the layout of %s: %s", path,
                       errno ? strerror(errno) : "HDF5 error");
-        store_free(s);
         remove(tmp);
+        store_free(s);
+        if (old >= 0)
+            close(old);
         return CDSE_EIO;
     }
+    if (old >= 0)
+        close(old); /* the replaced store's lock: its name is this store's now */
     *out = s;
     return CDSE_OK;
 }
@@ -1271,7 +1438,7 @@ static int truncate_uncommitted(cdse_store *s, const char *path, cdse_diag *diag
     }
     /* The cut reaches the file now: the next commit writes /progress rows in place of the
      * dropped ones (without a filter, in place), which must not be rows the file still shows. */
-    if (dropped && H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0) {
+    if (dropped && writer_flush(s) < 0) {
         cdse_diag_set(diag, "%s: cannot write the store's cut to its last commit", path);
         return CDSE_EIO;
     }
@@ -1331,24 +1498,28 @@ int cdse_store_check_file(const char *path, cdse_diag *diag)
     return CDSE_OK;
 }
 
-static int unguarded_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
+/* Opens `path` with `lock` (lock_fd of the store: the writer's lock, or a reader's hold; -1
+ * without one), which it owns from then on. */
+static int unguarded_open(const char *path, bool writable, int lock, cdse_store **out,
+                          cdse_diag *diag)
 {
     *out = NULL;
     int checked = cdse_store_check_file(path, diag);
-    if (checked != CDSE_OK)
+    if (checked != CDSE_OK) {
+        if (lock >= 0)
+            close(lock);
         return checked;
+    }
     cdse_store *s = store_alloc();
     if (s == NULL) {
         cdse_diag_set(diag, "out of memory");
+        if (lock >= 0)
+            close(lock);
         return CDSE_ENOMEM;
     }
     s->writable = writable;
+    s->lock_fd = lock;
     snprintf(s->path, sizeof s->path, "%s", path);
-    if (writable && (s->lock_fd = lock_writer(path)) < 0) {
-        cdse_diag_set(diag, "%s is being written by another sweep (or cannot be opened)", path);
-        store_free(s);
-        return CDSE_EIO;
-    }
     hid_t fapl = file_access();
     s->file = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
     H5Pclose(fapl);
@@ -1409,6 +1580,8 @@ int cdse_store_close(cdse_store *store, cdse_diag *diag)
     if (store->row_type >= 0)
         H5Tclose(store->row_type);
     store->row_type = -1;
+    if (store->file >= 0)
+        writer_exclude(store);
     if (store->file >= 0 && H5Fclose(store->file) < 0)
         rc = CDSE_EIO;
     store->file = -1;
@@ -1868,7 +2041,7 @@ int cdse_store_commit(cdse_store *store, cdse_done *done, size_t n_done, const c
     H5Tclose(rt);
     if (rc == 0 && store->results >= 0)
         rc = attr_write(store->results, "rows_committed", H5T_NATIVE_UINT64, &store->rows);
-    if (rc == 0 && H5Fflush(store->file, H5F_SCOPE_GLOBAL) < 0)
+    if (rc == 0 && writer_flush(store) < 0)
         rc = -1;
     if (rc != 0) {
         char cause[160];
@@ -1883,8 +2056,7 @@ int cdse_store_set_complete(cdse_store *store, cdse_diag *diag)
 {
     int complete = 1;
     if (attr_write(store->file, "complete", H5T_NATIVE_INT, &complete) < 0 ||
-        write_root_checksum(store->file, store, complete) < 0 ||
-        H5Fflush(store->file, H5F_SCOPE_GLOBAL) < 0) {
+        write_root_checksum(store->file, store, complete) < 0 || writer_flush(store) < 0) {
         cdse_diag_set(diag, "marking the store complete failed");
         return CDSE_EIO;
     }
@@ -2053,11 +2225,62 @@ static int unguarded_read_rows(cdse_store *store, const char *dataset, uint64_t 
 
 /* ---- guarded entry points ------------------------------------------------------------------ */
 
+/* The lock an open takes before it reads anything (outside the read guard, whose time limit is
+ * for reads): the writer's (CDSE_EBUSY while another sweep holds it), then the readers'
+ * exclusion until the open, which may write (the cut to the last commit), is done; or a
+ * reader's hold, which waits at most STORE_READER_WAIT_S for a commit being flushed. */
+static int open_lock(const char *path, bool writable, int *lock, cdse_diag *diag)
+{
+    *lock = -1;
+    if (writable) {
+        *lock = lock_writer(path);
+        if (*lock < 0 && (errno == EWOULDBLOCK || errno == EAGAIN)) {
+            cdse_diag_set(diag,
+                          "%s is being written by another sweep (it holds the lock on %s); "
+                          "allowed: another -o, or wait for that sweep",
+                          path, path);
+            return CDSE_EBUSY;
+        }
+        if (*lock < 0) {
+            cdse_diag_set(diag, "cannot open %s for writing: %s", path, strerror(errno));
+            return errno == EACCES || errno == EROFS ? CDSE_EINVAL : CDSE_EIO;
+        }
+        store__exclude_readers(*lock);
+        return CDSE_OK;
+    }
+    *lock = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (*lock < 0)
+        return CDSE_OK;
+    if (store__hold_for_reading(*lock, STORE_READER_WAIT_S) < 0) {
+        int err = errno;
+        close(*lock);
+        *lock = -1;
+        if (err == ETIMEDOUT) {
+            cdse_diag_set(diag,
+                          "%s: the sweep writing it kept it locked for a commit for more than "
+                          "%d s (while other commands read it); try again",
+                          path, STORE_READER_WAIT_S);
+            return CDSE_EIO;
+        }
+    }
+    return CDSE_OK;
+}
+
 int cdse_store_open(const char *path, bool writable, cdse_store **out, cdse_diag *diag)
 {
+    *out = NULL;
+    int checked = cdse_store_check_path(path, diag); /* before an open(2): a FIFO would block */
+    if (checked != CDSE_OK)
+        return checked;
+    int lock = -1;
+    int rc = open_lock(path, writable, &lock, diag);
+    if (rc != CDSE_OK)
+        return rc;
     guard_begin(path);
-    int rc = unguarded_open(path, writable, out, diag);
+    rc = unguarded_open(path, writable, lock, out, diag);
     guard_end();
+    if (rc == CDSE_OK && writable)
+        writer_admit(*out);
     return rc;
 }
 

@@ -35,9 +35,15 @@ fi
 bin=$fuzz_build/tests/fuzz
 
 # run NAME DICT EXTRA...: fuzz for $seconds from the committed corpus; prints the executions.
+# A harness that cannot start (a seed corpus that is missing or empty, which libFuzzer reports
+# with exit 1 before any execution) fails the test, whatever the mode it runs in.
 run() {
     local name=$1 dict=$2
     shift 2
+    if ! compgen -G "$CDSE_SRC/tests/fuzz/corpus/$name/*" >/dev/null; then
+        echo "fuzz_smoke: FAIL: $name: no seed corpus in tests/fuzz/corpus/$name (docs/fuzzing.md)"
+        return 1
+    fi
     mkdir -p "$work/$name.corpus" "$work/$name.art"
     local cmd=("$bin/fuzz_$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048
                -artifact_prefix="$work/$name.art/" "$@")
@@ -64,7 +70,17 @@ for h in job:libconfig.dict plan:libconfig.dict where:where.dict; do
     fi
 done
 
-run store "" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1
+# In fork mode with the -ignore_ flags libFuzzer exits 0 after crashes (replayed below); any
+# other exit status means the harness did not run, and so does a run of no execution.
+if ! run store "" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1; then
+    [ -f "$work/store.log" ] && tail -5 "$work/store.log" | sed 's/^/    /'
+    echo "fuzz_smoke: FAIL: store: the harness did not run (exit status above)"
+    failed=1
+elif ! grep -qE '^#[1-9][0-9]*[: ]|Done [1-9][0-9]* runs' "$work/store.log"; then
+    tail -5 "$work/store.log" | sed 's/^/    /'
+    echo "fuzz_smoke: FAIL: store: no input was executed"
+    failed=1
+fi
 upstream=0
 for f in "$work/store.art"/*; do
     [ -e "$f" ] || continue

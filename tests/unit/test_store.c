@@ -1,6 +1,6 @@
 /* The HDF5 store: packing, round trips, compressed chunks, commits that survive SIGKILL,
  * refusal of foreign and damaged files. Synthetic records; no MPI, no evaluator. */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* flock */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,8 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -935,6 +939,115 @@ static void test_extent_beyond_file(void **state)
     free(job);
 }
 
+/* Issue 31, M4 and M9: a creator takes the lock on PATH.tmp before it writes anything (another
+ * creator that holds it is refused and its temporary left as it is), a store whose writer holds
+ * its lock is not replaced, and --force replaces neither the job file nor a file that is not a
+ * store. */
+static void test_create_locks(void **state)
+{
+    (void)state;
+    char path[512], tmp[520];
+    path_of("locked.h5", path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    cdse_job *job = small_job(10, CDSE_STORE_BEST);
+    cdse_store *s = NULL;
+    cdse_diag diag = {""};
+    int other = open(tmp, O_RDWR | O_CREAT, 0644); /* another creator's temporary, locked */
+    assert_int_equal(write(other, "other", 5), 5);
+    assert_int_equal(flock(other, LOCK_EX | LOCK_NB), 0);
+    assert_int_equal(cdse_store_create(path, job, &meta, false, &s, &diag), CDSE_EBUSY);
+    assert_non_null(strstr(diag.msg, "is being created by another sweep (it holds the lock on"));
+    struct stat st;
+    assert_int_equal(stat(tmp, &st), 0);
+    assert_int_equal(st.st_size, 5); /* neither truncated nor removed */
+    assert_int_not_equal(stat(path, &st), 0);
+    close(other);
+    assert_int_equal(cdse_store_create(path, job, &meta, false, &s, &diag), 0);
+    assert_int_not_equal(stat(tmp, &st), 0); /* renamed into place */
+    assert_int_equal(cdse_store_close(s, &diag), 0);
+
+    int writer = open(path, O_RDONLY); /* a sweep writing the store */
+    assert_int_equal(flock(writer, LOCK_EX | LOCK_NB), 0);
+    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), CDSE_EBUSY);
+    assert_non_null(strstr(diag.msg, "is being written by another sweep (it holds the lock on"));
+    assert_int_equal(cdse_store_open(path, true, &s, &diag), CDSE_EBUSY);
+    assert_int_not_equal(stat(tmp, &st), 0);
+    close(writer);
+    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0); /* a store */
+    assert_int_equal(cdse_store_close(s, &diag), 0);
+
+    char text[512];
+    path_of("job.cfg", text, sizeof text);
+    FILE *f = fopen(text, "w");
+    fputs("name = \"unit\";\n", f);
+    fclose(f);
+    snprintf(job->path, sizeof job->path, "%s", text);
+    assert_int_equal(cdse_store_create(text, job, &meta, true, &s, &diag), CDSE_EINVAL);
+    assert_non_null(strstr(diag.msg, "is the job file this sweep reads"));
+    snprintf(job->path, sizeof job->path, "<test>");
+    assert_int_equal(cdse_store_create(text, job, &meta, true, &s, &diag), CDSE_EINVAL);
+    assert_non_null(strstr(diag.msg, "not a clusterdse store (not an HDF5 file)"));
+    assert_int_equal(stat(text, &st), 0);
+    assert_int_equal(st.st_size, 15); /* unchanged */
+    free(job);
+}
+
+/* Issue 31, M5: a writer does not flush while a reader has the store open. A child opens the
+ * store for reading, then (told to) waits 0.3 s, says it is about to close, and closes; the
+ * parent's writable open (which flushes its cut to the last commit under the exclusion) returns
+ * only after that close, so the child's word is there when it returns. */
+static void test_readers_hold_writer(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of("held.h5", path, sizeof path);
+    cdse_job *job = small_job(3000, CDSE_STORE_ALL);
+    cdse_store *s = NULL;
+    cdse_diag diag = {""};
+    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0);
+    uint64_t next = 0;
+    cdse_counts counts;
+    memset(&counts, 0, sizeof counts);
+    commit_round(s, 0, false, 1500, &next, &counts);
+    assert_int_equal(cdse_store_close(s, &diag), 0);
+    int to_child[2], from_child[2];
+    assert_int_equal(pipe(to_child), 0);
+    assert_int_equal(pipe(from_child), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        cdse_store *r = NULL;
+        char go;
+        if (cdse_store_open(path, false, &r, &diag) != 0 || write(from_child[1], "o", 1) != 1 ||
+            read(to_child[0], &go, 1) != 1)
+            _exit(1);
+        struct timespec pause = {0, 300000000L};
+        nanosleep(&pause, NULL);
+        if (write(from_child[1], "c", 1) != 1)
+            _exit(1);
+        cdse_store_close(r, &diag);
+        _exit(0);
+    }
+    char word = 0;
+    assert_int_equal(read(from_child[0], &word, 1), 1);
+    assert_int_equal(word, 'o');
+    assert_int_equal(write(to_child[1], "g", 1), 1);
+    assert_int_equal(cdse_store_open(path, true, &s, &diag), 0);
+    fcntl(from_child[0], F_SETFL, O_NONBLOCK);
+    assert_int_equal(read(from_child[0], &word, 1), 1); /* the reader closed before */
+    assert_int_equal(word, 'c');
+    commit_round(s, 1, false, 1500, &next, &counts);
+    assert_int_equal(cdse_store_close(s, &diag), 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    for (int i = 0; i < 2; i++) {
+        close(to_child[i]);
+        close(from_child[i]);
+    }
+    free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -949,6 +1062,8 @@ int main(void)
         cmocka_unit_test(test_commit_keeps_committed_bytes),
         cmocka_unit_test(test_progress_moves_off_checksum),
         cmocka_unit_test(test_failed_commit),
+        cmocka_unit_test(test_create_locks),
+        cmocka_unit_test(test_readers_hold_writer),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -19,6 +19,7 @@ enum cdse_error_code {
     CDSE_EINTR = -5,     /* interrupted by a signal; the store is resumable */
     CDSE_EEXIST = -6,    /* output exists and neither --force nor --resume was given */
     CDSE_EMISMATCH = -7, /* --resume with a store made by a different job */
+    CDSE_EBUSY = -8,     /* another process holds the output's lock (a sweep writing a store) */
 };
 
 const char *cdse_strerror(int code);

@@ -65,15 +65,21 @@ typedef struct cdse_counts {
  * calling thread and in every thread that reads a store afterwards. */
 void cdse_store_quiet_hdf5(void);
 
-/* Creates a new store at `path`. Refuses (CDSE_EEXIST) to overwrite an existing file unless
- * `force`. */
+/* Creates a new store at `path`, written under `path`.tmp, which it locks before anything is
+ * written and renames into place (docs/store.md, Writers and readers). Refuses (CDSE_EEXIST)
+ * to overwrite an existing file unless `force`, and with `force` replaces only a clusterdse
+ * store (a damaged one too), never job->path nor another file (CDSE_EINVAL). CDSE_EBUSY, with
+ * the lock named, while another sweep creates or writes `path`; CDSE_EINVAL for a path of
+ * CDSE_PATH_MAX bytes or more. */
 int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_meta *meta,
                       bool force, cdse_store **store, cdse_diag *diag);
 
 /* Opens an existing store. `writable` for resume (then /results is truncated to the committed
- * rows). Returns CDSE_EINVAL, with a message, for what the user gave wrongly (a path that is
- * missing or not a regular file, a file that is not HDF5, an HDF5 file that is not a clusterdse
- * store) and CDSE_EIO for a damaged store. */
+ * rows; CDSE_EBUSY while another sweep holds the writer's lock). A reader holds the store
+ * against the writer's flushes until it closes it, waiting at most 60 s for one being flushed
+ * (CDSE_EIO after that): it sees the last commit. Returns CDSE_EINVAL, with a message, for what
+ * the user gave wrongly (a path that is missing or not a regular file, a file that is not HDF5,
+ * an HDF5 file that is not a clusterdse store) and CDSE_EIO for a damaged store. */
 int cdse_store_open(const char *path, bool writable, cdse_store **store, cdse_diag *diag);
 
 /* The check cdse_store_open makes first, also for readers that do not open a store through
