@@ -552,18 +552,58 @@ static bool line_field(char *line, size_t cap, size_t *used, const char *text, s
     return true;
 }
 
+/* The text of each float column in the last row formatted by this thread: consecutive rows of a
+ * store share most of them (the hardware values, the memory, the zeros of what a configuration
+ * does not use), so their text is copied instead of formatted again. */
+#define CSV_CACHE_COLUMNS 128
+typedef struct csv_cache {
+    uint64_t bits[CSV_CACHE_COLUMNS];
+    char text[CSV_CACHE_COLUMNS][CDSE_NUMFMT_MAX];
+    unsigned char len[CSV_CACHE_COLUMNS];
+    bool valid[CSV_CACHE_COLUMNS];
+} csv_cache;
+
+static _Thread_local csv_cache csv_last;
+
+/* A float column's text at `out` (CDSE_NUMFMT_MAX bytes free); returns its length. */
+static size_t float_text(int column, double value, char *out)
+{
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    if (column < CSV_CACHE_COLUMNS && csv_last.valid[column] && csv_last.bits[column] == bits) {
+        memcpy(out, csv_last.text[column], CDSE_NUMFMT_MAX);
+        return csv_last.len[column];
+    }
+    size_t n = cdse_fmt_g6(out, value);
+    if (column < CSV_CACHE_COLUMNS) {
+        memcpy(csv_last.text[column], out, CDSE_NUMFMT_MAX);
+        csv_last.len[column] = (unsigned char)n;
+        csv_last.bits[column] = bits;
+        csv_last.valid[column] = true;
+    }
+    return n;
+}
+
 /* One row is put together in memory and written with one call: this is the path of a whole
- * store's export, at millions of rows per second. */
+ * store's export, at millions of rows per second. Numbers are formatted in place (they never
+ * need quotes). */
 void cdse_csv_row(FILE *out, const cdse_record *record, const cdse_job *job)
 {
     char line[8192], buf[128];
     size_t used = 0;
     for (int i = 0; i < cdse_column_count; i++) {
         const cdse_column *c = &cdse_columns[i];
-        bool number = column_is_number(c);
+        if (i > 0)
+            line[used++] = ',';
+        if (column_is_number(c) && used + CDSE_NUMFMT_MAX + 2 <= sizeof line) {
+            const void *field = field_of(c, record);
+            used += c->kind == CDSE_COL_F64 ? float_text(i, *(const double *)field, line + used)
+                                            : format_number(c->kind, field, line + used);
+            continue;
+        }
         const char *text = buf;
         size_t n;
-        if (number) {
+        if (column_is_number(c)) {
             n = format_number(c->kind, field_of(c, record), buf);
         } else if (c->kind == CDSE_COL_MODULES) {
             cdse_recompute_modules_text(*(const int *)field_of(c, record), buf, sizeof buf);
@@ -573,9 +613,7 @@ void cdse_csv_row(FILE *out, const cdse_record *record, const cdse_job *job)
             text = text != NULL ? text : "?";
             n = strlen(text);
         }
-        if (i > 0)
-            line[used++] = ',';
-        if (!line_field(line, sizeof line, &used, text, n, number)) {
+        if (!line_field(line, sizeof line, &used, text, n, column_is_number(c))) {
             fwrite(line, 1, used, out); /* a row longer than the buffer: the slow way */
             used = 0;
             csv_field(out, text);
