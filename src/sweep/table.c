@@ -189,6 +189,11 @@ int cdse_table_init(cdse_table *t, const cdse_job *job, const char *key, const c
                     char *err, size_t size)
 {
     memset(t, 0, sizeof *t);
+    if (cdse_column_count > CDSE_TABLE_MAX_COLUMNS) { /* the arrays are per column */
+        snprintf(err, size, "the table holds %d columns at most, the store has %d",
+                 CDSE_TABLE_MAX_COLUMNS, cdse_column_count);
+        return -1;
+    }
     t->job = job;
     t->key = key ? column_index(key) : -1;
     if (columns != NULL) {
