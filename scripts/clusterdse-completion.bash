@@ -1,9 +1,36 @@
 # bash completion for clusterdse: commands, each command's options (read from its --help, so
-# they follow the program), job files (*.cfg) and stores (*.h5) where a command takes them.
+# they follow the program), the values of --by, --from and --columns, job files (*.cfg) and
+# stores (*.h5) where a command takes them. tests/sh/completion.sh checks it against every
+# command's --help and option parser.
 # Installed as share/bash-completion/completions/clusterdse; or `source` this file.
+
+# The options of a command: those that begin a line of its --help (the option list, e.g.
+# "  -o, --output FILE  ..." or "  --job JOB --system NAME") and those in [brackets] of its
+# usage lines (e.g. bench's "[-n COUNT] [--help]").
 _clusterdse_options() {
-    "$1" "$2" --help 2>/dev/null | grep -oE '(^|[ ,])--?[a-zA-Z][a-zA-Z0-9-]*' |
-        sed 's/^[ ,]*//' | sort -u
+    "$1" "$2" --help 2>/dev/null | awk '
+        /^usage:/ { usage = 1 }
+        usage && /^$/ { usage = 0 }
+        usage {
+            line = $0
+            while (match(line, /\[[^]]*\]/)) {
+                part = substr(line, RSTART, RLENGTH); line = substr(line, RSTART + RLENGTH)
+                n = split(part, w, /[][ |,]+/)
+                for (i = 1; i <= n; i++) if (w[i] ~ /^--?[a-zA-Z][a-zA-Z0-9-]*$/) print w[i]
+            }
+            next
+        }
+        /^ +-/ {
+            head = $0; sub(/^ +/, "", head); sub(/  .*/, "", head)
+            n = split(head, w, /[ ,|]+/)
+            for (i = 1; i <= n; i++) if (w[i] ~ /^--?[a-zA-Z][a-zA-Z0-9-]*$/) print w[i]
+        }' | sort -u
+}
+
+_clusterdse_metrics="time_per_iteration tokens_per_s time_to_train gpu_hours mfu cost_to_train energy_to_train tokens_per_kwh"
+
+_clusterdse_columns() {
+    "$1" eval --help-columns 2>/dev/null | awk '!/^#/ { print $1 }'
 }
 
 _clusterdse() {
@@ -24,7 +51,27 @@ _clusterdse() {
                 COMPREPLY=($(compgen -f -- "$cur"))
             fi
             return ;;
-        -n | --by | --where | --chunk | --flush | --ranks | --system | --gpus | --name | --base)
+        --by)
+            local words=$_clusterdse_metrics
+            [ "$cmd" = top ] && words="$words $(_clusterdse_columns "$bin")"
+            COMPREPLY=($(compgen -W "$words" -- "$cur"))
+            return ;;
+        --from)
+            COMPREPLY=($(compgen -W "results top pareto pareto_cost" -- "$cur"))
+            return ;;
+        --columns)  # a comma-separated list: complete its last name
+            local done=${cur%"${cur##*,}"}
+            COMPREPLY=($(compgen -P "$done" -W "$(_clusterdse_columns "$bin")" -- "${cur##*,}"))
+            compopt -o nospace 2>/dev/null
+            return ;;
+        --time)
+            [ "$cmd" = fit ] && COMPREPLY=($(compgen -W "median min" -- "$cur"))
+            return ;;
+        --job)
+            COMPREPLY=($(compgen -d -S / -- "$cur") $(compgen -f -X '!*.cfg' -- "$cur"))
+            return ;;
+        -n | --top | --where | --chunk | --flush | --ranks | --system | --gpus | --name | --base | \
+            --dtype | --min-bytes | --max-bytes | --time-budget)
             return ;;
     esac
     if [[ $cur == -* ]]; then
@@ -32,7 +79,7 @@ _clusterdse() {
         return
     fi
     local ext=cfg
-    case $cmd in top | report | verify | fit) ext=h5 ;; esac
+    case $cmd in top | export | compare | report | verify | fit) ext=h5 ;; esac
     COMPREPLY=($(compgen -d -S / -- "$cur") $(compgen -f -X "!*.$ext" -- "$cur"))
 }
 complete -o nospace -o filenames -F _clusterdse clusterdse

@@ -35,7 +35,7 @@ static const char bench_job[] =
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: clusterdse bench [JOB.cfg] [-n COUNT] [--help]\n\n"
+            "usage: clusterdse bench [JOB.cfg] [-n COUNT] [-h|--help]\n\n"
             "Measures the evaluator's rate on one core: every configuration of the space is\n"
             "decoded from its index, checked and evaluated, as the sweep does. Without JOB.cfg\n"
             "the space is GPT-3 175B on 1024 H100 GPUs with every strategy axis swept\n"

@@ -7,25 +7,32 @@
 
 #include "clusterdse/sweep/report.h"
 #include "clusterdse/sweep/store.h"
+#include "clusterdse/sweep/table.h"
 #include "commands.h"
 #include "store_guard.h"
-
-#define COMPARE_BLOCK_ROWS 65536
+#include "store_query.h"
 
 static const char usage_text[] =
-    "usage: clusterdse compare OUT.h5 [--by METRIC]\n"
+    "usage: clusterdse compare OUT.h5 [--by METRIC] [--where EXPR] [--gpus N]\n"
     "\n"
-    "Prints the best feasible configuration of each system of a sweep's store side by side\n"
-    "(from /results when stored, else /top), with each quantity's ratio to the first system's.\n"
+    "Prints the best feasible configuration of each system of a sweep's store side by side,\n"
+    "with each quantity's ratio to the first system's, and says what cost_to_train includes.\n"
     "A job that gives gpus or nodes per system compares, e.g., 4,096 H100 with 2,048 B200.\n"
+    "It reads /results; a store with only /top (objective.store = \"best\") answers from /top\n"
+    "what /top holds, and refuses what it cannot answer from it.\n"
     "\n"
     "  --by METRIC     time_per_iteration, tokens_per_s, time_to_train, gpu_hours, mfu,\n"
     "                  cost_to_train, energy_to_train, tokens_per_kwh (default: the job's)\n"
+    "  --where EXPR    only rows where EXPR holds (the syntax of `clusterdse top --help`),\n"
+    "                  e.g. 'precision==\"bf16\" && tp<=4'\n"
+    "  --gpus N        only configurations on N GPUs (\"at 1,024 GPUs, which system?\")\n"
     "  -h, --help      this text\n"
     "\n"
-    "exit codes: 0 done, 1 bad input (arguments, not a store), 2 read failure\n";
+    "exit codes: 0 done, 1 bad input (arguments, expression, not a store, a question /top\n"
+    "            cannot answer), 2 read failure\n";
 
-/* The quantities printed, as store columns. */
+/* The quantities always printed, as store columns; the configuration columns whose value differs
+ * between the systems' best rows follow microbatch. */
 static const char *const quantities[] = {
     "gpus",
     "tp",
@@ -42,127 +49,409 @@ static const char *const quantities[] = {
     "energy_to_train_mwh",
     "tokens_per_kwh",
 };
+#define N_QUANTITIES       (sizeof quantities / sizeof quantities[0])
+#define FIRST_AFTER_CONFIG 5 /* time_per_iteration_s */
 
-/* Best row per system of `dataset` by `metric`; found[s] says whether system s has one. */
-static int best_per_system(cdse_store *store, const char *dataset, int metric, cdse_record *best,
-                           bool *found, cdse_diag *diag)
+/* Configuration columns printed when the systems' best rows differ in them. */
+static const char *const knobs[] = {
+    "cp",
+    "ep",
+    "etp",
+    "vpp",
+    "global_batch",
+    "recompute",
+    "sequence_parallel",
+    "zero",
+    "precision",
+    "flash_attention",
+    "offload",
+    "tp_comm_overlap",
+    "placement",
+    "moe_dispatcher",
+    "moe_overlap",
+    "stack",
+};
+
+typedef struct compare_args {
+    const char *path, *by, *where;
+    long gpus; /* 0: any */
+} compare_args;
+
+typedef struct best_rows {
+    int metric;
+    cdse_record *best; /* [CDSE_MAX_SYSTEMS] */
+    bool found[CDSE_MAX_SYSTEMS];
+} best_rows;
+
+static int offer_best(void *ctx, const cdse_record *rec, cdse_diag *diag)
 {
-    uint64_t rows = 0;
-    int rc = cdse_store_rows(store, dataset, &rows, diag);
-    size_t row_size = cdse_store_row_size();
-    unsigned char *buf = malloc(COMPARE_BLOCK_ROWS * row_size);
-    if (rc == 0 && buf == NULL) {
-        cdse_diag_set(diag, "out of memory");
-        rc = CDSE_ENOMEM;
+    (void)diag;
+    best_rows *b = ctx;
+    int s = rec->system;
+    if (s < 0 || s >= CDSE_MAX_SYSTEMS)
+        return CDSE_OK;
+    double cost = cdse_record_cost(rec, b->metric);
+    double held = b->found[s] ? cdse_record_cost(&b->best[s], b->metric) : 0.0;
+    if (!b->found[s] || cost < held || (cost == held && rec->index < b->best[s].index)) {
+        b->best[s] = *rec;
+        b->found[s] = true;
     }
-    for (uint64_t start = 0; rc == 0 && start < rows; start += COMPARE_BLOCK_ROWS) {
-        size_t n = rows - start < COMPARE_BLOCK_ROWS ? (size_t)(rows - start) : COMPARE_BLOCK_ROWS;
-        rc = cdse_store_read_rows(store, dataset, start, n, buf, diag);
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            cdse_record rec;
-            cdse_store_unpack(buf + i * row_size, &rec);
-            int s = rec.system;
-            if (rec.result.status != CDSE_ST_OK || s < 0 || s >= CDSE_MAX_SYSTEMS)
-                continue;
-            double cost = cdse_record_cost(&rec, metric);
-            double held = found[s] ? cdse_record_cost(&best[s], metric) : 0.0;
-            if (!found[s] || cost < held || (cost == held && rec.index < best[s].index)) {
-                best[s] = rec;
-                found[s] = true;
-            }
-        }
-    }
-    free(buf);
-    return rc;
+    return CDSE_OK;
 }
 
-static void print_table(FILE *out, cdse_store *store, const cdse_record *best, const bool *found,
-                        int metric)
+static int parse_args(int argc, char **argv, compare_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        bool valued =
+            strcmp(s, "--by") == 0 || strcmp(s, "--where") == 0 || strcmp(s, "--gpus") == 0;
+        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        } else if (valued && i + 1 >= argc) {
+            fprintf(stderr, "clusterdse compare: option '%s' needs a value\n%s", s, usage_text);
+            return 1;
+        } else if (strcmp(s, "--by") == 0) {
+            a->by = argv[++i];
+        } else if (strcmp(s, "--where") == 0) {
+            a->where = argv[++i];
+        } else if (strcmp(s, "--gpus") == 0) {
+            char *end;
+            a->gpus = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || a->gpus < 1 || a->gpus > 1000000000L) {
+                fprintf(stderr, "clusterdse compare: --gpus %s: allowed: a positive integer\n",
+                        argv[i]);
+                return 1;
+            }
+        } else if (s[0] != '-' && a->path == NULL) {
+            a->path = s;
+        } else {
+            fprintf(stderr, "clusterdse compare: unknown argument '%s'\n%s", s, usage_text);
+            return 1;
+        }
+    }
+    if (a->path == NULL) {
+        fprintf(stderr, "clusterdse compare: a store is required\n%s", usage_text);
+        return 1;
+    }
+    if (a->by && cdse_metric_parse(a->by) < 0) {
+        fprintf(stderr, "clusterdse compare: --by %s: allowed: a metric (see --help)\n", a->by);
+        return 1;
+    }
+    return -1;
+}
+
+/* "overall", "per system", "per (system, gpus)": objective.group_by in words. */
+static void groups_text(int group_by, char *out, size_t size)
+{
+    static const char *const names[] = {"model",        "system",    "gpus",
+                                        "global_batch", "precision", "design"};
+    size_t used = 0;
+    int n = 0;
+    for (int b = 0; b < 6; b++)
+        n += (group_by >> b) & 1;
+    if (n == 0) {
+        snprintf(out, size, "overall");
+        return;
+    }
+    used += (size_t)snprintf(out, size, "per %s", n > 1 ? "(" : "");
+    for (int b = 0, k = 0; b < 6 && used < size; b++)
+        if ((group_by >> b) & 1)
+            used += (size_t)snprintf(out + used, size - used, "%s%s", k++ ? ", " : "", names[b]);
+    if (n > 1 && used < size)
+        snprintf(out + used, size - used, ")");
+}
+
+/* What a /top-only store can answer: -1 when it can (with the words for what /top holds in
+ * `holds`), else the exit code after a message. `job` is the store's job (NULL if it did not
+ * load). */
+static int top_only_check(const compare_args *a, const cdse_store *store, const cdse_job *job,
+                          int metric, char *holds, size_t size)
+{
+    int stored = cdse_store_metric(store);
+    char groups[96] = "per group";
+    if (job != NULL)
+        groups_text(job->objective.group_by, groups, sizeof groups);
+    if (job != NULL)
+        snprintf(holds, size,
+                 "/top holds the %d best %s by %s (objective.store = \"best\": "
+                 "/results was not stored)",
+                 job->objective.top, groups, cdse_metric_name(stored));
+    else
+        snprintf(holds, size,
+                 "/top holds the best per group by %s (objective.store = \"best\": "
+                 "/results was not stored)",
+                 cdse_metric_name(stored));
+    const char *why = NULL;
+    if (metric != stored)
+        why = "the best by another metric than the job's is not stored";
+    else if (a->where != NULL)
+        why = "the best rows matching an expression are not stored";
+    else if (a->gpus > 0 && (job == NULL || !(job->objective.group_by & CDSE_GROUP_GPUS)))
+        why = "the best on a GPU count is stored only with group_by including \"gpus\"";
+    if (why == NULL)
+        return -1;
+    fprintf(stderr,
+            "clusterdse compare: %s: %s; %s. Allowed on this store: compare without --where, "
+            "--by %s%s; or sweep with objective.store = \"feasible\" to keep every feasible "
+            "row\n",
+            a->path, why, holds, cdse_metric_name(stored),
+            job != NULL && (job->objective.group_by & CDSE_GROUP_GPUS) ? ", --gpus N" : "");
+    return 1;
+}
+
+/* Whether system s's best in /top is its best: /top keeps the best per group, so a system that
+ * is a group key, or a grouping by nothing else, keeps each present system's best. */
+static bool top_exact(const cdse_job *job)
+{
+    return job != NULL && ((job->objective.group_by & CDSE_GROUP_SYSTEM) ||
+                           (job->objective.group_by & ~CDSE_GROUP_SYSTEM) == 0);
+}
+
+static void print_value(FILE *out, const cdse_column *c, const cdse_record *rec,
+                        const cdse_job *names, double base)
+{
+    char cell[64];
+    if (c->kind != CDSE_COL_F64 && c->kind != CDSE_COL_I32 && c->kind != CDSE_COL_U64) {
+        cdse_column_format(c, rec, names, cell, sizeof cell);
+    } else {
+        double v = cdse_column_value(c, rec);
+        if (base != 0.0)
+            snprintf(cell, sizeof cell, "%.6g (%.3gx)", v, v / base);
+        else
+            snprintf(cell, sizeof cell, "%.6g", v);
+    }
+    fprintf(out, " %24s", cell);
+}
+
+static void print_row(FILE *out, const char *name, const best_rows *b, int n, int first,
+                      const cdse_job *names)
+{
+    const cdse_column *c = cdse_column_find(name);
+    double base = cdse_column_value(c, &b->best[first]);
+    fprintf(out, "  %-22s", name);
+    for (int s = 0; s < n; s++)
+        if (b->found[s])
+            print_value(out, c, &b->best[s], names, base);
+    fputc('\n', out);
+}
+
+/* The knobs whose value differs between the systems' best rows. */
+static bool knob_varies(const char *name, const best_rows *b, int n, int first)
+{
+    const cdse_column *c = cdse_column_find(name);
+    for (int s = 0; s < n; s++)
+        if (b->found[s] &&
+            cdse_column_value(c, &b->best[s]) != cdse_column_value(c, &b->best[first]))
+            return true;
+    return false;
+}
+
+static void print_table(FILE *out, const cdse_store *store, const best_rows *b,
+                        const cdse_job *names)
 {
     int n = cdse_store_n_systems(store), first = -1;
-    fprintf(out, "# best per system by %s (%s is better); (x) = ratio to the first system\n",
-            cdse_metric_name(metric), cdse_metric_higher_is_better(metric) ? "higher" : "lower");
     fprintf(out, "# %-22s", "quantity");
     for (int s = 0; s < n; s++)
-        if (found[s]) {
+        if (b->found[s]) {
             fprintf(out, " %24s", cdse_store_system_name(store, s));
             first = first < 0 ? s : first;
         }
     fputc('\n', out);
-    for (size_t q = 0; first >= 0 && q < sizeof quantities / sizeof quantities[0]; q++) {
-        const cdse_column *c = cdse_column_find(quantities[q]);
-        fprintf(out, "  %-22s", quantities[q]);
-        double base = cdse_column_value(c, &best[first]);
-        for (int s = 0; s < n; s++) {
-            if (!found[s])
-                continue;
-            double v = cdse_column_value(c, &best[s]);
-            char cell[48];
-            if (base != 0.0)
-                snprintf(cell, sizeof cell, "%.6g (%.3gx)", v, v / base);
-            else
-                snprintf(cell, sizeof cell, "%.6g", v);
-            fprintf(out, " %24s", cell);
-        }
-        fputc('\n', out);
+    for (size_t q = 0; first >= 0 && q < N_QUANTITIES; q++) {
+        if (q == FIRST_AFTER_CONFIG)
+            for (size_t k = 0; k < sizeof knobs / sizeof knobs[0]; k++)
+                if (knob_varies(knobs[k], b, n, first))
+                    print_row(out, knobs[k], b, n, first, names);
+        print_row(out, quantities[q], b, n, first, names);
     }
-    for (int s = 0; s < n; s++)
-        if (!found[s])
-            fprintf(out, "# %s: no feasible configuration\n", cdse_store_system_name(store, s));
 }
 
-int cdse_cmd_compare(int argc, char **argv)
+/* What each system's cost_to_train counts (src/sweep/report.c, record_cost), in words. */
+static void print_cost_notes(FILE *out, const cdse_store *store, const best_rows *b,
+                             const cdse_job *job)
 {
-    const char *path = NULL, *by = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs(usage_text, stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--by") == 0 && i + 1 < argc) {
-            by = argv[++i];
-        } else if (argv[i][0] != '-' && path == NULL) {
-            path = argv[i];
+    int n = cdse_store_n_systems(store);
+    for (int s = 0; s < n; s++) {
+        if (!b->found[s])
+            continue;
+        const cdse_record *r = &b->best[s];
+        const char *name = cdse_store_system_name(store, s);
+        if (job == NULL) {
+            fprintf(out,
+                    "# cost_to_train of %s: see docs/job-file.md (the store's job did not "
+                    "load, so its parts are not named here)\n",
+                    name);
+            continue;
+        }
+        cdse_system sys;
+        cdse_record_system(job, r->index, &sys);
+        const cdse_cost *c = &sys.cost;
+        const char *cur = job->objective.currency;
+        if (r->cost_to_train == 0.0) {
+            fprintf(out, "# cost_to_train of %s: 0: %s\n", name,
+                    job->objective.tokens > 0 ? "the system has no price (cost.gpu_price or "
+                                                "cost.rental_price)"
+                                              : "the job has no token budget (objective.tokens)");
+        } else if (c->rental_price > 0.0) {
+            fprintf(out,
+                    "# cost_to_train of %s: rental, %g %s per GPU-hour x GPUs x hours "
+                    "(power included in the rate)\n",
+                    name, c->rental_price, cur);
         } else {
-            fprintf(stderr, "clusterdse compare: unknown argument '%s'\n%s", argv[i], usage_text);
-            return 1;
+            double ports = 0.0;
+            for (int l = 0; l < sys.n_levels; l++)
+                ports += sys.level[l].port_price;
+            fprintf(out,
+                    "# cost_to_train of %s: purchase per GPU (GPU %g + facility %g + network "
+                    "ports %g %s) amortized over %g years",
+                    name, c->gpu_price, c->facility_price, ports, cur, c->amortization_years);
+            if (job->objective.electricity_price > 0.0)
+                fprintf(out, " + electricity at %g %s per kWh (PUE %g)\n",
+                        job->objective.electricity_price, cur, c->pue);
+            else
+                fprintf(out, "; electricity left out (the job sets no "
+                             "objective.electricity_price)\n");
         }
     }
-    if (path == NULL) {
-        fprintf(stderr, "clusterdse compare: a store is required\n%s", usage_text);
-        return 1;
+}
+
+/* The store's job, for group_by, top and the cost parts; NULL (not an error) if it does not
+ * load, e.g. a profile it names was removed since. */
+static cdse_job *store_job(cdse_store *store, const char *path)
+{
+    char job_path[CDSE_PATH_MAX];
+    char *text = NULL;
+    cdse_diag diag = {""};
+    cdse_job *job = calloc(1, sizeof *job);
+    if (job == NULL || cdse_store_job_path(store, job_path, sizeof job_path, &diag) != 0 ||
+        cdse_store_job_text(store, &text, &diag) != 0 ||
+        cdse_job_load_text(text, job_path[0] ? job_path : path, job, &diag) != 0) {
+        free(job);
+        job = NULL;
     }
-    int metric = by ? cdse_metric_parse(by) : -1;
-    if (by && metric < 0) {
-        fprintf(stderr, "clusterdse compare: --by %s: allowed: a metric (see --help)\n", by);
-        return 1;
+    free(text);
+    return job;
+}
+
+/* --where and --gpus as one expression (NULL for none); false when out of memory. */
+static bool filter_text(const compare_args *a, char **text)
+{
+    *text = NULL;
+    if (a->where == NULL && a->gpus == 0)
+        return true;
+    size_t size = (a->where ? strlen(a->where) : 0) + 64;
+    *text = malloc(size);
+    if (*text == NULL)
+        return false;
+    if (a->where && a->gpus)
+        snprintf(*text, size, "(%s) && gpus == %ld", a->where, a->gpus);
+    else if (a->where)
+        snprintf(*text, size, "%s", a->where);
+    else
+        snprintf(*text, size, "gpus == %ld", a->gpus);
+    return true;
+}
+
+static void print_heading(FILE *out, const compare_args *a, const char *dataset, uint64_t matched,
+                          int metric, const char *holds)
+{
+    fprintf(out, "# best per system by %s (%s is better) among %llu feasible rows of /%s",
+            cdse_metric_name(metric), cdse_metric_higher_is_better(metric) ? "higher" : "lower",
+            (unsigned long long)matched, dataset);
+    if (a->gpus)
+        fprintf(out, " on %ld GPUs", a->gpus);
+    if (a->where)
+        fprintf(out, " where %s", a->where);
+    fprintf(out, "; (x) = ratio to the first system\n");
+    if (holds[0])
+        fprintf(out, "# %s\n", holds);
+}
+
+/* The systems without a row, and why. */
+static void print_missing(FILE *out, const compare_args *a, const cdse_store *store,
+                          const best_rows *b, bool from_top, const cdse_job *job)
+{
+    for (int s = 0; s < cdse_store_n_systems(store); s++) {
+        if (b->found[s])
+            continue;
+        const char *name = cdse_store_system_name(store, s);
+        if (from_top && !(job && (job->objective.group_by & CDSE_GROUP_SYSTEM)))
+            fprintf(out,
+                    "# %s: none of its configurations is among the rows of /top (it may "
+                    "have feasible ones)\n",
+                    name);
+        else
+            fprintf(out, "# %s: no feasible configuration%s%s\n", name,
+                    a->where || a->gpus ? " that matches" : "",
+                    cdse_store_complete(store) ? "" : " so far (the store is incomplete)");
     }
+}
+
+static int run(const compare_args *a)
+{
     cdse_store_quiet_hdf5();
     cdse_cli_store_guard("clusterdse compare");
     cdse_store *store = NULL;
-    cdse_diag diag = {{0}};
-    int rc = cdse_store_open(path, false, &store, &diag);
+    cdse_diag diag = {""};
+    int rc = cdse_store_open(a->path, false, &store, &diag);
     if (rc != 0) {
         fprintf(stderr, "clusterdse compare: %s\n", diag.msg);
         return rc == CDSE_EINVAL ? 1 : 2;
     }
-    if (metric < 0)
-        metric = cdse_store_metric(store);
-    cdse_record *best = calloc(CDSE_MAX_SYSTEMS, sizeof *best);
-    bool found[CDSE_MAX_SYSTEMS] = {false};
-    const char *dataset = cdse_store_has(store, "results") ? "results" : "top";
-    rc = best == NULL ? CDSE_ENOMEM : best_per_system(store, dataset, metric, best, found, &diag);
-    int code = 0;
-    if (rc != 0) {
-        fprintf(stderr, "clusterdse compare: %s\n", best ? diag.msg : "out of memory");
+    int metric = a->by ? cdse_metric_parse(a->by) : cdse_store_metric(store);
+    cdse_job *names = cdse_cli_names_job(store);
+    cdse_job *job = store_job(store, a->path);
+    best_rows b = {.metric = metric, .best = calloc(CDSE_MAX_SYSTEMS, sizeof(cdse_record))};
+    char *text = NULL, holds[512] = "";
+    cdse_expr *where = NULL;
+    int code = -1;
+    if (names == NULL || b.best == NULL || !filter_text(a, &text)) {
+        fprintf(stderr, "clusterdse compare: out of memory\n");
         code = 2;
-    } else {
-        print_table(stdout, store, best, found, metric);
+    }
+    bool from_top = !cdse_store_has(store, "results");
+    if (code < 0 && from_top)
+        code = top_only_check(a, store, job, metric, holds, sizeof holds);
+    if (code < 0 && text != NULL && cdse_cli_compile_where("compare", text, names, &where) != 0)
+        code = 1;
+    uint64_t matched = 0;
+    const char *dataset = from_top ? "top" : "results";
+    if (code < 0 &&
+        (rc = cdse_cli_scan(store, dataset, where, false, offer_best, &b, &matched, &diag)) != 0) {
+        cdse_cli_scan_error("compare", a->path, diag.msg);
+        code = rc == CDSE_EINVAL ? 1 : 2;
+    }
+    if (code < 0) {
+        if (from_top && !top_exact(job))
+            snprintf(holds + strlen(holds), sizeof holds - strlen(holds),
+                     "; a system's best may be missing from it: each column is that system's "
+                     "best among the rows of /top");
+        print_heading(stdout, a, dataset, matched, metric, holds);
+        print_table(stdout, store, &b, names);
+        print_missing(stdout, a, store, &b, from_top, job);
+        print_cost_notes(stdout, store, &b, job);
+        code = 0;
         if (fflush(stdout) != 0 || ferror(stdout)) {
             fprintf(stderr, "clusterdse compare: writing the output failed: %s\n", strerror(errno));
             code = 2;
         }
     }
-    free(best);
+    cdse_expr_free(where);
+    free(text);
+    free(b.best);
+    free(names);
+    if (job != NULL)
+        cdse_job_free(job);
+    free(job);
     cdse_store_close(store, NULL);
     return code;
+}
+
+int cdse_cmd_compare(int argc, char **argv)
+{
+    compare_args a;
+    int rc = parse_args(argc, argv, &a);
+    return rc >= 0 ? rc : run(&a);
 }

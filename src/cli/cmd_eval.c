@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "clusterdse/sweep/report.h"
+#include "clusterdse/sweep/table.h"
 #include "clusterdse/sweep/topk.h"
 #include "commands.h"
 #include "dry_run.h"
@@ -24,6 +25,7 @@ typedef struct eval_options {
     bool show_job; /* print the effective job instead of evaluating */
     bool dry_run;  /* print the space and the estimated time instead of evaluating */
     bool all_given, feasible_given; /* --all, --feasible: alternatives, not both */
+    const char *columns;            /* --columns: the table's columns, NULL for the choice */
 } eval_options;
 
 /* Option handlers return -1 to continue, or an exit code (0 after --help). */
@@ -97,6 +99,12 @@ static int opt_by(eval_options *opt, const char *value)
     return -1;
 }
 
+static int opt_columns(eval_options *opt, const char *value)
+{
+    opt->columns = value;
+    return -1;
+}
+
 /* One table drives parsing and the option list of --help. */
 typedef struct eval_option {
     const char *name;
@@ -116,6 +124,11 @@ static const eval_option options[] = {
      "                  (ranked by objective.metric; ties by index)"},
     {"--by", NULL, "METRIC", opt_by,
      "rank by METRIC instead (the metrics below)"},
+    {"--columns", NULL, "LIST", opt_columns,
+     "the table's columns, names joined by ',' (--help-columns), in\n"
+     "                  this order; default: the configuration columns whose value\n"
+     "                  differs between the rows printed, then status, time_s,\n"
+     "                  tok/s, mfu, mem_gib, days and the ranking metric"},
     {"--show-job", NULL, NULL, opt_show_job,
      "print the effective job (defaults resolved, models and\n"
      "                  systems inline) instead of evaluating it"},
@@ -132,6 +145,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: clusterdse eval JOB.cfg [--csv] [--all | --feasible] [-n N] [--by METRIC]\n"
+            "                       [--columns LIST]\n"
             "       clusterdse eval JOB.cfg --show-job\n"
             "       clusterdse eval --help-keys | --help-columns\n"
             "\n"
@@ -196,6 +210,11 @@ static int parse_args(int argc, char **argv, eval_options *opt)
                         "of them (default: --all)\n");
         return 1;
     }
+    if (opt->csv && opt->columns != NULL) {
+        fprintf(stderr, "clusterdse eval: --columns chooses the table's columns; --csv writes "
+                        "every column (allowed: one of them)\n");
+        return 1;
+    }
     if (opt->job_path == NULL) {
         usage(stderr);
         return 1;
@@ -203,15 +222,8 @@ static int parse_args(int argc, char **argv, eval_options *opt)
     return -1;
 }
 
-static void print_record(const eval_options *opt, const cdse_record *record, const cdse_job *job)
-{
-    if (opt->csv)
-        cdse_csv_row(stdout, record, job);
-    else
-        cdse_table_row(stdout, record, job);
-}
-
-static int print_best(const eval_options *opt, const cdse_job *job, long *shown)
+/* Prints the N best feasible configurations, best first: CSV, or the table (NULL: CSV). */
+static int print_best(const eval_options *opt, const cdse_job *job, cdse_table *table, long *shown)
 {
     int metric = opt->metric >= 0 ? opt->metric : job->objective.metric;
     cdse_topk best;
@@ -231,17 +243,51 @@ static int print_best(const eval_options *opt, const cdse_job *job, long *shown)
         fprintf(stderr, "clusterdse eval: out of memory for -n %ld\n", opt->best);
         return 2;
     }
-    for (size_t i = 0; i < best.n; i++)
-        print_record(opt, sorted[i], job);
+    for (size_t i = 0; table != NULL && i < best.n; i++)
+        cdse_table_observe(table, sorted[i]);
+    if (table != NULL)
+        cdse_table_print_header(table, stdout);
+    for (size_t i = 0; i < best.n; i++) {
+        if (table != NULL)
+            cdse_table_print_row(table, stdout, sorted[i]);
+        else
+            cdse_csv_row(stdout, sorted[i], job);
+    }
     *shown = (long)best.n;
     free(sorted);
     cdse_topk_free(&best);
     return 0;
 }
 
+/* Prints every configuration (or the feasible ones) in index order. The table sees them all
+ * first (a first pass that evaluates without printing), to choose its columns. */
+static long print_all(const eval_options *opt, const cdse_job *job, cdse_table *table)
+{
+    cdse_record record;
+    long shown = 0;
+    for (uint64_t i = 0; table != NULL && i < job->space.size; i++) {
+        cdse_record_eval(job, i, &record);
+        if (!opt->feasible_only || record.result.status == CDSE_ST_OK)
+            cdse_table_observe(table, &record);
+    }
+    if (table != NULL)
+        cdse_table_print_header(table, stdout);
+    for (uint64_t i = 0; i < job->space.size; i++) {
+        cdse_record_eval(job, i, &record);
+        if (opt->feasible_only && record.result.status != CDSE_ST_OK)
+            continue;
+        if (table != NULL)
+            cdse_table_print_row(table, stdout, &record);
+        else
+            cdse_csv_row(stdout, &record, job);
+        shown++;
+    }
+    return shown;
+}
+
 int cdse_cmd_eval(int argc, char **argv)
 {
-    eval_options opt = {NULL, false, false, 0, -1, false, false, false, false};
+    eval_options opt = {NULL, false, false, 0, -1, false, false, false, false, NULL};
     int rc = parse_args(argc, argv, &opt);
     if (rc >= 0)
         return rc;
@@ -276,24 +322,32 @@ int cdse_cmd_eval(int argc, char **argv)
         free(job);
         return 1;
     }
+    cdse_table *table = opt.csv ? NULL : malloc(sizeof *table);
+    char err[4096];
+    int metric = opt.metric >= 0 ? opt.metric : job->objective.metric;
+    rc = 0;
+    if (!opt.csv && table == NULL) {
+        fprintf(stderr, "clusterdse eval: out of memory\n");
+        rc = 2;
+    } else if (table != NULL && cdse_table_init(table, job, cdse_table_metric_column(metric),
+                                                opt.columns, err, sizeof err) != 0) {
+        fprintf(stderr, "clusterdse eval: %s\n", err);
+        rc = 1;
+    }
+    if (rc != 0) {
+        free(table);
+        cdse_job_free(job);
+        free(job);
+        return rc;
+    }
     if (opt.csv)
         cdse_csv_header(stdout);
-    else
-        cdse_table_header(stdout);
-    rc = 0;
     long shown = 0;
-    if (opt.best > 0) {
-        rc = print_best(&opt, job, &shown);
-    } else {
-        cdse_record record;
-        for (uint64_t i = 0; i < job->space.size; i++) {
-            cdse_record_eval(job, i, &record);
-            if (!opt.feasible_only || record.result.status == CDSE_ST_OK) {
-                print_record(&opt, &record, job);
-                shown++;
-            }
-        }
-    }
+    if (opt.best > 0)
+        rc = print_best(&opt, job, table, &shown);
+    else
+        shown = print_all(&opt, job, table);
+    free(table);
     if (rc == 0 && shown == 0)
         fprintf(stderr,
                 "clusterdse eval: no feasible configuration among the %llu of %s; without -n "

@@ -11,6 +11,7 @@
 
 #include "clusterdse/calibrate/calibrate.h"
 #include "clusterdse/sweep/sweep.h"
+#include "clusterdse/sweep/table.h"
 #include "clusterdse/sweep/topk.h"
 #include "commands.h"
 #include "store_guard.h"
@@ -254,14 +255,21 @@ static void print_top(const char *path, const cdse_job *job, int max)
         double cost = cdse_record_cost(&rec, metric);
         rc = cdse_topk_offer(&best, &rec, isnan(cost) ? HUGE_VAL : cost);
     }
-    if (rc == 0 && cdse_topk_sorted(&best, shown, NULL) == CDSE_OK) {
+    cdse_table *table = malloc(sizeof *table);
+    char err[64];
+    if (rc == 0 && table != NULL &&
+        cdse_table_init(table, job, cdse_table_metric_column(metric), NULL, err, sizeof err) == 0 &&
+        cdse_topk_sorted(&best, shown, NULL) == CDSE_OK) {
         printf("# best %zu of %s by %s\n", best.n, path, cdse_metric_name(metric));
-        cdse_table_header(stdout);
         for (size_t i = 0; i < best.n; i++)
-            cdse_table_row(stdout, shown[i], job);
+            cdse_table_observe(table, shown[i]);
+        cdse_table_print_header(table, stdout);
+        for (size_t i = 0; i < best.n; i++)
+            cdse_table_print_row(table, stdout, shown[i]);
         if (n == 0)
             printf("# no feasible configuration\n");
     }
+    free(table);
     free(rows);
     free(shown);
     cdse_topk_free(&best);

@@ -8,20 +8,13 @@
 
 #include "clusterdse/sweep/report.h"
 #include "clusterdse/sweep/store.h"
+#include "clusterdse/sweep/sweep.h"
 
-/* The sample: at most this many configurations, or this many seconds. */
-#define SAMPLE_MAX     200000
-#define SAMPLE_SECONDS 0.25
-/* Multiplier of the sample's index sequence (2^64 / golden ratio, odd): consecutive samples
- * land far apart in every axis, so the sample spreads over the whole space. */
-#define SAMPLE_STEP 0x9E3779B97F4A7C15ULL
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+/* The sample of --dry-run: runs of the sweep until this many seconds have passed (a second
+ * spreads about a hundred runs over the space; a pruned job's runs are whole units). The
+ * announcement of a large sweep that is about to start measures for less. */
+#define SAMPLE_SECONDS   1.0
+#define ANNOUNCE_SECONDS 0.25
 
 static const char *value_name(const cdse_job *job, int axis, int64_t v, char *buf, size_t n)
 {
@@ -80,24 +73,14 @@ static void print_axes(const cdse_job *job, FILE *out)
     }
 }
 
-/* Evaluates a spread sample; returns configurations per second, the feasible share in *ok. */
-static double sample_rate(const cdse_job *job, uint64_t *sampled, double *ok)
+/* The sweep's rate on this machine, measured with its own code on a spread sample
+ * (cdse_sweep_measure): configurations done (evaluated or skipped by pruning) per second and
+ * rank. */
+static double sample_rate(const cdse_job *job, double seconds, cdse_sweep_sample *sample)
 {
-    uint64_t size = job->space.size, n = 0, feasible = 0;
-    cdse_record record;
-    double start = seconds_now(), elapsed = 0;
-    while (n < SAMPLE_MAX && n < size) {
-        /* A space no bigger than the sample is evaluated whole, in order. */
-        cdse_record_eval(job, size <= SAMPLE_MAX ? n : (n * SAMPLE_STEP) % size, &record);
-        feasible += record.result.status == CDSE_ST_OK;
-        n++;
-        if ((n & 1023) == 0 && (elapsed = seconds_now() - start) > SAMPLE_SECONDS)
-            break;
-    }
-    elapsed = seconds_now() - start;
-    *sampled = n;
-    *ok = n ? (double)feasible / (double)n : 0;
-    return elapsed > 0 ? (double)n / elapsed : 0;
+    if (cdse_sweep_measure(job, seconds, sample) != 0 || sample->seconds <= 0)
+        return 0;
+    return (double)sample->done / sample->seconds;
 }
 
 static void print_duration(FILE *out, const char *label, double s)
@@ -145,42 +128,46 @@ static void print_store(const cdse_job *job, double feasible_share, FILE *out)
 
 void cdse_dry_run(const cdse_job *job, int ranks, bool store, FILE *out)
 {
-    uint64_t sampled = 0;
-    double ok = 0;
-    double rate = sample_rate(job, &sampled, &ok);
+    cdse_sweep_sample sample;
+    double rate = sample_rate(job, SAMPLE_SECONDS, &sample);
+    const cdse_counts *n = &sample.counts;
+    double ok = n->evaluated ? (double)n->feasible / (double)n->evaluated : 0;
     double size = (double)job->space.size;
     fprintf(out, "# dry run of job %s: nothing is evaluated beyond a sample, nothing written\n",
             job->name);
     print_axes(job, out);
     fprintf(out, "# %-30s %s\n", "estimate", "value");
     fprintf(out, "  %-30s %llu\n", "configurations", (unsigned long long)job->space.size);
-    fprintf(out, "  %-30s %llu spread over the space\n", "sample evaluated",
-            (unsigned long long)sampled);
-    fprintf(out, "  %-30s %.3g%% (from the sample)\n", "feasible share", 100 * ok);
-    fprintf(out, "  %-30s %.4g configs/s per rank\n", "measured rate", rate);
+    fprintf(out, "  %-30s %llu runs of %llu consecutive configurations, %s\n", "sample",
+            (unsigned long long)sample.runs, (unsigned long long)sample.run_size,
+            sample.done >= job->space.size ? "the whole space" : "spread over the space");
+    fprintf(out, "  %-30s %llu\n", "sample evaluated", (unsigned long long)n->evaluated);
+    if (job->objective.prune)
+        fprintf(out, "  %-30s %llu (%.3g%% of the sample)\n", "sample skipped by pruning",
+                (unsigned long long)n->pruned,
+                sample.done ? 100.0 * (double)n->pruned / (double)sample.done : 0.0);
+    fprintf(out, "  %-30s %.3g%% (of the sample evaluated)\n", "feasible share", 100 * ok);
+    fprintf(out, "  %-30s %.4g configs/s per rank (the sweep's own code, this machine)\n",
+            "measured rate", rate);
     fprintf(out, "  %-30s %d\n", "ranks", ranks);
     print_duration(out, "estimated evaluation time", rate > 0 ? size / (rate * ranks) : INFINITY);
-    if (job->objective.prune)
-        fprintf(out, "  %-30s %s\n", "pruning",
-                "on: the time above is that of every configuration, an upper bound");
     if (store) {
         print_store(job, ok, out);
-        fprintf(out, "# the sweep adds the time to send and write the stored rows (none with "
-                     "store = \"best\"), which the estimate leaves out\n");
+        fprintf(out, "# a rank per core; rank 0 also writes the stored rows (none with store = "
+                     "\"best\"), which the estimate leaves out\n");
     }
 }
 
 void cdse_dry_run_announce(const cdse_job *job, int ranks, FILE *out)
 {
-    uint64_t sampled = 0;
-    double ok = 0;
-    double rate = sample_rate(job, &sampled, &ok);
+    cdse_sweep_sample sample;
+    double rate = sample_rate(job, ANNOUNCE_SECONDS, &sample);
     double seconds = rate > 0 ? (double)job->space.size / (rate * ranks) : INFINITY;
     fprintf(out,
             "sweep: a large space: evaluating it takes about %.3g h on %d rank%s at %.3g "
-            "configs/s per rank (measured on a sample; --dry-run shows more)%s\n",
+            "configs/s per rank (measured on a sample%s; --dry-run shows more)\n",
             seconds / 3600, ranks, ranks > 1 ? "s" : "", rate,
-            job->objective.prune ? "; pruning skips most of it" : "");
+            job->objective.prune ? ", pruning included" : "");
 }
 
 int cdse_dry_run_check_store(const cdse_job *job, bool force, const char *prog, FILE *err)

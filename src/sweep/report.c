@@ -559,18 +559,58 @@ static bool line_field(char *line, size_t cap, size_t *used, const char *text, s
     return true;
 }
 
+/* The text of each float column in the last row formatted by this thread: consecutive rows of a
+ * store share most of them (the hardware values, the memory, the zeros of what a configuration
+ * does not use), so their text is copied instead of formatted again. */
+#define CSV_CACHE_COLUMNS 128
+typedef struct csv_cache {
+    uint64_t bits[CSV_CACHE_COLUMNS];
+    char text[CSV_CACHE_COLUMNS][CDSE_NUMFMT_MAX];
+    unsigned char len[CSV_CACHE_COLUMNS];
+    bool valid[CSV_CACHE_COLUMNS];
+} csv_cache;
+
+static _Thread_local csv_cache csv_last;
+
+/* A float column's text at `out` (CDSE_NUMFMT_MAX bytes free); returns its length. */
+static size_t float_text(int column, double value, char *out)
+{
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    if (column < CSV_CACHE_COLUMNS && csv_last.valid[column] && csv_last.bits[column] == bits) {
+        memcpy(out, csv_last.text[column], CDSE_NUMFMT_MAX);
+        return csv_last.len[column];
+    }
+    size_t n = cdse_fmt_g6(out, value);
+    if (column < CSV_CACHE_COLUMNS) {
+        memcpy(csv_last.text[column], out, CDSE_NUMFMT_MAX);
+        csv_last.len[column] = (unsigned char)n;
+        csv_last.bits[column] = bits;
+        csv_last.valid[column] = true;
+    }
+    return n;
+}
+
 /* One row is put together in memory and written with one call: this is the path of a whole
- * store's export, at millions of rows per second. */
+ * store's export, at millions of rows per second. Numbers are formatted in place (they never
+ * need quotes). */
 void cdse_csv_row(FILE *out, const cdse_record *record, const cdse_job *job)
 {
     char line[8192], buf[128];
     size_t used = 0;
     for (int i = 0; i < cdse_column_count; i++) {
         const cdse_column *c = &cdse_columns[i];
-        bool number = column_is_number(c);
+        if (i > 0)
+            line[used++] = ',';
+        if (column_is_number(c) && used + CDSE_NUMFMT_MAX + 2 <= sizeof line) {
+            const void *field = field_of(c, record);
+            used += c->kind == CDSE_COL_F64 ? float_text(i, *(const double *)field, line + used)
+                                            : format_number(c->kind, field, line + used);
+            continue;
+        }
         const char *text = buf;
         size_t n;
-        if (number) {
+        if (column_is_number(c)) {
             n = format_number(c->kind, field_of(c, record), buf);
         } else if (c->kind == CDSE_COL_MODULES) {
             cdse_recompute_modules_text(*(const int *)field_of(c, record), buf, sizeof buf);
@@ -580,9 +620,7 @@ void cdse_csv_row(FILE *out, const cdse_record *record, const cdse_job *job)
             text = text != NULL ? text : "?";
             n = strlen(text);
         }
-        if (i > 0)
-            line[used++] = ',';
-        if (!line_field(line, sizeof line, &used, text, n, number)) {
+        if (!line_field(line, sizeof line, &used, text, n, column_is_number(c))) {
             fwrite(line, 1, used, out); /* a row longer than the buffer: the slow way */
             used = 0;
             csv_field(out, text);
@@ -590,73 +628,6 @@ void cdse_csv_row(FILE *out, const cdse_record *record, const cdse_job *job)
     }
     line[used++] = '\n';
     fwrite(line, 1, used, out);
-}
-
-/* The human table: a selection of columns with short labels and fixed widths (negative:
- * left-aligned). A value wider than its column still gets one space before the next. */
-typedef struct table_column {
-    const char *column;
-    const char *label;
-    int width;
-    int digits; /* significant digits of a float (%.Ng) */
-} table_column;
-
-static const table_column table_columns[] = {
-    {"index", "index", 10, 0},
-    {"model", "model", -14, 0},
-    {"system", "system", -14, 0},
-    {"gpus", "gpus", 6, 0},
-    {"tp", "tp", 3, 0},
-    {"pp", "pp", 3, 0},
-    {"dp", "dp", 5, 0},
-    {"cp", "cp", 3, 0},
-    {"ep", "ep", 3, 0},
-    {"vpp", "vpp", 3, 0},
-    {"microbatch", "mb", 3, 0},
-    {"global_batch", "gbs", 6, 0},
-    {"recompute", "recompute", -9, 0},
-    {"sequence_parallel", "sp", 2, 0},
-    {"zero", "zero", 4, 0},
-    {"precision", "prec", -4, 0},
-    {"offload", "offload", -8, 0},
-    {"etp", "etp", 3, 0},
-    {"recompute_modules", "modules", -14, 0},
-    {"moe_dispatcher", "dispatch", -8, 0},
-    {"moe_overlap", "moe_overlap", -14, 0},
-    {"stack", "stack", -18, 0},
-    {"status", "status", -19, 0},
-    {"time_per_iteration_s", "time_s", 10, 5},
-    {"tokens_per_s", "tok/s", 10, 5},
-    {"mfu", "mfu", 6, 3},
-    {"mem_total_gib", "mem_gib", 8, 4},
-    {"time_to_train_days", "days", 8, 4},
-};
-static const int table_column_count = (int)(sizeof table_columns / sizeof table_columns[0]);
-
-void cdse_table_header(FILE *out)
-{
-    for (int i = 0; i < table_column_count; i++) {
-        const table_column *c = &table_columns[i];
-        /* The '#' takes the first character of the first column. */
-        int width = i == 0 ? c->width - 1 : c->width;
-        fprintf(out, "%s%*s", i == 0 ? "#" : " ", width, c->label);
-    }
-    fputc('\n', out);
-}
-
-void cdse_table_row(FILE *out, const cdse_record *record, const cdse_job *job)
-{
-    char buf[128];
-    for (int i = 0; i < table_column_count; i++) {
-        const table_column *c = &table_columns[i];
-        const cdse_column *column = cdse_column_find(c->column);
-        if (column->kind == CDSE_COL_F64)
-            snprintf(buf, sizeof buf, "%.*g", c->digits, cdse_column_value(column, record));
-        else
-            cdse_column_format(column, record, job, buf, sizeof buf);
-        fprintf(out, "%s%*s", i == 0 ? "" : " ", c->width, buf);
-    }
-    fputc('\n', out);
 }
 
 void cdse_columns_print(FILE *out)

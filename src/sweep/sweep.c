@@ -689,6 +689,111 @@ static uint64_t job_message_bound(const cdse_job *job, uint64_t chunk_max)
     return sizeof(chunk_header) + units * cand * sizeof(cdse_record);
 }
 
+/* ---- a sample of the sweep, for --dry-run ---------------------------------------------------- */
+
+/* Configurations in a sampled run without pruning: hundreds of runs in a second (the cost of a
+ * configuration varies by orders of magnitude over the space: many runs are needed), each long
+ * enough for the caches the sweep's consecutive indices keep warm (the hardware design). */
+#define SAMPLE_RUN 2048
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+    while (b != 0) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* A step coprime with `runs` near runs / golden ratio: r_k = k x step mod runs visits every run
+ * once, and any first n of them are spread evenly over the space (a Kronecker sequence). */
+static uint64_t sample_step(uint64_t runs)
+{
+    uint64_t step = (uint64_t)((double)runs * 0.6180339887498949) | 1;
+    while (runs > 1 && gcd(step, runs) != 1)
+        step += 2;
+    return step;
+}
+
+/* The rows a sample stores, gathered into whole HDF5 chunks and compressed as the sweep
+ * compresses every stored row once (shuffle + deflate: most of a store = "all" sweep's time). */
+typedef struct sample_rows {
+    unsigned char *rows, *scratch, *out;
+    size_t n, cap, row_size;
+} sample_rows;
+
+static int sample_rows_add(sample_rows *p, const unsigned char *rows, size_t n, bool flush)
+{
+    while (n > 0 || (flush && p->n > 0)) {
+        size_t take = p->cap - p->n < n ? p->cap - p->n : n;
+        memcpy(p->rows + p->n * p->row_size, rows, take * p->row_size);
+        p->n += take, rows += take * p->row_size, n -= take;
+        if (p->n < p->cap && !flush)
+            break;
+        if (p->n < p->cap) /* the last, partial chunk: the rest of it as zeros */
+            memset(p->rows + p->n * p->row_size, 0, (p->cap - p->n) * p->row_size);
+        if (cdse_store_compress_chunk(p->rows, p->scratch, p->out) == 0)
+            return CDSE_ENOMEM;
+        p->n = 0;
+    }
+    return CDSE_OK;
+}
+
+int cdse_sweep_measure(const cdse_job *job, double seconds, cdse_sweep_sample *s)
+{
+    memset(s, 0, sizeof *s);
+    uint64_t size = job->space.size, run = SAMPLE_RUN;
+    if (job->objective.prune) {
+        int unit_axis, box_axis;
+        sweep__prune_layout(&job->space, &run, &unit_axis, &box_axis);
+    }
+    run = run < size ? run : size;
+    uint64_t runs = run > 0 ? (size + run - 1) / run : 0; /* the last one may be shorter */
+    chunk c;
+    sample_rows stored = {.cap = cdse_store_chunk_rows(), .row_size = cdse_store_row_size()};
+    stored.rows = malloc(stored.cap * stored.row_size);
+    stored.scratch = malloc(stored.cap * stored.row_size);
+    stored.out = malloc(cdse_store_chunk_bound());
+    int rc = chunk_init(&c, job, run) < 0 || !stored.rows || !stored.scratch || !stored.out
+                 ? CDSE_ENOMEM
+                 : CDSE_OK;
+    uint64_t step = sample_step(runs);
+    double start = now_s();
+    for (uint64_t k = 0; rc == CDSE_OK && k < runs; k++) {
+        uint64_t r = (uint64_t)(((unsigned __int128)k * step) % runs);
+        uint64_t end = size - r * run > run ? r * run + run : size;
+        chunk_begin(&c, (cdse_range){r * run, end});
+        while (!chunk_complete(&c))
+            chunk_eval(&c, job, run);
+        /* The run's own message carries its candidates; its rows are compressed below. */
+        uint64_t n_rows = c.head.n_rows;
+        c.head.n_rows = 0;
+        if (chunk_finish(&c) == 0)
+            rc = CDSE_ENOMEM;
+        bool last = k + 1 == runs || now_s() - start > seconds;
+        if (rc == CDSE_OK)
+            rc = sample_rows_add(&stored, c.rows, (size_t)n_rows, last);
+        s->runs++;
+        s->done += end - r * run;
+        s->rows += n_rows;
+        s->counts.evaluated += c.head.counts.evaluated;
+        s->counts.feasible += c.head.counts.feasible;
+        s->counts.pruned += c.head.counts.pruned;
+        for (int st = 0; st < CDSE_ST_COUNT; st++)
+            s->counts.status[st] += c.head.counts.status[st];
+        if (last)
+            break;
+    }
+    s->seconds = now_s() - start;
+    s->run_size = run;
+    free(stored.rows);
+    free(stored.scratch);
+    free(stored.out);
+    chunk_free(&c);
+    return rc;
+}
+
 /* ---- provenance ----------------------------------------------------------------------------- */
 
 static void gather_meta(MPI_Comm comm, int rank, int ranks, cdse_store_meta *meta)

@@ -61,7 +61,7 @@ grep -v '^output' "$job" >no_output.cfg
 grep -q '^name = "test-small";' no_output.cfg
 expect 0 '' mpirun -np 1 "$CLUSTERDSE" sweep no_output.cfg --quiet
 [ -f results/test-small.h5 ] || { echo "cli_options: no results/test-small.h5"; exit 1; }
-"$CLUSTERDSE" sweep --help | grep -q "the store (default: the job's \`output\`, results/NAME.h5)" ||
+"$CLUSTERDSE" sweep --help | tr -s ' \n' ' ' | grep -q "(default: the job's \`output\`, results/NAME.h5)" ||
     { echo "cli_options: sweep --help does not say results/NAME.h5"; exit 1; }
 
 # --resume of a damaged store (cut short) is exit 2, as docs/sweep.md's table says.

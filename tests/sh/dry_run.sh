@@ -10,13 +10,14 @@ trap 'rm -rf "$dir"' EXIT
 cd "$dir"
 
 # tests/jobs/report.cfg: 2 x 2 x 3 x 4 x 3 x 2 x 3 x 2 x 2 = 3456 configurations, evaluated whole
-# by the sample (it is smaller than 200000).
+# by the sample (one run of the sweep's code over the whole space takes less than a second).
 echo "+ $CLUSTERDSE eval $CDSE_SRC/tests/jobs/report.cfg --dry-run"
 "$CLUSTERDSE" eval "$CDSE_SRC/tests/jobs/report.cfg" --dry-run | tee eval.txt
 grep -Eq '^  gpus +3  16 32 64$' eval.txt
 grep -Eq '^  recompute +3  none selective full$' eval.txt
 grep -Eq '^  configurations +3456$' eval.txt
-grep -Eq '^  sample evaluated +3456 ' eval.txt
+grep -Eq '^  sample +2 runs of 2048 consecutive configurations, the whole space$' eval.txt
+grep -Eq '^  sample evaluated +3456$' eval.txt
 feasible=$(awk '$1 == "feasible" && $2 == "share" {print $3}' eval.txt)
 # The whole space was the sample: the share is exactly what evaluating every configuration gives.
 ok=$("$CLUSTERDSE" eval "$CDSE_SRC/tests/jobs/report.cfg" --csv |
@@ -69,4 +70,34 @@ echo "+ timeout -s TERM 6 mpirun -np 2 $CLUSTERDSE sweep bigbest.cfg -o bb.h5"
 set +e; timeout -s TERM 6 mpirun -np 2 "$CLUSTERDSE" sweep bigbest.cfg -o bb.h5 >/dev/null 2>err.txt; rc=$?; set -e
 head -2 err.txt
 grep -Eq '^sweep: a large space: evaluating it takes about [0-9.e+]+ h on 2 ranks at [0-9.e+]+ configs/s per rank' err.txt
+# The estimate against the real run (issue 26 item 8: within 1.5x), on one rank, for an ordinary
+# sweep (the quick start on one system: 1,474,560 configurations, 19% feasible and stored, whose
+# compression is most of the time) and a pruned design grid (the COMET grid on 12 designs and 2
+# sizes: 6,635,520 configurations, most skipped by pruning). The real time is the sweep's own
+# "configurations in X s". Other processes on a shared machine change both: the estimate is taken
+# just before and just after the run, and the run must be within 1.5x of either.
+sed -e 's/^systems = .*/systems = ( "b200-dgx" );/' -e 's/^output = .*//' \
+    "$CDSE_SRC/jobs/quickstart.cfg" >ordinary.cfg
+sed -e 's/bf16 = \[ 989.4, 1978.8 \]/bf16 = 989.4/' \
+    -e 's/hbm_bandwidth = \[ 2000.0, 3350.0, 4800.0 \]/hbm_bandwidth = [ 2000.0, 4800.0 ]/' \
+    -e 's/size = \[ 8, 16, 32, 64 \]/size = [ 8, 64 ]/' -e 's/bandwidth = \[ 25.0, 50.0, 100.0 \]/bandwidth = [ 25.0, 100.0 ]/' \
+    -e 's/capacity_gib = \[ 256.0, 512.0, 2048.0 \]; bandwidth = \[ 32.0, 128.0, 512.0 \]/capacity_gib = 512.0; bandwidth = 128.0/' \
+    -e 's/gpus = \[ 512, 1024, 2048, 4096, 8192 \]/gpus = [ 1024, 4096 ]/' -e 's/^output = .*//' \
+    "$CDSE_SRC/jobs/comet-grid-gpt3-175b.cfg" >grid.cfg
+estimate() { mpirun -np 1 "$CLUSTERDSE" sweep "$1" --dry-run | tee "$1.dry" | awk '/^  estimated evaluation time/ { print $4 }'; }
+for job in ordinary grid; do
+    echo "+ mpirun -np 1 $CLUSTERDSE sweep $job.cfg --dry-run; sweep $job.cfg -o $job.h5; --dry-run"
+    before=$(estimate $job.cfg)
+    grep -Eq "^  configurations +$([ $job = grid ] && echo 6635520 || echo 1474560)$" $job.cfg.dry ||
+        { echo "dry_run: $job.cfg is not the space this test means"; cat $job.cfg.dry; exit 1; }
+    real=$(mpirun -np 1 "$CLUSTERDSE" sweep $job.cfg -o $job.h5 2>&1 >/dev/null | awk '/configurations in/ { print $5 }')
+    after=$(estimate $job.cfg)
+    echo "dry_run: $job: estimated $before s and $after s, swept in $real s"
+    awk -v r="$real" -v a="$before" -v b="$after" 'BEGIN {
+        ok = 0; split(a " " b, e, " ")
+        for (i = 1; i <= 2; i++) if (e[i] > 0 && r <= 1.5 * e[i] && r >= e[i] / 1.5) ok = 1
+        exit !ok }' || { echo "dry_run: $job: the estimate is not within 1.5x of the run"; exit 1; }
+done
+grep -Eq '^  sample skipped by pruning +[0-9]+ \((9[0-9]|[0-9]{2}\.[0-9])' grid.cfg.dry ||
+    { echo "dry_run: the grid's sample shows no pruning"; exit 1; }
 echo "dry_run: ok"

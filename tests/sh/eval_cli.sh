@@ -51,11 +51,27 @@ want=$(awk -F, 'NR > 1 && $21 == "ok" { print $23, $1 }' "$tmp/all.csv" |
     sort -k1,1gr -k2,2n | head -3 | cut -d' ' -f2 | tr '\n' ' ')
 [ "$got" = "$want" ] || fail "-n 3 gave indices '$got', expected '$want'"
 
-# The human table: '#' header, then one line per configuration with the same width.
+# The human table: '#' lines (what is the same in every row, then the header), then one line
+# per configuration with the header's width. good_small.cfg sweeps gpus, tp, microbatch,
+# recompute, sequence_parallel and zero (dp follows): those are the columns, with the results.
 run "$bin" eval "$jobs/good_small.cfg"
 [ "$rc" -eq 0 ] || fail "table: exit $rc"
-head -1 "$tmp/out" | grep -q '^#' || fail "table: no '#' header"
-[ "$(($(wc -l <"$tmp/out") - 1))" -eq 256 ] || fail "table: wrong row count"
+head -1 "$tmp/out" | grep -q '^# same in every row: model=gpt3-1.3b system=a100-80g-dgx cp=1 ' ||
+    fail "table: no '# same' line: $(head -1 "$tmp/out")"
+[ "$(grep -vc '^#' "$tmp/out")" -eq 256 ] || fail "table: wrong row count"
+header=$(sed -n 2p "$tmp/out")
+[ "$(echo $header)" = "#index gpus tp pp dp mb recompute sp zero status time_s tok/s mfu mem_gib days" ] ||
+    fail "table: header '$header'"
+awk -v w=${#header} '!/^#/ && length($0) != w { bad++ } END { exit bad > 0 }' "$tmp/out" ||
+    fail "table: a row is not as wide as the header"
+# No token budget: days is '-' in every row, never 0.
+awk '!/^#/ && $NF != "-" { bad++ } END { exit bad > 0 }' "$tmp/out" || fail "table: days not '-'"
+run "$bin" eval "$jobs/good_small.cfg" --columns tp,mb,no_such
+[ "$rc" -eq 1 ] && grep -q "^clusterdse eval: --columns tp,mb,no_such: no column 'no_such'; allowed: column names joined by ',' (index, model, system" "$tmp/err" ||
+    fail "--columns no_such: exit $rc: $(cat "$tmp/err")"
+run "$bin" eval "$jobs/good_small.cfg" --columns tp,mb,status -n 2
+[ "$rc" -eq 0 ] && [ "$(cat "$tmp/out")" = "$(printf '#tp mb status\n  1  2 ok    \n  1  2 ok    ')" ] ||
+    fail "--columns tp,mb,status -n 2: $(cat "$tmp/out")"
 
 # Inline model and system, base + override, nodes, L-suffix tokens: 2 models x 2 nodes x 3 tp
 # x 2 gbs x 2 zero x 2 precision x 2 offload x 2 tp_comm_overlap = 384 configurations.

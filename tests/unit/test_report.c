@@ -1,4 +1,4 @@
-/* Output columns, CSV and the human table (src/sweep/report.c). */
+/* Output columns and CSV (src/sweep/report.c); the table: test_table.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,12 +53,6 @@ static void header_fn(FILE *f, const void *a, const void *b)
 static void row_fn(FILE *f, const void *record, const void *job)
 {
     cdse_csv_row(f, record, job);
-}
-
-static void table_fn(FILE *f, const void *record, const void *job)
-{
-    cdse_table_header(f);
-    cdse_table_row(f, record, job);
 }
 
 static void test_csv_header_is_the_contract(void **state)
@@ -195,42 +189,6 @@ static void test_cost_orientation(void **state)
     assert_float_equal(cdse_record_cost(&record, CDSE_METRIC_TIME_TO_TRAIN), 41.39211, 0.0);
     record.result.status = CDSE_ST_OOM; /* never ranks ahead of a feasible configuration */
     assert_true(cdse_record_cost(&record, CDSE_METRIC_TIME_PER_ITERATION) > 1e300);
-    free(job);
-}
-
-static int count_fields(const char *line)
-{
-    int n = 0;
-    bool in_field = false;
-    for (const char *p = line; *p != '\0' && *p != '\n'; p++) {
-        bool space = *p == ' ';
-        if (!space && !in_field)
-            n++;
-        in_field = !space;
-    }
-    return n;
-}
-
-static void test_table(void **state)
-{
-    (void)state;
-    cdse_job *job = calloc(1, sizeof *job);
-    cdse_record record;
-    fill(job, &record);
-    record.strategy.offload = 0; /* "none" fits its column; longer values push the line */
-    const char *text = capture(table_fn, &record, job);
-    assert_int_equal(text[0], '#');
-    const char *row = strchr(text, '\n') + 1;
-    /* Header and row have the same width; the header has one more field, the '#' that opens
-     * it (as in the OSU micro-benchmarks' "# Size  Latency (us)"). */
-    assert_int_equal(strchr(row, '\n') - row, (row - 1) - text);
-    assert_int_equal(count_fields(row) + 1, count_fields(text));
-    /* 23 columns and etp, modules, dispatch, moe_overlap, stack. */
-    assert_int_equal(count_fields(row), 28);
-    assert_non_null(strstr(row, " selective "));
-    assert_non_null(strstr(row, " alltoall "));
-    assert_non_null(strstr(row, " default "));
-    assert_non_null(strstr(row, " 12.5 "));
     free(job);
 }
 
@@ -375,7 +333,6 @@ int main(void)
         cmocka_unit_test(test_csv_row),
         cmocka_unit_test(test_column_values),
         cmocka_unit_test(test_cost_orientation),
-        cmocka_unit_test(test_table),
         cmocka_unit_test(test_record_eval),
         cmocka_unit_test(test_hw_columns),
         cmocka_unit_test(test_cost_energy),

@@ -96,9 +96,7 @@ void cdse_column_format(const cdse_column *column, const cdse_record *record, co
 void cdse_csv_header(FILE *out);
 void cdse_csv_row(FILE *out, const cdse_record *record, const cdse_job *job);
 
-/* Human table: '#' header line and fixed-width columns (a selection of the columns). */
-void cdse_table_header(FILE *out);
-void cdse_table_row(FILE *out, const cdse_record *record, const cdse_job *job);
+/* The human table: clusterdse/sweep/table.h. */
 
 /* Offload mask as text: "none", "weights", "activations+optimizer", ... */
 const char *cdse_offload_name(int offload);

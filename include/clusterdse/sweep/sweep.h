@@ -54,6 +54,24 @@ typedef struct cdse_sweep_stats {
 int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm comm,
                    cdse_sweep_stats *stats, cdse_diag *diag);
 
+/* What a sample of a job's sweep measured (cdse_sweep_sample). */
+typedef struct cdse_sweep_sample {
+    uint64_t done;      /* configurations of the runs sampled: evaluated + pruned */
+    uint64_t runs;      /* runs of consecutive configurations sampled */
+    uint64_t run_size;  /* configurations per run (a whole pruning unit when the job prunes) */
+    cdse_counts counts; /* evaluated, feasible, pruned, per status */
+    uint64_t rows;      /* rows the sweep would store */
+    double seconds;     /* wall time of the sample */
+} cdse_sweep_sample;
+
+/* Measures how fast one rank sweeps `job` on this machine: runs of consecutive configurations
+ * spread over the space (the whole space in order when it takes less than `seconds`), each
+ * through the sweep's own chunk code: evaluation, counts, the best per group, pruning (a run is
+ * a whole pruning unit, so what it skips is what the sweep skips), packing and compressing the
+ * rows to store. Stops after the first run that ends past `seconds`. The rate is
+ * done / seconds. Returns 0, or CDSE_ENOMEM. Not collective. */
+int cdse_sweep_measure(const cdse_job *job, double seconds, cdse_sweep_sample *sample);
+
 /* ---- internal, exposed for unit tests -------------------------------------------------------
  * The best-so-far: top-K per group (objective.group_by) and the best per (model, gpus) from
  * which the Pareto front is drawn. Only feasible records count; order is (cost, index), cost
