@@ -27,8 +27,7 @@ double meta_rng_unit(meta_rng *rng)
     return (double)(meta_rng_next(rng) >> 11) * 0x1.0p-53;
 }
 
-/* ---- The zoo ----------------------------------------------------------------------------------
- */
+/* ---- The zoo -------------------------------------------------------------------------- */
 
 #define ZOO_MAX 64
 
@@ -102,8 +101,7 @@ int meta_zoo_load(const char *source_dir)
     return 0;
 }
 
-/* ---- Lists ------------------------------------------------------------------------------------
- */
+/* ---- Lists ---------------------------------------------------------------------------- */
 
 static void list_add(meta_list *list, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void list_add(meta_list *list, const char *fmt, ...)
@@ -153,8 +151,7 @@ static void every_word(meta_list *list, const char *const *values, int n)
         list_add(list, "\"%s\"", values[i]);
 }
 
-/* ---- Systems ----------------------------------------------------------------------------------
- */
+/* ---- Systems -------------------------------------------------------------------------- */
 
 /* A second memory tier, so that offload configurations can run on any zoo system. */
 #define TIER_TEXT                                                                                  \
@@ -246,8 +243,7 @@ static void add_pool(meta_rng *rng, meta_job *job)
              a, b, z->system_name[a], per_type, z->system_name[b], per_type);
 }
 
-/* ---- Axes -------------------------------------------------------------------------------------
- */
+/* ---- Axes ----------------------------------------------------------------------------- */
 
 static bool divides(int d, int n)
 {
@@ -378,8 +374,7 @@ static void add_gpus(meta_rng *rng, meta_job *job, double p)
                  64 << meta_rng_below(rng, 4)); /* some count that any tp pp cp splits */
 }
 
-/* ---- Jobs -------------------------------------------------------------------------------------
- */
+/* ---- Jobs ----------------------------------------------------------------------------- */
 
 static const char *const prune_metrics[] = {
     "time_per_iteration", "tokens_per_s",    "time_to_train", "gpu_hours",
@@ -451,8 +446,7 @@ void meta_job_generate(meta_rng *rng, meta_kind kind, bool prune, meta_job *job)
     add_objective(rng, job, kind, prune);
 }
 
-/* ---- Rendering --------------------------------------------------------------------------------
- */
+/* ---- Rendering ------------------------------------------------------------------------ */
 
 typedef struct out_buf {
     char *buf;

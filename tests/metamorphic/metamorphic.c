@@ -54,6 +54,7 @@
 #define SAMPLES_PER_JOB  12  /* configurations drawn per generated job */
 #define DRAWS_PER_SAMPLE 40  /* draws to find one that is not structurally impossible */
 #define HARDWARE_CHANGES 3   /* random changes per hardware relation and configuration */
+#define SWEEP_EVERY      4   /* every 4th job of the kind with hardware axes and pools */
 #define EMIT_FEASIBLE    100 /* feasible configurations of a job for the command-line test */
 #define PRINTED_PER_REL  3   /* violations printed in full per relation (--show N) */
 #define SECONDS_PER_DAY  86400.0
@@ -114,8 +115,7 @@ static bool near(double a, double b, double tol)
     return fabs(a - b) <= tol * fmax(fabs(a), fabs(b)) + 1e-300;
 }
 
-/* ---- A pair as a job file ---------------------------------------------------------------------
- */
+/* ---- A pair as a job file ------------------------------------------------------------- */
 
 /* Restricts axis `a` of `p` to the values at digits da and db of the source jobs (one or two
  * values); *ia, *ib receive their positions. */
@@ -144,11 +144,19 @@ static void put_system(cdse_job *p, int at, const cdse_job *src, int sys, int *e
     }
 }
 
+/* The axes of which a job must have one value that fits every model and system (the job is
+ * refused otherwise): a pair on a value that does not fit keeps their whole lists. */
+static bool is_checked_axis(int a)
+{
+    return a == CDSE_AXIS_GPUS || a == CDSE_AXIS_TP || a == CDSE_AXIS_PP || a == CDSE_AXIS_VPP ||
+           a == CDSE_AXIS_EP || a == CDSE_AXIS_PRECISION || a == CDSE_AXIS_OFFLOAD;
+}
+
 /* `p` = the configurations da of ja and db of jb (jb is ja, or ja with one system changed) as
  * one job; *ia and *ib their indices in it. -1 when the job cannot be written that way (sizes
  * per system). */
 static int pair_job(cdse_job *p, const cdse_job *ja, const int *da, const cdse_job *jb,
-                    const int *db, uint64_t *ia, uint64_t *ib)
+                    const int *db, bool wide, uint64_t *ia, uint64_t *ib)
 {
     if (ja->n_system_gpus > 0 || (ja != jb && ja->n_hw_axes > 0))
         return -1;
@@ -196,8 +204,15 @@ static int pair_job(cdse_job *p, const cdse_job *ja, const int *da, const cdse_j
     p->n_hw_axes = n_hw;
     for (int h = n_hw; h < CDSE_MAX_HW_AXES; h++)
         restrict_axis(p, CDSE_AXIS_HW0 + h, 0, 0, &pa[CDSE_AXIS_HW0 + h], &pb[CDSE_AXIS_HW0 + h]);
-    for (int a = CDSE_AXIS_GPUS; a < CDSE_AXIS_COUNT; a++)
-        restrict_axis(p, a, ja->space.value[a][da[a]], jb->space.value[a][db[a]], &pa[a], &pb[a]);
+    for (int a = CDSE_AXIS_GPUS; a < CDSE_AXIS_COUNT; a++) {
+        if (wide && is_checked_axis(a)) {
+            pa[a] = da[a];
+            pb[a] = db[a];
+        } else {
+            restrict_axis(p, a, ja->space.value[a][da[a]], jb->space.value[a][db[a]], &pa[a],
+                          &pb[a]);
+        }
+    }
     cdse_diag diag;
     if (cdse_space_finish(&p->space, &diag) != 0)
         return -1;
@@ -221,29 +236,36 @@ static void report(meta_ctx *ctx, int rel, const char *what, double a, double b,
     cdse_space_decode(&ja->space, index_a, da);
     cdse_space_decode(&jb->space, index_b, db);
     printf("VIOLATION %s: %s: A %.17g, B %.17g\n", relation_name[rel], what, a, b);
-    uint64_t ia, ib;
-    if (pair_job(ctx->pair, ja, da, jb, db, &ia, &ib) != 0) {
-        printf("  (this pair cannot be written as one job: sizes per system)\n");
-        return;
-    }
+    /* The two rows alone, else with the lists of the axes the loader checks kept whole. */
+    uint64_t ia = 0, ib = 0;
     char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (mem == NULL)
-        return;
-    cdse_job_print(mem, ctx->pair);
-    fclose(mem);
-    cdse_diag diag;
-    cdse_record ra, rb;
-    const char *check = "not read back";
-    if (cdse_job_load_text(text, JOB_PATH, ctx->check, &diag) == 0) {
+    cdse_diag diag = {{0}};
+    bool read = false;
+    for (int wide = 0; wide < 2 && !read; wide++) {
+        free(text);
+        text = NULL;
+        size_t len = 0;
+        FILE *mem;
+        if (pair_job(ctx->pair, ja, da, jb, db, wide, &ia, &ib) != 0 ||
+            (mem = open_memstream(&text, &len)) == NULL) {
+            printf("  (this pair cannot be written as one job: sizes per system)\n");
+            return;
+        }
+        cdse_job_print(mem, ctx->pair);
+        fclose(mem);
+        read = cdse_job_load_text(text, JOB_PATH, ctx->check, &diag) == 0;
+    }
+    const char *check = "NOT reproduced (the job does not read back) by";
+    if (read) {
+        cdse_record ra, rb;
         cdse_record_eval(ctx->check, ia, &ra);
         cdse_record_eval(ctx->check, ib, &rb);
-        check = ra.result.time_per_iteration_s != rb.result.time_per_iteration_s ||
-                        ra.result.mem_total_gib != rb.result.mem_total_gib ||
-                        ra.result.status != rb.result.status || rel == REL_DEFINITIONS
-                    ? "reproduced by"
-                    : "its two rows read back equal in time, memory and status:";
+        bool differ = ra.result.time_per_iteration_s != rb.result.time_per_iteration_s ||
+                      ra.result.mem_total_gib != rb.result.mem_total_gib ||
+                      ra.result.status != rb.result.status;
+        check = rel == REL_DEFINITIONS ? "the row is that of"
+                : differ               ? "reproduced by"
+                         : "the two rows read back equal in time, memory and status; see";
         cdse_job_free(ctx->check);
     } else {
         printf("  (the pair job does not read back: %s)\n", diag.msg);
@@ -256,8 +278,7 @@ static void report(meta_ctx *ctx, int rel, const char *what, double a, double b,
     free(text);
 }
 
-/* ---- Comparing rows ---------------------------------------------------------------------------
- */
+/* ---- Comparing rows ------------------------------------------------------------------- */
 
 /* The first column (other than index and, with skip_system, system) in which two rows differ;
  * names compared as text, numbers exactly. NULL when none. */
@@ -287,8 +308,7 @@ static const cdse_column *row_diff(const cdse_job *ja, const cdse_record *a, con
     return NULL;
 }
 
-/* ---- Definitions ------------------------------------------------------------------------------
- */
+/* ---- Definitions ---------------------------------------------------------------------- */
 
 /* Model FLOPs per token, forward and backward, by Megatron-LM's counting
  * (num_floating_point_operations, megatron/training/training.py), as docs/eval.md defines
@@ -438,8 +458,7 @@ static void check_definitions(meta_ctx *ctx, const cdse_job *job, uint64_t index
                0.0, 0.0);
 }
 
-/* ---- Hardware relations -----------------------------------------------------------------------
- */
+/* ---- Hardware relations --------------------------------------------------------------- */
 
 static double factor(meta_rng *rng, double most)
 {
@@ -538,6 +557,31 @@ static const char *more_memory(meta_rng *rng, cdse_system *s)
     return "hbm_gib x k";
 }
 
+/* Checks hardware relation `rel` between row a (index ia of ja) and row b (index ib of jb), b on
+ * the better system. */
+static void check_better(meta_ctx *ctx, int rel, const char *change, const cdse_job *ja,
+                         uint64_t ia, const cdse_record *a, const cdse_job *jb, uint64_t ib,
+                         const cdse_record *b)
+{
+    ctx->pairs[rel]++;
+    char what[256];
+    const cdse_result *ra = &a->result, *rb = &b->result;
+    if (rel == REL_HBM && ra->status == CDSE_ST_OK && rb->status != CDSE_ST_OK) {
+        snprintf(what, sizeof what, "%s: status ok -> %s (status codes)", change,
+                 cdse_status_name(rb->status));
+        report(ctx, rel, what, ra->status, rb->status, ja, ia, jb, ib);
+    } else if (rel != REL_HBM && rb->status != ra->status) {
+        snprintf(what, sizeof what, "%s: status %s -> %s (status codes)", change,
+                 cdse_status_name(ra->status), cdse_status_name(rb->status));
+        report(ctx, rel, what, ra->status, rb->status, ja, ia, jb, ib);
+    } else if (computed(rb->status) &&
+               !at_most(rb->time_per_iteration_s, ra->time_per_iteration_s, REL_TOL)) {
+        snprintf(what, sizeof what, "%s: time_per_iteration_s grows (B is the better system)",
+                 change);
+        report(ctx, rel, what, ra->time_per_iteration_s, rb->time_per_iteration_s, ja, ia, jb, ib);
+    }
+}
+
 /* Evaluates `index` on the copy with its system changed by relation `rel`, and checks the
  * relation against `a`, the row on the job as generated. */
 static void hardware_pair(meta_ctx *ctx, int rel, uint64_t index, const cdse_record *a)
@@ -554,30 +598,67 @@ static void hardware_pair(meta_ctx *ctx, int rel, uint64_t index, const cdse_rec
     alt->fingerprint = ++ctx->fresh;
     cdse_record b;
     cdse_record_eval(alt, index, &b);
-    ctx->pairs[rel]++;
-    char what[256];
-    const cdse_result *ra = &a->result, *rb = &b.result;
-    if (rel == REL_HBM && ra->status == CDSE_ST_OK && rb->status != CDSE_ST_OK) {
-        snprintf(what, sizeof what, "%s: status ok -> %s (status codes)", change,
-                 cdse_status_name(rb->status));
-        report(ctx, rel, what, ra->status, rb->status, ctx->job, index, alt, index);
-    } else if (rel != REL_HBM && rb->status != ra->status) {
-        snprintf(what, sizeof what, "%s: status %s -> %s (status codes)", change,
-                 cdse_status_name(ra->status), cdse_status_name(rb->status));
-        report(ctx, rel, what, ra->status, rb->status, ctx->job, index, alt, index);
-    } else if (computed(rb->status) &&
-               !at_most(rb->time_per_iteration_s, ra->time_per_iteration_s, REL_TOL)) {
-        snprintf(what, sizeof what, "%s: time_per_iteration_s grows (B is the better system)",
-                 change);
-        report(ctx, rel, what, ra->time_per_iteration_s, rb->time_per_iteration_s, ctx->job, index,
-               alt, index);
-    }
+    check_better(ctx, rel, change, ctx->job, index, a, alt, index, &b);
     *sys = ctx->job->system[s];
     alt->fingerprint = ++ctx->fresh;
 }
 
-/* ---- Strategy relations -----------------------------------------------------------------------
- */
+/* The hardware relation of a hardware axis's key, and whether a higher value is the better
+ * one; -1 for keys without one (sizes, prices). */
+static int axis_relation(int key, bool *higher_better)
+{
+    *higher_better = true;
+    switch (key) {
+    case CDSE_HW_PEAK_BF16:
+    case CDSE_HW_PEAK_FP8:
+        return REL_COMPUTE;
+    case CDSE_HW_HBM_BANDWIDTH:
+        return REL_MEMORY_BW;
+    case CDSE_HW_HBM_GIB:
+    case CDSE_HW_TIER_CAPACITY:
+        return REL_HBM;
+    case CDSE_HW_NET0_BANDWIDTH:
+    case CDSE_HW_NET1_BANDWIDTH:
+        return REL_NETWORK;
+    case CDSE_HW_NET0_LATENCY:
+    case CDSE_HW_NET1_LATENCY:
+        *higher_better = false;
+        return REL_NETWORK;
+    default:
+        return -1;
+    }
+}
+
+/* The hardware relations along the job's own hardware axes (a design grid, as a user sweeps
+ * one): the configuration at every better value of an axis of its system. */
+static void hw_axis_pairs(meta_ctx *ctx, uint64_t index, const cdse_record *a, const int *digit)
+{
+    const cdse_job *job = ctx->job;
+    for (int h = 0; h < job->n_hw_axes; h++) {
+        const cdse_hw_axis *axis = &job->hw_axis[h];
+        bool higher;
+        int rel = axis_relation(axis->key, &higher);
+        if (axis->system != a->system || rel < 0)
+            continue;
+        double here = axis->value[digit[CDSE_AXIS_HW0 + h]];
+        for (int v = 0; v < axis->n; v++) {
+            if (!(higher ? axis->value[v] > here : axis->value[v] < here))
+                continue;
+            int d[CDSE_AXIS_COUNT];
+            memcpy(d, digit, sizeof d);
+            d[CDSE_AXIS_HW0 + h] = v;
+            uint64_t ib = cdse_space_encode(&job->space, d);
+            cdse_record b;
+            cdse_record_eval(job, ib, &b);
+            char change[96];
+            snprintf(change, sizeof change, "hardware axis %s %g -> %g", cdse_hw_column(axis->key),
+                     here, axis->value[v]);
+            check_better(ctx, rel, change, job, index, a, job, ib, &b);
+        }
+    }
+}
+
+/* ---- Strategy relations --------------------------------------------------------------- */
 
 /* The index with axis `a` at the digit holding `value`, or UINT64_MAX. */
 static uint64_t with_value(const cdse_space *space, const int *digit, int a, int64_t value)
@@ -698,8 +779,7 @@ static void zero_pairs(meta_ctx *ctx, const int *digit)
         }
 }
 
-/* ---- Duplicates and order ---------------------------------------------------------------------
- */
+/* ---- Duplicates and order ------------------------------------------------------------- */
 
 /* ctx->dup = the job with system `s` listed a second time under another name (the last value
  * of the systems axis). Returns that value's digit, or -1. */
@@ -778,12 +858,43 @@ static int order_digit(const cdse_job *job, const cdse_job *other, int a, int d)
     return -1;
 }
 
+/* The hardware axes of the order job (which follow its systems' order) at the values the job's
+ * axes have at `digit`: matched by key, system name and value. -1 when one is missing. */
+static int order_hw_digits(const cdse_job *job, const cdse_job *other, const int *digit, int *d)
+{
+    for (int h = 0; h < other->n_hw_axes; h++)
+        d[CDSE_AXIS_HW0 + h] = -1;
+    for (int h = 0; h < job->n_hw_axes; h++) {
+        const cdse_hw_axis *axis = &job->hw_axis[h];
+        double value = axis->value[digit[CDSE_AXIS_HW0 + h]];
+        for (int g = 0; g < other->n_hw_axes; g++) {
+            const cdse_hw_axis *to = &other->hw_axis[g];
+            if (to->key != axis->key ||
+                strcmp(job->system[axis->system].name, other->system[to->system].name) != 0)
+                continue;
+            for (int v = 0; v < to->n; v++)
+                if (to->value[v] == value)
+                    d[CDSE_AXIS_HW0 + g] = v;
+        }
+    }
+    for (int h = 0; h < other->n_hw_axes; h++)
+        if (d[CDSE_AXIS_HW0 + h] < 0)
+            return -1;
+    return 0;
+}
+
 static void order_pair(meta_ctx *ctx, uint64_t index, const cdse_record *a, const int *digit)
 {
     const cdse_job *job = ctx->job, *other = ctx->order;
     int d[CDSE_AXIS_COUNT];
+    if (order_hw_digits(job, other, digit, d) != 0) {
+        report(ctx, REL_ORDER, "a hardware-axis value missing from the reordered job", 0, -1, job,
+               index, job, index);
+        return;
+    }
     for (int ax = 0; ax < CDSE_AXIS_COUNT; ax++)
-        if ((d[ax] = order_digit(job, other, ax, digit[ax])) < 0) {
+        if ((ax < CDSE_AXIS_HW0 || ax >= CDSE_AXIS_HW0 + other->n_hw_axes) &&
+            (d[ax] = order_digit(job, other, ax, digit[ax])) < 0) {
             report(ctx, REL_ORDER, "a value missing from the reordered job (axis number)", ax, -1,
                    job, index, job, index);
             return;
@@ -804,8 +915,7 @@ static void order_pair(meta_ctx *ctx, uint64_t index, const cdse_record *a, cons
     }
 }
 
-/* ---- One generated job ------------------------------------------------------------------------
- */
+/* ---- One generated job ---------------------------------------------------------------- */
 
 static int load(meta_ctx *ctx, const char *text, cdse_job *job)
 {
@@ -832,11 +942,15 @@ static uint64_t draw(meta_ctx *ctx, cdse_record *rec)
     return UINT64_MAX;
 }
 
+/* One generated job: every SWEEP_EVERY-th of the kind the command-line test sweeps (hardware
+ * axes, pools, more systems; no hardware relations: a pool or an axis on the changed key would
+ * hide the change), the others of the pair kind (recompute and zero with every value). */
 static void one_job(meta_ctx *ctx)
 {
     static meta_job gen;
     static char text[1 << 17], shuffled[1 << 17];
-    meta_job_generate(&ctx->rng, META_PAIRS, false, &gen);
+    bool sweep_kind = ctx->jobs % SWEEP_EVERY == SWEEP_EVERY - 1;
+    meta_job_generate(&ctx->rng, sweep_kind ? META_SWEEP : META_PAIRS, false, &gen);
     meta_rng shuffle = {meta_rng_next(&ctx->rng)};
     if (meta_job_render(&gen, NULL, text, sizeof text) < 0 ||
         meta_job_render(&gen, &shuffle, shuffled, sizeof shuffled) < 0)
@@ -858,9 +972,10 @@ static void one_job(meta_ctx *ctx)
             continue;
         int digit[CDSE_AXIS_COUNT];
         cdse_space_decode(&ctx->job->space, index, digit);
-        for (int rel = REL_COMPUTE; rel <= REL_HBM; rel++)
+        for (int rel = REL_COMPUTE; rel <= REL_HBM && !sweep_kind; rel++)
             for (int t = 0; t < HARDWARE_CHANGES; t++)
                 hardware_pair(ctx, rel, index, &a);
+        hw_axis_pairs(ctx, index, &a, digit);
         recompute_pairs(ctx, digit);
         recompute_layer_pairs(ctx, digit);
         recompute_module_pairs(ctx, digit);
@@ -880,8 +995,7 @@ static long pair_total(const meta_ctx *ctx)
     return n;
 }
 
-/* ---- --emit-job -------------------------------------------------------------------------------
- */
+/* ---- --emit-job ----------------------------------------------------------------------- */
 
 /* A job for tests/sh/metamorphic_sweep.sh: kind sweep (store "all", 500 to 20,000
  * configurations), prune or exhaustive (the same job with objective.prune true or false, 20,000
@@ -923,8 +1037,7 @@ static int emit_job(meta_ctx *ctx, const char *kind)
     return 2;
 }
 
-/* ---- main -------------------------------------------------------------------------------------
- */
+/* ---- main ----------------------------------------------------------------------------- */
 
 static int usage(void)
 {
