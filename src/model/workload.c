@@ -438,7 +438,10 @@ void cdse_model_prepare(cdse_model *model)
             } else if (ranks > 1) {
                 value = 1.0 + sigma * zmax / (mu * sqrt((double)seqs));
             }
-            model->seq_imbalance[i][j] = value;
+            /* The slowest of the ranks costs at least the mean; with every sample alike
+             * (variance 0, one bin) exactly the mean. The ratio of the Monte Carlo sums can
+             * round to a few ulps below 1 when a sample's cost is not exact in binary. */
+            model->seq_imbalance[i][j] = variance > 0.0 ? fmax(1.0, value) : 1.0;
         }
     }
 }
@@ -456,6 +459,9 @@ double cdse_seq_imbalance(const cdse_model *model, double ranks, double seqs)
     int i1 = i < xmax ? i + 1 : i, j1 = j < ymax ? j + 1 : j;
     double fx = x - i, fy = y - j;
     const double(*g)[CDSE_SEQ_GRID_RANKS] = model->seq_imbalance;
-    return (1 - fx) * (1 - fy) * g[i][j] + fx * (1 - fy) * g[i1][j] + (1 - fx) * fy * g[i][j1] +
-           fx * fy * g[i1][j1];
+    double value = (1 - fx) * (1 - fy) * g[i][j] + fx * (1 - fy) * g[i1][j] +
+                   (1 - fx) * fy * g[i][j1] + fx * fy * g[i1][j1];
+    /* The weights sum to 1 up to rounding: between grid values of 1 (or just above) the sum can
+     * fall below 1, and the slowest rank is never faster than the mean. */
+    return fmax(1.0, value);
 }

@@ -488,6 +488,53 @@ static void test_evaluate_with_histogram(void **state)
     assert_near(r.mem_weights_gib, at_max.mem_weights_gib, 1e-12 * at_max.mem_total_gib);
 }
 
+/* Issue 31 M11 (tests/findings/model/single_bin.cfg): one bin whose cost is not exact in
+ * binary, s = 8192 at h = 4096: c = 8192 (1 + 8192 / 24576) = 8192 x 4/3. Every rank costs the
+ * same, so the imbalance is exactly 1 on the grid, between grid points, and t_imbalance_s of an
+ * evaluation is exactly 0 (it was -9.9e-14 s: the Monte Carlo ratio rounded below 1). */
+static void test_one_inexact_bin_is_balanced(void **state)
+{
+    (void)state;
+    cdse_model m = two_lengths();
+    m.hidden = 4096;
+    m.heads = 32;
+    m.kv_heads = 8;
+    m.head_dim = 128;
+    m.ffn = 14336;
+    m.seq_len = 8192;
+    m.n_seq_bins = 1;
+    m.seq_bin_len[0] = 8192.0;
+    m.seq_bin_weight[0] = 1.0;
+    cdse_model_prepare(&m);
+    for (int i = 0; i < CDSE_SEQ_GRID_SEQS; i++)
+        for (int j = 0; j < CDSE_SEQ_GRID_RANKS; j++)
+            assert_true(m.seq_imbalance[i][j] == 1.0);
+    double ranks[] = {2, 3, 5, 7, 64, 1000, 16384};
+    double seqs[] = {1, 3, 5, 31, 33, 100, 4096};
+    for (int i = 0; i < 7; i++)
+        for (int j = 0; j < 7; j++)
+            assert_true(cdse_seq_imbalance(&m, ranks[i], seqs[j]) == 1.0);
+    cdse_system s = test_system();
+    cdse_strategy st = dp2_strategy();
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    cdse_result r;
+    cdse_evaluate(&m, &s, &st, &r);
+    assert_true(r.seq_imbalance == 1.0);
+    assert_true(r.t_imbalance_s == 0.0);
+}
+
+/* Two lengths: the slowest rank is never faster than the mean anywhere on the grid or between
+ * its points. */
+static void test_imbalance_at_least_one(void **state)
+{
+    const fixtures *f = *state;
+    for (double ranks = 2.0; ranks < 40000.0; ranks *= 1.37)
+        for (double seqs = 1.0; seqs < 1e5; seqs *= 1.53) {
+            assert_true(cdse_seq_imbalance(&f->two, ranks, seqs) >= 1.0);
+            assert_true(cdse_seq_imbalance(&f->skewed, ranks, seqs) >= 1.0);
+        }
+}
+
 /* A job without a histogram is unchanged: imbalance 1, no imbalance time. */
 static void test_evaluate_without_histogram(void **state)
 {
@@ -512,6 +559,8 @@ int main(void)
         cmocka_unit_test(test_many_ranks_one_sample),
         cmocka_unit_test(test_two_ranks_many_samples),
         cmocka_unit_test(test_one_bin_is_balanced),
+        cmocka_unit_test(test_one_inexact_bin_is_balanced),
+        cmocka_unit_test(test_imbalance_at_least_one),
         cmocka_unit_test(test_no_histogram_or_one_rank),
         cmocka_unit_test(test_prepare_mean),
         cmocka_unit_test(test_reproducible),
