@@ -400,6 +400,15 @@ static void check_throughput(def_check *d, const cdse_system *sys, const cdse_mo
     double time = r->time_per_iteration_s;
     bool pool = sys->pool.n_types > 0;
     expect(d, "time_per_iteration_s > 0", time > 0.0 && isfinite(time) ? 1.0 : 0.0, 1.0, 0.0);
+    for (int c = 0; c < cdse_column_count; c++) {
+        const cdse_column *col = &cdse_columns[c];
+        double v = cdse_column_value(col, rec);
+        if (col->kind == CDSE_COL_F64 && !(isfinite(v) && v >= 0.0)) {
+            char what[128];
+            snprintf(what, sizeof what, "every number of a row is finite and >= 0: %s", col->name);
+            expect(d, what, v, 0.0, 0.0);
+        }
+    }
     if (model->n_seq_bins == 0) {
         double tokens = (double)st->global_batch * model->seq_len;
         expect(d, "tokens_per_s = global_batch x seq_len / time", r->tokens_per_s, tokens / time,
