@@ -26,11 +26,13 @@
  * configurations reproduce it (`clusterdse eval pair.cfg --csv`), after checking that they do.
  *
  * Usage: metamorphic [--pairs N] [--seed S] [--show N] [--lines] [--quiet]
- *   --pairs N  pairs to check (default 10,000), over as many generated jobs as that takes
- *   --show N   violations printed with their pair job per relation (default 3)
- *   --lines    the other violations as one line each
- *   --quiet    no listing of refused generated jobs
  *        metamorphic --emit-job sweep|prune|exhaustive [--seed S]
+ *   --pairs N     pairs to check (default 10,000), over as many generated jobs as that takes
+ *   --seed S      the generator's seed (default 20261203)
+ *   --show N      violations printed with their pair job per relation (default 3)
+ *   --lines       the other violations as one line each
+ *   --quiet       no listing of refused generated jobs
+ *   --emit-job K  print one generated job of kind K for tests/sh/metamorphic_sweep.sh
  * Exit 0: no violation; 1: violations; 2: the zoo or a generated job could not be read. */
 #define _POSIX_C_SOURCE 200809L /* open_memstream, clock_gettime */
 #include <math.h>
@@ -1074,20 +1076,23 @@ int main(int argc, char **argv)
     static meta_ctx ctx;
     ctx.show = PRINTED_PER_REL;
     for (int i = 1; i < argc; i++) {
+        char *end = NULL;
         if (strcmp(argv[i], "--pairs") == 0 && i + 1 < argc)
-            target = strtol(argv[++i], NULL, 10);
+            target = strtol(argv[++i], &end, 10);
         else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 10);
+            seed = strtoull(argv[++i], &end, 10);
         else if (strcmp(argv[i], "--emit-job") == 0 && i + 1 < argc)
             emit = argv[++i];
         else if (strcmp(argv[i], "--quiet") == 0)
             ctx.quiet = true;
         else if (strcmp(argv[i], "--show") == 0 && i + 1 < argc)
-            ctx.show = strtol(argv[++i], NULL, 10);
+            ctx.show = strtol(argv[++i], &end, 10);
         else if (strcmp(argv[i], "--lines") == 0)
             ctx.show_lines = true;
         else
             return usage();
+        if (end != NULL && (*end != '\0' || end == argv[i]))
+            return usage(); /* a number that is not one */
     }
     if (target < 1)
         return usage();
