@@ -148,7 +148,9 @@ static const cdse_system *record_setup(const cdse_job *job, uint64_t index, cdse
     return system;
 }
 
-/* The figures derived from the result: time to train, GPU-hours, cost and energy. */
+/* The figures derived from the result: time to train, GPU-hours, cost and energy, 0 for an
+ * infeasible configuration (oom, dtype_unsupported, ...: it does not train; docs/eval.md), whose
+ * time and throughput stay as information. */
 static void record_finish(const cdse_job *job, const cdse_system *system, cdse_record *record)
 {
     record->strategy.dp = record->result.dp;
@@ -159,7 +161,8 @@ static void record_finish(const cdse_job *job, const cdse_system *system, cdse_r
     record->energy_to_train_mwh = 0.0;
     record->tokens_per_kwh = 0.0;
     double seconds = 0.0;
-    if (job->objective.tokens > 0.0 && record->result.tokens_per_s > 0.0) {
+    bool trains = record->result.status == CDSE_ST_OK && record->result.tokens_per_s > 0.0;
+    if (job->objective.tokens > 0.0 && trains) {
         seconds = job->objective.tokens / record->result.tokens_per_s;
         record->time_to_train_days = seconds / SECONDS_PER_DAY;
         record->gpu_hours = seconds * record->strategy.gpus / SECONDS_PER_HOUR;
@@ -323,9 +326,9 @@ const cdse_column cdse_columns[] = {
     F64("t_imbalance_s", t_imbalance_s, "s",
         "waiting for the slowest data-parallel rank (seq_len_histogram)"),
     {"time_to_train_days", CDSE_COL_F64, offsetof(cdse_record, time_to_train_days), "days",
-     "objective.tokens / tokens_per_s (0 without a token budget)"},
+     "objective.tokens / tokens_per_s (0 without a token budget or when infeasible)"},
     {"gpu_hours", CDSE_COL_F64, offsetof(cdse_record, gpu_hours), "GPU-hours",
-     "gpus x time to train objective.tokens (0 without a token budget)"},
+     "gpus x time to train objective.tokens (0 likewise)"},
     F64("seq_imbalance", seq_imbalance, "ratio",
         "slowest data-parallel rank over the mean (1 without seq_len_histogram)"),
     {"pool_split", CDSE_COL_POOL_SPLIT, RESULT(pool_split), "",
@@ -383,9 +386,11 @@ const cdse_column cdse_columns[] = {
        "rental price per GPU-hour (0 = bought)"),
     HW("gpu_power_w", CDSE_HW_GPU_POWER, "W", "average draw per GPU while training"),
     {"cost_to_train", CDSE_COL_F64, offsetof(cdse_record, cost_to_train), "currency",
-     "amortized purchase (or rental) plus electricity for objective.tokens (0 without prices)"},
+     "amortized purchase (or rental) plus electricity for objective.tokens (0 without a budget or "
+     "prices, or when infeasible)"},
     {"energy_to_train_mwh", CDSE_COL_F64, offsetof(cdse_record, energy_to_train_mwh), "MWh",
-     "facility energy (PUE included) for objective.tokens (0 without power figures)"},
+     "facility energy (PUE included) for objective.tokens (0 without a budget or power figures, "
+     "or when infeasible)"},
     {"tokens_per_kwh", CDSE_COL_F64, offsetof(cdse_record, tokens_per_kwh), "tokens/kWh",
      "training tokens per kWh of facility energy (0 without power figures)"},
 };

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Issue 31's model findings (tests/findings/model/, copied from the fuzz round of 2026-12-03):
+# relations between the rows of `clusterdse eval` on each reproducer that the model must keep.
+#   M10 infeasible rows (oom, dtype_unsupported) train nothing: 0 days, GPU-hours, cost and
+#       energy (docs/eval.md), and --help-columns says so.
+: "${CDSE_SRC:?}"
+source "$CDSE_SRC/tests/sh/lib/expect.sh"
+jobs=$CDSE_SRC/tests/findings/model
+
+# column NAME FILE: the values of column NAME of the CSV in FILE, one a line.
+column() {
+    awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
+                          { print $c }' "$2"
+}
+fail() { echo "model_findings: $*"; exit 1; }
+
+# M10: GPT-3 13B on 8 A100 40 GB: the bf16 tp 1 row is oom, the fp8 rows dtype_unsupported, the
+# bf16 tp 8 row trains (255.7 days for 3e11 tokens).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/oom_days.cfg" --csv
+cp out.txt m10.csv
+paste -d, <(column status m10.csv) <(column time_to_train_days m10.csv) \
+    <(column gpu_hours m10.csv) <(column cost_to_train m10.csv) \
+    <(column energy_to_train_mwh m10.csv) >m10.txt
+cat m10.txt
+[ "$(grep -c '^ok,' m10.txt)" = 1 ] || fail "M10: expected one feasible row"
+awk -F, '$1 == "ok" && !($2 > 0 && $3 > 0 && $4 > 0 && $5 > 0) { exit 1 }' m10.txt ||
+    fail "M10: the feasible row lacks its days, GPU-hours, cost or energy"
+awk -F, '$1 != "ok" && ($2 != 0 || $3 != 0 || $4 != 0 || $5 != 0) { exit 1 }' m10.txt ||
+    fail "M10: an infeasible row has days, GPU-hours, cost or energy"
+expect 0 '' "$CLUSTERDSE" eval --help-columns
+grep -q 'time_to_train_days.*when infeasible' out.txt || fail "M10: --help-columns for days"
+grep -q 'cost_to_train.*when infeasible' out.txt || fail "M10: --help-columns for cost"
+grep -q 'energy_to_train_mwh.*when infeasible' out.txt || fail "M10: --help-columns for energy"
+
+echo "model_findings: ok"
