@@ -773,6 +773,33 @@ static double stage_layer_bytes(const env *e, const dims *x, bool moe)
     return share * kept + (1.0 - share) * unrecomputed_layer_bytes(e, x, moe, 0);
 }
 
+/* What recomputation rebuilds of one layer beyond what the layer keeps, of the layer type that
+ * rebuilds the most: live during that layer's backward pass, once per stage (the layers are
+ * recomputed one at a time), a transient of the backward pass beside the activations kept for it
+ * (which Korthikanti et al. 2022 count, Table 2 and Fig. 1). Full recomputation rebuilds everything a layer without recomputation
+ * keeps but its input, which the checkpoint holds (the granularity is full: no fine-grained
+ * modules apply); selective recomputation the unfused attention core's scores, softmax and
+ * dropout (flash attention keeps the same with and without it); recompute_modules their
+ * modules' activations. With block recomputation of fewer than a chunk's layers nothing is
+ * added: the backward pass reaches a chunk's first (recomputed) layers after its last layers,
+ * which keep every activation, freed at least one layer's worth of the same micro-batch. */
+static double recompute_buffer(const env *e, const dims *x)
+{
+    const cdse_strategy *st = e->st;
+    if (st->recompute == CDSE_RECOMPUTE_NONE && st->recompute_modules == 0)
+        return 0.0;
+    if (st->recompute == CDSE_RECOMPUTE_FULL && recomputed_share(st, x->stage_layers) < 1.0)
+        return 0.0;
+    double buffer = 0.0;
+    for (int moe = 0; moe < 2; moe++) {
+        bool present = moe ? x->moe_layers > 0.0 : x->moe_share < 1.0;
+        if (present)
+            buffer = fmax(buffer, unrecomputed_layer_bytes(e, x, moe, 0) -
+                                      layer_activation_bytes(e, x, moe));
+    }
+    return buffer;
+}
+
 /* Bytes per parameter of weights, gradients (`grad_bytes` per element) and optimizer state when
  * ZeRO shards them over `shard` ranks (Rajbhandari et al. 2020: stage 1 optimizer, 2 +
  * gradients, 3 + weights). */
@@ -1059,13 +1086,6 @@ static void memory_model(const cdse_model *model, const env *e, const dims *x, c
     } else {
         state_memory(e, x, params, dense_b, expert_b, r);
     }
-    if (recomputed_share(st, x->stage_layers) >= 1.0) {
-        /* One layer's activations are live while it is recomputed. With block recomputation of
-         * fewer than a chunk's layers the buffer is not added: the backward pass reaches a
-         * chunk's first (recomputed) layers after its last layers, which keep every activation,
-         * freed at least one layer's worth of the same micro-batch. */
-        act += unrecomputed_layer_bytes(e, x, x->moe_layers > 0.0, st->recompute_modules);
-    }
     r->mem_activations_gib = act / CDSE_GIB;
     r->mem_other_gib = e->sys->reserved_gib;
     r->mem_offloaded_gib = 0.0;
@@ -1101,8 +1121,7 @@ static void offload_model(const env *e, const dims *x, double compute_time, doub
         /* Layer-wise activation offload (Megatron-Core's CPU offloading): every micro-batch
          * writes the offloaded layers' activations out during its forward pass and reads them
          * back for its backward pass, overlapped with compute; the other layers keep theirs.
-         * What offloaded_in_hbm keeps stays in HBM, with whatever is not per micro-batch (the
-         * recomputation buffer). */
+         * What offloaded_in_hbm keeps stays in HBM, with whatever is not per micro-batch. */
         double off_mb = offloaded_bytes_per_mb(st, x, act_per_mb);
         double total = r->mem_activations_gib * CDSE_GIB;
         double resident = hbm_after_offload(x, total, in_flight, act_per_mb, off_mb);
@@ -1780,8 +1799,10 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     offload_model(&e, &x, compute_iter, act_per_mb, in_flight, r);
     /* The stack's workspaces (NCCL, cuBLAS, Transformer Engine) and what its caching allocator
      * reserves beyond the activations it hands out (they are freed and reallocated every
-     * micro-batch; weights, gradients and optimizer state live in preallocated buffers). */
-    r->mem_runtime_gib = e.stk->runtime_gib + e.stk->allocator_overhead * r->mem_activations_gib;
+     * micro-batch; weights, gradients and optimizer state live in preallocated buffers), and the
+     * layer that recomputation rebuilds during its backward pass (recompute_buffer). */
+    r->mem_runtime_gib = e.stk->runtime_gib + e.stk->allocator_overhead * r->mem_activations_gib +
+                         recompute_buffer(&e, &x) / CDSE_GIB;
 
     r->t_fixed_s = fixed_time(&e, &x, &step);
     double time =

@@ -354,7 +354,8 @@ const cdse_column cdse_columns[] = {
         "FP8 copies and transposes of the weights (Transformer Engine, FP8 only; no transposes "
         "on systems with fp8_non_tn_gemm)"),
     F64("mem_runtime_gib", mem_runtime_gib, "GiB",
-        "the stack's NCCL/cuBLAS/TE workspaces and caching-allocator reserve"),
+        "the stack's NCCL/cuBLAS/TE workspaces and caching-allocator reserve, and the layer "
+        "recomputation rebuilds during its backward pass"),
     F64("t_fixed_s", t_fixed_s, "s",
         "host costs not hidden by the GPU: kernel launches of small layers, per-iteration work"),
     {"offload_layers", CDSE_COL_I32, STRATEGY(offload_layers), "layers",

@@ -3,6 +3,8 @@
 # relations between the rows of `clusterdse eval` on each reproducer that the model must keep.
 #   M10 infeasible rows (oom, dtype_unsupported) train nothing: 0 days, GPU-hours, cost and
 #       energy (docs/eval.md), and --help-columns says so.
+#   M8  full recomputation keeps no more memory than selective recomputation (which rebuilds
+#       the unfused attention core and the recomputed MLP of one layer in its backward pass).
 : "${CDSE_SRC:?}"
 source "$CDSE_SRC/tests/sh/lib/expect.sh"
 jobs=$CDSE_SRC/tests/findings/model
@@ -31,5 +33,14 @@ expect 0 '' "$CLUSTERDSE" eval --help-columns
 grep -q 'time_to_train_days.*when infeasible' out.txt || fail "M10: --help-columns for days"
 grep -q 'cost_to_train.*when infeasible' out.txt || fail "M10: --help-columns for cost"
 grep -q 'energy_to_train_mwh.*when infeasible' out.txt || fail "M10: --help-columns for energy"
+
+# M8: Llama 3 8B, unfused attention, FP8, recompute_modules mlp, selective then full.
+expect 0 '' "$CLUSTERDSE" eval "$jobs/full_vs_selective.cfg" --csv
+paste -d, <(column recompute out.txt) <(column mem_total_gib out.txt) >m8.txt
+cat m8.txt
+selective=$(awk -F, '$1 == "selective" { print $2 }' m8.txt)
+full=$(awk -F, '$1 == "full" { print $2 }' m8.txt)
+awk -v s="$selective" -v f="$full" 'BEGIN { exit !(s > 0 && f > 0 && f <= s) }' ||
+    fail "M8: full recomputation keeps $full GiB, more than selective's $selective GiB"
 
 echo "model_findings: ok"

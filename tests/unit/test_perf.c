@@ -201,7 +201,9 @@ static double logits_bytes(double t)
     return 4.0 * S * B * V / t;
 }
 
-static double act_gib(int layers, int tp, bool sp, int recompute)
+/* The activations kept; `buffer` (when not NULL) receives the runtime memory, which with the
+ * bare stack is the layer recomputation rebuilds during its backward pass. */
+static double act_buffer_gib(int layers, int tp, bool sp, int recompute, double *buffer)
 {
     cdse_model m = gpt(layers);
     cdse_system s = sys();
@@ -211,7 +213,14 @@ static double act_gib(int layers, int tp, bool sp, int recompute)
     cdse_result r;
     eval_ok(&m, &s, &st, &r);
     assert_int_equal(r.grad_accum, 1);
+    if (buffer != NULL)
+        *buffer = r.mem_runtime_gib;
     return r.mem_activations_gib;
+}
+
+static double act_gib(int layers, int tp, bool sp, int recompute)
+{
+    return act_buffer_gib(layers, tp, sp, recompute, NULL);
 }
 
 /* No parallelism: s b h (34 + 5 a s / h) per layer. 4 layers:
@@ -245,38 +254,53 @@ static void test_activations_tp_sp(void **state)
     assert_rel(act_gib(4, 4, true, CDSE_RECOMPUTE_NONE), expected, 1e-12);
 }
 
-/* Tensor parallelism + selective recomputation: s b h (10 + 24/t). */
+/* Tensor parallelism + selective recomputation: s b h (10 + 24/t) kept per layer, and during a
+ * layer's backward pass the attention core it recomputed, b a/t s^2 x 5 B (softmax output 2 B,
+ * dropout mask 1 B and output 2 B; Korthikanti Table 2) = s b h x 5 a s / (h t), live once: a
+ * transient of the backward pass, counted with the runtime memory (issue 31 M8: it was left
+ * out). */
 static void test_activations_tp_selective(void **state)
 {
     (void)state;
     double t = 4.0;
     double per_layer = SBH * (10.0 + 24.0 / t);
+    double core = SBH * 5.0 * A * S / (H * t);
     double expected = (4.0 * per_layer + logits_bytes(t)) / GIB;
-    assert_rel(act_gib(4, 4, false, CDSE_RECOMPUTE_SELECTIVE), expected, 1e-12);
+    double buffer;
+    assert_rel(act_buffer_gib(4, 4, false, CDSE_RECOMPUTE_SELECTIVE, &buffer), expected, 1e-12);
+    assert_rel(buffer, core / GIB, 1e-12);
 }
 
-/* Tensor + sequence parallelism + selective recomputation: 34 s b h / t. */
+/* Tensor + sequence parallelism + selective recomputation: 34 s b h / t, and the recomputed
+ * attention core of one layer, s b h x 5 a s / (h t), as above. */
 static void test_activations_tp_sp_selective(void **state)
 {
     (void)state;
     double t = 8.0;
     double per_layer = 34.0 * SBH / t;
+    double core = SBH * 5.0 * A * S / (H * t);
     double expected = (4.0 * per_layer + logits_bytes(t)) / GIB;
-    assert_rel(act_gib(4, 8, true, CDSE_RECOMPUTE_SELECTIVE), expected, 1e-12);
+    double buffer;
+    assert_rel(act_buffer_gib(4, 8, true, CDSE_RECOMPUTE_SELECTIVE, &buffer), expected, 1e-12);
+    assert_rel(buffer, core / GIB, 1e-12);
 }
 
 /* Full recomputation: only the layer input, 2 s b h per layer (Korthikanti Table 2), plus the
- * activations of the one layer being recomputed, s b h (34 + 5 a s / h), plus the logits. */
+ * logits; the one layer being recomputed rebuilds s b h (34 + 5 a s / h) but its checkpointed
+ * input, s b h (34 + 5 a s / h - 2), a transient of the backward pass (runtime memory). */
 static void test_activations_full_recompute(void **state)
 {
     (void)state;
-    double expected = (4.0 * 2.0 * SBH + SBH * (34.0 + 5.0 * A * S / H) + logits_bytes(1.0)) / GIB;
-    assert_rel(act_gib(4, 1, false, CDSE_RECOMPUTE_FULL), expected, 1e-12);
+    double buffer;
+    double expected = (4.0 * 2.0 * SBH + logits_bytes(1.0)) / GIB;
+    assert_rel(act_buffer_gib(4, 1, false, CDSE_RECOMPUTE_FULL, &buffer), expected, 1e-12);
+    assert_rel(buffer, SBH * (34.0 + 5.0 * A * S / H - 2.0) / GIB, 1e-12);
     /* With TP + SP the stored input is split along the sequence (Korthikanti Sec. 4.2.2): 2 s b h
-     * / t per layer, and the recomputed layer holds s b h / t (34 + 5 a s / h). */
+     * / t per layer, and the recomputed layer holds s b h / t (34 + 5 a s / h) with its input. */
     double t = 4.0;
-    double sp = (4.0 * 2.0 * SBH / t + SBH / t * (34.0 + 5.0 * A * S / H) + logits_bytes(t)) / GIB;
-    assert_rel(act_gib(4, 4, true, CDSE_RECOMPUTE_FULL), sp, 1e-12);
+    double sp = (4.0 * 2.0 * SBH / t + logits_bytes(t)) / GIB;
+    assert_rel(act_buffer_gib(4, 4, true, CDSE_RECOMPUTE_FULL, &buffer), sp, 1e-12);
+    assert_rel(buffer, SBH / t * (34.0 + 5.0 * A * S / H - 2.0) / GIB, 1e-12);
 }
 
 /* Flash attention keeps no s x s scores, only an fp32 log-sum-exp per query row and head:
@@ -693,11 +717,12 @@ static void test_recompute_times(void **state)
  * s b h (34 + 5 a s / h) without flash attention, and the single stage the fp32 logits. The
  * layer being recomputed holds its activations again only after the backward pass freed those
  * of the chunk's last, not recomputed, layers (at least one layer's worth): the peak is the end
- * of the forward pass, no recomputation buffer (full recomputation of every layer adds one).
- * 4 layers, p = 1, b = 2:
+ * of the forward pass, no recomputation buffer (full recomputation of every layer adds one, the
+ * recomputed layer's activations but its checkpointed input). 4 layers, p = 1, b = 2:
  *   N = 1: 1 x 2 s b h + 3 x s b h (34 + 40) + logits;
  *   N = 3: 3 x 2 s b h + 1 x s b h (34 + 40) + logits;
- *   every layer (0): 4 x 2 s b h + s b h (34 + 40) + logits. */
+ *   every layer (0): 4 x 2 s b h + logits, and s b h (34 + 40) - 2 s b h rebuilt during the
+ *   backward pass (runtime memory): in total the same as N = 3. */
 static void test_recompute_layers_memory(void **state)
 {
     (void)state;
@@ -715,15 +740,15 @@ static void test_recompute_layers_memory(void **state)
     assert_rel(r.mem_activations_gib, (3.0 * input + kept + logits_bytes(1.0)) / GIB, 1e-12);
     st.recompute_layers = 0;
     eval_ok(&m, &s, &st, &r);
-    assert_rel(r.mem_activations_gib, (4.0 * input + kept + logits_bytes(1.0)) / GIB, 1e-12);
+    assert_rel(r.mem_activations_gib, (4.0 * input + logits_bytes(1.0)) / GIB, 1e-12);
+    assert_rel(r.mem_runtime_gib, (kept - input) / GIB, 1e-12);
 }
 
-/* The pruning floor with any recomputation bounds block recomputation too: with the HBM between
- * the memory of recompute_layers 3 of 4 (the least: one layer input, 2 s b h, below every layer
- * recomputed with its buffer, by the hand count of test_recompute_layers_memory) and that of
- * every layer, the configuration fits and its floor must be finite and no more than its time.
- * (The floor's full recomputation counts its buffer with every module recomputed, perf.c
- * least_recompute_memory, which keeps it below block recomputation's memory.) */
+/* The pruning floor with any recomputation bounds block recomputation too: with the HBM just
+ * above the memory of recompute_layers 3 of 4, the least of the block settings (by the hand
+ * count of test_recompute_layers_memory, as much as every layer recomputed) and below that of
+ * recompute_layers 2 (one more layer keeps everything: s b h (34 + 40) - 2 s b h more), the
+ * configuration fits and its floor must be finite and no more than its time. */
 static void test_recompute_layers_floor(void **state)
 {
     (void)state;
@@ -735,12 +760,18 @@ static void test_recompute_layers_floor(void **state)
     eval_ok(&m, &s, &st, &all);
     st.recompute_layers = 3;
     eval_ok(&m, &s, &st, &block);
-    assert_rel((all.mem_total_gib - block.mem_total_gib) * GIB, 2.0 * SBH, 1e-9);
-    s.hbm_gib = 0.5 * (all.mem_total_gib + block.mem_total_gib);
+    assert_rel(all.mem_total_gib * GIB, block.mem_total_gib * GIB, 1e-12);
+    st.recompute_layers = 2;
+    cdse_result two;
+    eval_ok(&m, &s, &st, &two);
+    assert_rel((two.mem_total_gib - block.mem_total_gib) * GIB, SBH * (34.0 + 40.0 - 2.0), 1e-9);
+    s.hbm_gib = block.mem_total_gib + 0.5 * (two.mem_total_gib - block.mem_total_gib);
+    st.recompute_layers = 3;
     eval_ok(&m, &s, &st, &block);
-    st.recompute_layers = 0;
-    cdse_evaluate(&m, &s, &st, &all);
-    assert_int_equal(all.status, CDSE_ST_OOM);
+    st.recompute_layers = 2;
+    cdse_evaluate(&m, &s, &st, &two);
+    assert_int_equal(two.status, CDSE_ST_OOM);
+    st.recompute_layers = 3;
     st.recompute = CDSE_RECOMPUTE_NONE;
     double floor = cdse_time_floor(&m, &s, &st, CDSE_FLOOR_ANY_RECOMPUTE);
     assert_true(floor <= block.time_per_iteration_s);
