@@ -191,6 +191,7 @@ typedef struct layer_cost {
     double tp_bwd_overlapped, tp_bwd_window; /* the others and the GEMMs they overlap */
     double cp_fwd, cp_bwd;                   /* CP ring exchange (before overlap) */
     double ep_fwd, ep_bwd;                   /* EP dispatch + combine all-to-alls (exposed) */
+    double ep_hidden_fwd, ep_hidden_bwd;     /* computation they hide behind (overlap_hidden) */
     double shared_fwd;                       /* shared experts' forward GEMMs */
     /* Forward time and FLOPs of the modules fine-grained recomputation can repeat. */
     double mla_up_fwd, mla_up_flops; /* latent attention's up projections */
@@ -218,6 +219,12 @@ static double exposed(double comm, double window)
 {
     double hidden = comm < window ? comm : window;
     return comm - hidden + OVERLAP_INTERFERENCE * hidden;
+}
+
+/* The computation of `window` that hides `comm` (exposed): that time hides nothing else. */
+static double overlap_hidden(double comm, double window)
+{
+    return fmax(0.0, comm < window ? comm : window);
 }
 
 static double gemm_time(const env *e, double m, double n, double k, double *flops)
@@ -373,14 +380,20 @@ static void ep_costs(const env *e, const dims *x, layer_cost *c)
     double bwd = 2.0 * e->comm.ep_combine;
     c->ep_fwd = fwd;
     c->ep_bwd = bwd;
+    c->ep_hidden_fwd = c->ep_hidden_bwd = 0.0;
     if (e->st->moe_overlap == CDSE_MOE_OVERLAP_SHARED) {
         c->ep_fwd = exposed(fwd, c->shared_fwd);
         c->ep_bwd = exposed(bwd, 2.0 * c->shared_fwd);
+        c->ep_hidden_fwd = overlap_hidden(fwd, c->shared_fwd);
+        c->ep_hidden_bwd = overlap_hidden(bwd, 2.0 * c->shared_fwd);
     } else if (e->st->moe_overlap == CDSE_MOE_OVERLAP_A2A) {
         double window = 3.0 * c->linear_fwd + c->attn_fwd + c->attn_bwd + c->ew_fwd + c->ew_bwd;
         double all = exposed(fwd + bwd, window);
+        double hidden = overlap_hidden(fwd + bwd, window);
         c->ep_fwd = all * fwd / (fwd + bwd);
         c->ep_bwd = all - c->ep_fwd;
+        c->ep_hidden_fwd = hidden * fwd / (fwd + bwd);
+        c->ep_hidden_bwd = hidden - c->ep_hidden_fwd;
     }
 }
 
@@ -776,13 +789,14 @@ static double stage_layer_bytes(const env *e, const dims *x, bool moe)
 /* What recomputation rebuilds of one layer beyond what the layer keeps, of the layer type that
  * rebuilds the most: live during that layer's backward pass, once per stage (the layers are
  * recomputed one at a time), a transient of the backward pass beside the activations kept for it
- * (which Korthikanti et al. 2022 count, Table 2 and Fig. 1). Full recomputation rebuilds everything a layer without recomputation
- * keeps but its input, which the checkpoint holds (the granularity is full: no fine-grained
- * modules apply); selective recomputation the unfused attention core's scores, softmax and
- * dropout (flash attention keeps the same with and without it); recompute_modules their
- * modules' activations. With block recomputation of fewer than a chunk's layers nothing is
- * added: the backward pass reaches a chunk's first (recomputed) layers after its last layers,
- * which keep every activation, freed at least one layer's worth of the same micro-batch. */
+ * (which Korthikanti et al. 2022 count, Table 2 and Fig. 1). Full recomputation rebuilds everything
+ * a layer without recomputation keeps but its input, which the checkpoint holds (the granularity is
+ * full: no fine-grained modules apply); selective recomputation the unfused attention core's
+ * scores, softmax and dropout (flash attention keeps the same with and without it);
+ * recompute_modules their modules' activations. With block recomputation of fewer than a chunk's
+ * layers nothing is added: the backward pass reaches a chunk's first (recomputed) layers after its
+ * last layers, which keep every activation, freed at least one layer's worth of the same
+ * micro-batch. */
 static double recompute_buffer(const env *e, const dims *x)
 {
     const cdse_strategy *st = e->st;
@@ -1150,7 +1164,11 @@ typedef struct layer_step {
     double fwd, bwd, recompute; /* computation */
     double tp, cp, ep;          /* exposed communication, both directions */
     double recompute_flops;
-    double fwd_comm; /* exposed communication of the forward pass alone */
+    double recompute_launch; /* share of the forward pass's kernel launches repeated */
+    double fwd_comm;         /* exposed communication of the forward pass alone */
+    /* Computation of the forward and of the backward pass (with recomputation) that hides the
+     * layer's own collectives (TP, CP, EP): it cannot hide another stream too. */
+    double hidden_fwd, hidden_bwd;
 } layer_step;
 
 /* Distinct NVLink domains among `domains` that the top-k routing of one token touches when the
@@ -1360,6 +1378,8 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
     const layer_cost *lc = out;
     double tp_fwd = lc->tp_fwd;
     double cp_fwd = exposed(lc->cp_fwd, lc->attn_fwd);
+    double hidden_fwd = overlap_hidden(lc->cp_fwd, lc->attn_fwd) + lc->ep_hidden_fwd;
+    double hidden_bwd = overlap_hidden(lc->cp_bwd, lc->attn_bwd) + lc->ep_hidden_bwd;
     step->fwd = lc->linear_fwd + lc->attn_fwd + lc->ew_fwd;
     step->bwd = 2.0 * lc->linear_fwd + lc->attn_bwd + lc->ew_bwd;
     if (e->st->tp_comm_overlap && e->stk->overlap_tp_comm) {
@@ -1367,10 +1387,14 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
          * (Transformer Engine userbuffers; Wang et al. 2022, "Overlap Communication with Dependent
          * Computation via Decomposition"): hidden behind all linear GEMMs of the layer. */
         double all = tp_fwd + lc->tp_bwd_exposed + lc->tp_bwd_overlapped;
+        double tp_hidden_fwd = overlap_hidden(tp_fwd, lc->linear_fwd);
+        hidden_fwd += tp_hidden_fwd;
+        hidden_bwd += overlap_hidden(all, 3.0 * lc->linear_fwd) - tp_hidden_fwd;
         tp_fwd = exposed(tp_fwd, lc->linear_fwd);
         step->tp = exposed(all, 3.0 * lc->linear_fwd);
     } else {
         step->tp = tp_fwd + lc->tp_bwd_exposed + exposed(lc->tp_bwd_overlapped, lc->tp_bwd_window);
+        hidden_bwd += overlap_hidden(lc->tp_bwd_overlapped, lc->tp_bwd_window);
     }
     step->cp = cp_fwd + exposed(lc->cp_bwd, lc->attn_bwd);
     step->ep = lc->ep_fwd + lc->ep_bwd;
@@ -1383,6 +1407,7 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
         step->tp += share * tp_fwd;
         step->cp += share * cp_fwd;
         step->ep += share * lc->ep_fwd;
+        hidden_bwd += share * hidden_fwd;
         step->recompute_flops = share * lc->flops_fwd;
     } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE) {
         /* The attention core is checkpointed and run again in the backward pass; with flash
@@ -1391,8 +1416,17 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
         step->recompute = lc->attn_fwd;
         step->recompute_flops = lc->attn_flops_fwd;
     }
-    if (e->st->recompute != CDSE_RECOMPUTE_FULL && e->st->recompute_modules != 0)
+    if (e->st->recompute != CDSE_RECOMPUTE_FULL && e->st->recompute_modules != 0) {
         module_recompute(e, moe, lc, step);
+        if (moe && (e->st->recompute_modules & CDSE_RECOMPUTE_MOE))
+            hidden_bwd += lc->ep_hidden_fwd; /* the dispatch and combine again */
+    }
+    step->hidden_fwd = hidden_fwd;
+    step->hidden_bwd = hidden_bwd;
+    /* The host launches the recomputed kernels again: their share of the forward pass's launches
+     * is taken as the share of its FLOPs they repeat (all of them with full recomputation), a
+     * figure of the layer's shape only, so no faster GPU changes it. */
+    step->recompute_launch = lc->flops_fwd > 0.0 ? step->recompute_flops / lc->flops_fwd : 0.0;
     step->fwd_comm = tp_fwd + cp_fwd + lc->ep_fwd;
 }
 
@@ -1418,7 +1452,10 @@ static void average_layer_step(const env *e, const dims *x, layer_step *step)
     MIX(cp);
     MIX(ep);
     MIX(recompute_flops);
+    MIX(recompute_launch);
     MIX(fwd_comm);
+    MIX(hidden_fwd);
+    MIX(hidden_bwd);
 #undef MIX
 }
 
@@ -1632,16 +1669,34 @@ static double stage_dp_comm(cdse_comm_plan *plan, const env *e, const dims *x,
     return dense;
 }
 
-/* Host-side costs the GPU does not hide: the stack's per-iteration costs (data loading, loss and
- * gradient-norm reductions, logging) and, per layer and micro-batch, the part of the host's
- * kernel-launch time that exceeds the GPU time of the kernels it launches (otherwise the host
- * runs ahead and its launches overlap the GPU's work). */
-static double fixed_time(const env *e, const dims *x, const layer_step *step)
+/* Host and GPU are two resources that work at once: the host launches a layer's kernels
+ * (launch_s_per_layer for the forward pass, twice that for the backward pass, plus the launches of
+ * the kernels recomputation repeats, layer_step's recompute_launch) while the GPU runs
+ * the kernels launched before, so a pass of a layer takes the longer of the two. `idle`
+ * receives, per layer and micro-batch, the time the GPU waits for the host in the forward and
+ * in the backward pass: the part of the launch time that exceeds the GPU time of the kernels it
+ * launches (when the host is ahead, its launches overlap the GPU's work). That time runs like
+ * computation: communication overlapped with a pass hides behind it too. */
+typedef struct host_idle {
+    double fwd, bwd;
+} host_idle;
+
+static void host_idle_of(const env *e, const layer_step *step, host_idle *idle)
 {
     double launch = e->stk->launch_s_per_layer;
-    double per_layer =
-        fmax(0.0, launch - step->fwd) + fmax(0.0, 2.0 * launch - step->bwd - step->recompute);
-    return e->stk->iteration_fixed_s + x->m * x->stage_layers * per_layer;
+    /* The GPU's stream is busy for the computation and the collectives it waits for. */
+    double gpu_fwd = step->fwd + step->fwd_comm;
+    double gpu_bwd = step->bwd + step->recompute + step->tp + step->cp + step->ep - step->fwd_comm;
+    idle->fwd = fmax(0.0, launch - gpu_fwd);
+    idle->bwd = fmax(0.0, (2.0 + step->recompute_launch) * launch - gpu_bwd);
+}
+
+/* Host-side costs the GPU does not hide: the stack's per-iteration costs (data loading, loss and
+ * gradient-norm reductions, logging) and, per layer and micro-batch, the GPU's wait for the
+ * host's launches (host_idle_of). */
+static double fixed_time(const env *e, const dims *x, const host_idle *idle)
+{
+    return e->stk->iteration_fixed_s + x->m * x->stage_layers * (idle->fwd + idle->bwd);
 }
 
 /* Output layer and loss on the last stage (GEMM h x V/t, fp32 cross-entropy), one micro-batch:
@@ -1732,6 +1787,16 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     double stage_cp = n_layers * step.cp;
     double stage_ep = n_layers * step.ep;
     double per_mb = stage_fwd + stage_bwd + stage_rec + stage_tp + stage_cp + stage_ep;
+    /* What runs in a micro-batch's passes of the stage: the GPU's work and its waits for the
+     * host's launches (host_idle_of). The data-parallel collectives hide behind it, but for the
+     * computation that already hides the layers' own collectives (one window, shared). */
+    host_idle idle;
+    host_idle_of(&e, &step, &idle);
+    double free_fwd = fmax(0.0, step.fwd - step.hidden_fwd) + idle.fwd;
+    double free_bwd = fmax(0.0, step.bwd + step.recompute - step.hidden_bwd) + idle.bwd;
+    double run_fwd = n_layers * free_fwd + head_fwd;
+    double run_bwd = n_layers * free_bwd + head_bwd;
+    double run_per_mb = per_mb + n_layers * (idle.fwd + idle.bwd);
 
     /* 1F1B pipeline: m micro-batches plus a bubble of (p - 1) stage times, divided by v with
      * interleaving (Narayanan et al. 2021, Sec. 2.2). DeepSpeed's TrainSchedule (pipeline_lockstep)
@@ -1740,7 +1805,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
      * next; deepspeed/runtime/pipe/schedule.py at commit 3293cf72a, January 2022), so the
      * blocking transfers order the stages as 1F1B's dependencies do and nobody waits for a
      * longer pass of the other neighbour (tests/unit/test_perf.c: test_pipeline_lockstep). */
-    double bubble = (x.p - 1.0) / x.v * per_mb;
+    double bubble = (x.p - 1.0) / x.v * run_per_mb;
     double pp_comm = 0.0;
     if (x.p > 1.0) {
         /* Megatron scatters the boundary activation over the TP ranks before sending
@@ -1759,7 +1824,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
              * before the chunk's pass; Narayanan et al. 2021 Sec. 2.2.2: interleaving multiplies
              * the communication by v). */
             double fill = x.p * x.v - 1.0;
-            pp_comm = (steps - fill) * exposed(2.0 * one, per_mb / x.v) + fill * 2.0 * one;
+            pp_comm = (steps - fill) * exposed(2.0 * one, run_per_mb / x.v) + fill * 2.0 * one;
         } else {
             pp_comm = calls * one;
         }
@@ -1774,8 +1839,8 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
      * gradients after the last step of its schedule (TrainSchedule appends ReduceTiedGrads,
      * ReduceGrads and OptimizerStep to the last step): nothing hides them. */
     bool flush_reduce = e.stk->pipeline_lockstep && x.p > 1.0;
-    dp_windows windows = {stage_fwd,
-                          flush_reduce ? 0.0 : stage_bwd + stage_rec,
+    dp_windows windows = {run_fwd,
+                          flush_reduce ? 0.0 : run_bwd,
                           x.m,
                           x.stage_layers,
                           x.gpt ? 4.0 : 5.0,
@@ -1783,7 +1848,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
                           e.hbm,
                           x.p,
                           x.v,
-                          flush_reduce ? 0.0 : x.stage_layers * (step.bwd + step.recompute)};
+                          flush_reduce ? 0.0 : x.stage_layers * free_bwd};
     double dp_expert;
     double dp_dense = stage_dp_comm(plan, &e, &x, &params, &windows, &dp_expert);
     double dp_comm = dp_dense + dp_expert;
@@ -1796,7 +1861,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     optimizer += x.m * accum;
     bubble += (x.p - 1.0) / x.v * accum;
     double compute_iter = x.m * per_mb;
-    offload_model(&e, &x, compute_iter, act_per_mb, in_flight, r);
+    offload_model(&e, &x, x.m * run_per_mb, act_per_mb, in_flight, r);
     /* The stack's workspaces (NCCL, cuBLAS, Transformer Engine) and what its caching allocator
      * reserves beyond the activations it hands out (they are freed and reallocated every
      * micro-batch; weights, gradients and optimizer state live in preallocated buffers), and the
@@ -1804,7 +1869,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     r->mem_runtime_gib = e.stk->runtime_gib + e.stk->allocator_overhead * r->mem_activations_gib +
                          recompute_buffer(&e, &x) / CDSE_GIB;
 
-    r->t_fixed_s = fixed_time(&e, &x, &step);
+    r->t_fixed_s = fixed_time(&e, &x, &idle);
     double time =
         compute_iter + bubble + pp_comm + dp_comm + optimizer + r->t_offload_s + r->t_fixed_s;
     r->time_per_iteration_s = time;
@@ -2087,7 +2152,8 @@ static double state_floor(const cdse_model *model, const env *e, const dims *x,
  * recomputation, the exposed TP communication of the better of tp_comm_overlap off and on, and
  * the exposed CP exchange; m micro-batches plus the pipeline bubble of them; the data-parallel
  * reduction and the offload traffic at their least (state_floor); the optimizer step; the
- * stack's fixed time with the launch time the forward pass cannot hide. EP and PP communication
+ * stack's fixed time with the launch time a layer's passes cannot hide (three launch times per
+ * layer at least). EP and PP communication
  * count as 0. HUGE_VAL when the checks fail, or when even the least memory does not fit
  * (memory_fits; for any recompute setting with CDSE_FLOOR_ANY_RECOMPUTE). It sums in
  * evaluate_one's order, term by term no larger, so rounding cannot lift it above the time. */
@@ -2153,7 +2219,11 @@ double cdse_time_floor(const cdse_model *model, const cdse_system *system,
     double bubble = (x.p - 1.0) / x.v * per_mb;
     double optimizer, offload;
     double dp = state_floor(model, &e, &x, &st, flags, &optimizer, &offload);
+    /* A layer's passes take at least the host's three launch times (host_idle_of): what the
+     * floor's layer time leaves of them, on the n_layers it counts. */
     double launch = e.stk->launch_s_per_layer;
-    double fixed = e.stk->iteration_fixed_s + x.m * x.stage_layers * fmax(0.0, launch - step.fwd);
+    double layer = step.fwd + step.bwd + step.recompute + step.tp + step.cp;
+    double fixed = e.stk->iteration_fixed_s +
+                   FLOOR_TIME_MARGIN * x.m * n_layers * fmax(0.0, 3.0 * launch - layer);
     return x.m * per_mb + bubble + dp + optimizer + offload + fixed;
 }

@@ -3,6 +3,9 @@
 # relations between the rows of `clusterdse eval` on each reproducer that the model must keep.
 #   M10 infeasible rows (oom, dtype_unsupported) train nothing: 0 days, GPU-hours, cost and
 #       energy (docs/eval.md), and --help-columns says so.
+#   M1  a faster GPU (a higher bf16 peak) never trains slower: host launch time and GPU time are
+#       two resources, and communication hides behind what runs.
+#   M3  recomputation never makes an iteration faster (its kernels pay their launches).
 #   M8  full recomputation keeps no more memory than selective recomputation (which rebuilds
 #       the unfused attention core and the recomputed MLP of one layer in its backward pass).
 : "${CDSE_SRC:?}"
@@ -33,6 +36,29 @@ expect 0 '' "$CLUSTERDSE" eval --help-columns
 grep -q 'time_to_train_days.*when infeasible' out.txt || fail "M10: --help-columns for days"
 grep -q 'cost_to_train.*when infeasible' out.txt || fail "M10: --help-columns for cost"
 grep -q 'energy_to_train_mwh.*when infeasible' out.txt || fail "M10: --help-columns for energy"
+
+# nondecreasing FILE COLUMN: the time per iteration of the rows of FILE, in the order of COLUMN's
+# values as listed, never decreases (to 1e-9, printed digits).
+times_nondecreasing() {
+    paste -d, <(column "$2" "$1") <(column time_per_iteration_s "$1") | tee /dev/stderr |
+        awk -F, 'NR > 1 && $2 < last * (1 - 1e-9) { bad = 1 } { last = $2 } END { exit bad }'
+}
+
+# M1: GPT-3 1.3B, ZeRO-3, 64 H200 whose bf16 peak is 1x, 2x, 4x (was 0.6268, 0.6489, 0.7001 s).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/peak_axis.cfg" --csv
+tac <(tail -n +2 out.txt) | cat <(head -1 out.txt) - >m1.csv # highest peak first
+times_nondecreasing m1.csv peak_bf16_tflops || fail "M1: a higher peak is slower (peak_axis.cfg)"
+# The same on two systems, ZeRO 0, 1, 3: the 4x-peak system's row is never slower.
+expect 0 '' "$CLUSTERDSE" eval "$jobs/two_systems.cfg" --csv
+paste -d, <(column zero out.txt) <(column system out.txt) <(column time_per_iteration_s out.txt) |
+    sort -t, -k1,1 -k2,2 >m1b.txt
+cat m1b.txt
+awk -F, '$2 == "h200" { t[$1] = $3 } $2 == "h200-4x-peak" && $3 > t[$1] * (1 + 1e-9) { bad = 1 }
+         END { exit bad }' m1b.txt || fail "M1: the 4x-peak system is slower (two_systems.cfg)"
+
+# M3: GPT-3 760M, ZeRO-3, 64 B200: none, selective, full (was 0.2128, 0.2110, 0.1945 s).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/recompute.cfg" --csv
+times_nondecreasing out.txt recompute || fail "M3: recomputation made the iteration faster"
 
 # M8: Llama 3 8B, unfused attention, FP8, recompute_modules mlp, selective then full.
 expect 0 '' "$CLUSTERDSE" eval "$jobs/full_vs_selective.cfg" --csv

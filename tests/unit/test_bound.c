@@ -303,9 +303,20 @@ static void test_memory_limit(void **state)
  * backward 2 x 488.2169856 + 41.94304 = 1018.3770112 us; one micro-batch 1543.5792384 us.
  * Optimizer: (2 layers x (4194304 attention + 6291456 MLP + 2048 norms) + 1024 x 1000 x 2
  * embedding and output + 1024 final norm) = 23024640 parameters x 58 B / 1e12 = 1335.42912 us.
- * Launch: 2 layers x (400 - 244.9473536) us = 310.1052928 us.
- * Floor = 1543.5792384 + 1335.42912 + 310.1052928 = 3189.1136512 us. The time adds the launch
- * slack of the backward passes the floor leaves out, 2 x (800 - 488.2169856) = 623.5660288 us. */
+ * Launch: a layer's passes take at least the host's three launch times, 1200 us, against its
+ * 733.1643392 us of GPU time: 2 layers x (1200 - 733.1643392) us = 933.6713216 us.
+ * Floor = 1543.5792384 + 1335.42912 + 933.6713216 = 3812.67968 us (less the floor's relative
+ * margin of 1e-9 on the launch term). The time is the same: the host sets the pace of both
+ * passes (400 > 244.9473536 us forward, 800 > 488.2169856 us backward), 2 x (155.0526464 +
+ * 311.7830144) us of waiting.
+ * Full recomputation (issue 31 M3): the floor adds the forward layers again, 2 x 244.9473536 us,
+ * and the layer's GPU time grows to 978.1116928 us: 2 x (1200 - 978.1116928) = 443.7766144 us
+ * of launch, 3812.67968 us again. The time: the backward pass launches the recomputed forward's
+ * kernels too, 3 x 400 = 1200 us against 733.1643392 us of GPU work, the forward 400 against
+ * 244.9473536 us: 2 x (1200 + 400) us of layers, 3200 us, + 35.30752 + 41.94304 us of output
+ * layer + 1335.42912 us of optimizer = 4612.67968 us, 800 us (the recomputed launches) more than
+ * without recomputation, whose GPU time hid in the host's gaps (before the fix recomputation
+ * made this configuration 623.57 us faster). */
 static void test_hand_calculated_floor(void **state)
 {
     (void)state;
@@ -347,18 +358,22 @@ static void test_hand_calculated_floor(void **state)
                         .flash_attention = true,
                         .precision = CDSE_BF16};
     double floor = cdse_time_floor(&m, &sys, &st, 0);
-    assert_rel(floor, 3189.1136512e-6, 1e-12);
+    assert_rel(floor, 3812.67968e-6, 1e-9);
     cdse_result r;
     cdse_evaluate(&m, &sys, &st, &r);
     assert_int_equal(r.status, CDSE_ST_OK);
-    assert_rel(r.time_per_iteration_s - floor, 623.5660288e-6, 1e-9);
+    assert_rel(r.time_per_iteration_s, 3812.67968e-6, 1e-12);
+    assert_true(floor <= r.time_per_iteration_s);
     /* Over every recompute setting and state: the same here (nothing to shard or offload). */
     assert_rel(cdse_time_floor(&m, &sys, &st, CDSE_FLOOR_ANY_RECOMPUTE | CDSE_FLOOR_ANY_STATE),
-               3189.1136512e-6, 1e-12);
-    /* Full recomputation adds the forward layers again: 2 x 244.9473536 us, and the bubble-free
-     * stage repeats it once (m = 1). */
+               3812.67968e-6, 1e-9);
     st.recompute = CDSE_RECOMPUTE_FULL;
-    assert_rel(cdse_time_floor(&m, &sys, &st, 0), (3189.1136512 + 489.8947072) * 1e-6, 1e-12);
+    assert_rel(cdse_time_floor(&m, &sys, &st, 0), 3812.67968e-6, 1e-9);
+    cdse_result full;
+    cdse_evaluate(&m, &sys, &st, &full);
+    assert_int_equal(full.status, CDSE_ST_OK);
+    assert_rel(full.time_per_iteration_s, 4612.67968e-6, 1e-12);
+    assert_rel(full.t_fixed_s, 2.0 * (155.0526464 + 466.8356608) * 1e-6, 1e-12);
 }
 
 int main(void)
