@@ -1644,12 +1644,25 @@ static double dp_comm_time(cdse_comm_plan *plan, const cdse_system *system, cons
     return t + (stk->overlap_param_gather ? fmax(bucket * ag, exposed(ag, w->fwd)) : ag);
 }
 
+/* `w` with its windows (the passes' times) scaled by `share`. */
+static dp_windows window_share(const dp_windows *w, double share)
+{
+    dp_windows part = *w;
+    part.fwd *= share;
+    part.bwd *= share;
+    part.first_bwd *= share;
+    return part;
+}
+
 /* The data-parallel reductions of a stage (dp_comm_time per group): the dense parameters over the
  * dp x cp ranks holding the same weights (the group starts at the smaller of its parts' strides,
  * exact when cp and dp are adjacent in the placement, as by default: stride tp), the expert
  * parameters over the expert data-parallel group of the folded expert grid (edp ranks at its
  * stride); the layers' weights in the dtype the GPUs hold them (layer_weight_bytes), the embedding
- * in bf16. Returns the dense part, `experts` receives the expert part. */
+ * in bf16. The two streams overlap the same passes: they share the windows in proportion to their
+ * communication time (each one's time with nothing hidden), so that together they hide behind the
+ * passes once, as one stream of both would. Returns the dense part, `experts` receives the
+ * expert part. */
 static double stage_dp_comm(cdse_comm_plan *plan, const env *e, const dims *x,
                             const stage_param_count *params, const dp_windows *w, double *experts)
 {
@@ -1657,15 +1670,32 @@ static double stage_dp_comm(cdse_comm_plan *plan, const env *e, const dims *x,
     int dense_stride = x->c > 1.0 && cp_stride < dp_stride ? cp_stride : dp_stride;
     double layer_bytes = layer_weight_bytes(e);
     int zero = e->st->zero;
-    double dense =
-        dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_DP, zero, params->dense + params->embed,
-                     params->dense * layer_bytes + params->embed * WEIGHT_BYTES, (int)(x->d * x->c),
-                     dense_stride, x->d, params->embed, w);
+    double dense_params = params->dense + params->embed;
+    double dense_bytes = params->dense * layer_bytes + params->embed * WEIGHT_BYTES;
+    int dense_group = (int)(x->d * x->c), expert_group = (int)x->edp;
+    int expert_stride = x->expert_stride[CDSE_EXPERT_DP];
     *experts = 0.0;
-    if (params->experts > 0.0)
-        *experts = dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_EDP, zero, params->experts,
-                                params->experts * layer_bytes, (int)x->edp,
-                                x->expert_stride[CDSE_EXPERT_DP], x->d, 0.0, w);
+    if (params->experts <= 0.0)
+        return dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_DP, zero, dense_params, dense_bytes,
+                            dense_group, dense_stride, x->d, params->embed, w);
+    /* The streams' times with no window, through a plan that is full (it keeps nothing). */
+    cdse_comm_plan full;
+    full.n = CDSE_COMM_PLAN_MAX;
+    dp_windows closed = window_share(w, 0.0);
+    double dense_all =
+        dp_comm_time(&full, e->sys, e->stk, CDSE_GROUP_DP, zero, dense_params, dense_bytes,
+                     dense_group, dense_stride, x->d, params->embed, &closed);
+    double expert_all = dp_comm_time(&full, e->sys, e->stk, CDSE_GROUP_EDP, zero, params->experts,
+                                     params->experts * layer_bytes, expert_group, expert_stride,
+                                     x->d, 0.0, &closed);
+    double share = dense_all + expert_all > 0.0 ? dense_all / (dense_all + expert_all) : 1.0;
+    dp_windows dense_w = window_share(w, share), expert_w = window_share(w, 1.0 - share);
+    double dense =
+        dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_DP, zero, dense_params, dense_bytes,
+                     dense_group, dense_stride, x->d, params->embed, &dense_w);
+    *experts = dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_EDP, zero, params->experts,
+                            params->experts * layer_bytes, expert_group, expert_stride, x->d, 0.0,
+                            &expert_w);
     return dense;
 }
 
