@@ -91,7 +91,8 @@ static const key_spec stack_keys[] = {
     STACK_FLOAT("iteration_fixed_s", iteration_fixed_s, 0.0, false, 60.0,
                 "seconds per iteration outside the model: data loading, logging"),
     STACK_FLOAT("launch_s_per_layer", launch_s_per_layer, 0.0, false, 0.01,
-                "host seconds to launch one layer's forward kernels (backward: twice)"),
+                "host seconds to launch one layer's forward kernels (backward: twice, plus the "
+                "recomputed kernels)"),
     FLOAT_KEY(cdse_stack, "cross_entropy_bytes", cross_entropy_bytes, 1.0, false, 128.0, false,
               CDSE_CROSS_ENTROPY_UNFUSED_BYTES, "52 (unfused)",
               "HBM bytes per logit of the loss, forward and backward"),

@@ -1114,16 +1114,34 @@ static double tier_bandwidth(const cdse_system *sys)
     return sys->tier.bandwidth_gbs * 1e9 / sys->tier.shared_by;
 }
 
+/* The transfers to and from the second tier that overlap the computation (offload_model), in
+ * seconds per iteration, for the state of `r` before offload_model moves it. */
+static double offload_overlapped_time(const env *e, const dims *x, double act_per_mb,
+                                      const cdse_result *r)
+{
+    const cdse_strategy *st = e->st;
+    double bw = tier_bandwidth(e->sys);
+    if (st->offload == 0 || bw <= 0.0)
+        return 0.0;
+    double t = 0.0;
+    if (st->offload & CDSE_OFFLOAD_ACTIVATIONS)
+        t += 2.0 * x->m * offloaded_bytes_per_mb(st, x, act_per_mb) / bw;
+    if (st->offload & CDSE_OFFLOAD_WEIGHTS)
+        t += 2.0 * x->m * r->mem_weights_gib * CDSE_GIB / bw;
+    return t;
+}
+
+/* `compute_time`: the computation the overlapped transfers hide behind. */
 static void offload_model(const env *e, const dims *x, double compute_time, double act_per_mb,
                           double in_flight, cdse_result *r)
 {
-    double m = x->m;
     const cdse_strategy *st = e->st;
     double bw = tier_bandwidth(e->sys);
     if (st->offload == 0 || bw <= 0.0)
         return;
     double lat = e->sys->tier.latency_us * 1e-6;
-    double moved = 0.0, serial = 0.0, overlapped = 0.0;
+    double moved = 0.0, serial = 0.0;
+    double overlapped = offload_overlapped_time(e, x, act_per_mb, r);
     if (st->offload & CDSE_OFFLOAD_OPTIMIZER) {
         /* The optimizer step streams the state in and out (ZeRO-Offload style, Ren et al. 2021):
          * not overlapped with compute. */
@@ -1140,14 +1158,12 @@ static void offload_model(const env *e, const dims *x, double compute_time, doub
         double total = r->mem_activations_gib * CDSE_GIB;
         double resident = hbm_after_offload(x, total, in_flight, act_per_mb, off_mb);
         moved += (total - resident) / CDSE_GIB;
-        overlapped += 2.0 * m * off_mb / bw;
         r->mem_activations_gib = resident / CDSE_GIB;
     }
     if (st->offload & CDSE_OFFLOAD_WEIGHTS) {
         /* Weights streamed in for forward and backward of every micro-batch (ZeRO-Infinity
          * style, Rajbhandari et al. 2021), overlapped with compute. */
         moved += r->mem_weights_gib;
-        overlapped += 2.0 * m * r->mem_weights_gib * CDSE_GIB / bw;
         r->mem_weights_gib = 0.0;
     }
     r->mem_offloaded_gib = moved;
@@ -1659,12 +1675,13 @@ static dp_windows window_share(const dp_windows *w, double share)
  * exact when cp and dp are adjacent in the placement, as by default: stride tp), the expert
  * parameters over the expert data-parallel group of the folded expert grid (edp ranks at its
  * stride); the layers' weights in the dtype the GPUs hold them (layer_weight_bytes), the embedding
- * in bf16. The two streams overlap the same passes: they share the windows in proportion to their
- * communication time (each one's time with nothing hidden), so that together they hide behind the
- * passes once, as one stream of both would. Returns the dense part, `experts` receives the
- * expert part. */
+ * in bf16. The two streams, and `other` seconds of other transfers that overlap the same passes
+ * (the offload traffic), share the windows in proportion to their time with nothing hidden, so
+ * that together they hide behind the passes once, as one stream of all would; `other_share`
+ * receives the share of the others. Returns the dense part, `experts` receives the expert part. */
 static double stage_dp_comm(cdse_comm_plan *plan, const env *e, const dims *x,
-                            const stage_param_count *params, const dp_windows *w, double *experts)
+                            const stage_param_count *params, const dp_windows *w, double other,
+                            double *experts, double *other_share)
 {
     int dp_stride = x->stride[CDSE_PLACE_DP], cp_stride = x->stride[CDSE_PLACE_CP];
     int dense_stride = x->c > 1.0 && cp_stride < dp_stride ? cp_stride : dp_stride;
@@ -1674,8 +1691,10 @@ static double stage_dp_comm(cdse_comm_plan *plan, const env *e, const dims *x,
     double dense_bytes = params->dense * layer_bytes + params->embed * WEIGHT_BYTES;
     int dense_group = (int)(x->d * x->c), expert_group = (int)x->edp;
     int expert_stride = x->expert_stride[CDSE_EXPERT_DP];
+    bool experts_present = params->experts > 0.0;
     *experts = 0.0;
-    if (params->experts <= 0.0)
+    *other_share = 0.0;
+    if (!experts_present && !(other > 0.0))
         return dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_DP, zero, dense_params, dense_bytes,
                             dense_group, dense_stride, x->d, params->embed, w);
     /* The streams' times with no window, through a plan that is full (it keeps nothing). */
@@ -1685,17 +1704,23 @@ static double stage_dp_comm(cdse_comm_plan *plan, const env *e, const dims *x,
     double dense_all =
         dp_comm_time(&full, e->sys, e->stk, CDSE_GROUP_DP, zero, dense_params, dense_bytes,
                      dense_group, dense_stride, x->d, params->embed, &closed);
-    double expert_all = dp_comm_time(&full, e->sys, e->stk, CDSE_GROUP_EDP, zero, params->experts,
-                                     params->experts * layer_bytes, expert_group, expert_stride,
-                                     x->d, 0.0, &closed);
-    double share = dense_all + expert_all > 0.0 ? dense_all / (dense_all + expert_all) : 1.0;
-    dp_windows dense_w = window_share(w, share), expert_w = window_share(w, 1.0 - share);
+    double expert_all = 0.0;
+    if (experts_present)
+        expert_all = dp_comm_time(&full, e->sys, e->stk, CDSE_GROUP_EDP, zero, params->experts,
+                                  params->experts * layer_bytes, expert_group, expert_stride, x->d,
+                                  0.0, &closed);
+    double all = dense_all + expert_all + fmax(0.0, other);
+    double dense_share = all > 0.0 ? dense_all / all : 1.0;
+    double expert_share = all > 0.0 ? expert_all / all : 0.0;
+    *other_share = fmax(0.0, 1.0 - dense_share - expert_share);
+    dp_windows dense_w = window_share(w, dense_share), expert_w = window_share(w, expert_share);
     double dense =
         dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_DP, zero, dense_params, dense_bytes,
                      dense_group, dense_stride, x->d, params->embed, &dense_w);
-    *experts = dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_EDP, zero, params->experts,
-                            params->experts * layer_bytes, expert_group, expert_stride, x->d, 0.0,
-                            &expert_w);
+    if (experts_present)
+        *experts = dp_comm_time(plan, e->sys, e->stk, CDSE_GROUP_EDP, zero, params->experts,
+                                params->experts * layer_bytes, expert_group, expert_stride, x->d,
+                                0.0, &expert_w);
     return dense;
 }
 
@@ -1879,8 +1904,12 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
                           x.p,
                           x.v,
                           flush_reduce ? 0.0 : x.stage_layers * free_bwd};
+    /* The offload traffic overlaps the same passes as the data-parallel streams: one window. */
+    double offload_share;
     double dp_expert;
-    double dp_dense = stage_dp_comm(plan, &e, &x, &params, &windows, &dp_expert);
+    double dp_dense =
+        stage_dp_comm(plan, &e, &x, &params, &windows,
+                      offload_overlapped_time(&e, &x, act_per_mb, r), &dp_expert, &offload_share);
     double dp_comm = dp_dense + dp_expert;
 
     double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
@@ -1891,7 +1920,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     optimizer += x.m * accum;
     bubble += (x.p - 1.0) / x.v * accum;
     double compute_iter = x.m * per_mb;
-    offload_model(&e, &x, x.m * run_per_mb, act_per_mb, in_flight, r);
+    offload_model(&e, &x, offload_share * x.m * run_per_mb, act_per_mb, in_flight, r);
     /* The stack's workspaces (NCCL, cuBLAS, Transformer Engine) and what its caching allocator
      * reserves beyond the activations it hands out (they are freed and reallocated every
      * micro-batch; weights, gradients and optimizer state live in preallocated buffers), and the
@@ -2152,7 +2181,9 @@ static double state_floor(const cdse_model *model, const env *e, const dims *x,
                        x->v,
                        DBL_MAX};
     double dp_expert;
-    double dp = stage_dp_comm(&scratch, e, x, &params, &open, &dp_expert) + dp_expert;
+    double other_share;
+    double dp =
+        stage_dp_comm(&scratch, e, x, &params, &open, 0.0, &dp_expert, &other_share) + dp_expert;
     double bw = tier_bandwidth(e->sys);
     if (st->offload != 0 && bw > 0.0) {
         /* The state and activations offload_model moves, at their least (given ZeRO stage,

@@ -357,7 +357,8 @@ const cdse_column cdse_columns[] = {
         "the stack's NCCL/cuBLAS/TE workspaces and caching-allocator reserve, and the layer "
         "recomputation rebuilds during its backward pass"),
     F64("t_fixed_s", t_fixed_s, "s",
-        "host costs not hidden by the GPU: kernel launches of small layers, per-iteration work"),
+        "host costs not hidden by the GPU: the GPU's wait for the kernel launches of small layers "
+        "(recomputed kernels included), per-iteration work"),
     {"offload_layers", CDSE_COL_I32, STRATEGY(offload_layers), "layers",
      "with offload activations: layers per pipeline-stage chunk offloaded (0 = every layer)"},
     {"recompute_layers", CDSE_COL_I32, STRATEGY(recompute_layers), "layers",

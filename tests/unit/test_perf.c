@@ -2108,6 +2108,40 @@ static void test_offload_activations_traffic(void **state)
     assert_rel(r.t_offload_s, 0.25 * traffic, 1e-12);
 }
 
+/* The offload traffic and the data-parallel reduction overlap the same passes: they share the
+ * window in proportion to their time with nothing hidden (issue 31: one window shared by the
+ * streams that use it; each hiding behind the whole window exposed up to 1.5 d of a window
+ * shorter by d, so a faster GPU trained slower). The configuration of
+ * test_offload_activations_traffic on 2 GPUs (dp 2, m = 4, the same micro-batch) over a 9 GB/s
+ * tier: traffic 2 x 4 x 327155712 B / 9e9 = 290.8 ms, against the passes' computation c; the
+ * gradients' all-reduce takes ar (from the plan) with nothing hidden. Offload share
+ * s = traffic / (traffic + ar), t_offload_s = exposed(traffic, s c). */
+static void test_offload_shares_window_with_dp(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = tier_sys();
+    s.tier.bandwidth_gbs = 9.0;
+    cdse_strategy st = strat(2, 1, 1, 2, 16);
+    st.offload = CDSE_OFFLOAD_ACTIVATIONS;
+    cdse_result r;
+    cdse_comm_plan plan;
+    cdse_evaluate_plan(&m, &s, &st, &r, &plan);
+    assert_int_equal(r.status, CDSE_ST_OK);
+    assert_int_equal(r.dp, 2);
+    assert_int_equal(r.grad_accum, 4);
+    double ar = 0.0;
+    for (int i = 0; i < plan.n; i++)
+        if (plan.op[i].group == CDSE_GROUP_DP && plan.op[i].coll == CDSE_COLL_ALLREDUCE)
+            ar = plan.op[i].time_s;
+    assert_true(ar > 0.0);
+    double traffic = 2.0 * 4.0 * 327155712.0 / 9e9;
+    double compute = r.t_forward_s + r.t_backward_s + r.t_recompute_s;
+    double share = traffic / (traffic + ar);
+    assert_true(traffic > share * compute); /* not all of it hides */
+    assert_rel(r.t_offload_s, exposed_hand(traffic, share * compute), 1e-12);
+}
+
 /* Partial activation offload (Megatron-Core --cpu-offloading-num-layers N): only N of the layers
  * of each chunk leave HBM. The case of test_offload_activations (p = 4, m = 8, 2 layers per stage,
  * rank 0 holding 4 micro-batches x 2 layers = 8 layer-worths, a layer-worth s b h (34 + 5 a s / h)
@@ -2663,6 +2697,7 @@ int main(void)
         cmocka_unit_test(test_offload_optimizer),
         cmocka_unit_test(test_offload_activations),
         cmocka_unit_test(test_offload_activations_traffic),
+        cmocka_unit_test(test_offload_shares_window_with_dp),
         cmocka_unit_test(test_offload_layers_memory),
         cmocka_unit_test(test_offload_layers_traffic),
         cmocka_unit_test(test_offload_layers_invalid),
