@@ -9,7 +9,8 @@
  *   hbm_more            more HBM (or second-tier capacity) is never infeasible where less was
  *                       feasible, and never slower
  *   recompute_more      none -> selective -> full is never faster (without activation offload,
- *                       whose traffic recomputation shrinks) and never more memory
+ *                       whose traffic recomputation shrinks, and off pools, whose split it
+ *                       frees) and never more memory
  *   recompute_layers    more fully recomputed layers per chunk: likewise
  *   recompute_modules   a superset of recomputed modules: likewise
  *   zero_higher         a higher ZeRO stage never keeps more memory
@@ -701,10 +702,12 @@ static void more_recomputation(meta_ctx *ctx, int rel, uint64_t ia, uint64_t ib,
     ctx->pairs[rel]++;
     char text[256];
     /* With activation offload recomputation also shrinks what crosses the tier link (the
-     * activations it drops are neither written out nor read back), which can rightly make the
-     * iteration faster on a slow tier: only the memory relation holds there. */
+     * activations it drops are neither written out nor read back), and on a pool it lets the
+     * faster GPU type take more layers within its memory (the pipeline split by speed): either
+     * can rightly make the iteration faster, so only the memory relation holds there. */
     bool offloaded = a.strategy.offload & CDSE_OFFLOAD_ACTIVATIONS;
-    if (!offloaded &&
+    bool pool = ctx->job->system[a.system].pool.n_types > 0;
+    if (!offloaded && !pool &&
         !at_most(a.result.time_per_iteration_s, b.result.time_per_iteration_s, REL_TOL)) {
         snprintf(text, sizeof text, "%s: time_per_iteration_s falls", what);
         report(ctx, rel, text, a.result.time_per_iteration_s, b.result.time_per_iteration_s,
