@@ -9,11 +9,11 @@
  *   hbm_more            more HBM (or second-tier capacity) is never infeasible where less was
  *                       feasible, and never slower
  *   recompute_more      none -> selective -> full is never faster (without activation offload,
- *                       whose traffic recomputation shrinks, and off pools, whose split it
- *                       frees) and never more memory
+ *                       whose traffic recomputation shrinks) and never more memory (off pools,
+ *                       whose pipeline split fills the memory it frees)
  *   recompute_layers    more fully recomputed layers per chunk: likewise
  *   recompute_modules   a superset of recomputed modules: likewise
- *   zero_higher         a higher ZeRO stage never keeps more memory
+ *   zero_higher         a higher ZeRO stage never keeps more memory (off pools, likewise)
  *   duplicate           a configuration evaluated twice, and on a copy of its system under
  *                       another name, gives the same row
  *   order               the job with every list in another order gives the same rows
@@ -697,17 +697,19 @@ static void more_recomputation(meta_ctx *ctx, int rel, uint64_t ia, uint64_t ib,
     cdse_record a, b;
     cdse_record_eval(ctx->job, ia, &a);
     cdse_record_eval(ctx->job, ib, &b);
-    if (!computed(a.result.status) || !computed(b.result.status))
+    /* A pool's pipeline split gives the faster GPU type as many layers as its memory holds:
+     * what recomputation frees is used again, for speed (docs/job-file.md, Heterogeneous
+     * pools), so neither relation holds there. */
+    if (!computed(a.result.status) || !computed(b.result.status) ||
+        ctx->job->system[a.system].pool.n_types > 0)
         return;
     ctx->pairs[rel]++;
     char text[256];
     /* With activation offload recomputation also shrinks what crosses the tier link (the
-     * activations it drops are neither written out nor read back), and on a pool it lets the
-     * faster GPU type take more layers within its memory (the pipeline split by speed): either
-     * can rightly make the iteration faster, so only the memory relation holds there. */
+     * activations it drops are neither written out nor read back), which can rightly make the
+     * iteration faster on a slow tier: only the memory relation holds there. */
     bool offloaded = a.strategy.offload & CDSE_OFFLOAD_ACTIVATIONS;
-    bool pool = ctx->job->system[a.system].pool.n_types > 0;
-    if (!offloaded && !pool &&
+    if (!offloaded &&
         !at_most(a.result.time_per_iteration_s, b.result.time_per_iteration_s, REL_TOL)) {
         snprintf(text, sizeof text, "%s: time_per_iteration_s falls", what);
         report(ctx, rel, text, a.result.time_per_iteration_s, b.result.time_per_iteration_s,
@@ -790,7 +792,9 @@ static void zero_pairs(meta_ctx *ctx, const int *digit)
             cdse_record a, b;
             cdse_record_eval(ctx->job, ia, &a);
             cdse_record_eval(ctx->job, ib, &b);
-            if (!computed(a.result.status) || !computed(b.result.status))
+            /* On a pool the memory ZeRO frees goes to the faster type's layers (as above). */
+            if (!computed(a.result.status) || !computed(b.result.status) ||
+                ctx->job->system[a.system].pool.n_types > 0)
                 continue;
             ctx->pairs[REL_ZERO]++;
             if (!at_most(b.result.mem_total_gib, a.result.mem_total_gib, REL_TOL)) {
