@@ -414,8 +414,12 @@ static int read_inputs(fit_args *a, const cdse_system *base, cdse_probe_result *
                 cdse_probe_info *info = &pr->info;
                 info->ranks = in->log.ranks > info->ranks ? in->log.ranks : info->ranks;
                 info->nodes = in->log.nodes > info->nodes ? in->log.nodes : info->nodes;
-                if (in->log.ranks_per_node > info->ranks_per_node)
-                    info->ranks_per_node = in->log.ranks_per_node;
+                /* An intra-node log without host names (OSU): its ranks share one node. */
+                int per_node = in->log.nodes > 0 ? in->log.ranks_per_node
+                               : in->log.level == 0 ? in->log.ranks
+                                                    : 0;
+                if (per_node > info->ranks_per_node)
+                    info->ranks_per_node = per_node;
             }
         }
         if (rc != 0) {

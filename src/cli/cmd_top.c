@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "clusterdse/sweep/expr.h"
+#include "where.h"
 #include "clusterdse/sweep/store.h"
 #include "clusterdse/sweep/topk.h"
 #include "commands.h"
@@ -489,6 +490,11 @@ static void block_release(block_reader *r, unsigned k, bool done)
     pthread_mutex_unlock(&r->lock);
 }
 
+bool cdse_cli_where_holds(const cdse_expr *where, const cdse_record *record)
+{
+    return cdse_expr_eval(where, column_get, record) != 0.0;
+}
+
 /* Hands the rows of one block that pass the filter to `fn`. */
 static int scan_block(const unsigned char *buf, size_t n, const cdse_expr *where, bool all,
                       row_fn fn, void *ctx, uint64_t *matched, cdse_diag *diag)
@@ -566,8 +572,8 @@ static void column_names(char *out, size_t size)
 
 /* Compiles --where over the columns, with the store's model and system names; prints the error
  * as `clusterdse CMD: --where ...`. */
-static int compile_where(const char *cmd, const char *text, const cdse_job *names,
-                         cdse_expr **where)
+int cdse_cli_compile_where(const char *cmd, const char *text, const cdse_job *names,
+                           cdse_expr **where)
 {
     char known[2048];
     column_names(known, sizeof known);
@@ -630,7 +636,7 @@ static int run(const top_args *a)
         cdse_store_close(store, &diag);
         return 1;
     }
-    if (a->where && compile_where("top", a->where, names, &where) != 0)
+    if (a->where && cdse_cli_compile_where("top", a->where, names, &where) != 0)
         code = 1;
     const char *dataset = code == 0 ? default_dataset("top", store, a->path, a->from) : NULL;
     note_pruned(store, a->path);
@@ -845,7 +851,7 @@ static int export_run(const export_args *a)
     int code = names == NULL ? 2 : 0;
     if (names == NULL)
         fprintf(stderr, "clusterdse export: out of memory\n");
-    if (code == 0 && a->where && compile_where("export", a->where, names, &where) != 0)
+    if (code == 0 && a->where && cdse_cli_compile_where("export", a->where, names, &where) != 0)
         code = 1;
     if (code == 0)
         code = export_rows(a, store, names, where);
