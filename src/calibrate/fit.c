@@ -556,28 +556,54 @@ static void fit_one(cdse_level_fit *lf, int coll, cdse_fit_point *pts, int n, do
     }
 }
 
-/* The estimator of every pair: the one the options name, else the lowest mean over the fits of
- * their median relative error (fit->estimator_mean[] keeps the means for the printed reason). */
-static void choose_estimator(cdse_probe_fit *fit)
+/* The estimator of every pair: the one the options name, else the one whose pairs predict the
+ * sizes left out best: the lowest median relative error over every held-out point of every fit
+ * (cdse_fit_holdout_as: fit on every other size, predict the rest), the figure `fit` prints as
+ * "hold-out". An estimator that follows the fitted points closely (lmeds) can predict the others
+ * worse. Without any hold-out point (fewer than 4 sizes per fit): the lowest mean over the fits
+ * of the in-sample median relative error. Scores within FIT_ESTIMATOR_TIE (0.1 percentage point,
+ * the rounding of a printed time) count as ties and go to the simpler estimator (lower index).
+ * fit->estimator_score[] keeps the figures for the printed reason. `pts` has room for every
+ * row. Returns CDSE_ENOMEM or 0. */
+#define FIT_ESTIMATOR_TIE 1e-3
+static int choose_estimator(const cdse_probe_result *pr, cdse_probe_fit *fit, cdse_fit_point *pts)
 {
-    int fits = 0;
-    for (int e = 0; e < CDSE_FIT_CHOICE_COUNT; e++)
-        fit->estimator_mean[e] = 0;
+    int total = 0, fits = 0;
     for (int l = 0; l < CDSE_FIT_LEVELS; l++)
         for (int c = 0; c < CDSE_COLL_COUNT; c++)
-            if (fit->level[l].has[c]) {
-                fits++;
-                for (int e = 0; e < CDSE_FIT_CHOICE_COUNT; e++)
-                    fit->estimator_mean[e] += fit->level[l].fit[c].candidate_median[e];
-            }
-    fit->estimator = 0;
+            total += fit->level[l].has[c] ? level_points(pr, fit, l, c, pts) : 0;
+    double *rel = malloc(sizeof(double) * (size_t)(total + 1));
+    if (rel == NULL)
+        return CDSE_ENOMEM;
+    fit->estimator_holdout = true;
     for (int e = 0; e < CDSE_FIT_CHOICE_COUNT; e++) {
-        fit->estimator_mean[e] /= fits > 0 ? fits : 1;
-        if (fit->estimator_mean[e] < fit->estimator_mean[fit->estimator] - 1e-12)
-            fit->estimator = e;
+        int n_rel = 0;
+        double in_sample = 0;
+        fits = 0;
+        for (int l = 0; l < CDSE_FIT_LEVELS; l++)
+            for (int c = 0; c < CDSE_COLL_COUNT; c++) {
+                if (!fit->level[l].has[c])
+                    continue;
+                int n = level_points(pr, fit, l, c, pts), got = 0;
+                if (cdse_fit_holdout_as(c, pts, n, e, rel + n_rel, &got) == 0)
+                    n_rel += got;
+                in_sample += fit->level[l].fit[c].candidate_median[e];
+                fits++;
+            }
+        fit->estimator_score[e] = cdse_fit_median(rel, n_rel);
+        if (n_rel == 0) {
+            fit->estimator_holdout = false;
+            fit->estimator_score[e] = in_sample / (fits > 0 ? fits : 1);
+        }
     }
+    free(rel);
+    fit->estimator = 0;
+    for (int e = 0; e < CDSE_FIT_CHOICE_COUNT; e++)
+        if (fit->estimator_score[e] < fit->estimator_score[fit->estimator] - FIT_ESTIMATOR_TIE)
+            fit->estimator = e;
     if (fit->options.estimator >= 0 && fit->options.estimator < CDSE_FIT_CHOICE_COUNT)
         fit->estimator = fit->options.estimator;
+    return 0;
 }
 
 int cdse_fit_choice_parse(const char *name)
@@ -628,7 +654,11 @@ int cdse_fit_probes(const cdse_probe_result *pr, const cdse_fit_options *options
         cdse_diag_set(diag, "no collective has 2 or more sizes on level 0 or 1");
         return CDSE_EINVAL;
     }
-    choose_estimator(fit);
+    if (choose_estimator(pr, fit, pts) != 0) {
+        free(pts);
+        cdse_diag_set(diag, "out of memory");
+        return CDSE_ENOMEM;
+    }
     for (int l = 0; l < CDSE_FIT_LEVELS; l++)
         for (int c = 0; c < CDSE_COLL_COUNT; c++)
             if (fit->level[l].has[c])
@@ -795,6 +825,7 @@ static void write_provenance(FILE *out, const cdse_probe_fit *fit, const cdse_pr
         fprintf(out, "# Only messages %s were fitted.\n", sizes);
     fprintf(out, "# Estimator %s for every pair (%s).\n", cdse_fit_choice_name(fit->estimator),
             fit->options.estimator >= 0 ? "--estimator"
+            : fit->estimator_holdout    ? "lowest hold-out median relative error"
                                         : "lowest mean median relative error over the fits");
     fprintf(
         out,

@@ -93,7 +93,7 @@ static void fit_usage(FILE *out)
             "  --max-bytes B      fit only messages of at most B bytes (e.g. below a cache\n"
             "                     cliff; docs/calibration.md)\n"
             "  --estimator NAME   single, hybrid, large, robust or lmeds for every pair\n"
-            "                     (default: the one with the lowest mean median error)\n"
+            "                     (default: the one whose pairs predict held-out sizes best)\n"
             "  --job JOB --system NAME\n"
             "                     write the network of system NAME of job file JOB with the\n"
             "                     fits applied exactly as the job's probe section applies them\n"
@@ -486,10 +486,13 @@ static void print_estimator(const cdse_probe_fit *fit)
     printf("# estimator %s for every fit: ", cdse_fit_choice_name(fit->estimator));
     if (fit->options.estimator >= 0)
         printf("--estimator;");
+    else if (fit->estimator_holdout)
+        printf("the lowest hold-out median relative error (every other size fitted, the others "
+               "predicted):");
     else
-        printf("the lowest mean over the fits of the median relative error:");
+        printf("too few sizes to hold any out; the lowest mean in-sample median relative error:");
     for (int e = 0; e < CDSE_FIT_CHOICE_COUNT; e++)
-        printf(" %s %.2f%%%s", cdse_fit_choice_name(e), 100 * fit->estimator_mean[e],
+        printf(" %s %.2f%%%s", cdse_fit_choice_name(e), 100 * fit->estimator_score[e],
                e + 1 < CDSE_FIT_CHOICE_COUNT ? "," : "\n");
 }
 

@@ -152,8 +152,9 @@ typedef struct cdse_probe_fit {
     int64_t reduce_bytes; /* that size */
     int mixed;            /* rows of mixed groups, not fitted */
     int fitted;           /* (level, collective) pairs fitted */
-    int estimator;        /* cdse_fit_choice of every pair */
-    double estimator_mean[CDSE_FIT_CHOICE_COUNT]; /* mean over fits of each one's median error */
+    int estimator;         /* cdse_fit_choice of every pair */
+    bool estimator_holdout; /* scores are hold-out median errors (else in-sample means) */
+    double estimator_score[CDSE_FIT_CHOICE_COUNT]; /* each estimator's score (fit.c) */
     cdse_level_fit level[CDSE_FIT_LEVELS];
 } cdse_probe_fit;
 
