@@ -268,8 +268,9 @@ static double regimes_predict(const cdse_fit_result *r, const cdse_fit_point *p)
     return cdse_fit_predict_us(r->coll, ab, p->n, p->bytes);
 }
 
-/* Fits on sorted points (no hold-out). */
-static int fit_sorted(int coll, const cdse_fit_point *p, int n, cdse_fit_result *r)
+/* Fits on sorted points (no hold-out). `choice` >= 0 writes that estimator's pair; -1 the one
+ * with the lowest median relative error on these points. */
+static int fit_sorted(int coll, const cdse_fit_point *p, int n, int choice, cdse_fit_result *r)
 {
     int *start = malloc(sizeof(int) * ((size_t)n + 1));
     if (start == NULL)
@@ -313,7 +314,9 @@ static int fit_sorted(int coll, const cdse_fit_point *p, int n, cdse_fit_result 
     for (int c = 0; c < CDSE_FIT_CHOICE_COUNT; c++) {
         cdse_fit_stats st;
         cdse_fit_evaluate(coll, &cand[c], p, n, &st);
-        if (st.median_rel < best_median - 1e-12) {
+        r->candidate[c] = cand[c];
+        r->candidate_median[c] = st.median_rel;
+        if (choice >= 0 ? c == choice : st.median_rel < best_median - 1e-12) {
             best_median = st.median_rel;
             r->choice = c;
             r->profile = cand[c];
@@ -349,6 +352,12 @@ static cdse_fit_point *sorted_copy(const cdse_fit_point *pts, int n)
 
 int cdse_fit_holdout(int coll, const cdse_fit_point *pts, int n, double *rel, int *n_rel)
 {
+    return cdse_fit_holdout_as(coll, pts, n, -1, rel, n_rel);
+}
+
+int cdse_fit_holdout_as(int coll, const cdse_fit_point *pts, int n, int choice, double *rel,
+                        int *n_rel)
+{
     *n_rel = 0;
     cdse_fit_point *p = sorted_copy(pts, n);
     cdse_fit_point *train = malloc(sizeof *p * (size_t)(n > 0 ? n : 1));
@@ -361,7 +370,7 @@ int cdse_fit_holdout(int coll, const cdse_fit_point *pts, int n, double *rel, in
             for (int i = start[k]; i < start[k + 1]; i++)
                 train[n_train++] = p[i];
         cdse_fit_result held;
-        rc = sizes >= 4 ? fit_sorted(coll, train, n_train, &held) : CDSE_EINVAL;
+        rc = sizes >= 4 ? fit_sorted(coll, train, n_train, choice, &held) : CDSE_EINVAL;
         for (int k = 1; rc == 0 && k < sizes; k += 2)
             for (int i = start[k]; i < start[k + 1]; i++) {
                 double pred = cdse_fit_predict_us(coll, &held.profile, p[i].n, p[i].bytes);
@@ -375,6 +384,12 @@ int cdse_fit_holdout(int coll, const cdse_fit_point *pts, int n, double *rel, in
 }
 
 int cdse_fit_collective(int coll, const cdse_fit_point *pts, int n, cdse_fit_result *out)
+{
+    return cdse_fit_collective_as(coll, pts, n, -1, out);
+}
+
+int cdse_fit_collective_as(int coll, const cdse_fit_point *pts, int n, int choice,
+                           cdse_fit_result *out)
 {
     memset(out, 0, sizeof *out);
     if (n < 2)
@@ -391,9 +406,9 @@ int cdse_fit_collective(int coll, const cdse_fit_point *pts, int n, cdse_fit_res
         out->group_min = p[i].n < out->group_min ? p[i].n : out->group_min;
         out->group_max = p[i].n > out->group_max ? p[i].n : out->group_max;
     }
-    int rc = fit_sorted(coll, p, n, out);
+    int rc = fit_sorted(coll, p, n, choice, out);
     int n_rel = 0;
-    if (rc == 0 && cdse_fit_holdout(coll, p, n, rel, &n_rel) == 0 && n_rel > 0) {
+    if (rc == 0 && cdse_fit_holdout_as(coll, p, n, choice, rel, &n_rel) == 0 && n_rel > 0) {
         out->holdout_median = cdse_fit_median(rel, n_rel);
         out->holdout_points = n_rel;
     }
@@ -445,6 +460,18 @@ void cdse_fit_options_default(cdse_fit_options *options)
     options->dtype = -1;
     options->min_bytes = 0;
     options->max_bytes = 1e300;
+    options->estimator = -1;
+}
+
+void cdse_fit_describe_sizes(const cdse_fit_options *o, char *text, size_t size)
+{
+    text[0] = '\0';
+    if (o->min_bytes > 0 && o->max_bytes < 1e300)
+        snprintf(text, size, "from %.0f to %.0f bytes", o->min_bytes, o->max_bytes);
+    else if (o->min_bytes > 0)
+        snprintf(text, size, "of %.0f bytes and more", o->min_bytes);
+    else if (o->max_bytes < 1e300)
+        snprintf(text, size, "of at most %.0f bytes", o->max_bytes);
 }
 
 static double row_time(const cdse_probe_row *r, int which)
@@ -508,20 +535,83 @@ static int level_points(const cdse_probe_result *pr, const cdse_probe_fit *fit, 
 }
 
 /* Fits one (level, collective) from its n points (pts is reordered and overwritten). */
-static void fit_one(cdse_level_fit *lf, int coll, cdse_fit_point *pts, int n, double reduce_gbs)
+static void fit_one(cdse_level_fit *lf, int coll, cdse_fit_point *pts, int n, double reduce_gbs,
+                    int choice)
 {
-    if (n < 2 || cdse_fit_collective(coll, pts, n, &lf->fit[coll]) != 0)
+    free(lf->holdout_rel[coll]);
+    lf->holdout_rel[coll] = NULL;
+    lf->n_holdout[coll] = 0;
+    lf->has[coll] = false;
+    if (n < 2 || cdse_fit_collective_as(coll, pts, n, choice, &lf->fit[coll]) != 0)
         return;
     lf->has[coll] = true;
     lf->holdout_rel[coll] = malloc(sizeof(double) * (size_t)n);
     if (lf->holdout_rel[coll] != NULL)
-        cdse_fit_holdout(coll, pts, n, lf->holdout_rel[coll], &lf->n_holdout[coll]);
+        cdse_fit_holdout_as(coll, pts, n, choice, lf->holdout_rel[coll], &lf->n_holdout[coll]);
     if (reduce_gbs > 0 && cdse_coll_table[coll].reduces) {
         cdse_fit_result comm;
         cdse_fit_remove_reduction(coll, reduce_gbs, pts, n);
-        if (cdse_fit_collective(coll, pts, n, &comm) == 0)
+        if (cdse_fit_collective_as(coll, pts, n, choice, &comm) == 0)
             lf->comm_only_gbs[coll] = comm.profile.bandwidth_gbs;
     }
+}
+
+/* The estimator of every pair: the one the options name, else the one whose pairs predict the
+ * sizes left out best: the lowest median relative error over every held-out point of every fit
+ * (cdse_fit_holdout_as: fit on every other size, predict the rest), the figure `fit` prints as
+ * "hold-out". An estimator that follows the fitted points closely (lmeds) can predict the others
+ * worse. Without any hold-out point (fewer than 4 sizes per fit): the lowest mean over the fits
+ * of the in-sample median relative error. Scores within FIT_ESTIMATOR_TIE (0.1 percentage point,
+ * the rounding of a printed time) count as ties and go to the simpler estimator (lower index).
+ * fit->estimator_score[] keeps the figures for the printed reason. `pts` has room for every
+ * row. Returns CDSE_ENOMEM or 0. */
+#define FIT_ESTIMATOR_TIE 1e-3
+static int choose_estimator(const cdse_probe_result *pr, cdse_probe_fit *fit, cdse_fit_point *pts)
+{
+    int total = 0, fits = 0;
+    for (int l = 0; l < CDSE_FIT_LEVELS; l++)
+        for (int c = 0; c < CDSE_COLL_COUNT; c++)
+            total += fit->level[l].has[c] ? level_points(pr, fit, l, c, pts) : 0;
+    double *rel = malloc(sizeof(double) * (size_t)(total + 1));
+    if (rel == NULL)
+        return CDSE_ENOMEM;
+    fit->estimator_holdout = true;
+    for (int e = 0; e < CDSE_FIT_CHOICE_COUNT; e++) {
+        int n_rel = 0;
+        double in_sample = 0;
+        fits = 0;
+        for (int l = 0; l < CDSE_FIT_LEVELS; l++)
+            for (int c = 0; c < CDSE_COLL_COUNT; c++) {
+                if (!fit->level[l].has[c])
+                    continue;
+                int n = level_points(pr, fit, l, c, pts), got = 0;
+                if (cdse_fit_holdout_as(c, pts, n, e, rel + n_rel, &got) == 0)
+                    n_rel += got;
+                in_sample += fit->level[l].fit[c].candidate_median[e];
+                fits++;
+            }
+        fit->estimator_score[e] = cdse_fit_median(rel, n_rel);
+        if (n_rel == 0) {
+            fit->estimator_holdout = false;
+            fit->estimator_score[e] = in_sample / (fits > 0 ? fits : 1);
+        }
+    }
+    free(rel);
+    fit->estimator = 0;
+    for (int e = 0; e < CDSE_FIT_CHOICE_COUNT; e++)
+        if (fit->estimator_score[e] < fit->estimator_score[fit->estimator] - FIT_ESTIMATOR_TIE)
+            fit->estimator = e;
+    if (fit->options.estimator >= 0 && fit->options.estimator < CDSE_FIT_CHOICE_COUNT)
+        fit->estimator = fit->options.estimator;
+    return 0;
+}
+
+int cdse_fit_choice_parse(const char *name)
+{
+    for (int c = 0; c < CDSE_FIT_CHOICE_COUNT; c++)
+        if (strcmp(name, cdse_fit_choice_name(c)) == 0)
+            return c;
+    return -1;
 }
 
 int cdse_fit_probes(const cdse_probe_result *pr, const cdse_fit_options *options,
@@ -551,16 +641,30 @@ int cdse_fit_probes(const cdse_probe_result *pr, const cdse_fit_options *options
         cdse_diag_set(diag, "out of memory");
         return CDSE_ENOMEM;
     }
+    /* First each fit with its own best estimator, to learn how each estimator does on every
+     * fit; then one estimator for all (options->estimator, else the lowest mean of the per-fit
+     * median relative errors) so that every pair of the profile means the same thing. */
     for (int l = 0; l < CDSE_FIT_LEVELS; l++)
         for (int c = 0; c < CDSE_COLL_COUNT; c++) {
-            fit_one(&fit->level[l], c, pts, level_points(pr, fit, l, c, pts), fit->reduce_gbs);
+            fit_one(&fit->level[l], c, pts, level_points(pr, fit, l, c, pts), 0, -1);
             fit->fitted += fit->level[l].has[c];
         }
-    free(pts);
     if (fit->fitted == 0) {
+        free(pts);
         cdse_diag_set(diag, "no collective has 2 or more sizes on level 0 or 1");
         return CDSE_EINVAL;
     }
+    if (choose_estimator(pr, fit, pts) != 0) {
+        free(pts);
+        cdse_diag_set(diag, "out of memory");
+        return CDSE_ENOMEM;
+    }
+    for (int l = 0; l < CDSE_FIT_LEVELS; l++)
+        for (int c = 0; c < CDSE_COLL_COUNT; c++)
+            if (fit->level[l].has[c])
+                fit_one(&fit->level[l], c, pts, level_points(pr, fit, l, c, pts), fit->reduce_gbs,
+                        fit->estimator);
+    free(pts);
     return 0;
 }
 
@@ -587,14 +691,34 @@ static int apply_level(const cdse_level_fit *lf, cdse_net_level *level)
     return written;
 }
 
+int cdse_fit_target_level(int probe_level, const cdse_system *system)
+{
+    if (system->n_levels < 1 || probe_level < 0 || probe_level >= CDSE_FIT_LEVELS)
+        return -1;
+    if (probe_level == 0)
+        return 0;
+    return system->n_levels >= 2 ? system->n_levels - 1 : -1;
+}
+
+int cdse_fit_to_system_levels(const cdse_probe_fit *fit, cdse_system *system,
+                              const bool use[CDSE_FIT_LEVELS], const char *source)
+{
+    int written = 0;
+    for (int l = 0; l < CDSE_FIT_LEVELS; l++) {
+        int k = cdse_fit_target_level(l, system);
+        if (k < 0 || (use != NULL && !use[l]))
+            continue;
+        int pairs = apply_level(&fit->level[l], &system->level[k]);
+        if (pairs > 0 && source != NULL)
+            snprintf(system->level[k].measured, sizeof system->level[k].measured, "%s", source);
+        written += pairs;
+    }
+    return written;
+}
+
 int cdse_fit_to_system(const cdse_probe_fit *fit, cdse_system *system)
 {
-    if (system->n_levels < 1)
-        return 0;
-    int written = apply_level(&fit->level[0], &system->level[0]);
-    if (system->n_levels >= 2)
-        written += apply_level(&fit->level[1], &system->level[system->n_levels - 1]);
-    return written;
+    return cdse_fit_to_system_levels(fit, system, NULL, "probes");
 }
 
 static bool level_measured(const cdse_level_fit *lf)
@@ -608,7 +732,7 @@ static bool level_measured(const cdse_level_fit *lf)
 /* A level from fits alone: the link is the sendrecv fit (point to point), else the collective
  * with the highest bandwidth. */
 static void fitted_level(const cdse_level_fit *lf, const char *name, int size,
-                         cdse_net_level *level)
+                         const char *source, cdse_net_level *level)
 {
     memset(level, 0, sizeof *level);
     snprintf(level->name, sizeof level->name, "%s", name);
@@ -624,17 +748,27 @@ static void fitted_level(const cdse_level_fit *lf, const char *name, int size,
         }
     }
     apply_level(lf, level);
+    snprintf(level->measured, sizeof level->measured, "%s", source ? source : "probes");
 }
 
 void cdse_fit_network(const cdse_probe_fit *fit, int ranks_per_node, cdse_system *system)
 {
-    bool intra = level_measured(&fit->level[0]), inter = level_measured(&fit->level[1]);
+    cdse_fit_network_levels(fit, ranks_per_node, NULL, NULL, system);
+}
+
+void cdse_fit_network_levels(const cdse_probe_fit *fit, int ranks_per_node,
+                             const bool use[CDSE_FIT_LEVELS],
+                             const char *const source[CDSE_FIT_LEVELS], cdse_system *system)
+{
+    bool intra = level_measured(&fit->level[0]) && (use == NULL || use[0]);
+    bool inter = level_measured(&fit->level[1]) && (use == NULL || use[1]);
     system->n_levels = 0;
     if (intra)
         fitted_level(&fit->level[0], "intra_node", inter ? ranks_per_node : 0,
-                     &system->level[system->n_levels++]);
+                     source ? source[0] : NULL, &system->level[system->n_levels++]);
     if (inter)
-        fitted_level(&fit->level[1], "inter_node", 0, &system->level[system->n_levels++]);
+        fitted_level(&fit->level[1], "inter_node", 0, source ? source[1] : NULL,
+                     &system->level[system->n_levels++]);
 }
 
 static void write_fit_comments(FILE *out, const cdse_probe_fit *fit)
@@ -666,9 +800,12 @@ static void write_provenance(FILE *out, const cdse_probe_fit *fit, const cdse_pr
                              const char *probes_path)
 {
     fprintf(out, "# Network profile fitted by clusterdse %s from %s.\n", CDSE_VERSION, probes_path);
-    fprintf(out, "# Measured %s on %s: %d ranks on %d node(s), %d per node; plan \"%s\".\n",
-            in->date, in->hostnames, in->ranks, in->nodes, in->ranks_per_node, in->plan_name);
-    fprintf(out, "# MPI library: %s\n", in->mpi_library);
+    if (in->date[0]) {
+        fprintf(out, "# Measured %s on %s: %d ranks on %d node(s), %d per node; plan \"%s\".\n",
+                in->date, in->hostnames, in->ranks, in->nodes, in->ranks_per_node,
+                in->plan_name);
+        fprintf(out, "# MPI library: %s\n", in->mpi_library);
+    }
     if (in->env[0]) {
         fprintf(out, "# Environment selecting collective algorithms:\n");
         const char *line = in->env;
@@ -682,9 +819,14 @@ static void write_provenance(FILE *out, const cdse_probe_fit *fit, const cdse_pr
     const cdse_fit_options *o = &fit->options;
     fprintf(out, "# Fitted on dtype %s, time t_%s, weighted least squares on relative error.\n",
             fit->dtype, cdse_fit_time_name(o->time));
-    if (o->min_bytes > 0 || o->max_bytes < 1e300)
-        fprintf(out, "# Only messages from %.0f to %.4g bytes were fitted.\n", o->min_bytes,
-                o->max_bytes);
+    char sizes[96];
+    cdse_fit_describe_sizes(o, sizes, sizeof sizes);
+    if (sizes[0])
+        fprintf(out, "# Only messages %s were fitted.\n", sizes);
+    fprintf(out, "# Estimator %s for every pair (%s).\n", cdse_fit_choice_name(fit->estimator),
+            fit->options.estimator >= 0 ? "--estimator"
+            : fit->estimator_holdout    ? "lowest hold-out median relative error"
+                                        : "lowest mean median relative error over the fits");
     fprintf(
         out,
         "# Per collective: latency (us per step) and effective bandwidth (GB/s) in the\n"
@@ -693,10 +835,12 @@ static void write_provenance(FILE *out, const cdse_probe_fit *fit, const cdse_pr
 
 int cdse_fit_write_profile(FILE *out, const cdse_probe_fit *fit, const cdse_probe_info *info,
                            const char *probes_path, const cdse_system *system,
-                           const char *base_path, const char *name)
+                           const char *base_path, const char *name, const char *notes)
 {
     write_provenance(out, fit, info, probes_path);
     write_fit_comments(out, fit);
+    if (notes != NULL)
+        fputs(notes, out);
     if (base_path != NULL) {
         fprintf(out, "# Everything but the network comes from %s.\n", base_path);
         fprintf(out, "base = \"%s\";\n", base_path);

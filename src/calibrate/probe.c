@@ -101,6 +101,12 @@ static int topo_init(MPI_Comm comm, topo *t)
     return 0;
 }
 
+/* A plan's group or stride on this allocation: "node" is the ranks per node, "world" all. */
+static int resolve_count(int value, const topo *t)
+{
+    return value == CDSE_PLAN_NODE ? t->max_local : value == CDSE_PLAN_WORLD ? t->size : value;
+}
+
 /* The sub-communicator of a shape. Collective over comm. *group is MPI_COMM_NULL on ranks that
  * sit out. Returns false (with a reason) when the shape does not apply to this allocation. */
 typedef struct shape_comm {
@@ -136,7 +142,18 @@ static bool shape_make(const cdse_probe_shape *shape, const topo *t, MPI_Comm co
         sc->stride = t->max_local;
         break;
     default: { /* contiguous, strided */
-        int g = shape->group, s = shape->kind == CDSE_SHAPE_STRIDED ? shape->stride : 1;
+        int g = resolve_count(shape->group, t), s = 1;
+        if (shape->kind == CDSE_SHAPE_STRIDED)
+            s = shape->stride == 0 && g > 0 ? t->size / g : resolve_count(shape->stride, t);
+        if ((shape->group == CDSE_PLAN_NODE || shape->stride == CDSE_PLAN_NODE) && !t->uniform) {
+            snprintf(why, why_size, "\"node\": nodes hold different numbers of ranks");
+            return false;
+        }
+        if (g < 2 || s < 1 || (int64_t)g * s > t->size) {
+            snprintf(why, why_size, "group %d x stride %d does not fit %d ranks (%d per node)", g,
+                     s, t->size, t->max_local);
+            return false;
+        }
         int block = g * s, blocks = t->size / block;
         if (t->rank < blocks * block)
             color = (t->rank / block) * s + t->rank % s;

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "clusterdse/calibrate/fit.h"
+#include "clusterdse/calibrate/logs.h"
+#include "clusterdse/model/collective.h"
 #include "clusterdse/config/job.h"
 #include "clusterdse/sweep/store.h"
 #include "commands.h"
@@ -16,8 +18,23 @@ static const char *const level_names[CDSE_FIT_LEVELS] = {"intra_node", "inter_no
 static const char *const level_help[CDSE_FIT_LEVELS] = {"groups within one node",
                                                         "groups with one rank per node"};
 
+#define FIT_MAX_INPUTS 32
+
+/* One input: a probe store (HDF5) or a nccl-tests / OSU log, with what --ranks and --level said
+ * before it. */
+typedef struct fit_input {
+    const char *path;
+    int ranks;              /* --ranks before it (0: none) */
+    const char *level_name; /* --level before it (NULL: from the log) */
+    bool is_log;
+    cdse_log_info log;
+    int rows[CDSE_FIT_LEVELS]; /* its rows per probe level */
+} fit_input;
+
 typedef struct fit_args {
-    const char *probes, *output, *base, *name;
+    fit_input in[FIT_MAX_INPUTS];
+    int n_in;
+    const char *output, *base, *name, *levels;
     const char *job, *system; /* --job JOB --system NAME: that system of the job is the base */
     cdse_fit_options options;
     bool force;
@@ -26,41 +43,61 @@ typedef struct fit_args {
 static void fit_usage(FILE *out)
 {
     fprintf(out,
-            "usage: clusterdse fit PROBES.h5 -o PROFILE.cfg [--base SYSTEM] [--name NAME]\n"
-            "                      [--time median|avg|itermax|min|max|best] [--dtype NAME]\n"
-            "                      [--min-bytes B] [--max-bytes B] [--force]\n"
+            "usage: clusterdse fit INPUT... -o PROFILE.cfg [--base SYSTEM] [--levels A,B]\n"
+            "                      [--name NAME] [--time median|avg|itermax|min|max|best]\n"
+            "                      [--dtype NAME] [--min-bytes B] [--max-bytes B]\n"
+            "                      [--estimator NAME] [--force]\n"
+            "   INPUT: PROBES.h5 (clusterdse probe), or a nccl-tests or OSU log, each\n"
+            "          optionally after [--ranks N] [--level NAME] that apply to the logs after\n"
+            "          them\n"
             "\n"
             "Fits latency (us per step) and effective bandwidth (GB/s) per network level and\n"
-            "collective to the /probes table of PROBES.h5, in the terms of the sweep's collective\n"
+            "collective to measured collectives, in the terms of the sweep's collective\n"
             "model (ring allreduce 2(n-1)/n B/bw + 2(n-1) lat; allgather, reduce_scatter,\n"
             "alltoall (n-1)/n B/bw + (n-1) lat; sendrecv B/bw + lat), and writes a network\n"
             "profile (libconfig) that a job's system can use with network_profile = \"FILE\".\n"
-            "Level 0 is fitted on groups within a node, level 1 on groups with one rank per node;\n"
-            "groups that mix both are not used. Prints R^2, worst and median relative error per\n"
-            "fit and a hold-out check (fit on every other size, error on the others).\n"
+            "Inputs: the /probes table of a probe store; nccl-tests logs (all_reduce_perf,\n"
+            "all_gather_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf: size column,\n"
+            "out-of-place time; --time best takes the faster of out-of-place and in-place);\n"
+            "OSU logs (osu_allreduce, osu_allgather, osu_reduce_scatter, osu_alltoall,\n"
+            "osu_latency, osu_bw: sizes converted to the nccl-tests convention).\n"
+            "Level 0 (intra_node) is fitted on groups within a node, level 1 (inter_node) on\n"
+            "groups with one rank per node; groups that mix both are not used. A log's level\n"
+            "comes from its rank lines' host names (nccl-tests) or from --level.\n"
+            "Prints R^2, worst and median relative error per fit and a hold-out check (fit on\n"
+            "every other size, error on the others).\n"
             "\n"
             "  -o, --output FILE  profile to write (required)\n"
             "  --base SYSTEM      write a complete system: SYSTEM's keys (calibration/systems/\n"
-            "                     SYSTEM.cfg or a path) with the fitted collectives on its\n"
-            "                     innermost and outermost network levels\n"
+            "                     SYSTEM.cfg or a path) with measured levels replaced: by\n"
+            "                     default only the outermost (from inter_node rows); the\n"
+            "                     innermost (intra_node rows) only when --levels names it\n"
+            "  --levels A,B       the levels to replace (names of --base's levels, or\n"
+            "                     intra_node, inter_node without --base); each must be measured\n"
+            "  --force            write a fitted bandwidth more than 3x away from the base\n"
+            "                     level's (refused otherwise), and overwrite FILE\n"
+            "  --ranks N          ranks of the logs after it (OSU logs do not say)\n"
+            "  --level NAME       level of the logs after it: intra_node, inter_node, or the\n"
+            "                     innermost / outermost level of --base (OSU logs need it)\n"
             "  --name NAME        profile name (default: fitted, or SYSTEM-fitted)\n"
             "  --time WHICH       time to fit: median (default: median over iterations of the\n"
             "                     slowest rank, robust to preemption), avg (mean over ranks),\n"
             "                     itermax (mean over iterations of the slowest rank), min, max\n"
             "                     (over ranks of the per-rank means), best (fastest iteration\n"
             "                     of the slowest rank: for a machine shared with other work)\n"
-            "  --dtype NAME       datatype rows to fit (default float if probed)\n"
+            "  --dtype NAME       datatype rows to fit (default float if present)\n"
             "  --min-bytes B      fit only messages of at least B bytes: the sizes a training\n"
             "                     job sends (its TP, PP and DP messages are MBs), leaving out\n"
             "                     the small-message regime that one (latency, bandwidth) pair\n"
             "                     cannot follow together with the large one\n"
             "  --max-bytes B      fit only messages of at most B bytes (e.g. below a cache\n"
             "                     cliff; docs/calibration.md)\n"
+            "  --estimator NAME   single, hybrid, large, robust or lmeds for every pair\n"
+            "                     (default: the one whose pairs predict held-out sizes best)\n"
             "  --job JOB --system NAME\n"
             "                     write the network of system NAME of job file JOB with the\n"
             "                     fits applied exactly as the job's probe section applies them\n"
             "                     (the same bytes as the profile a sweep writes for it)\n"
-            "  --force            overwrite FILE\n"
             "  -h, --help         this text\n"
             "Exit codes: 0 done, 1 bad input, 2 runtime failure.\n");
 }
@@ -103,11 +140,36 @@ static int parse_bytes(const char *arg, const char *v, fit_args *a)
     return 0;
 }
 
+static int parse_int_arg(const char *arg, const char *v, int lo, int *out)
+{
+    char *end = NULL;
+    long n = strtol(v, &end, 10);
+    if (*end || n < lo || n > 1000000) {
+        fprintf(stderr, "clusterdse fit: %s %s; allowed: a whole number from %d to 1000000\n", arg,
+                v, lo);
+        return 1;
+    }
+    *out = (int)n;
+    return 0;
+}
+
+static int parse_estimator(const char *v, fit_args *a)
+{
+    a->options.estimator = cdse_fit_choice_parse(v);
+    if (a->options.estimator >= 0)
+        return 0;
+    fprintf(stderr,
+            "clusterdse fit: --estimator %s; allowed: single, hybrid, large, robust, lmeds\n", v);
+    return 1;
+}
+
 /* Returns -1 to go on, else the exit code. */
 static int parse_fit_args(int argc, char **argv, fit_args *a)
 {
     memset(a, 0, sizeof *a);
     cdse_fit_options_default(&a->options);
+    int ranks = 0;
+    const char *level = NULL;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         bool more = i + 1 < argc;
@@ -119,6 +181,13 @@ static int parse_fit_args(int argc, char **argv, fit_args *a)
             a->output = argv[++i];
         } else if (strcmp(arg, "--base") == 0 && more) {
             a->base = argv[++i];
+        } else if (strcmp(arg, "--levels") == 0 && more) {
+            a->levels = argv[++i];
+        } else if (strcmp(arg, "--level") == 0 && more) {
+            level = argv[++i];
+        } else if (strcmp(arg, "--ranks") == 0 && more) {
+            bad = parse_int_arg(arg, argv[i + 1], 2, &ranks);
+            i++;
         } else if (strcmp(arg, "--job") == 0 && more) {
             a->job = argv[++i];
         } else if (strcmp(arg, "--system") == 0 && more) {
@@ -129,23 +198,26 @@ static int parse_fit_args(int argc, char **argv, fit_args *a)
             bad = parse_time(argv[++i], a);
         } else if (strcmp(arg, "--dtype") == 0 && more) {
             bad = parse_dtype(argv[++i], a);
+        } else if (strcmp(arg, "--estimator") == 0 && more) {
+            bad = parse_estimator(argv[++i], a);
         } else if ((strcmp(arg, "--min-bytes") == 0 || strcmp(arg, "--max-bytes") == 0) && more) {
             bad = parse_bytes(arg, argv[i + 1], a);
             i++;
         } else if (strcmp(arg, "--force") == 0) {
             a->force = true;
-        } else if (arg[0] != '-' && a->probes == NULL) {
-            a->probes = arg;
+        } else if (arg[0] != '-' && a->n_in < FIT_MAX_INPUTS) {
+            a->in[a->n_in++] = (fit_input){.path = arg, .ranks = ranks, .level_name = level};
         } else {
-            fprintf(stderr, "clusterdse fit: unexpected argument '%s'\n", arg);
+            fprintf(stderr, "clusterdse fit: unexpected argument '%s'%s\n", arg,
+                    a->n_in == FIT_MAX_INPUTS ? " (at most 32 inputs)" : "");
             fit_usage(stderr);
             return 1;
         }
         if (bad)
             return 1;
     }
-    if (a->probes == NULL || a->output == NULL) {
-        fprintf(stderr, "clusterdse fit: need PROBES.h5 and -o PROFILE.cfg\n");
+    if (a->n_in == 0 || a->output == NULL) {
+        fprintf(stderr, "clusterdse fit: need an INPUT (PROBES.h5 or a log) and -o PROFILE.cfg\n");
         fit_usage(stderr);
         return 1;
     }
@@ -156,6 +228,11 @@ static int parse_fit_args(int argc, char **argv, fit_args *a)
     char err[CDSE_PATH_MAX + 128];
     if (cdse_output_path_check("-o", a->output, err, sizeof err) != 0) {
         fprintf(stderr, "clusterdse fit: %s\n", err);
+        return 1;
+    }
+    if (a->options.min_bytes > a->options.max_bytes) {
+        fprintf(stderr, "clusterdse fit: --min-bytes %.0f is above --max-bytes %.0f\n",
+                a->options.min_bytes, a->options.max_bytes);
         return 1;
     }
     return -1;
@@ -219,42 +296,6 @@ static void print_fits(FILE *out, const cdse_probe_fit *fit, double *worst_holdo
         }
 }
 
-static void print_summary(const fit_args *a, const cdse_probe_result *pr, const cdse_probe_fit *fit)
-{
-    const cdse_fit_options *o = &fit->options;
-    printf("# clusterdse fit: %s: %d ranks on %d node(s) (%s), measured %s\n", a->probes,
-           pr->info.ranks, pr->info.nodes, pr->info.hostnames, pr->info.date);
-    if (o->min_bytes > 0 || o->max_bytes < 1e300)
-        printf("# fitting messages from %.0f to %.4g bytes only\n", o->min_bytes, o->max_bytes);
-    printf("# dtype %s, time t_%s; rows: %d %s (level 0), %d %s (level 1), %d mixed (not "
-           "fitted)\n",
-           fit->dtype, cdse_fit_time_name(o->time), fit->level[0].n_rows, level_help[0],
-           fit->level[1].n_rows, level_help[1], fit->mixed);
-    if (pr->info.nodes <= 1)
-        printf("# one node: only level 0 (intra_node) can be fitted; run on 2+ nodes for the "
-               "inter-node level\n");
-    double worst_holdout;
-    print_fits(stdout, fit, &worst_holdout);
-    if (fit->reduce_gbs > 0) {
-        printf("# local reduction (MPI_Reduce_local, %s, %lld B): %.3f GB/s; allreduce / "
-               "reduce_scatter bandwidth without it:",
-               fit->dtype, (long long)fit->reduce_bytes, fit->reduce_gbs);
-        for (int l = 0; l < CDSE_FIT_LEVELS; l++)
-            for (int c = 0; c < CDSE_COLL_COUNT; c++)
-                if (fit->level[l].comm_only_gbs[c] > 0)
-                    printf(" %s %s %.3f GB/s;", level_names[l], cdse_probe_coll_name(c),
-                           fit->level[l].comm_only_gbs[c]);
-        printf("\n");
-    }
-    int n_held = 0;
-    double pooled = pooled_holdout(fit, &n_held);
-    printf("# hold-out (fit on every other size, predict the others with the profile's pair): "
-           "median relative error %.1f%% over %d held-out points (a fit that predicts within 20%% "
-           "is good); worst "
-           "per-fit median %.1f%%\n",
-           100 * pooled, n_held, 100 * worst_holdout);
-}
-
 static int load_base(const fit_args *a, cdse_system *base, char *path, size_t size)
 {
     const char *n = a->base;
@@ -299,88 +340,446 @@ static int load_job_system(const fit_args *a, cdse_system *system)
     return found >= 0 ? 0 : 1;
 }
 
-/* The network the profile describes: the base system's (or the job's system's) with the fits
- * applied, or one made from the fits alone. */
-static int fitted_system(const fit_args *a, const cdse_probe_result *pr, const cdse_probe_fit *fit,
-                         cdse_system *system, char *base_path, size_t size)
+/* The probe level (0 or 1) a level name stands for: intra_node / inter_node, or with a base
+ * system its innermost / outermost level's name. -1 (message printed) otherwise. */
+static int probe_level_of(const char *option, const char *name, const cdse_system *base)
 {
-    memset(system, 0, sizeof *system);
-    base_path[0] = '\0';
-    if (a->base && load_base(a, system, base_path, size) != 0)
-        return 1;
-    if (a->job && load_job_system(a, system) != 0)
-        return 1;
-    if (a->base || a->job)
-        cdse_fit_to_system(fit, system);
-    else
-        cdse_fit_network(fit, pr->info.ranks_per_node, system);
+    for (int l = 0; l < CDSE_FIT_LEVELS; l++)
+        if (strcmp(name, level_names[l]) == 0)
+            return l;
+    if (base != NULL)
+        for (int l = 0; l < CDSE_FIT_LEVELS; l++) {
+            int k = cdse_fit_target_level(l, base);
+            if (k >= 0 && strcmp(name, base->level[k].name) == 0)
+                return l;
+        }
+    fprintf(stderr, "clusterdse fit: %s %s; allowed: intra_node, inter_node", option, name);
+    if (base != NULL && base->n_levels >= 1)
+        fprintf(stderr, ", %s (innermost level of %s)", base->level[0].name, base->name);
+    if (base != NULL && base->n_levels >= 2)
+        fprintf(stderr, ", %s (outermost level)", base->level[base->n_levels - 1].name);
+    fprintf(stderr, "\n");
+    return -1;
+}
+
+static int append_store(cdse_probe_result *all, cdse_probe_result *one, bool first_store)
+{
+    cdse_probe_row *rows = realloc(all->rows, sizeof *rows * (size_t)(all->n_rows + one->n_rows + 1));
+    cdse_reduce_row *red =
+        realloc(all->reduce, sizeof *red * (size_t)(all->n_reduce + one->n_reduce + 1));
+    if (rows)
+        all->rows = rows;
+    if (red)
+        all->reduce = red;
+    if (!rows || !red)
+        return CDSE_ENOMEM;
+    memcpy(all->rows + all->n_rows, one->rows, sizeof *rows * (size_t)one->n_rows);
+    memcpy(all->reduce + all->n_reduce, one->reduce, sizeof *red * (size_t)one->n_reduce);
+    all->n_rows += one->n_rows;
+    all->n_reduce += one->n_reduce;
+    if (first_store)
+        all->info = one->info;
     return 0;
 }
 
-static int write_output(const fit_args *a, const cdse_probe_result *pr, const cdse_probe_fit *fit,
-                        const cdse_system *system, const char *base_path)
+static bool is_hdf5(const char *path)
 {
-    char name[CDSE_NAME_MAX];
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char head[8] = {0};
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f)
+        fclose(f);
+    return n == sizeof head && memcmp(head, sig, sizeof sig) == 0;
+}
+
+/* Reads every input into one set of rows; returns 0 or the exit code. */
+static int read_inputs(fit_args *a, const cdse_system *base, cdse_probe_result *pr)
+{
+    bool stores = false;
+    for (int i = 0; i < a->n_in; i++) {
+        fit_input *in = &a->in[i];
+        cdse_diag diag = {""};
+        int first = pr->n_rows, rc;
+        cdse_log_hint hint = {in->ranks, -1};
+        if (in->level_name && (hint.level = probe_level_of("--level", in->level_name, base)) < 0)
+            return 1;
+        if (is_hdf5(in->path)) {
+            cdse_probe_result one;
+            rc = cdse_probe_read(in->path, &one, &diag);
+            if (rc == 0) {
+                rc = append_store(pr, &one, !stores);
+                cdse_probe_result_free(&one);
+                stores = true;
+            }
+        } else {
+            in->is_log = true;
+            rc = cdse_log_read(in->path, &hint, pr, &in->log, &diag);
+            if (rc == 0 && !stores) {
+                cdse_probe_info *info = &pr->info;
+                info->ranks = in->log.ranks > info->ranks ? in->log.ranks : info->ranks;
+                info->nodes = in->log.nodes > info->nodes ? in->log.nodes : info->nodes;
+                /* An intra-node log without host names (OSU): its ranks share one node. */
+                int per_node = in->log.nodes > 0 ? in->log.ranks_per_node
+                               : in->log.level == 0 ? in->log.ranks
+                                                    : 0;
+                if (per_node > info->ranks_per_node)
+                    info->ranks_per_node = per_node;
+            }
+        }
+        if (rc != 0) {
+            fprintf(stderr, "clusterdse fit: %s\n", diag.msg[0] ? diag.msg : "out of memory");
+            return rc == CDSE_EINVAL ? 1 : 2;
+        }
+        for (int r = first; r < pr->n_rows; r++)
+            if (pr->rows[r].level >= 0 && pr->rows[r].level < CDSE_FIT_LEVELS)
+                in->rows[pr->rows[r].level]++;
+    }
+    return 0;
+}
+
+/* "tool file, tool file, ..." of the inputs with rows on probe level l (at most `size`). */
+static void level_sources(const fit_args *a, int l, char *text, size_t size)
+{
+    text[0] = '\0';
+    for (int i = 0; i < a->n_in; i++) {
+        const fit_input *in = &a->in[i];
+        if (in->rows[l] == 0)
+            continue;
+        size_t len = strlen(text);
+        const char *slash = strrchr(in->path, '/');
+        const char *file = slash ? slash + 1 : in->path;
+        int n = snprintf(text + len, size - len, "%s%s", len ? ", " : "", file);
+        if (n < 0 || (size_t)n >= size - len) {
+            snprintf(text + (size > 5 ? size - 5 : 0), size > 5 ? 5 : size, "...");
+            return;
+        }
+    }
+}
+
+static void print_inputs(const fit_args *a, const cdse_probe_result *pr)
+{
+    for (int i = 0; i < a->n_in; i++) {
+        const fit_input *in = &a->in[i];
+        if (!in->is_log) {
+            printf("# %s: probes, %d ranks on %d node(s) (%s), measured %s\n", in->path,
+                   pr->info.ranks, pr->info.nodes, pr->info.hostnames, pr->info.date);
+            continue;
+        }
+        const cdse_log_info *li = &in->log;
+        char nodes[64] = "nodes not in the log";
+        if (li->nodes > 0)
+            snprintf(nodes, sizeof nodes, "%d node(s), %d per node", li->nodes,
+                     li->ranks_per_node);
+        printf("# %s: %s %s%s%s, %d rows, %d ranks on %s, level %s%s%s%s\n", in->path,
+               li->format == CDSE_LOG_OSU ? "OSU" : "nccl-tests", li->tool,
+               li->version[0] ? " " : "", li->version, li->rows, li->ranks, nodes,
+               li->level >= 0 ? level_names[li->level] : "mixed (not fitted)",
+               in->level_name ? " (--level)" : "", li->device[0] ? ", " : "", li->device);
+        if (li->algo[0])
+            printf("#   %s\n", li->algo);
+        if (li->level < 0)
+            printf("#   its groups span %d nodes with %d ranks each: neither one node nor one rank "
+                   "per node; run it on one node, or with one rank per node, or name the "
+                   "level with --level\n",
+                   li->nodes, li->ranks_per_node);
+    }
+}
+
+static void print_estimator(const cdse_probe_fit *fit)
+{
+    printf("# estimator %s for every fit: ", cdse_fit_choice_name(fit->estimator));
+    if (fit->options.estimator >= 0)
+        printf("--estimator;");
+    else if (fit->estimator_holdout)
+        printf("the lowest hold-out median relative error (every other size fitted, the others "
+               "predicted):");
+    else
+        printf("too few sizes to hold any out; the lowest mean in-sample median relative error:");
+    for (int e = 0; e < CDSE_FIT_CHOICE_COUNT; e++)
+        printf(" %s %.2f%%%s", cdse_fit_choice_name(e), 100 * fit->estimator_score[e],
+               e + 1 < CDSE_FIT_CHOICE_COUNT ? "," : "\n");
+}
+
+static void print_summary(const fit_args *a, const cdse_probe_result *pr, const cdse_probe_fit *fit)
+{
+    const cdse_fit_options *o = &fit->options;
+    print_inputs(a, pr);
+    char sizes[96];
+    cdse_fit_describe_sizes(o, sizes, sizeof sizes);
+    if (sizes[0])
+        printf("# fitting messages %s only\n", sizes);
+    printf("# dtype %s, time t_%s; rows: %d %s (level 0), %d %s (level 1), %d mixed (not "
+           "fitted)\n",
+           fit->dtype, cdse_fit_time_name(o->time), fit->level[0].n_rows, level_help[0],
+           fit->level[1].n_rows, level_help[1], fit->mixed);
+    if (fit->level[1].n_rows == 0)
+        printf("# no inter-node rows: only level 0 (intra_node) can be fitted; measure on 2+ "
+               "nodes with one rank per node for the inter-node level\n");
+    print_estimator(fit);
+    double worst_holdout;
+    print_fits(stdout, fit, &worst_holdout);
+    if (fit->reduce_gbs > 0) {
+        printf("# local reduction (MPI_Reduce_local, %s, %lld B): %.3f GB/s; allreduce / "
+               "reduce_scatter bandwidth without it:",
+               fit->dtype, (long long)fit->reduce_bytes, fit->reduce_gbs);
+        for (int l = 0; l < CDSE_FIT_LEVELS; l++)
+            for (int c = 0; c < CDSE_COLL_COUNT; c++)
+                if (fit->level[l].comm_only_gbs[c] > 0)
+                    printf(" %s %s %.3f GB/s;", level_names[l], cdse_probe_coll_name(c),
+                           fit->level[l].comm_only_gbs[c]);
+        printf("\n");
+    }
+    int n_held = 0;
+    double pooled = pooled_holdout(fit, &n_held);
+    printf("# hold-out (fit on every other size, predict the others with the profile's pair): "
+           "median relative error %.1f%% over %d held-out points (a fit that predicts within 20%% "
+           "is good); worst "
+           "per-fit median %.1f%%\n",
+           100 * pooled, n_held, 100 * worst_holdout);
+}
+
+static bool level_has_fit(const cdse_probe_fit *fit, int l)
+{
+    for (int c = 0; c < CDSE_COLL_COUNT; c++)
+        if (fit->level[l].has[c])
+            return true;
+    return false;
+}
+
+/* Which probe levels to write (use[]): --levels, else with a base system only the outermost,
+ * else every measured one. Returns 0 or the exit code. */
+static int choose_levels(const fit_args *a, const cdse_probe_fit *fit, const cdse_system *base,
+                         bool use[CDSE_FIT_LEVELS])
+{
+    for (int l = 0; l < CDSE_FIT_LEVELS; l++)
+        use[l] = level_has_fit(fit, l) && (base == NULL || (l == 1 && cdse_fit_target_level(1, base) >= 0));
+    if (a->levels == NULL)
+        return 0;
+    use[0] = use[1] = false;
+    char list[512];
+    snprintf(list, sizeof list, "%s", a->levels);
+    for (char *name = strtok(list, ","); name != NULL; name = strtok(NULL, ",")) {
+        int l = probe_level_of("--levels", name, base);
+        if (l < 0)
+            return 1;
+        if (!level_has_fit(fit, l)) {
+            fprintf(stderr,
+                    "clusterdse fit: --levels %s: not measured: no %s rows (groups %s) were "
+                    "fitted, and nothing is written onto a level that was not measured\n",
+                    name, level_names[l], level_help[l]);
+            return 1;
+        }
+        use[l] = true;
+    }
+    return 0;
+}
+
+/* Refuses a fitted bandwidth more than FIT_BASE_RATIO_MAX away from the base level's (either
+ * way) unless --force: a measurement of another path (MPI over shared memory instead of NCCL
+ * over NVLink, a TCP fallback) rather than the level. Returns 0 or 1. */
+#define FIT_BASE_RATIO_MAX 3.0
+static int check_against_base(const fit_args *a, const cdse_probe_fit *fit,
+                              const cdse_system *base, const bool use[CDSE_FIT_LEVELS])
+{
+    int refused = 0;
+    for (int l = 0; l < CDSE_FIT_LEVELS; l++) {
+        int k = cdse_fit_target_level(l, base);
+        if (!use[l] || k < 0)
+            continue;
+        for (int c = 0; c < CDSE_COLL_COUNT; c++) {
+            if (!fit->level[l].has[c])
+                continue;
+            double fitted = fit->level[l].fit[c].profile.bandwidth_gbs;
+            double datasheet = cdse_level_bandwidth(base, k, c) / 1e9;
+            double ratio = fitted / datasheet;
+            if (ratio <= FIT_BASE_RATIO_MAX && ratio >= 1 / FIT_BASE_RATIO_MAX)
+                continue;
+            fprintf(a->force ? stdout : stderr,
+                    "%s level %s: fitted %s bandwidth %.4g GB/s (%s rows) is %.1fx %s %s's "
+                    "%.4g GB/s (%s level %s); %s\n",
+                    a->force ? "# --force:" : "clusterdse fit:", base->level[k].name,
+                    cdse_coll_name(c), fitted, level_names[l],
+                    ratio > 1 ? ratio : 1 / ratio, ratio > 1 ? "above" : "below", base->name,
+                    datasheet, base->name, base->level[k].name,
+                    a->force ? "written anyway"
+                             : "refused: the logs may measure another path (MPI on host buffers "
+                               "over shared memory instead of NCCL over NVLink, TCP instead of "
+                               "RDMA); check them, or use --force");
+            refused++;
+        }
+    }
+    return refused > 0 && !a->force ? 1 : 0;
+}
+
+/* The profile's comments on where each level comes from. */
+static void level_notes(const fit_args *a, const cdse_system *system, const bool written[],
+                        const char *const source[CDSE_FIT_LEVELS], char *notes, size_t size)
+{
+    size_t len = 0;
+    len += (size_t)snprintf(notes + len, size - len, "# Inputs:\n");
+    for (int i = 0; i < a->n_in && len < size; i++) {
+        const fit_input *in = &a->in[i];
+        if (in->is_log)
+            len += (size_t)snprintf(notes + len, size - len,
+                                    "#   %s: %s %s, %d ranks, %d node(s), level %s%s%s%s%s\n",
+                                    in->path, in->log.format == CDSE_LOG_OSU ? "OSU" : "nccl-tests",
+                                    in->log.tool, in->log.ranks, in->log.nodes,
+                                    in->log.level >= 0 ? level_names[in->log.level] : "mixed",
+                                    in->log.device[0] ? ", " : "", in->log.device,
+                                    in->log.algo[0] ? ", " : "", in->log.algo);
+        else
+            len += (size_t)snprintf(notes + len, size - len, "#   %s: clusterdse probe store\n",
+                                    in->path);
+    }
+    if (len >= size)
+        return;
+    len += (size_t)snprintf(notes + len, size - len, "# Levels:\n");
+    for (int k = 0; k < system->n_levels && len < size; k++) {
+        int from = -1;
+        for (int l = 0; l < CDSE_FIT_LEVELS; l++)
+            if (written[l] && (a->base || a->job ? cdse_fit_target_level(l, system) == k
+                                                 : strcmp(system->level[k].name, level_names[l]) == 0))
+                from = l;
+        if (from >= 0)
+            len += (size_t)snprintf(notes + len, size - len, "#   %s: measured (%s rows: %s)\n",
+                                    system->level[k].name, level_names[from], source[from]);
+        else
+            len += (size_t)snprintf(notes + len, size - len, "#   %s: datasheet (%s)\n",
+                                    system->level[k].name, a->base ? a->base : system->name);
+    }
+}
+
+static int write_output(const fit_args *a, const cdse_probe_result *pr, const cdse_probe_fit *fit,
+                        const cdse_system *system, const char *base_path, const char *notes)
+{
+    char name[CDSE_NAME_MAX], inputs[1024] = "";
     if (a->name)
         snprintf(name, sizeof name, "%s", a->name);
     else if (a->base || a->job)
         snprintf(name, sizeof name, "%.30s-fitted", system->name);
     else
         snprintf(name, sizeof name, "fitted");
+    for (int i = 0; i < a->n_in; i++) {
+        size_t len = strlen(inputs);
+        snprintf(inputs + len, sizeof inputs - len, "%s%s", i ? ", " : "", a->in[i].path);
+    }
     FILE *out = fopen(a->output, "w");
-    int rc = out ? cdse_fit_write_profile(out, fit, &pr->info, a->probes, system,
-                                          base_path[0] ? base_path : NULL, name)
+    int rc = out ? cdse_fit_write_profile(out, fit, &pr->info, inputs, system,
+                                          base_path[0] ? base_path : NULL, name, notes)
                  : CDSE_EIO;
     if (out != NULL && fclose(out) != 0)
         rc = CDSE_EIO;
     if (rc != 0) {
         fprintf(stderr, "clusterdse fit: cannot write %s\n", a->output);
+        remove(a->output);
         return 2;
     }
     printf("# wrote %s\n", a->output);
     return 0;
 }
 
+/* Builds the profile's network (the base's with the chosen levels replaced, or one from the
+ * fits alone), checks it against the base and writes it. Returns the exit code. */
+static int build_and_write(const fit_args *a, const cdse_probe_result *pr,
+                           const cdse_probe_fit *fit, cdse_system *system, bool have_base,
+                           const char *base_path)
+{
+    if (a->job != NULL) { /* byte for byte what the job's probe section writes */
+        cdse_fit_to_system(fit, system);
+        return write_output(a, pr, fit, system, base_path, NULL);
+    }
+    bool use[CDSE_FIT_LEVELS];
+    int rc = choose_levels(a, fit, have_base ? system : NULL, use);
+    if (rc == 0 && have_base)
+        rc = check_against_base(a, fit, system, use);
+    if (rc != 0)
+        return rc;
+    char source[CDSE_FIT_LEVELS][160];
+    const char *src[CDSE_FIT_LEVELS] = {source[0], source[1]};
+    for (int l = 0; l < CDSE_FIT_LEVELS; l++)
+        level_sources(a, l, source[l], sizeof source[l]);
+    if (have_base) {
+        for (int l = 0; l < CDSE_FIT_LEVELS; l++) {
+            bool only[CDSE_FIT_LEVELS] = {l == 0, l == 1};
+            if (use[l])
+                cdse_fit_to_system_levels(fit, system, only, source[l]);
+            int k = cdse_fit_target_level(l, system);
+            if (level_has_fit(fit, l) && !use[l] && k >= 0)
+                printf("# level %s kept from %s (datasheet): the %s rows were fitted but not "
+                       "applied; name it in --levels to replace it\n",
+                       system->level[k].name, system->name, level_names[l]);
+        }
+    } else {
+        cdse_fit_network_levels(fit, pr->info.ranks_per_node, use, src, system);
+    }
+    if (system->n_levels == 0) {
+        fprintf(stderr, "clusterdse fit: no level to write (--levels)\n");
+        return 1;
+    }
+    for (int k = 0; k < system->n_levels; k++)
+        printf("# level %-10s %s%s\n", system->level[k].name,
+               system->level[k].measured[0] ? "measured: " : "datasheet",
+               system->level[k].measured);
+    char *notes = malloc(8192);
+    if (notes == NULL)
+        return 2;
+    level_notes(a, system, use, src, notes, 8192);
+    rc = write_output(a, pr, fit, system, base_path, notes);
+    free(notes);
+    return rc;
+}
+
 int cdse_cmd_fit(int argc, char **argv)
 {
-    fit_args a;
-    int rc = parse_fit_args(argc, argv, &a);
-    if (rc >= 0)
+    fit_args *a = malloc(sizeof *a);
+    if (a == NULL)
+        return 2;
+    int rc = parse_fit_args(argc, argv, a);
+    if (rc >= 0) {
+        free(a);
         return rc;
-    if (!a.force && access(a.output, F_OK) == 0) {
-        fprintf(stderr, "clusterdse fit: %s exists; use --force to overwrite it\n", a.output);
-        return 1;
     }
     char dir_err[CDSE_PATH_MAX + 256];
-    if (cdse_output_dir_check(a.output, false, dir_err, sizeof dir_err) != 0) {
-        fprintf(stderr, "clusterdse fit: -o: %s\n", dir_err);
+    if (!a->force && access(a->output, F_OK) == 0) {
+        fprintf(stderr, "clusterdse fit: %s exists; use --force to overwrite it\n", a->output);
+        free(a);
         return 1;
     }
-    cdse_probe_result pr;
-    cdse_diag diag = {""};
+    if (cdse_output_dir_check(a->output, false, dir_err, sizeof dir_err) != 0) {
+        fprintf(stderr, "clusterdse fit: -o: %s\n", dir_err);
+        free(a);
+        return 1;
+    }
+    cdse_system *system = calloc(1, sizeof *system);
+    cdse_probe_result pr = {0};
+    char base_path[CDSE_PATH_MAX] = "";
+    bool have_base = a->base || a->job;
+    int status = system == NULL ? 2 : 0;
+    if (status == 0 && a->base)
+        status = load_base(a, system, base_path, sizeof base_path);
+    if (status == 0 && a->job)
+        status = load_job_system(a, system);
     cdse_store_quiet_hdf5();
     cdse_cli_file_guard("clusterdse fit", "measure again with clusterdse probe");
-    rc = cdse_probe_read(a.probes, &pr, &diag);
-    if (rc != 0) {
-        fprintf(stderr, "clusterdse fit: %s\n", diag.msg);
-        return rc == CDSE_EINVAL ? 1 : 2; /* not a probe store: input; damaged: a read failure */
-    }
-    cdse_probe_fit fit;
-    rc = cdse_fit_probes(&pr, &a.options, &fit, &diag);
-    if (rc == 0)
-        print_summary(&a, &pr, &fit);
-    else
-        fprintf(stderr, "clusterdse fit: %s: %s\n", a.probes, diag.msg);
-    int status = rc == 0 ? 0 : rc == CDSE_ENOMEM ? 2 : 1;
-    cdse_system *system = malloc(sizeof *system);
-    char base_path[CDSE_PATH_MAX];
-    if (status == 0 &&
-        (system == NULL || fitted_system(&a, &pr, &fit, system, base_path, sizeof base_path) != 0))
-        status = system == NULL ? 2 : 1;
     if (status == 0)
-        status = write_output(&a, &pr, &fit, system, base_path);
+        status = read_inputs(a, have_base ? system : NULL, &pr);
+    cdse_probe_fit fit;
+    memset(&fit, 0, sizeof fit);
+    if (status == 0) {
+        cdse_diag diag = {""};
+        rc = cdse_fit_probes(&pr, &a->options, &fit, &diag);
+        if (rc == 0)
+            print_summary(a, &pr, &fit);
+        else
+            fprintf(stderr, "clusterdse fit: %s\n", diag.msg);
+        status = rc == 0 ? 0 : rc == CDSE_ENOMEM ? 2 : 1;
+    }
+    if (status == 0)
+        status = build_and_write(a, &pr, &fit, system, have_base, base_path);
     free(system);
     cdse_probe_fit_free(&fit);
     cdse_probe_result_free(&pr);
+    free(a);
     return status;
 }

@@ -11,6 +11,7 @@
 #include "clusterdse/calibrate/verify.h"
 #include "commands.h"
 #include "store_guard.h"
+#include "store_query.h"
 
 #define VERIFY_DEFAULT_TOP       5
 #define VERIFY_DEFAULT_MAX_BYTES (64LL << 20)
@@ -19,7 +20,8 @@
 static void verify_usage(FILE *out)
 {
     fprintf(out,
-            "usage: mpirun -np N clusterdse verify OUT.h5 [-n K] [--max-bytes B]\n"
+            "usage: mpirun -np N clusterdse verify OUT.h5 [-n K] [--where EXPR]\n"
+            "                                    [--system NAME] [--max-bytes B]\n"
             "                                    [--time-budget MS]\n"
             "\n"
             "Replays the communication plan of the best K configurations stored in OUT.h5 (by\n"
@@ -30,8 +32,14 @@ static void verify_usage(FILE *out)
             "scaled), with messages of at most B bytes. The model's\n"
             "prediction for the configuration's system and the measured time (median over\n"
             "iterations of the slowest rank) are printed and stored as /verify in OUT.h5.\n"
+            "Only configurations whose system has a measured network level (a profile\n"
+            "written by clusterdse fit) are replayed: a datasheet network has nothing of this\n"
+            "allocation to verify.\n"
             "\n"
             "  -n K              configurations to replay (default %d, at most %d)\n"
+            "  --where EXPR      only configurations where EXPR holds (the syntax of\n"
+            "                    `clusterdse top --help`, e.g. 'tp == 8 && pp == 1')\n"
+            "  --system NAME     only configurations on system NAME of the job\n"
             "  --max-bytes B     largest message to run (default %lld = 64 MiB)\n"
             "  --time-budget MS  target time per measurement (default 200)\n"
             "  -h, --help        this text\n"
@@ -41,6 +49,7 @@ static void verify_usage(FILE *out)
 
 typedef struct verify_args {
     const char *store;
+    const char *where, *system;
     int top;
     long long max_bytes;
     double budget_ms;
@@ -49,6 +58,7 @@ typedef struct verify_args {
 static int parse_verify_args(int argc, char **argv, verify_args *a)
 {
     a->store = NULL;
+    a->where = a->system = NULL;
     a->top = VERIFY_DEFAULT_TOP;
     a->max_bytes = VERIFY_DEFAULT_MAX_BYTES;
     a->budget_ms = 200;
@@ -73,6 +83,10 @@ static int parse_verify_args(int argc, char **argv, verify_args *a)
                         (long long)CDSE_PLAN_MAX_BYTES);
                 return 1;
             }
+        } else if (strcmp(arg, "--where") == 0 && more) {
+            a->where = argv[++i];
+        } else if (strcmp(arg, "--system") == 0 && more) {
+            a->system = argv[++i];
         } else if (strcmp(arg, "--time-budget") == 0 && more) {
             a->budget_ms = strtod(argv[++i], &end);
             if (*end || !(a->budget_ms > 0 && a->budget_ms <= 3.6e6)) {
@@ -100,6 +114,51 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Whether a system's network was measured: a level that clusterdse fit marked (measured = ...)
+ * or one with fitted per-collective pairs (profiles written before that key). */
+static bool system_measured(const cdse_system *system)
+{
+    for (int l = 0; l < system->n_levels; l++) {
+        if (system->level[l].measured[0])
+            return true;
+        for (int c = 0; c < CDSE_COLL_COUNT; c++)
+            if (system->level[l].coll_bandwidth_gbs[c] > 0)
+                return true;
+    }
+    return false;
+}
+
+/* --where, --system and which systems were measured. Returns 0 or an exit code. */
+static int select_setup(const verify_args *a, const cdse_job *job, cdse_expr **where,
+                        int *system_index, bool measured[CDSE_MAX_SYSTEMS])
+{
+    for (int s = 0; s < job->n_systems && s < CDSE_MAX_SYSTEMS; s++)
+        measured[s] = system_measured(&job->system[s]);
+    if (a->system != NULL) {
+        for (int s = 0; s < job->n_systems; s++)
+            if (strcmp(job->system[s].name, a->system) == 0)
+                *system_index = s;
+        if (*system_index < 0) {
+            fprintf(stderr, "clusterdse verify: --system %s; allowed:", a->system);
+            for (int s = 0; s < job->n_systems; s++)
+                fprintf(stderr, "%s %s", s ? "," : "", job->system[s].name);
+            fprintf(stderr, "\n");
+            return 1;
+        }
+        if (!measured[*system_index]) {
+            fprintf(stderr,
+                    "clusterdse verify: --system %s: its network has no measured level (datasheet "
+                    "figures only); nothing of this allocation to verify: fit a profile for it "
+                    "first (clusterdse fit ... --base, network_profile)\n",
+                    a->system);
+            return 1;
+        }
+    }
+    if (a->where != NULL && cdse_cli_compile_where("verify", a->where, job, where) != 0)
+        return 1;
+    return 0;
 }
 
 /* Rank 0: the ops of the best K configurations. Returns an exit code (0 = go on). */
@@ -148,15 +207,40 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
         status = 2;
     }
     int metric = status == 0 ? cdse_store_metric(store) : 0;
-    size_t feasible = 0;
+    cdse_expr *where = NULL;
+    int system_index = -1;
+    bool measured[CDSE_MAX_SYSTEMS] = {false};
+    if (status == 0)
+        status = select_setup(a, job, &where, &system_index, measured);
+    size_t feasible = 0, datasheet = 0;
     for (uint64_t i = 0; status == 0 && i < rows; i++) {
         cdse_record record;
         cdse_store_unpack(packed + i * row_size, &record);
-        if (record.result.status != CDSE_ST_OK)
+        if (record.result.status != CDSE_ST_OK ||
+            (system_index >= 0 && record.system != system_index) ||
+            (where != NULL && !cdse_cli_where_holds(where, &record)))
             continue;
         feasible++;
+        if (!measured[record.system]) {
+            datasheet++;
+            continue;
+        }
         if (cdse_topk_offer(&best, &record, cdse_record_cost(&record, metric)) != CDSE_OK)
             status = 2;
+    }
+    cdse_expr_free(where);
+    if (status == 0 && datasheet > 0)
+        printf("# %zu of the %zu selected configurations are on systems without a measured "
+               "network level: not replayed (a datasheet network has nothing of this allocation to "
+               "verify)\n",
+               datasheet, feasible);
+    if (status == 0 && best.n == 0) {
+        fprintf(stderr,
+                "clusterdse verify: %s: none of the %zu selected feasible configurations is on a "
+                "system with a measured network level; fit a profile for it (clusterdse fit ... "
+                "--base SYSTEM, network_profile) or choose one with --system NAME\n",
+                a->store, feasible);
+        status = 1;
     }
     const cdse_record **sorted = status == 0 ? malloc(best.n * sizeof *sorted + 1) : NULL;
     if (status == 0 && (sorted == NULL || cdse_topk_sorted(&best, sorted, NULL) != CDSE_OK))
@@ -184,9 +268,11 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
             *n_out += n;
         }
         *ops_out = ops;
-        printf("# clusterdse verify: %s: best %zu of %zu feasible stored configurations (by %s), "
+        printf("# clusterdse verify: %s: best %zu of %zu %s (by %s), "
                "%d collectives, on %d ranks\n",
-               a->store, k, feasible, cdse_metric_name(metric), *n_out, world);
+               a->store, k, feasible - datasheet,
+               a->where || a->system ? "selected configurations" : "feasible stored configurations",
+               cdse_metric_name(metric), *n_out, world);
     }
     free(packed);
     free(sorted);

@@ -398,6 +398,11 @@ static void column_names(char *out, size_t size)
 
 /* Compiles --where over the columns, with the store's model and system names; prints the error
  * as `clusterdse CMD: --where ...`. */
+bool cdse_cli_where_holds(const cdse_expr *where, const cdse_record *record)
+{
+    return cdse_expr_eval(where, column_get, record) != 0.0;
+}
+
 int cdse_cli_compile_where(const char *cmd, const char *text, const cdse_job *names,
                            cdse_expr **where)
 {

@@ -17,6 +17,9 @@ int cdse_cli_compile_where(const char *cmd, const char *text, const cdse_job *na
 
 /* What cdse_cli_scan does with each row that passes the filter: returns CDSE_OK or an error
  * code (with diag set), which stops the scan. */
+/* Whether `record` passes a compiled --where (verify filters its configurations with it). */
+bool cdse_cli_where_holds(const cdse_expr *where, const cdse_record *record);
+
 typedef int (*cdse_cli_row_fn)(void *ctx, const cdse_record *rec, cdse_diag *diag);
 
 /* Streams `dataset` block by block through the filter (feasible rows only unless `all`, then

@@ -179,8 +179,32 @@ static int parse_names(parse_ctx *ctx, const config_setting_t *setting, void *ta
 /* Shapes                                                                                     */
 
 typedef struct shape_input {
-    int kind, group, stride; /* group, stride: 0 when not given */
+    int kind, group, stride; /* group, stride: 0 when not given; CDSE_PLAN_NODE / _WORLD */
 } shape_input;
+
+/* group / stride: a whole number >= key->arg, or "node" / "world" (resolved by the runner). */
+static int parse_count(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                       const key_spec *key)
+{
+    int *out = (int *)((char *)target + key->offset);
+    char allowed[96];
+    snprintf(allowed, sizeof allowed, "an integer from %d to 2^31-1, \"node\" or \"world\"",
+             key->arg);
+    int type = config_setting_type(setting);
+    if (type == CONFIG_TYPE_STRING) {
+        const char *v = config_setting_get_string(setting);
+        if (strcmp(v, "node") == 0 || strcmp(v, "world") == 0) {
+            *out = strcmp(v, "node") == 0 ? CDSE_PLAN_NODE : CDSE_PLAN_WORLD;
+            return 0;
+        }
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "'%s' is not a count", v);
+    }
+    if (type == CONFIG_TYPE_INT && config_setting_get_int(setting) >= key->arg) {
+        *out = config_setting_get_int(setting);
+        return 0;
+    }
+    return cdse__key_fail(ctx, setting, NULL, setting, allowed, "out of range");
+}
 
 static const key_spec shape_keys[] = {
     {.name = "kind",
@@ -193,21 +217,23 @@ static const key_spec shape_keys[] = {
              "node; contiguous: groups of consecutive ranks; strided: groups of ranks stride "
              "apart"},
     {.name = "group",
-     .type = KEY_INT,
+     .type = KEY_CUSTOM,
      .offset = offsetof(shape_input, group),
-     .min = 2,
-     .max = INT_MAX_D,
-     .has_default = true,
+     .parse = parse_count,
+     .arg = 2,
+     .type_text = "int or \"node\", \"world\"",
      .def_text = "contiguous, strided: required",
-     .help = "ranks per group (contiguous, strided only), at most the number of ranks"},
+     .help = "ranks per group (contiguous, strided only), at most the number of ranks; \"node\": "
+             "the ranks per node (MPI_Comm_split_type shared), \"world\": every rank"},
     {.name = "stride",
-     .type = KEY_INT,
+     .type = KEY_CUSTOM,
      .offset = offsetof(shape_input, stride),
-     .min = 1,
-     .max = INT_MAX_D,
-     .has_default = true,
+     .parse = parse_count,
+     .arg = 1,
+     .type_text = "int or \"node\", \"world\"",
      .def_text = "ranks / group",
-     .help = "distance between group members (strided only); group x stride <= ranks"},
+     .help = "distance between group members (strided only); group x stride <= ranks (a shape "
+             "with \"node\" or \"world\" that does not fit the allocation is skipped)"},
 };
 static const key_table shape_table = {"shapes[]", shape_keys,
                                       (int)(sizeof shape_keys / sizeof shape_keys[0])};
@@ -240,11 +266,13 @@ static int shape_fits(parse_ctx *ctx, const config_setting_t *elem, const shape_
                               ctx->world_size);
     shape->kind = in->kind;
     shape->group = in->group;
+    bool symbolic = in->group < 0 || (stride != NULL && in->stride < 0);
     shape->stride = in->kind != CDSE_SHAPE_STRIDED ? 1
                     : stride != NULL               ? in->stride
+                    : in->group < 0                ? 0 /* the runner: ranks / group */
                                                    : ctx->world_size / in->group;
     shape->line = config_setting_source_line(elem);
-    if (grouped && (int64_t)shape->group * shape->stride > ctx->world_size)
+    if (grouped && !symbolic && (int64_t)shape->group * shape->stride > ctx->world_size)
         return cdse__key_fail(ctx, elem, NULL, stride != NULL ? stride : elem,
                               "group x stride <= the number of ranks",
                               "group %d x stride %d is larger than the world (%d ranks)",
@@ -264,7 +292,7 @@ static int parse_shapes(parse_ctx *ctx, const config_setting_t *setting, void *t
     plan->n_shapes = 0;
     for (int i = 0; i < n; i++) {
         const config_setting_t *elem = config_setting_get_elem(setting, (unsigned)i);
-        shape_input in;
+        shape_input in = {0, 0, 0};
         int rc = cdse__parse_group(ctx, elem, &shape_table, &in, true);
         if (rc == 0)
             rc = shape_fits(ctx, elem, &in, &plan->shape[plan->n_shapes]);

@@ -59,6 +59,30 @@ static const key_table coll_table = {"systems[].network[].<collective>", coll_ke
 
 #define COLL_KEY_ROW(coll, name, ...) COLL_KEY(name, coll),
 
+/* `measured = "..."`: printed only when set, so that datasheet levels print as before. */
+static int parse_measured(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                          const key_spec *key)
+{
+    cdse_net_level *level = target;
+    const char *text = config_setting_get_string(setting);
+    if (text == NULL || strlen(text) >= sizeof level->measured)
+        return cdse__key_fail(ctx, setting, NULL, setting, "a string of at most 159 characters",
+                              "'%s' is not a string of at most 159 characters", key->name);
+    snprintf(level->measured, sizeof level->measured, "%s", text);
+    return 0;
+}
+
+static void print_measured(FILE *out, const void *target, const key_spec *key, int indent)
+{
+    const cdse_net_level *level = target;
+    if (level->measured[0] == '\0')
+        return;
+    fprintf(out, "%*s%s = \"", indent, "", key->name);
+    for (const char *c = level->measured; *c; c++)
+        fputc(*c == '"' || *c == '\\' ? '\'' : *c, out);
+    fputs("\";\n", out);
+}
+
 static const key_spec level_keys[] = {
     {.name = "name",
      .type = KEY_STRING,
@@ -84,6 +108,14 @@ static const key_spec level_keys[] = {
     FLOAT_KEY(cdse_net_level, "port_price", port_price, 0, false, 1e12, false, 0, "0",
               "purchase price of this level per GPU: ports, switches, cables (cost_to_train)"),
     CDSE_COLLECTIVES(COLL_KEY_ROW) /* one key per row of collective.h's table */
+    {.name = "measured",
+     .type = KEY_CUSTOM,
+     .parse = parse_measured,
+     .print = print_measured,
+     .type_text = "string",
+     .def_text = "\"\" (datasheet)",
+     .help = "where this level's collective pairs were measured (written by clusterdse fit); "
+             "absent: datasheet figures"},
 };
 static const key_table level_table = {"systems[].network[]", level_keys,
                                       (int)(sizeof level_keys / sizeof level_keys[0])};

@@ -25,7 +25,7 @@ for attempt in 1 2 3 4 5 6 7 8; do
     cmd="$CLUSTERDSE fit $tmp/probes.h5 -o $tmp/fitted.cfg --time best --force"
     echo "+ $cmd"
     $cmd | tee "$tmp/fit.txt"
-    grep -q "^# one node: only level 0 (intra_node) can be fitted" "$tmp/fit.txt"
+    grep -q "^# no inter-node rows: only level 0 (intra_node) can be fitted" "$tmp/fit.txt"
     for c in allreduce allgather reduce_scatter alltoall sendrecv; do
         grep -q "^  intra_node $c " "$tmp/fit.txt"
         grep -q "^    $c = { latency = " "$tmp/fitted.cfg"

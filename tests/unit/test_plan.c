@@ -182,7 +182,8 @@ static void test_other_errors(void **state)
                               "(10); allowed: iterations_min <= iterations_max");
 }
 
-/* The example plans of calibration/plans parse (full.cfg needs 16 ranks: group 8, 2 x 8). */
+/* The example plans of calibration/plans parse on 2, 4, 8 and 16 ranks (issue 27: full.cfg's
+ * groups are "node", resolved by the runner). */
 static void test_example_plans(void **state)
 {
     (void)state;
@@ -197,9 +198,47 @@ static void test_example_plans(void **state)
         cdse_plan_load_file(CDSE_SOURCE_DIR "/calibration/plans/full.cfg", 16, &plan, &diag), 0);
     /* 8 B .. 256 MiB in powers of two: 2^3 .. 2^28 = 26 sizes. */
     assert_int_equal(plan.n_sizes, 26);
-    assert_int_equal(
-        cdse_plan_load_file(CDSE_SOURCE_DIR "/calibration/plans/full.cfg", 8, &plan, &diag),
-        CDSE_EINVAL);
+    for (int world = 2; world <= 16; world *= 2) {
+        assert_int_equal(
+            cdse_plan_load_file(CDSE_SOURCE_DIR "/calibration/plans/full.cfg", world, &plan, &diag),
+            0);
+        assert_int_equal(plan.shape[3].group, CDSE_PLAN_NODE);
+        assert_int_equal(plan.shape[4].stride, CDSE_PLAN_NODE);
+    }
+}
+
+/* group / stride take "node" and "world" (kept symbolic for the runner); other strings, 0 and
+ * numbers too large for the world are refused naming the key. */
+static void test_node_world_counts(void **state)
+{
+    (void)state;
+    cdse_probe_plan plan;
+    cdse_diag diag = {""};
+    assert_int_equal(load("collectives = [\"allreduce\"]; sizes = [8];\n"
+                          "shapes = ( { kind = \"strided\"; group = \"world\"; },\n"
+                          "           { kind = \"strided\"; group = \"node\"; stride = 3; } );\n",
+                          4, &plan, &diag),
+                     0);
+    assert_int_equal(plan.shape[0].group, CDSE_PLAN_WORLD);
+    assert_int_equal(plan.shape[0].stride, 0); /* the runner: world / group */
+    assert_int_equal(plan.shape[1].group, CDSE_PLAN_NODE);
+    assert_int_equal(plan.shape[1].stride, 3);
+    assert_int_equal(load("collectives = [\"allreduce\"]; sizes = [8];\n"
+                          "shapes = ( { kind = \"contiguous\"; group = \"nodes\"; } );\n",
+                          4, &plan, &diag),
+                     CDSE_EINVAL);
+    assert_non_null(strstr(diag.msg, "plan.cfg:2"));
+    assert_non_null(strstr(diag.msg, "'nodes' is not a count"));
+    assert_non_null(strstr(diag.msg, "\"node\" or \"world\""));
+    assert_int_equal(load("collectives = [\"allreduce\"]; sizes = [8];\n"
+                          "shapes = ( { kind = \"strided\"; group = 2; stride = 0; } );\n",
+                          4, &plan, &diag),
+                     CDSE_EINVAL);
+    assert_int_equal(load("collectives = [\"allreduce\"]; sizes = [8];\n"
+                          "shapes = ( { kind = \"strided\"; group = 2; stride = 3; } );\n",
+                          4, &plan, &diag),
+                     CDSE_EINVAL);
+    assert_non_null(strstr(diag.msg, "larger than the world"));
 }
 
 /* Issue 15 B5: a size above 2^31 without the L suffix wraps in libconfig 1.5 (4294967304 would
@@ -237,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_group_larger_than_world),
         cmocka_unit_test(test_other_errors),
         cmocka_unit_test(test_example_plans),
+        cmocka_unit_test(test_node_world_counts),
         cmocka_unit_test(test_wrapped_integer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

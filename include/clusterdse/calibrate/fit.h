@@ -77,17 +77,26 @@ typedef struct cdse_fit_result {
     int choice;                   /* cdse_fit_choice: lowest median relative error */
     cdse_alpha_beta profile;      /* the chosen pair, written to the profile */
     cdse_fit_stats stats;         /* the profile pair on all points */
+    cdse_alpha_beta candidate[CDSE_FIT_CHOICE_COUNT]; /* every estimator's pair */
+    double candidate_median[CDSE_FIT_CHOICE_COUNT];   /* and its median relative error */
     double holdout_median;        /* refit on every other size, median rel. error on the rest */
     int holdout_points;           /* 0 if too few sizes for a hold-out check */
 } cdse_fit_result;
 
-/* Fits one collective on one level. `pts` need not be sorted. */
+/* Fits one collective on one level. `pts` need not be sorted. The profile pair is the
+ * estimator with the lowest median relative error on these points; cdse_fit_collective_as with
+ * `choice` >= 0 (cdse_fit_choice) writes that estimator's pair instead (and holds it out). */
 int cdse_fit_collective(int coll, const cdse_fit_point *pts, int n_pts, cdse_fit_result *out);
+int cdse_fit_collective_as(int coll, const cdse_fit_point *pts, int n_pts, int choice,
+                           cdse_fit_result *out);
+int cdse_fit_choice_parse(const char *name); /* cdse_fit_choice, or -1 */
 
 /* The hold-out check: fits (as cdse_fit_collective) on every other distinct size, smallest
  * first, and writes the relative errors of the profile pair on the other sizes to `rel` (room
  * for n_pts). CDSE_EINVAL with fewer than 4 sizes. */
 int cdse_fit_holdout(int coll, const cdse_fit_point *pts, int n_pts, double *rel, int *n_rel);
+int cdse_fit_holdout_as(int coll, const cdse_fit_point *pts, int n_pts, int choice, double *rel,
+                        int *n_rel);
 
 /* Median of v (sorts v in place); 0 for n = 0. */
 double cdse_fit_median(double *v, int n);
@@ -114,7 +123,11 @@ typedef struct cdse_fit_options {
     int time;                    /* cdse_fit_time */
     int dtype;                   /* cdse_probe_dtype; -1: float if probed, else the first row's */
     double min_bytes, max_bytes; /* rows outside [min, max] are not fitted */
+    int estimator;               /* cdse_fit_choice for every pair; -1: chosen (cdse_fit_probes) */
 } cdse_fit_options;
+
+/* "of 1048576 bytes and more", "from 8 to 4096 bytes", ... or "" for every size. */
+void cdse_fit_describe_sizes(const cdse_fit_options *options, char *text, size_t size);
 
 /* The defaults (median, float, every size): what a job's probe section uses. */
 void cdse_fit_options_default(cdse_fit_options *options);
@@ -139,6 +152,9 @@ typedef struct cdse_probe_fit {
     int64_t reduce_bytes; /* that size */
     int mixed;            /* rows of mixed groups, not fitted */
     int fitted;           /* (level, collective) pairs fitted */
+    int estimator;         /* cdse_fit_choice of every pair */
+    bool estimator_holdout; /* scores are hold-out median errors (else in-sample means) */
+    double estimator_score[CDSE_FIT_CHOICE_COUNT]; /* each estimator's score (fit.c) */
     cdse_level_fit level[CDSE_FIT_LEVELS];
 } cdse_probe_fit;
 
@@ -152,19 +168,33 @@ void cdse_probe_fit_free(cdse_probe_fit *fit);
  * outermost level (when it has two or more). Returns the number of pairs written. */
 int cdse_fit_to_system(const cdse_probe_fit *fit, cdse_system *system);
 
+/* The system level that probe level `probe_level` describes: 0 the innermost, 1 the outermost
+ * (of two or more levels); -1 none. */
+int cdse_fit_target_level(int probe_level, const cdse_system *system);
+
+/* cdse_fit_to_system for the probe levels with use[l] (NULL: all); each level written gets
+ * `measured = source` (NULL: left alone). */
+int cdse_fit_to_system_levels(const cdse_probe_fit *fit, cdse_system *system,
+                              const bool use[CDSE_FIT_LEVELS], const char *source);
+
 /* A network from the fits alone, for a profile without a base system: "intra_node" (the ranks
  * of a node, `ranks_per_node`) and "inter_node" levels, whichever were measured, with the link
  * bandwidth and latency of the sendrecv fit (else the fastest collective) and the fitted pairs.
  * With only inter-node rows, one level spanning the system. */
 void cdse_fit_network(const cdse_probe_fit *fit, int ranks_per_node, cdse_system *system);
+/* The same for the probe levels with use[l] (NULL: all), each marked measured = source[l]. */
+void cdse_fit_network_levels(const cdse_probe_fit *fit, int ranks_per_node,
+                             const bool use[CDSE_FIT_LEVELS],
+                             const char *const source[CDSE_FIT_LEVELS], cdse_system *system);
 
-/* The profile text: provenance comments (the probes, `probes_path`, how they were fitted),
+/* The profile text: provenance comments (the probes, `probes_path`, how they were fitted, then
+ * `notes` verbatim when not NULL),
  * `base = "base_path";` when base_path is not NULL, `name = "name";` and the network of
  * `system` (cdse_system_print_network). Deterministic: the same probes and system give the same
  * bytes. */
 int cdse_fit_write_profile(FILE *out, const cdse_probe_fit *fit, const cdse_probe_info *info,
                            const char *probes_path, const cdse_system *system,
-                           const char *base_path, const char *name);
+                           const char *base_path, const char *name, const char *notes);
 
 /* cdse_fit_probes with the default options, then cdse_fit_to_system: for a job that probes its
  * own allocation before sweeping. Returns the number of (level, collective) pairs written, or a

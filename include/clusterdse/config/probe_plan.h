@@ -41,10 +41,15 @@ int cdse_probe_dtype_size(int dtype);
 const char *cdse_probe_coll_name(int coll);
 int cdse_probe_coll_parse(const char *name);
 
+/* group / stride given as "node" (the ranks per node, MPI_Comm_split_type shared) or "world"
+ * (every rank): resolved by the runner on the allocation it runs on. */
+#define CDSE_PLAN_NODE  (-1)
+#define CDSE_PLAN_WORLD (-2)
+
 typedef struct cdse_probe_shape {
     int kind;   /* cdse_shape_kind */
-    int group;  /* contiguous / strided: ranks per group */
-    int stride; /* strided: distance between members (0 = world size / group) */
+    int group;  /* contiguous / strided: ranks per group, or CDSE_PLAN_NODE / _WORLD */
+    int stride; /* strided: distance between members (0 = world size / group), or as group */
     int line;   /* line in the plan file, for messages */
 } cdse_probe_shape;
 

@@ -52,6 +52,7 @@ typedef struct cdse_net_level {
     double coll_latency_us[CDSE_COLL_COUNT];
     double coll_bandwidth_gbs[CDSE_COLL_COUNT]; /* effective bus bandwidth, already includes
                                                    efficiency */
+    char measured[160]; /* where the fitted pairs were measured ("" = datasheet figures) */
 } cdse_net_level;
 
 typedef enum cdse_tier_attach {

@@ -1,0 +1,548 @@
+/* nccl-tests and OSU micro-benchmark logs read into probe rows (logs.h).
+ *
+ * nccl-tests (github.com/NVIDIA/nccl-tests, src/util.cu and src/common.cu): a header of
+ * "# nThread T nGpus G ..." and one "#  Rank R Group G Pid P on HOST device D [..] NAME" line per
+ * rank, then rows "size count type redop root  time algbw busbw #wrong  time algbw busbw #wrong"
+ * (out-of-place, then in-place; the column positions are taken from the "# size count type ..."
+ * header line, so versions without `root` read too). The size column is
+ * max(send bytes, receive bytes) (common.cu): the whole buffer for all_reduce, the gathered
+ * buffer for all_gather, the input for reduce_scatter, the send buffer for alltoall, the message
+ * for sendrecv (the *GetCollByteCount functions of src/<coll>.cu), i.e. collective.h's bytes.
+ *
+ * OSU (mvapich.cse.ohio-state.edu/benchmarks, c/util/osu_util_mpi.c print_preamble): "# OSU
+ * MPI[-CUDA] <Benchmark> Test vX.Y", for collectives "# Size  Avg Latency(us)" with, under -f,
+ * "Min Latency(us)  Max Latency(us)  Iterations" (7.x may add tail-latency columns, read by
+ * name), for osu_latency "# Size  Latency (us)", for osu_bw "# Size  Bandwidth (MB/s)". */
+#include "clusterdse/calibrate/logs.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clusterdse/model/collective.h"
+
+#define LOG_LINE_MAX  4096
+#define LOG_HOSTS_MAX 4096
+
+/* One benchmark each tool can run, and how its size maps to collective.h's bytes. */
+typedef struct log_bench {
+    const char *name;  /* nccl-tests binary, or the OSU benchmark title */
+    const char *tool;  /* the binary */
+    int coll;          /* cdse_coll */
+    bool size_times_n; /* OSU: size is a per-rank block; bytes = size x n */
+    bool bandwidth;    /* OSU osu_bw: the column is MB/s (1e6 bytes/s), not microseconds */
+} log_bench;
+
+static const log_bench nccl_benches[] = {
+    {"all_reduce_perf", "all_reduce_perf", CDSE_COLL_ALLREDUCE, false, false},
+    {"all_gather_perf", "all_gather_perf", CDSE_COLL_ALLGATHER, false, false},
+    {"reduce_scatter_perf", "reduce_scatter_perf", CDSE_COLL_REDUCE_SCATTER, false, false},
+    {"alltoall_perf", "alltoall_perf", CDSE_COLL_ALLTOALL, false, false},
+    {"sendrecv_perf", "sendrecv_perf", CDSE_COLL_SENDRECV, false, false},
+};
+
+/* OSU titles (the BENCHMARK macro of each c/mpi/.../osu_*.c). osu_allgather's size is the block
+ * each rank sends (MPI_Allgather(sendbuf, num_elements, ...)), osu_alltoall's the block sent to
+ * each peer (MPI_Alltoall(sendbuf, num_elements, ...)); osu_reduce_scatter splits `size` bytes
+ * into recvcounts of size/numprocs elements (c/mpi/collective/blocking/osu_reduce_scatter.c), so
+ * its size is the whole vector; osu_latency's is the one-way message of a ping-pong. */
+static const log_bench osu_benches[] = {
+    {"Allreduce Latency", "osu_allreduce", CDSE_COLL_ALLREDUCE, false, false},
+    {"Allgather Latency", "osu_allgather", CDSE_COLL_ALLGATHER, true, false},
+    {"Reduce_scatter Latency", "osu_reduce_scatter", CDSE_COLL_REDUCE_SCATTER, false, false},
+    {"All-to-All Personalized Exchange Latency", "osu_alltoall", CDSE_COLL_ALLTOALL, true, false},
+    {"Latency", "osu_latency", CDSE_COLL_SENDRECV, false, false},
+    {"Bandwidth", "osu_bw", CDSE_COLL_SENDRECV, false, true},
+};
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The OSU title of a "# OSU MPI[-ACC] <title> Test vX" line, or NULL. */
+static const char *osu_title(const char *line, char *title, size_t size)
+{
+    if (!starts_with(line, "# OSU MPI"))
+        return NULL;
+    const char *p = line + strlen("# OSU MPI");
+    if (*p == '-') /* -CUDA, -ROCM, -OPENACC */
+        p += strcspn(p, " ");
+    while (*p == ' ')
+        p++;
+    const char *end = strstr(p, " Test");
+    if (end == NULL)
+        return NULL;
+    snprintf(title, size, "%.*s", (int)(end - p), p);
+    return title;
+}
+
+int cdse_log_sniff(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return CDSE_LOG_NONE;
+    char line[LOG_LINE_MAX], title[128];
+    int format = CDSE_LOG_NONE;
+    for (int n = 0; format == CDSE_LOG_NONE && n < 200 && fgets(line, sizeof line, f); n++) {
+        if (memchr(line, '\0', strlen(line) + 1) != line + strlen(line))
+            break;
+        if (starts_with(line, "# nccl-tests version") || starts_with(line, "# nThread ") ||
+            starts_with(line, "# Collective test starting"))
+            format = CDSE_LOG_NCCL_TESTS;
+        else if (osu_title(line, title, sizeof title))
+            format = CDSE_LOG_OSU;
+    }
+    fclose(f);
+    return format;
+}
+
+/* Whitespace-separated tokens of `line` (modified in place); returns the count. */
+static int split(char *line, char **tok, int max)
+{
+    int n = 0;
+    for (char *p = strtok(line, " \t\r\n"); p && n < max; p = strtok(NULL, " \t\r\n"))
+        tok[n++] = p;
+    return n;
+}
+
+static bool parse_number(const char *s, double *v)
+{
+    char *end = NULL;
+    errno = 0;
+    *v = strtod(s, &end);
+    return end != s && *end == '\0' && errno == 0;
+}
+
+/* nccl-tests type names to the probe's dtype names where they are the same type. */
+static void nccl_dtype(const char *type, char *out, size_t size)
+{
+    static const char *const map[][2] = {{"float", "float"}, {"double", "double"},
+                                         {"int32", "int32"}, {"uint8", "uint8"},
+                                         {"int", "int32"},   {"char", "uint8"}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(type, map[i][0]) == 0) {
+            snprintf(out, size, "%s", map[i][1]);
+            return;
+        }
+    snprintf(out, size, "%.7s", type);
+}
+
+/* OSU "# Datatype: MPI_CHAR." (7.x) to the probe's dtype names. */
+static void osu_dtype(const char *line, char *out, size_t size)
+{
+    static const char *const map[][2] = {{"MPI_CHAR", "uint8"},   {"MPI_FLOAT", "float"},
+                                         {"MPI_DOUBLE", "double"}, {"MPI_INT", "int32"},
+                                         {"MPI_BYTE", "uint8"},   {"MPI_UINT8_T", "uint8"}};
+    const char *p = line + strlen("# Datatype:");
+    while (*p == ' ')
+        p++;
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (starts_with(p, map[i][0]) && !isalnum((unsigned char)p[strlen(map[i][0])]) &&
+            p[strlen(map[i][0])] != '_') {
+            snprintf(out, size, "%s", map[i][1]);
+            return;
+        }
+    snprintf(out, size, "%.*s", (int)strcspn(p, ". \r\n"), p);
+}
+
+/* Distinct host names and ranks per host, from one "on HOST" per rank. */
+typedef struct host_count {
+    char names[LOG_HOSTS_MAX]; /* comma separated */
+    int n_hosts, ranks, max_per_host;
+    char seen[64][64];
+    int count[64];
+} host_count;
+
+static void add_host(host_count *h, const char *host)
+{
+    h->ranks++;
+    for (int i = 0; i < h->n_hosts && i < 64; i++)
+        if (strcmp(h->seen[i], host) == 0) {
+            h->count[i]++;
+            h->max_per_host = h->count[i] > h->max_per_host ? h->count[i] : h->max_per_host;
+            return;
+        }
+    if (h->n_hosts < 64) {
+        snprintf(h->seen[h->n_hosts], sizeof h->seen[0], "%s", host);
+        h->count[h->n_hosts] = 1;
+        size_t len = strlen(h->names);
+        snprintf(h->names + len, sizeof h->names - len, "%s%s", len ? "," : "", host);
+    }
+    h->n_hosts++;
+    h->max_per_host = h->max_per_host > 1 ? h->max_per_host : 1;
+}
+
+/* "#  Rank  3 Group  0 Pid  1234 on HOST device  3 [0000:1b:00] NVIDIA H100 80GB HBM3" (older
+ * versions have no Group). */
+static bool nccl_rank_line(const char *line, host_count *hosts, char *device, size_t size)
+{
+    if (!starts_with(line, "#") || strstr(line, " Rank ") == NULL || strstr(line, " Pid ") == NULL)
+        return false;
+    const char *on = strstr(line, " on ");
+    if (on == NULL)
+        return false;
+    char host[64];
+    if (sscanf(on + 4, "%63s", host) != 1)
+        return false;
+    add_host(hosts, host);
+    const char *bracket = strchr(on, ']');
+    if (device[0] == '\0' && bracket != NULL) {
+        const char *p = bracket + 1;
+        while (*p == ' ')
+            p++;
+        snprintf(device, size, "%.*s", (int)strcspn(p, "\r\n"), p);
+    }
+    return true;
+}
+
+/* NCCL_ALGO / NCCL_PROTO when the log shows them: NCCL's "NCCL_ALGO set by environment to Ring"
+ * (NCCL_DEBUG=INFO) or a "NCCL_ALGO=Ring" line a job script echoed. */
+static void note_algo(const char *line, char *algo, size_t size)
+{
+    static const char *const vars[] = {"NCCL_ALGO", "NCCL_PROTO"};
+    for (int v = 0; v < 2; v++) {
+        const char *p = strstr(line, vars[v]);
+        if (p == NULL || (p != line && (isalnum((unsigned char)p[-1]) || p[-1] == '_')))
+            continue;
+        p += strlen(vars[v]);
+        const char *value = NULL;
+        if (*p == '=')
+            value = p + 1;
+        else if (starts_with(p, " set by environment to "))
+            value = p + strlen(" set by environment to ");
+        if (value == NULL || strstr(algo, vars[v]) != NULL)
+            continue;
+        size_t len = strlen(algo);
+        snprintf(algo + len, size - len, "%s%s=%.*s", len ? " " : "", vars[v],
+                 (int)strcspn(value, " \t\r\n"), value);
+    }
+}
+
+static int append_row(cdse_probe_result *r, const cdse_probe_row *row)
+{
+    if ((r->n_rows & (r->n_rows - 1)) == 0 || r->n_rows == 0) {
+        int cap = r->n_rows ? 2 * r->n_rows : 16;
+        cdse_probe_row *rows = realloc(r->rows, sizeof *rows * (size_t)cap);
+        if (rows == NULL)
+            return CDSE_ENOMEM;
+        r->rows = rows;
+    }
+    r->rows[r->n_rows++] = *row;
+    return 0;
+}
+
+static void base_row(cdse_probe_row *row, int coll, const char *shape, const cdse_log_info *li)
+{
+    memset(row, 0, sizeof *row);
+    snprintf(row->collective, sizeof row->collective, "%s", cdse_coll_name(coll));
+    snprintf(row->shape, sizeof row->shape, "%s", shape);
+    row->group_size = coll == CDSE_COLL_SENDRECV && li->format == CDSE_LOG_OSU ? 2 : li->ranks;
+    row->stride = 1;
+    row->n_groups = 1;
+    row->level = li->level;
+    row->n_nodes = li->nodes;
+    row->check_ok = -1;
+}
+
+static void fill_bw(cdse_probe_row *row, int coll)
+{
+    row->algbw_gbs = row->t_median_us > 0 ? (double)row->bytes / row->t_median_us * 1e-3 : 0;
+    row->busbw_gbs = row->algbw_gbs * cdse_coll_volume(coll, row->group_size);
+}
+
+static int level_of(const cdse_log_hint *hint, const cdse_log_info *li)
+{
+    if (hint->level >= 0)
+        return hint->level;
+    if (li->nodes == 1)
+        return 0;
+    if (li->nodes > 1 && li->ranks_per_node == 1)
+        return 1;
+    return -1;
+}
+
+/* Column positions from the "# size count type redop root time algbw busbw #wrong ..." line. */
+typedef struct nccl_cols {
+    int n;                     /* tokens of a data row */
+    int type, time_oop, time_ip;
+} nccl_cols;
+
+static bool nccl_header(const char *line, nccl_cols *cols)
+{
+    char copy[LOG_LINE_MAX], *tok[64];
+    snprintf(copy, sizeof copy, "%s", line + 1);
+    int n = split(copy, tok, 64);
+    if (n < 4 || strcmp(tok[0], "size") != 0 || strcmp(tok[1], "count") != 0)
+        return false;
+    memset(cols, 0, sizeof *cols);
+    cols->type = cols->time_oop = cols->time_ip = -1;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(tok[i], "type") == 0)
+            cols->type = i;
+        if (strcmp(tok[i], "time") == 0 || strcmp(tok[i], "cputime") == 0) {
+            if (cols->time_oop < 0)
+                cols->time_oop = i;
+            else if (cols->time_ip < 0)
+                cols->time_ip = i;
+        }
+    }
+    cols->n = cols->time_oop + 1;
+    return cols->time_oop > 0;
+}
+
+static int read_nccl(FILE *f, const char *path, const cdse_log_hint *hint, cdse_probe_result *r,
+                     cdse_log_info *li, cdse_diag *diag)
+{
+    char line[LOG_LINE_MAX], *tok[64];
+    host_count *hosts = calloc(1, sizeof *hosts);
+    if (hosts == NULL)
+        return CDSE_ENOMEM;
+    const log_bench *bench = NULL;
+    nccl_cols cols = {0, -1, -1, -1};
+    int rc = 0, lineno = 0, first_row = r->n_rows;
+    /* The benchmark: "# Collective test starting: all_gather_perf", else the file's name. */
+    for (size_t b = 0; b < sizeof nccl_benches / sizeof nccl_benches[0]; b++)
+        if (strstr(path, nccl_benches[b].name) != NULL)
+            bench = &nccl_benches[b];
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        note_algo(line, li->algo, sizeof li->algo);
+        if (starts_with(line, "# Collective test starting:")) {
+            char name[64] = "";
+            sscanf(line + strlen("# Collective test starting:"), "%63s", name);
+            bench = NULL;
+            for (size_t b = 0; b < sizeof nccl_benches / sizeof nccl_benches[0]; b++)
+                if (strcmp(name, nccl_benches[b].name) == 0)
+                    bench = &nccl_benches[b];
+            if (bench == NULL) {
+                cdse_diag_set(diag,
+                              "%s:%d: nccl-tests benchmark '%s' is not one fit reads; allowed: "
+                              "all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
+                              "alltoall_perf, sendrecv_perf",
+                              path, lineno, name);
+                rc = CDSE_EINVAL;
+            }
+        } else if (starts_with(line, "# nccl-tests version")) {
+            char version[32] = "";
+            sscanf(line + strlen("# nccl-tests version"), "%31s", version);
+            snprintf(li->version, sizeof li->version, "nccl-tests %s", version);
+        } else if (nccl_rank_line(line, hosts, li->device, sizeof li->device)) {
+            continue;
+        } else if (line[0] == '#') {
+            nccl_header(line, &cols);
+        } else if (cols.n > 0) {
+            int n = split(line, tok, 64);
+            double size, t_oop, t_ip = 0;
+            if (n < cols.n || !parse_number(tok[0], &size))
+                continue; /* NCCL INFO lines and other output between the rows */
+            if (bench == NULL) {
+                cdse_diag_set(diag,
+                              "%s: which nccl-tests benchmark wrote this log? It has no "
+                              "'# Collective test starting:' line; name the file after the "
+                              "binary (e.g. all_gather_perf.log)",
+                              path);
+                rc = CDSE_EINVAL;
+                break;
+            }
+            if (!parse_number(tok[cols.time_oop], &t_oop) || !(t_oop > 0) || !(size > 0)) {
+                cdse_diag_set(diag, "%s:%d: expected a size and a time in microseconds", path,
+                              lineno);
+                rc = CDSE_EINVAL;
+                break;
+            }
+            if (cols.time_ip < 0 || cols.time_ip >= n || !parse_number(tok[cols.time_ip], &t_ip))
+                t_ip = 0;
+            li->ranks = hosts->ranks > 0 ? hosts->ranks : hint->ranks;
+            li->nodes = hosts->ranks > 0 ? hosts->n_hosts : 0;
+            li->ranks_per_node = hosts->max_per_host;
+            li->level = level_of(hint, li);
+            if (li->ranks < 2) {
+                cdse_diag_set(diag,
+                              "%s: no '#  Rank N ... on HOST device' lines: give the ranks with "
+                              "--ranks N and the level with --level",
+                              path);
+                rc = CDSE_EINVAL;
+                break;
+            }
+            cdse_probe_row row;
+            base_row(&row, bench->coll, "nccl-tests", li);
+            nccl_dtype(cols.type >= 0 && cols.type < n ? tok[cols.type] : "float", row.dtype,
+                       sizeof row.dtype);
+            row.bytes = (int64_t)size;
+            row.iterations = 0;
+            row.t_min_us = row.t_avg_us = row.t_max_us = row.t_itermax_us = row.t_median_us =
+                t_oop;
+            row.t_best_us = t_ip > 0 && t_ip < t_oop ? t_ip : t_oop;
+            fill_bw(&row, bench->coll);
+            rc = append_row(r, &row);
+        }
+    }
+    if (rc == 0 && r->n_rows == first_row) {
+        cdse_diag_set(diag, "%s: no rows of a nccl-tests table (# size count type ... time algbw "
+                            "busbw ...)",
+                      path);
+        rc = CDSE_EINVAL;
+    }
+    if (rc == 0)
+        snprintf(li->tool, sizeof li->tool, "%s", bench->tool);
+    li->rows = r->n_rows - first_row;
+    free(hosts);
+    return rc;
+}
+
+/* OSU columns after "# Size", by name: split on runs of two or more spaces. */
+typedef struct osu_cols {
+    int avg, min, max, iterations; /* token index in a data row; -1 absent */
+} osu_cols;
+
+static bool osu_header(const char *line, osu_cols *cols)
+{
+    if (!starts_with(line, "# Size"))
+        return false;
+    *cols = (osu_cols){-1, -1, -1, -1};
+    const char *p = line + strlen("# Size");
+    for (int col = 1; *p && *p != '\n';) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\0' || *p == '\n' || *p == '\r')
+            break;
+        const char *start = p;
+        while (*p && *p != '\n' && *p != '\r' && !(p[0] == ' ' && p[1] == ' ') && *p != '\t')
+            p++;
+        size_t len = (size_t)(p - start);
+        if (starts_with(start, "Avg Latency") || starts_with(start, "Latency") ||
+            starts_with(start, "Bandwidth"))
+            cols->avg = col;
+        else if (starts_with(start, "Min Latency"))
+            cols->min = col;
+        else if (starts_with(start, "Max Latency"))
+            cols->max = col;
+        else if (len == strlen("Iterations") && starts_with(start, "Iterations"))
+            cols->iterations = col;
+        col++;
+    }
+    return cols->avg > 0;
+}
+
+static int read_osu(FILE *f, const char *path, const cdse_log_hint *hint, cdse_probe_result *r,
+                    cdse_log_info *li, cdse_diag *diag)
+{
+    char line[LOG_LINE_MAX], title[128], *tok[64];
+    const log_bench *bench = NULL;
+    osu_cols cols = {-1, -1, -1, -1};
+    char dtype[8] = "uint8"; /* OSU's default: MPI_CHAR */
+    int rc = 0, lineno = 0, first_row = r->n_rows;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        note_algo(line, li->algo, sizeof li->algo);
+        if (osu_title(line, title, sizeof title)) {
+            bench = NULL;
+            for (size_t b = 0; b < sizeof osu_benches / sizeof osu_benches[0]; b++)
+                if (strcmp(title, osu_benches[b].name) == 0)
+                    bench = &osu_benches[b];
+            if (bench == NULL) {
+                cdse_diag_set(diag,
+                              "%s:%d: OSU benchmark '%s' is not one fit reads; allowed: "
+                              "osu_allreduce, osu_allgather, osu_reduce_scatter, osu_alltoall, "
+                              "osu_latency, osu_bw",
+                              path, lineno, title);
+                rc = CDSE_EINVAL;
+                break;
+            }
+            const char *v = strstr(line, " Test v");
+            snprintf(li->version, sizeof li->version, "OSU %.*s", (int)strcspn(v + 6, "\r\n"),
+                     v + 6);
+            if (strstr(line, "# OSU MPI-") != NULL)
+                snprintf(li->device, sizeof li->device, "%.*s",
+                         (int)strcspn(line + strlen("# OSU MPI-"), " "),
+                         line + strlen("# OSU MPI-"));
+        } else if (starts_with(line, "# Datatype:")) {
+            osu_dtype(line, dtype, sizeof dtype);
+        } else if (osu_header(line, &cols)) {
+            continue;
+        } else if (line[0] != '#' && bench != NULL && cols.avg > 0) {
+            int n = split(line, tok, 64);
+            double size, value;
+            if (n == 0)
+                continue;
+            if (n <= cols.avg || !parse_number(tok[0], &size) ||
+                !parse_number(tok[cols.avg], &value) || !(value > 0)) {
+                cdse_diag_set(diag, "%s:%d: expected a size and a %s", path, lineno,
+                              bench->bandwidth ? "bandwidth in MB/s" : "latency in microseconds");
+                rc = CDSE_EINVAL;
+                break;
+            }
+            if (size <= 0)
+                continue; /* osu_latency's 0-byte row */
+            int ranks = bench->coll == CDSE_COLL_SENDRECV ? 2 : hint->ranks;
+            if (ranks < 2) {
+                cdse_diag_set(diag,
+                              "%s: an OSU log does not say how many ranks ran it: give --ranks N "
+                              "before it",
+                              path);
+                rc = CDSE_EINVAL;
+                break;
+            }
+            li->ranks = ranks;
+            li->nodes = 0;
+            li->level = hint->level;
+            if (li->level < 0) {
+                cdse_diag_set(diag,
+                              "%s: an OSU log does not say where its ranks ran: give --level "
+                              "NAME (intra_node, inter_node or a --base level) before it",
+                              path);
+                rc = CDSE_EINVAL;
+                break;
+            }
+            cdse_probe_row row;
+            base_row(&row, bench->coll, "osu", li);
+            snprintf(row.dtype, sizeof row.dtype, "%s", dtype);
+            row.bytes = (int64_t)(bench->size_times_n ? size * ranks : size);
+            /* osu_bw: MB/s of 1e6 bytes (osu_bw.c: size / 1e6 x iterations x window / t). */
+            double t = bench->bandwidth ? size / value : value;
+            double v;
+            row.t_avg_us = row.t_median_us = row.t_itermax_us = row.t_best_us = t;
+            row.t_min_us = cols.min > 0 && cols.min < n && parse_number(tok[cols.min], &v) ? v : t;
+            row.t_max_us = cols.max > 0 && cols.max < n && parse_number(tok[cols.max], &v) ? v : t;
+            row.iterations = cols.iterations > 0 && cols.iterations < n &&
+                                     parse_number(tok[cols.iterations], &v)
+                                 ? (int32_t)v
+                                 : 0;
+            fill_bw(&row, bench->coll);
+            rc = append_row(r, &row);
+        }
+    }
+    if (rc == 0 && r->n_rows == first_row) {
+        cdse_diag_set(diag, "%s: no rows of an OSU table (# Size  Avg Latency(us) ...)", path);
+        rc = CDSE_EINVAL;
+    }
+    if (rc == 0)
+        snprintf(li->tool, sizeof li->tool, "%s", bench->tool);
+    li->rows = r->n_rows - first_row;
+    return rc;
+}
+
+int cdse_log_read(const char *path, const cdse_log_hint *hint, cdse_probe_result *result,
+                  cdse_log_info *info, cdse_diag *diag)
+{
+    memset(info, 0, sizeof *info);
+    info->format = cdse_log_sniff(path);
+    if (info->format == CDSE_LOG_NONE) {
+        cdse_diag_set(diag,
+                      "%s: not a probe store, nor a nccl-tests or OSU log (no '# nThread' or "
+                      "'# OSU MPI ... Test' line in its first 200 lines)",
+                      path);
+        return CDSE_EINVAL;
+    }
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        cdse_diag_set(diag, "%s: cannot read it", path);
+        return CDSE_EINVAL;
+    }
+    int rc = info->format == CDSE_LOG_NCCL_TESTS ? read_nccl(f, path, hint, result, info, diag)
+                                                 : read_osu(f, path, hint, result, info, diag);
+    fclose(f);
+    return rc;
+}
