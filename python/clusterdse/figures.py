@@ -23,6 +23,11 @@ METRICS = {
     "time_to_train": ("time_to_train_days", True),
     "gpu_hours": ("gpu_hours", True),
     "mfu": ("mfu", False),
+    # goodput (issue 29)
+    "time_to_train_effective": ("time_to_train_effective_days", True),
+    "interruptions_expected": ("interruptions_expected", True),
+    "checkpoint_interval_s": ("checkpoint_interval_s", False),
+    "goodput": ("goodput", False),
 }
 TIME_PARTS = ["t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_comm_s",
               "t_dp_comm_s", "t_ep_comm_s", "t_cp_comm_s", "t_bubble_s", "t_optimizer_s",

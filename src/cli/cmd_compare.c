@@ -20,7 +20,9 @@ static const char usage_text[] =
     "A job that gives gpus or nodes per system compares, e.g., 4,096 H100 with 2,048 B200.\n"
     "\n"
     "  --by METRIC     time_per_iteration, tokens_per_s, time_to_train, gpu_hours, mfu,\n"
-    "                  cost_to_train, energy_to_train, tokens_per_kwh (default: the job's)\n"
+    "                  cost_to_train, energy_to_train, tokens_per_kwh,\n"
+    "                  time_to_train_effective, interruptions_expected,\n"
+    "                  checkpoint_interval_s, goodput (default: the job's)\n"
     "  -h, --help      this text\n"
     "\n"
     "exit codes: 0 done, 1 bad input (arguments, not a store), 2 read failure\n";

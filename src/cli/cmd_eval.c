@@ -90,7 +90,9 @@ static int opt_by(eval_options *opt, const char *value)
     if (opt->metric < 0) {
         fprintf(stderr,
                 "clusterdse eval: --by %s: allowed: time_per_iteration, tokens_per_s, "
-                "time_to_train, gpu_hours, mfu\n",
+                "time_to_train, gpu_hours, mfu, cost_to_train, energy_to_train, tokens_per_kwh, "
+                "time_to_train_effective, interruptions_expected, checkpoint_interval_s, "
+                "goodput\n",
                 value);
         return 1;
     }
@@ -116,7 +118,9 @@ static const eval_option options[] = {
      "                  (ranked by objective.metric; ties by index)"},
     {"--by", NULL, "METRIC", opt_by,
      "rank by METRIC instead: time_per_iteration, tokens_per_s,\n"
-     "                  time_to_train, gpu_hours, mfu"},
+     "                  time_to_train, gpu_hours, mfu, cost_to_train,\n"
+     "                  energy_to_train, tokens_per_kwh, time_to_train_effective,\n"
+     "                  interruptions_expected, checkpoint_interval_s, goodput"},
     {"--show-job", NULL, NULL, opt_show_job,
      "print the effective job (defaults resolved, models and\n"
      "                  systems inline) instead of evaluating it"},

@@ -24,7 +24,10 @@ static const char usage_text[] =
     "\n"
     "  -n N            rows to print (default 10)\n"
     "  --by NAME       rank by a metric (time_per_iteration, tokens_per_s, time_to_train,\n"
-    "                  gpu_hours, mfu: best first) or by any column (ascending; see --desc).\n"
+    "                  gpu_hours, mfu, cost_to_train, energy_to_train, tokens_per_kwh,\n"
+    "                  time_to_train_effective, interruptions_expected,\n"
+    "                  checkpoint_interval_s, goodput: best first) or by any column\n"
+    "                  (ascending; see --desc).\n"
     "                  Default: the job's objective.metric\n"
     "  --where EXPR    keep rows where EXPR holds, e.g.\n"
     "                    'tp==8 && mem_total_gib<70'\n"
@@ -370,7 +373,8 @@ static int setup_ranking(const top_args *a, const cdse_store *store, ranking *k,
         if (k->column == NULL) {
             snprintf(err, size,
                      "--by %s: neither a metric (time_per_iteration, tokens_per_s, "
-                     "time_to_train, gpu_hours, mfu) nor a column (clusterdse eval --help-columns)",
+                     "time_to_train, gpu_hours, mfu, ... goodput; see --help) nor a column "
+                     "(clusterdse eval --help-columns)",
                      by);
             return -1;
         }
