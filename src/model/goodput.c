@@ -33,13 +33,19 @@ double cdse_checkpoint_bytes_per_param(int precision, double *weights)
     return w + master + moments;
 }
 
-cdse_checkpoint_bytes cdse_checkpoint_size(const cdse_model *model, const cdse_strategy *strategy,
-                                           int dp)
+cdse_param_counts cdse_model_param_counts(const cdse_model *model)
+{
+    return (cdse_param_counts){.total = cdse_model_params(model),
+                               .experts = cdse_model_expert_params(model)};
+}
+
+cdse_checkpoint_bytes cdse_checkpoint_size(const cdse_param_counts *params,
+                                           const cdse_strategy *strategy, int dp)
 {
     double weights, per_param = cdse_checkpoint_bytes_per_param(strategy->precision, &weights);
     double optimizer = per_param - weights;
-    double experts = cdse_model_expert_params(model);
-    double dense = cdse_model_params(model) - experts;
+    double experts = params->experts;
+    double dense = params->total - experts;
     int etp = strategy->etp > 0 ? strategy->etp : strategy->tp;
     double dense_shard = dense / ((double)strategy->tp * strategy->pp);
     double expert_shard = experts / ((double)etp * strategy->ep * strategy->pp);
@@ -108,7 +114,7 @@ static void checkpoint_times(const cdse_system *system, const cdse_strategy *str
     }
 }
 
-void cdse_goodput_eval(const cdse_model *model, const cdse_system *system,
+void cdse_goodput_eval(const cdse_param_counts *params, const cdse_system *system,
                        const cdse_strategy *strategy, int dp, double iteration_s, cdse_goodput *out)
 {
     const cdse_reliability *rel = &system->reliability;
@@ -120,7 +126,7 @@ void cdse_goodput_eval(const cdse_model *model, const cdse_system *system,
     *out = (cdse_goodput){.ratio = 1.0};
     if (!(rate > 0.0) && !(planned > 0.0))
         return; /* never interrupted: no checkpoint, the failure-free time exactly */
-    cdse_checkpoint_bytes size = cdse_checkpoint_size(model, strategy, dp);
+    cdse_checkpoint_bytes size = cdse_checkpoint_size(params, strategy, dp);
     double stall, durable, reload;
     checkpoint_times(system, strategy, size, &stall, &durable, &reload);
     out->checkpoint_bytes = size.rank;

@@ -152,18 +152,40 @@ static const cdse_system *record_setup(const cdse_job *job, uint64_t index, cdse
 /* --- goodput (issue 29) --- The record's failure, checkpoint and effective-time columns
  * (model/goodput.h) from its iteration time; `seconds` is the failure-free time to train (0
  * without a budget). Rows that are not ok and pools keep zeros. */
+static _Thread_local struct {
+    const cdse_job *job;
+    uint64_t fingerprint;
+    int model;
+    cdse_param_counts counts;
+} param_cache = {.model = -1};
+
+/* The parameter counts of the record's model, kept per thread (a model's counts are fixed once
+ * its job is loaded; consecutive indices share the model). */
+static const cdse_param_counts *record_params(const cdse_job *job, int model)
+{
+    if (param_cache.job != job || param_cache.fingerprint != job->fingerprint ||
+        param_cache.model != model) {
+        param_cache.counts = cdse_model_param_counts(&job->model[model]);
+        param_cache.job = job;
+        param_cache.fingerprint = job->fingerprint;
+        param_cache.model = model;
+    }
+    return &param_cache.counts;
+}
+
 static void record_goodput(const cdse_job *job, const cdse_system *system, double seconds,
                            cdse_record *record)
 {
-    record->checkpoint_gib = record->checkpoint_stall_s = record->mttf_hours = 0.0;
-    record->checkpoint_interval_s = record->lost_work_s = record->goodput = 0.0;
     record->interruptions_expected = record->time_to_train_effective_days = 0.0;
-    record->checkpoint_flag = CDSE_CKPT_FLAG_OK;
-    if (record->result.status != CDSE_ST_OK || system->pool.n_types != 0)
+    if (record->result.status != CDSE_ST_OK || system->pool.n_types != 0) {
+        record->checkpoint_gib = record->checkpoint_stall_s = record->mttf_hours = 0.0;
+        record->checkpoint_interval_s = record->lost_work_s = record->goodput = 0.0;
+        record->checkpoint_flag = CDSE_CKPT_FLAG_OK;
         return;
+    }
     cdse_goodput g;
-    cdse_goodput_eval(&job->model[record->model], system, &record->strategy, record->result.dp,
-                      record->result.time_per_iteration_s, &g);
+    cdse_goodput_eval(record_params(job, record->model), system, &record->strategy,
+                      record->result.dp, record->result.time_per_iteration_s, &g);
     record->checkpoint_gib = g.checkpoint_bytes / CDSE_GIB;
     record->checkpoint_stall_s = g.stall_s;
     record->mttf_hours = g.mttf_s / SECONDS_PER_HOUR;

@@ -71,29 +71,30 @@ static void test_checkpoint_size_sharding(void **state)
     (void)state;
     cdse_job *job = load(llama3_job);
     const cdse_model *m = &job->model[0];
+    cdse_param_counts pc = cdse_model_param_counts(m);
     assert_rel(cdse_model_params(m), LLAMA3_PARAMS, 1e-12);
     /* bf16: 2 B weights + 4 B fp32 master + 8 B Adam moments = 14 B/param; a model-parallel
      * shard (tp 8 x pp 16) holds P / 128. */
     cdse_checkpoint_bytes b;
     cdse_strategy s = strategy(8, 16, 1, 0, CDSE_BF16, 16384);
-    b = cdse_checkpoint_size(m, &s, 128);
+    b = cdse_checkpoint_size(&pc, &s, 128);
     assert_rel(b.total, 14.0 * LLAMA3_PARAMS, 1e-12);
     /* ZeRO 0: DP rank 0 writes the whole shard, 14 x P / 128 = 44,390,214,400 B. */
     assert_rel(b.rank, 44390214400.0, 1e-12);
     /* ZeRO 1: weights 2 x P / 128 + optimizer 12 x P / 128 / 128 = 6,638,715,100 B. */
     s.zero = 1;
-    assert_rel(cdse_checkpoint_size(m, &s, 128).rank, 6638715100.0, 1e-12);
+    assert_rel(cdse_checkpoint_size(&pc, &s, 128).rank, 6638715100.0, 1e-12);
     s.zero = 2; /* the same: gradients are not saved */
-    assert_rel(cdse_checkpoint_size(m, &s, 128).rank, 6638715100.0, 1e-12);
+    assert_rel(cdse_checkpoint_size(&pc, &s, 128).rank, 6638715100.0, 1e-12);
     /* ZeRO 3: 14 x P / 128 / 128 = 346,798,550 B (Llama 3 Sec. 3.3.4: "1MB to 4GB" per GPU). */
     s.zero = 3;
-    assert_rel(cdse_checkpoint_size(m, &s, 128).rank, 346798550.0, 1e-12);
+    assert_rel(cdse_checkpoint_size(&pc, &s, 128).rank, 346798550.0, 1e-12);
     /* Context parallelism joins the optimizer's shards: cp 2, dp 64 as dp 128 for ZeRO 1. */
     s = strategy(8, 16, 2, 1, CDSE_BF16, 16384);
-    assert_rel(cdse_checkpoint_size(m, &s, 64).rank, 6638715100.0, 1e-12);
+    assert_rel(cdse_checkpoint_size(&pc, &s, 64).rank, 6638715100.0, 1e-12);
     /* fp32 weights: 4 + 0 (no master copy) + 8 = 12 B/param. */
     s = strategy(8, 16, 1, 0, CDSE_FP32, 16384);
-    assert_rel(cdse_checkpoint_size(m, &s, 128).rank, 12.0 * LLAMA3_PARAMS / 128.0, 1e-12);
+    assert_rel(cdse_checkpoint_size(&pc, &s, 128).rank, 12.0 * LLAMA3_PARAMS / 128.0, 1e-12);
     unload(job);
 }
 
@@ -107,13 +108,14 @@ static void test_checkpoint_size_experts(void **state)
     cdse_job *job = load("models = ( \"mixtral-8x7b\" ); systems = ( \"h100-sxm-dgx\" );\n"
                          "space = { gpus = [ 128 ]; global_batch = [ 512 ]; };\n");
     const cdse_model *m = &job->model[0];
+    cdse_param_counts pc = cdse_model_param_counts(m);
     double experts = 45097156608.0;
     assert_rel(cdse_model_expert_params(m), experts, 1e-12);
     double dense = cdse_model_params(m) - experts;
     cdse_strategy s = strategy(2, 4, 1, 1, CDSE_BF16, 128);
     s.ep = 8;
     double ds = dense / 8.0, es = experts / 64.0;
-    assert_rel(cdse_checkpoint_size(m, &s, 16).rank, 2.0 * (ds + es) + 12.0 * (ds / 16 + es / 2),
+    assert_rel(cdse_checkpoint_size(&pc, &s, 16).rank, 2.0 * (ds + es) + 12.0 * (ds / 16 + es / 2),
                1e-12);
     unload(job);
 }
@@ -158,10 +160,11 @@ static void test_expected_loss(void **state)
     (void)state;
     cdse_job *job = load(llama3_job);
     const cdse_model *m = &job->model[0];
+    cdse_param_counts pc = cdse_model_param_counts(m);
     cdse_system sys = small_system();
     cdse_strategy s = strategy(8, 16, 1, 3, CDSE_BF16, 1024);
     cdse_goodput g;
-    cdse_goodput_eval(m, &sys, &s, 8, 10.0, &g);
+    cdse_goodput_eval(&pc, &sys, &s, 8, 10.0, &g);
     double total = 14.0 * LLAMA3_PARAMS, stall = total / 1e11, mttf = 84375.0;
     assert_rel(g.checkpoint_bytes, 14.0 * LLAMA3_PARAMS / 1024.0, 1e-12);
     assert_rel(g.mttf_s, mttf, 1e-12);
@@ -178,7 +181,7 @@ static void test_expected_loss(void **state)
     cdse_stack async = cdse_stack_default;
     async.checkpoint = CDSE_CKPT_ASYNC;
     s.stack = &async;
-    cdse_goodput_eval(m, &sys, &s, 8, 10.0, &g);
+    cdse_goodput_eval(&pc, &sys, &s, 8, 10.0, &g);
     double copy = 14.0 * LLAMA3_PARAMS / 1024.0 / 50e9;
     assert_rel(g.stall_s, copy, 1e-12);
     assert_rel(g.durable_s, copy + stall, 1e-12);
@@ -187,7 +190,7 @@ static void test_expected_loss(void **state)
     assert_rel(g.lost_s, 0.5 * (tau + copy) + stall, 1e-12);
     /* In memory: durable after the copy and the send to a peer at 50 GB/s, read back from it. */
     async.checkpoint = CDSE_CKPT_MEMORY;
-    cdse_goodput_eval(m, &sys, &s, 8, 10.0, &g);
+    cdse_goodput_eval(&pc, &sys, &s, 8, 10.0, &g);
     assert_rel(g.durable_s, 2.0 * copy, 1e-12);
     assert_rel(g.recover_s, 60.0 + 120.0 + copy + 100.0, 1e-12);
     unload(job);
@@ -207,11 +210,12 @@ static void test_limits(void **state)
     assert_true(r.time_to_train_effective_days == r.time_to_train_days);
     assert_true(r.interruptions_expected == 0.0 && r.checkpoint_interval_s == 0.0);
     /* Iterations of 10 s against failures every 1000 GPU-days / (1024 GPUs x 10^4) = 8.4 s. */
+    cdse_param_counts pc = cdse_model_param_counts(&job->model[0]);
     cdse_system sys = small_system();
     sys.reliability.gpu_failures = 1e4;
     cdse_strategy s = strategy(8, 16, 1, 3, CDSE_BF16, 1024);
     cdse_goodput g;
-    cdse_goodput_eval(&job->model[0], &sys, &s, 8, 10.0, &g);
+    cdse_goodput_eval(&pc, &sys, &s, 8, 10.0, &g);
     assert_true(g.mttf_s < 10.0);
     assert_rel(g.interval_s, 10.0, 1e-15);
     assert_int_equal(g.flag, CDSE_CKPT_FLAG_OVER_MTTF);
@@ -228,9 +232,10 @@ static void test_llama3_snapshot(void **state)
     cdse_record r;
     cdse_record_eval(job, 0, &r);
     assert_int_equal(r.result.status, CDSE_ST_OK);
+    cdse_param_counts pc = cdse_model_param_counts(&job->model[0]);
     cdse_goodput g;
-    cdse_goodput_eval(&job->model[0], &job->system[0], &r.strategy, r.result.dp,
-                      r.result.time_per_iteration_s, &g);
+    cdse_goodput_eval(&pc, &job->system[0], &r.strategy, r.result.dp, r.result.time_per_iteration_s,
+                      &g);
     double snapshot = 54.0 * 86400.0;
     assert_rel(snapshot * g.interruptions_per_s, 466.0, 0.2);
     assert_rel(snapshot / g.mttf_s, 419.0, 0.2);
@@ -249,10 +254,11 @@ static void test_kokolis_mttf(void **state)
     cdse_job *job = load("models = ( \"llama3-405b\" ); systems = ( \"a100-80g-dgx\" );\n"
                          "space = { gpus = [ 128 ]; global_batch = [ 512 ]; };\n");
     static const double gpus[] = {16384.0, 131072.0}, hours[] = {1.8, 0.23};
+    cdse_param_counts pc = cdse_model_param_counts(&job->model[0]);
     for (int i = 0; i < 2; i++) {
         cdse_strategy s = strategy(8, 16, 1, 1, CDSE_BF16, (int)gpus[i]);
         cdse_goodput g;
-        cdse_goodput_eval(&job->model[0], &job->system[0], &s, (int)gpus[i] / 128, 10.0, &g);
+        cdse_goodput_eval(&pc, &job->system[0], &s, (int)gpus[i] / 128, 10.0, &g);
         assert_rel(g.mttf_s / 3600.0, hours[i], 0.2);
     }
     unload(job);

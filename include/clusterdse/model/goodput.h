@@ -36,6 +36,15 @@ typedef struct cdse_goodput {
     int flag;                   /* CDSE_CKPT_FLAG_* */
 } cdse_goodput;
 
+/* The model's parameter counts a checkpoint needs (cdse_model_params and the routed experts'
+ * cdse_model_expert_params), computed once per model by the caller of cdse_goodput_eval. */
+typedef struct cdse_param_counts {
+    double total;
+    double experts;
+} cdse_param_counts;
+
+cdse_param_counts cdse_model_param_counts(const cdse_model *model);
+
 /* Bytes per parameter in a checkpoint: the weights at the training precision (2 for bf16, fp16
  * and fp8, whose weights Transformer Engine keeps in bf16; 4 for fp32/tf32) and Adam's state
  * (fp32 first and second moments, plus an fp32 master copy unless the weights are fp32).
@@ -47,8 +56,8 @@ double cdse_checkpoint_bytes_per_param(int precision, double *weights);
  * ZeRO 1-2: the optimizer state is sharded over dp x cp (experts: their data-parallel group),
  * rank 0 writes the weights too; ZeRO 3: everything sharded. A shard is the model's parameters
  * over tp x pp (experts over etp x ep x pp). */
-cdse_checkpoint_bytes cdse_checkpoint_size(const cdse_model *model, const cdse_strategy *strategy,
-                                           int dp);
+cdse_checkpoint_bytes cdse_checkpoint_size(const cdse_param_counts *params,
+                                           const cdse_strategy *strategy, int dp);
 
 /* Daly 2006 (FGCS 22(3):303-312, eq. 37): the optimum compute time between checkpoints of
  * stall `delta` under exponential failures of mean `mttf`:
@@ -65,7 +74,7 @@ double cdse_daly_ratio(double tau, double delta, double recover, double mttf);
 /* The goodput of a configuration of iteration time `iteration_s` (its strategy's dp derived)
  * on `system`. No failure rates and no planned interruptions: ratio 1, no checkpoints, the
  * failure-free time exactly. */
-void cdse_goodput_eval(const cdse_model *model, const cdse_system *system,
+void cdse_goodput_eval(const cdse_param_counts *params, const cdse_system *system,
                        const cdse_strategy *strategy, int dp, double iteration_s,
                        cdse_goodput *out);
 
