@@ -55,7 +55,8 @@ double cdse_checkpoint_bytes_per_param(int precision, double *weights);
  * given. ZeRO 0: data-parallel rank 0 of each model-parallel shard writes the whole shard;
  * ZeRO 1-2: the optimizer state is sharded over dp x cp (experts: their data-parallel group),
  * rank 0 writes the weights too; ZeRO 3: everything sharded. A shard is the model's parameters
- * over tp x pp (experts over etp x ep x pp). */
+ * over tp x pp (experts over etp x ep x pp), spread evenly over the stages (the stages holding
+ * the embedding and the output layer write more; not modelled). */
 cdse_checkpoint_bytes cdse_checkpoint_size(const cdse_param_counts *params,
                                            const cdse_strategy *strategy, int dp);
 
