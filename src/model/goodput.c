@@ -22,6 +22,13 @@
 #define RATE_DAYS 1000.0
 #define GB        1e9
 
+/* The larger of two finite values: an inline comparison (libm's fmax is a call, and its NaN
+ * handling is not needed here). */
+static inline double max2(double a, double b)
+{
+    return a > b ? a : b;
+}
+
 double cdse_checkpoint_bytes_per_param(int precision, double *weights)
 {
     bool fp32 = precision == CDSE_FP32 || precision == CDSE_TF32;
@@ -53,7 +60,7 @@ cdse_checkpoint_bytes cdse_checkpoint_size(const cdse_param_counts *params,
      * data-parallel group with context parallelism); experts over their own data-parallel
      * group, tp cp dp / (etp ep). */
     double dense_copies = (double)(dp > 0 ? dp : 1) * strategy->cp;
-    double expert_copies = fmax(1.0, dense_copies * strategy->tp / ((double)etp * strategy->ep));
+    double expert_copies = max2(1.0, dense_copies * strategy->tp / ((double)etp * strategy->ep));
     double shard = dense_shard + expert_shard;
     double sharded = dense_shard / dense_copies + expert_shard / expert_copies;
     cdse_checkpoint_bytes out = {.total = per_param * (dense + experts)};
@@ -91,12 +98,13 @@ static void checkpoint_times(const cdse_system *system, const cdse_strategy *str
                              double *reload)
 {
     const cdse_storage *st = &system->storage;
-    double node_bytes = size.rank * fmin((double)system->gpus_per_node, strategy->gpus);
+    int writers = system->gpus_per_node < strategy->gpus ? system->gpus_per_node : strategy->gpus;
+    double node_bytes = size.rank * writers;
     double read_gbs = st->read_gbs > 0.0 ? st->read_gbs : st->write_gbs;
     double node_read_gbs = st->node_read_gbs > 0.0 ? st->node_read_gbs : st->node_write_gbs;
     double write =
-        fmax(transfer_s(size.total, st->write_gbs), transfer_s(node_bytes, st->node_write_gbs));
-    double read = fmax(transfer_s(size.total, read_gbs), transfer_s(node_bytes, node_read_gbs));
+        max2(transfer_s(size.total, st->write_gbs), transfer_s(node_bytes, st->node_write_gbs));
+    double read = max2(transfer_s(size.total, read_gbs), transfer_s(node_bytes, node_read_gbs));
     double copy = transfer_s(size.rank, st->host_copy_gbs);
     const cdse_net_level *out = &system->level[system->n_levels - 1];
     double peer = transfer_s(size.rank, out->bandwidth_gbs * out->efficiency);
@@ -139,7 +147,7 @@ void cdse_goodput_eval(const cdse_param_counts *params, const cdse_system *syste
         double mttf = 1.0 / rate;
         out->mttf_s = mttf;
         /* A save cannot start before the previous one is durable, nor within an iteration. */
-        double tau = fmax(fmax(cdse_daly_interval(stall, mttf), lag), iteration_s);
+        double tau = max2(max2(cdse_daly_interval(stall, mttf), lag), iteration_s);
         out->interval_s = tau;
         out->lost_s = 0.5 * (tau + stall) + lag;
         /* tau -> 0 with no stall (free checkpoints every instant): the limit e^(-R/M). */
@@ -149,7 +157,7 @@ void cdse_goodput_eval(const cdse_param_counts *params, const cdse_system *syste
             out->flag = CDSE_CKPT_FLAG_OVER_MTTF;
     }
     /* A planned interruption is preceded by a checkpoint and costs a restart and a reload. */
-    ratio *= fmax(0.0, 1.0 - planned * (stall + rel->restart_s + reload));
+    ratio *= max2(0.0, 1.0 - planned * (stall + rel->restart_s + reload));
     out->ratio = ratio;
     out->interruptions_per_s = rate + planned;
 }
