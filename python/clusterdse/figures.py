@@ -30,6 +30,11 @@ METRICS = {
     "time_to_train": ("time_to_train_days", True),
     "gpu_hours": ("gpu_hours", True),
     "mfu": ("mfu", False),
+    # goodput (issue 29)
+    "time_to_train_effective": ("time_to_train_effective_days", True),
+    "interruptions_expected": ("interruptions_expected", True),
+    "checkpoint_interval_s": ("checkpoint_interval_s", False),
+    "goodput": ("goodput", False),
 }
 # The time breakdown (docs/store.md columns; they add up to time_per_iteration_s), drawn in
 # these groups: compute, recomputation, exposed communication by parallel group, the pipeline

@@ -92,7 +92,9 @@ static int opt_by(eval_options *opt, const char *value)
     if (opt->metric < 0) {
         fprintf(stderr,
                 "clusterdse eval: --by %s: allowed: time_per_iteration, tokens_per_s, "
-                "time_to_train, gpu_hours, mfu\n",
+                "time_to_train, gpu_hours, mfu, cost_to_train, energy_to_train, tokens_per_kwh, "
+                "time_to_train_effective, interruptions_expected, checkpoint_interval_s, "
+                "goodput\n",
                 value);
         return 1;
     }

@@ -172,7 +172,8 @@ static int setup_ranking(const top_args *a, const cdse_store *store, ranking *k,
         if (k->column == NULL) {
             snprintf(err, size,
                      "--by %s: neither a metric (time_per_iteration, tokens_per_s, "
-                     "time_to_train, gpu_hours, mfu) nor a column (clusterdse eval --help-columns)",
+                     "time_to_train, gpu_hours, mfu, ... goodput; see --help) nor a column "
+                     "(clusterdse eval --help-columns)",
                      by);
             return -1;
         }

@@ -10,7 +10,8 @@
 
 /* One sweepable key: where it sits in a system entry and what it allows. */
 typedef struct hw_spec {
-    const char *group; /* NULL (top level), "peak_tflops", "network" or "memory_tier" */
+    const char *group; /* NULL (top level), "peak_tflops", "network", "memory_tier", "cost",
+                          "storage" or "reliability" */
     int level;         /* network level */
     const char *name;
     int key; /* cdse_hw_key */
@@ -39,6 +40,9 @@ static const hw_spec hw_specs[] = {
     {"cost", 0, "gpu_price", CDSE_HW_GPU_PRICE, false, 0, false, 1e12},
     {"cost", 0, "rental_price", CDSE_HW_RENTAL_PRICE, false, 0, false, 1e9},
     {"cost", 0, "gpu_power", CDSE_HW_GPU_POWER, false, 0, false, 1e6},
+    {"storage", 0, "write_bandwidth", CDSE_HW_STORAGE_WRITE, false, 0, false, 1e9},
+    {"reliability", 0, "gpu_failures", CDSE_HW_GPU_FAILURES, false, 0, false, 1e6},
+    {"reliability", 0, "node_failures", CDSE_HW_NODE_FAILURES, false, 0, false, 1e6},
 };
 #define HW_SPECS ((int)(sizeof hw_specs / sizeof hw_specs[0]))
 
@@ -46,7 +50,8 @@ static const hw_spec hw_specs[] = {
     "hbm_gib, hbm_bandwidth, gpus_per_node, peak_tflops.bf16, peak_tflops.fp8, "                   \
     "network[0|1].bandwidth, network[0|1].latency, network[0|1].size, "                            \
     "memory_tier.capacity_gib, memory_tier.bandwidth, cost.gpu_price, cost.rental_price, "         \
-    "cost.gpu_power"
+    "cost.gpu_power, storage.write_bandwidth, reliability.gpu_failures, "                          \
+    "reliability.node_failures"
 
 /* Where each axis of the job being parsed was written, for messages after the tree changed. */
 static _Thread_local struct {
@@ -187,6 +192,12 @@ int cdse__hw_extract(parse_ctx *ctx, config_setting_t *entry, int system, cdse_j
     sub = config_setting_get_member(entry, "cost");
     if (rc == 0 && sub != NULL && config_setting_is_group(sub))
         rc = hw_scan(ctx, sub, "cost", 0, system, job);
+    for (int g = 0; g < 2; g++) { /* goodput groups (issue 29) */
+        const char *name = g == 0 ? "storage" : "reliability";
+        sub = config_setting_get_member(entry, name);
+        if (rc == 0 && sub != NULL && config_setting_is_group(sub))
+            rc = hw_scan(ctx, sub, name, 0, system, job);
+    }
     sub = config_setting_get_member(entry, "network");
     for (int l = 0; rc == 0 && sub != NULL && hw_is_list(sub) && l < config_setting_length(sub);
          l++) {
@@ -313,6 +324,10 @@ void cdse__hw_print_body(FILE *out, const char *body, const cdse_job *job, int s
             group = "memory_tier";
         else if (opens && strcmp(name, "cost") == 0)
             group = "cost";
+        else if (opens && strcmp(name, "storage") == 0)
+            group = "storage";
+        else if (opens && strcmp(name, "reliability") == 0)
+            group = "reliability";
         else if (opens && strcmp(name, "network") == 0)
             group = "network", level = -1;
         else if (group != NULL && strcmp(group, "network") == 0 && *q == '{')

@@ -29,8 +29,10 @@
 /* Objective metrics                                                                          */
 
 static const char *const metric_names[CDSE_METRIC_COUNT + 1] = {
-    "time_per_iteration", "tokens_per_s",    "time_to_train",  "gpu_hours", "mfu",
-    "cost_to_train",      "energy_to_train", "tokens_per_kwh", NULL};
+    "time_per_iteration", "tokens_per_s", "time_to_train", "gpu_hours", "mfu", "cost_to_train",
+    "energy_to_train", "tokens_per_kwh",
+    /* goodput (issue 29) */
+    "time_to_train_effective", "interruptions_expected", "checkpoint_interval_s", "goodput", NULL};
 
 const char *cdse_metric_name(int metric)
 {
@@ -50,7 +52,8 @@ int cdse_metric_parse(const char *name)
 bool cdse_metric_higher_is_better(int metric)
 {
     return metric == CDSE_METRIC_TOKENS_PER_S || metric == CDSE_METRIC_MFU ||
-           metric == CDSE_METRIC_TOKENS_PER_KWH;
+           metric == CDSE_METRIC_TOKENS_PER_KWH || metric == CDSE_METRIC_CHECKPOINT_INTERVAL ||
+           metric == CDSE_METRIC_GOODPUT;
 }
 
 /* --- Models --- */
@@ -1207,7 +1210,9 @@ static const key_spec objective_keys[] = {
      .help = "what ranks configurations: time_per_iteration (s, lower is better), tokens_per_s "
              "(higher), time_to_train (days for tokens, lower), gpu_hours (for tokens, lower), "
              "mfu (higher), cost_to_train (currency for tokens, lower), energy_to_train (MWh "
-             "for tokens, lower), tokens_per_kwh (higher)"},
+             "for tokens, lower), tokens_per_kwh (higher), time_to_train_effective (days for "
+             "tokens with failures and checkpoints, lower), interruptions_expected (for tokens, "
+             "lower), checkpoint_interval_s (higher), goodput (higher)"},
     {.name = "top",
      .type = KEY_INT,
      .offset = offsetof(cdse_objective, top),
@@ -1507,6 +1512,15 @@ static int check_prune(parse_ctx *ctx, const config_setting_t *objective, const 
         return cdse__key_fail(ctx, objective, "prune", at, "prune with metric " PRUNE_METRICS,
                               "metric \"%s\" cannot be pruned exactly",
                               cdse_metric_name(o->metric));
+    /* The goodput metrics depend on the checkpoint's size, which the ZeRO stage changes inside
+     * a pruned block, and not monotonically on the iteration time (the interval is at least one
+     * iteration): no exact bound yet. */
+    if (o->metric >= CDSE_METRIC_TIME_TO_TRAIN_EFFECTIVE)
+        return cdse__key_fail(ctx, objective, "prune", at, "prune with metric " PRUNE_METRICS,
+                              "metric \"%s\" cannot be pruned exactly (the checkpoint's size "
+                              "varies with the ZeRO stage inside a pruned block): sweep it "
+                              "without prune",
+                              cdse_metric_name(o->metric));
     return 0;
 }
 
@@ -1536,7 +1550,9 @@ int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_d
     int metric = job->objective.metric;
     if (rc == 0 && job->objective.tokens == 0 &&
         (metric == CDSE_METRIC_TIME_TO_TRAIN || metric == CDSE_METRIC_GPU_HOURS ||
-         metric == CDSE_METRIC_COST_TO_TRAIN || metric == CDSE_METRIC_ENERGY_TO_TRAIN)) {
+         metric == CDSE_METRIC_COST_TO_TRAIN || metric == CDSE_METRIC_ENERGY_TO_TRAIN ||
+         metric == CDSE_METRIC_TIME_TO_TRAIN_EFFECTIVE ||
+         metric == CDSE_METRIC_INTERRUPTIONS_EXPECTED)) {
         const config_setting_t *at = config_setting_get_member(objective, "metric");
         rc = cdse__key_fail(&ctx, objective, "tokens", at, "a token budget > 0, e.g. tokens = 3e11",
                             "missing (required by metric \"%s\")", cdse_metric_name(metric));

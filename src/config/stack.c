@@ -10,6 +10,8 @@
 
 static const char *const zero3_names[] = {"deepspeed", "fsdp", NULL};
 static const char *const fp8_scaling_names[] = {"delayed", "current", NULL}; /* cdse_fp8_scaling */
+static const char *const checkpoint_names[] = {"sync", "async", "memory",
+                                               NULL}; /* cdse_checkpoint_mode */
 
 #define STACK_FLOAT(key, field, lo, open, hi, text)                                                \
     {                                                                                              \
@@ -117,6 +119,16 @@ static const key_spec stack_keys[] = {
      .help = "in FP8 training the layers' weights are held only as FP8 (1 B, plus the FP8 "
              "transpose, none with systems[].fp8_non_tn_gemm) and the distributed optimizer "
              "all-gathers them in FP8"},
+    {.name = "checkpoint",
+     .type = KEY_ENUM,
+     .offset = offsetof(cdse_stack, checkpoint),
+     .choices = checkpoint_names,
+     .has_default = true,
+     .def = CDSE_CKPT_SYNC,
+     .def_text = "\"sync\"",
+     .help = "how its checkpoints are saved (goodput): sync (training waits for the file "
+             "system), async (waits for the copy to host memory), memory (host memory "
+             "replicated to a peer node, read back from it on a restart)"},
 };
 static const key_table stack_table = {"stack profile", stack_keys,
                                       (int)(sizeof stack_keys / sizeof stack_keys[0])};

@@ -168,6 +168,48 @@ static const key_spec cost_keys[] = {
 static const key_table cost_table = {"systems[].cost", cost_keys,
                                      (int)(sizeof cost_keys / sizeof cost_keys[0])};
 
+/* --- goodput (issue 29): failure rates, restart times, checkpoint storage --- */
+static const key_spec reliability_keys[] = {
+    FLOAT_KEY(cdse_reliability, "gpu_failures", gpu_failures, 0, false, 1e6, false, 0, "0",
+              "unexpected job interruptions attributed to a GPU, per 1000 GPU-days"),
+    FLOAT_KEY(cdse_reliability, "node_failures", node_failures, 0, false, 1e6, false, 0, "0",
+              "interruptions attributed to a node's host or software, per 1000 node-days"),
+    FLOAT_KEY(cdse_reliability, "link_failures", link_failures, 0, false, 1e6, false, 0, "0",
+              "interruptions attributed to a scale-out link (NIC, cable, switch; one per GPU), "
+              "per 1000 link-days"),
+    FLOAT_KEY(cdse_reliability, "planned_per_day", planned_per_day, 0, false, 1e4, false, 0, "0",
+              "planned interruptions (maintenance, upgrades) per day of the job"),
+    FLOAT_KEY(cdse_reliability, "detect_time", detect_s, 0, false, 1e7, false, 600.0, "600",
+              "seconds from a failure until the job stops (PyTorch's NCCL timeout: 600)"),
+    FLOAT_KEY(cdse_reliability, "restart_time", restart_s, 0, false, 1e7, false, 0, "0",
+              "seconds to relaunch the job and set up its communicators, before it reads the "
+              "checkpoint"),
+    FLOAT_KEY(cdse_reliability, "replace_share", replace_share, 0, false, 1, false, 0, "0",
+              "share of unexpected interruptions that take a node (or a scale-up domain) out "
+              "of the job"),
+    FLOAT_KEY(cdse_reliability, "replace_time", replace_s, 0, false, 1e8, false, 0, "0",
+              "extra seconds to bring a spare into the job for those (0: hot spares)"),
+};
+static const key_table reliability_table = {
+    "systems[].reliability", reliability_keys,
+    (int)(sizeof reliability_keys / sizeof reliability_keys[0])};
+
+static const key_spec storage_keys[] = {
+    FLOAT_KEY(cdse_storage, "write_bandwidth", write_gbs, 0, false, 1e9, false, 0, "0",
+              "aggregate write bandwidth of the checkpoint file system, GB/s (0: unlimited)"),
+    FLOAT_KEY(cdse_storage, "read_bandwidth", read_gbs, 0, false, 1e9, false, 0, "write_bandwidth",
+              "aggregate read bandwidth, GB/s"),
+    FLOAT_KEY(cdse_storage, "node_write_bandwidth", node_write_gbs, 0, false, 1e9, false, 0, "0",
+              "write bandwidth of one node to the file system, GB/s (0: unlimited)"),
+    FLOAT_KEY(cdse_storage, "node_read_bandwidth", node_read_gbs, 0, false, 1e9, false, 0,
+              "node_write_bandwidth", "read bandwidth of one node, GB/s"),
+    FLOAT_KEY(cdse_storage, "host_copy_bandwidth", host_copy_gbs, 0, false, 1e9, false, 0, "0",
+              "GPU-to-host-memory bandwidth per GPU, GB/s: the stall of an asynchronous or "
+              "in-memory checkpoint (0: unlimited)"),
+};
+static const key_table storage_table = {"systems[].storage", storage_keys,
+                                        (int)(sizeof storage_keys / sizeof storage_keys[0])};
+
 static const key_spec system_keys[] = {
     {.name = "base",
      .type = KEY_CUSTOM,
@@ -272,6 +314,20 @@ static const key_spec system_keys[] = {
      .type_text = "group",
      .def_text = "unknown (0)",
      .help = "what a GPU costs and draws (cost_to_train, energy_to_train_mwh, tokens_per_kwh)"},
+    {.name = "reliability",
+     .type = KEY_GROUP,
+     .offset = offsetof(cdse_system, reliability),
+     .sub = &reliability_table,
+     .type_text = "group",
+     .def_text = "never fails",
+     .help = "failure rates and restart times (goodput, time_to_train_effective_days)"},
+    {.name = "storage",
+     .type = KEY_GROUP,
+     .offset = offsetof(cdse_system, storage),
+     .sub = &storage_table,
+     .type_text = "group",
+     .def_text = "unlimited",
+     .help = "where checkpoints go: file-system and host-copy bandwidths (goodput)"},
 };
 static const key_table system_table = {"systems[]", system_keys,
                                        (int)(sizeof system_keys / sizeof system_keys[0])};
@@ -522,8 +578,9 @@ void cdse__print_system_body(FILE *out, const cdse_system *system, int indent)
 
 void cdse__system_print_keys(FILE *out)
 {
-    static const key_table *const tables[] = {&system_table, &peak_table, &level_table,
-                                              &coll_table,   &tier_table, &cost_table};
+    static const key_table *const tables[] = {&system_table,      &peak_table,   &level_table,
+                                              &coll_table,        &tier_table,   &cost_table,
+                                              &reliability_table, &storage_table};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         cdse__print_key_table(out, tables[t]);
 }

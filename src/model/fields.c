@@ -89,6 +89,28 @@ static const cdse_field cost_rows[] = {
 };
 static const cdse_field_table cost_fields = TABLE(cdse_cost, cost_rows);
 
+/* goodput (issue 29) */
+static const cdse_field reliability_rows[] = {
+    FIELD(cdse_reliability, "gpu_failures", gpu_failures, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_reliability, "node_failures", node_failures, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_reliability, "link_failures", link_failures, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_reliability, "planned_per_day", planned_per_day, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_reliability, "detect_time", detect_s, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_reliability, "restart_time", restart_s, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_reliability, "replace_share", replace_share, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_reliability, "replace_time", replace_s, CDSE_FIELD_DOUBLE, 1),
+};
+static const cdse_field_table reliability_fields = TABLE(cdse_reliability, reliability_rows);
+
+static const cdse_field storage_rows[] = {
+    FIELD(cdse_storage, "write_bandwidth", write_gbs, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_storage, "read_bandwidth", read_gbs, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_storage, "node_write_bandwidth", node_write_gbs, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_storage, "node_read_bandwidth", node_read_gbs, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_storage, "host_copy_bandwidth", host_copy_gbs, CDSE_FIELD_DOUBLE, 1),
+};
+static const cdse_field_table storage_fields = TABLE(cdse_storage, storage_rows);
+
 static const cdse_field tier_rows[] = {
     FIELD(cdse_mem_tier, "attach", attach, CDSE_FIELD_INT, 1),
     FIELD(cdse_mem_tier, "capacity_gib", capacity_gib, CDSE_FIELD_DOUBLE, 1),
@@ -125,5 +147,7 @@ static const cdse_field system_rows[] = {
     RECORD(cdse_system, "pool", pool, pool_fields, 1),
     FIELD(cdse_system, "stack", stack, CDSE_FIELD_STRING, 1),
     RECORD(cdse_system, "cost", cost, cost_fields, 1),
+    RECORD(cdse_system, "reliability", reliability, reliability_fields, 1),
+    RECORD(cdse_system, "storage", storage, storage_fields, 1),
 };
 const cdse_field_table cdse_system_fields = TABLE(cdse_system, system_rows);

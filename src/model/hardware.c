@@ -164,6 +164,9 @@ static const char *const hw_columns[CDSE_HW_COUNT] = {
     [CDSE_HW_GPU_PRICE] = "gpu_price",
     [CDSE_HW_RENTAL_PRICE] = "rental_price",
     [CDSE_HW_GPU_POWER] = "gpu_power_w",
+    [CDSE_HW_STORAGE_WRITE] = "storage_write_gbs",
+    [CDSE_HW_GPU_FAILURES] = "gpu_failures",
+    [CDSE_HW_NODE_FAILURES] = "node_failures",
 };
 
 const char *cdse_hw_column(int key)
@@ -215,6 +218,12 @@ double cdse_hw_get(const cdse_system *system, int key)
         return system->cost.rental_price;
     case CDSE_HW_GPU_POWER:
         return system->cost.gpu_power_w;
+    case CDSE_HW_STORAGE_WRITE:
+        return system->storage.write_gbs;
+    case CDSE_HW_GPU_FAILURES:
+        return system->reliability.gpu_failures;
+    case CDSE_HW_NODE_FAILURES:
+        return system->reliability.node_failures;
     default:
         return 0.0;
     }
@@ -267,6 +276,15 @@ void cdse_hw_set(cdse_system *system, int key, double value)
         break;
     case CDSE_HW_GPU_POWER:
         system->cost.gpu_power_w = value;
+        break;
+    case CDSE_HW_STORAGE_WRITE:
+        system->storage.write_gbs = value;
+        break;
+    case CDSE_HW_GPU_FAILURES:
+        system->reliability.gpu_failures = value;
+        break;
+    case CDSE_HW_NODE_FAILURES:
+        system->reliability.node_failures = value;
         break;
     default:
         break;

@@ -246,6 +246,11 @@ double cdse_model_params(const cdse_model *model)
     return layers + embedding + output + positions + norm_params(model);
 }
 
+double cdse_model_expert_params(const cdse_model *model)
+{
+    return moe_layers(model) * (double)model->experts * mlp_params_of(model, model->moe_ffn);
+}
+
 int cdse_model_swa_layers(const cdse_model *model)
 {
     if (model->sliding_window <= 0)

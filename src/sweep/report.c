@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "clusterdse/model/bound.h"
+#include "clusterdse/model/goodput.h"
 #include "clusterdse/model/pool.h"
 #include <stddef.h>
 #include <string.h>
@@ -148,6 +149,59 @@ static const cdse_system *record_setup(const cdse_job *job, uint64_t index, cdse
     return system;
 }
 
+/* --- goodput (issue 29) --- The record's failure, checkpoint and effective-time columns
+ * (model/goodput.h) from its iteration time; `seconds` is the failure-free time to train (0
+ * without a budget). Rows that are not ok and pools keep zeros. */
+static _Thread_local struct {
+    const cdse_job *job;
+    uint64_t fingerprint;
+    int model;
+    cdse_param_counts counts;
+} param_cache = {.model = -1};
+
+/* The parameter counts of the record's model, kept per thread (a model's counts are fixed once
+ * its job is loaded; consecutive indices share the model). */
+static const cdse_param_counts *record_params(const cdse_job *job, int model)
+{
+    if (param_cache.job != job || param_cache.fingerprint != job->fingerprint ||
+        param_cache.model != model) {
+        param_cache.counts = cdse_model_param_counts(&job->model[model]);
+        param_cache.job = job;
+        param_cache.fingerprint = job->fingerprint;
+        param_cache.model = model;
+    }
+    return &param_cache.counts;
+}
+
+static void record_goodput(const cdse_job *job, const cdse_system *system, double seconds,
+                           cdse_record *record)
+{
+    record->interruptions_expected = record->time_to_train_effective_days = 0.0;
+    if (record->result.status != CDSE_ST_OK || system->pool.n_types != 0) {
+        record->checkpoint_gib = record->checkpoint_stall_s = record->mttf_hours = 0.0;
+        record->checkpoint_interval_s = record->lost_work_s = record->goodput = 0.0;
+        record->checkpoint_flag = CDSE_CKPT_FLAG_OK;
+        return;
+    }
+    cdse_goodput g;
+    cdse_goodput_eval(record_params(job, record->model), system, &record->strategy,
+                      record->result.dp, record->result.time_per_iteration_s, &g);
+    record->checkpoint_gib = g.checkpoint_bytes / CDSE_GIB;
+    record->checkpoint_stall_s = g.stall_s;
+    record->mttf_hours = g.mttf_s / SECONDS_PER_HOUR;
+    record->checkpoint_interval_s = g.interval_s;
+    record->lost_work_s = g.lost_s;
+    record->goodput = g.ratio;
+    record->checkpoint_flag = g.flag;
+    if (seconds > 0.0 && g.ratio > 0.0) {
+        double wall = g.ratio == 1.0 ? seconds : seconds / g.ratio;
+        record->time_to_train_effective_days = wall / SECONDS_PER_DAY;
+        record->interruptions_expected = wall * g.interruptions_per_s;
+    } else if (seconds > 0.0) {
+        record->time_to_train_effective_days = HUGE_VAL; /* never finishes */
+    }
+}
+
 /* The figures derived from the result: time to train, GPU-hours, cost and energy, 0 for an
  * infeasible configuration (oom, dtype_unsupported, ...: it does not train; docs/eval.md), whose
  * time and throughput stay as information. */
@@ -169,6 +223,7 @@ static void record_finish(const cdse_job *job, const cdse_system *system, cdse_r
     }
     if (system->pool.n_types == 0 && record->result.tokens_per_s > 0.0)
         record_cost(job, system, seconds, record);
+    record_goodput(job, system, seconds, record);
 }
 
 void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
@@ -239,6 +294,14 @@ double cdse_record_cost(const cdse_record *record, int metric)
         return record->energy_to_train_mwh;
     case CDSE_METRIC_TOKENS_PER_KWH:
         return -record->tokens_per_kwh;
+    case CDSE_METRIC_TIME_TO_TRAIN_EFFECTIVE:
+        return record->time_to_train_effective_days;
+    case CDSE_METRIC_INTERRUPTIONS_EXPECTED:
+        return record->interruptions_expected;
+    case CDSE_METRIC_CHECKPOINT_INTERVAL:
+        return -record->checkpoint_interval_s;
+    case CDSE_METRIC_GOODPUT:
+        return -record->goodput;
     default:
         return HUGE_VAL;
     }
@@ -259,6 +322,11 @@ const char *cdse_offload_name(int offload)
 #define F64(key, field, unit, text)                                                                \
     {                                                                                              \
         key, CDSE_COL_F64, RESULT(field), unit, text                                               \
+    }
+
+#define GOODPUT(key, field, unit, text)                                                            \
+    {                                                                                              \
+        key, CDSE_COL_F64, offsetof(cdse_record, field), unit, text                                \
     }
 
 #define HW(key, hw_key, unit, text)                                                                \
@@ -395,6 +463,36 @@ const cdse_column cdse_columns[] = {
      "or when infeasible)"},
     {"tokens_per_kwh", CDSE_COL_F64, offsetof(cdse_record, tokens_per_kwh), "tokens/kWh",
      "training tokens per kWh of facility energy (0 without power figures)"},
+    /* --- goodput (issue 29; docs/job-file.md, Failures and checkpoints) --- */
+    HW("storage_write_gbs", CDSE_HW_STORAGE_WRITE, "GB/s",
+       "aggregate checkpoint write bandwidth of the file system (0 = unlimited)"),
+    HW("gpu_failures", CDSE_HW_GPU_FAILURES, "per 1000 GPU-days",
+       "unexpected interruptions attributed to a GPU"),
+    HW("node_failures", CDSE_HW_NODE_FAILURES, "per 1000 node-days",
+       "unexpected interruptions attributed to a node (host, software)"),
+    GOODPUT("checkpoint_gib", checkpoint_gib, "GiB",
+            "checkpoint shard of the GPU that writes the most (weights, fp32 master, Adam moments "
+            "as its TP/PP/DP/ZeRO sharding splits them; 0 when the system never fails)"),
+    GOODPUT("checkpoint_stall_s", checkpoint_stall_s, "s",
+            "training paused per checkpoint: the write (sync) or the copy to host memory "
+            "(async, memory)"),
+    GOODPUT("mttf_hours", mttf_hours, "hours",
+            "mean time to an unexpected failure of the job (0 = no failure rates)"),
+    GOODPUT("checkpoint_interval_s", checkpoint_interval_s, "s",
+            "compute between checkpoints: Daly's optimum, at least one iteration and the "
+            "previous save's durability (0 = none needed)"),
+    GOODPUT("lost_work_s", lost_work_s, "s", "expected work redone per failure"),
+    GOODPUT("goodput", goodput, "fraction",
+            "effective training time ratio: failure-free time over wall time (1 = never "
+            "interrupted; 0 for rows not ok)"),
+    GOODPUT("interruptions_expected", interruptions_expected, "",
+            "unexpected and planned interruptions over time_to_train_effective_days (0 without "
+            "a token budget)"),
+    GOODPUT("time_to_train_effective_days", time_to_train_effective_days, "days",
+            "time_to_train_days with failures, restarts and checkpoints (time_to_train_days / "
+            "goodput)"),
+    {"checkpoint_flag", CDSE_COL_I32, offsetof(cdse_record, checkpoint_flag), "",
+     "1: the checkpoint interval is longer than the mean time to failure; 0: not"},
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 

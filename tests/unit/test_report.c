@@ -27,7 +27,10 @@ static const char *const contract_header =
     "tflops,hbm_gib,"
     "hbm_bandwidth_gbs,gpus_per_node,net0_bandwidth_gbs,net0_latency_us,net0_size,"
     "net1_bandwidth_gbs,net1_latency_us,net1_size,tier_capacity_gib,tier_bandwidth_gbs,"
-    "gpu_price,rental_price,gpu_power_w,cost_to_train,energy_to_train_mwh,tokens_per_kwh\n";
+    "gpu_price,rental_price,gpu_power_w,cost_to_train,energy_to_train_mwh,tokens_per_kwh,"
+    "storage_write_gbs,gpu_failures,node_failures,checkpoint_gib,checkpoint_stall_s,mttf_hours,"
+    "checkpoint_interval_s,lost_work_s,goodput,interruptions_expected,"
+    "time_to_train_effective_days,checkpoint_flag\n";
 
 /* Writes with `fn` into a temporary file and returns the text (static buffer). */
 static const char *capture(void (*fn)(FILE *, const void *, const void *), const void *a,
@@ -61,8 +64,8 @@ static void test_csv_header_is_the_contract(void **state)
     assert_string_equal(capture(header_fn, NULL, NULL), contract_header);
     /* 55 + etp, recompute_modules, moe_dispatcher, moe_overlap + stack, mem_fp8_cache_gib,
      * mem_runtime_gib, t_fixed_s, offload_layers, recompute_layers + 16 hardware values + cost,
-     * energy, tokens per kWh. */
-    assert_int_equal(cdse_column_count, 84);
+     * energy, tokens per kWh + goodput: 3 hardware values, 8 figures and the flag. */
+    assert_int_equal(cdse_column_count, 96);
     assert_non_null(cdse_column_find("mem_activations_gib"));
     assert_null(cdse_column_find("no_such_column"));
 }
@@ -132,6 +135,16 @@ static void fill(cdse_job *job, cdse_record *r)
     r->gpu_hours = 63578.29;
     for (int k = 0; k < CDSE_HW_COUNT; k++)
         r->hw[k] = 0.5 * (k + 1); /* distinct values: a column reading the wrong slot shows */
+    /* goodput (issue 29), distinct values again */
+    r->checkpoint_gib = 11.0;
+    r->checkpoint_stall_s = 12.0;
+    r->mttf_hours = 13.0;
+    r->checkpoint_interval_s = 14.0;
+    r->lost_work_s = 15.0;
+    r->goodput = 0.875;
+    r->interruptions_expected = 16.0;
+    r->time_to_train_effective_days = 17.0;
+    r->checkpoint_flag = 1;
 }
 
 static void test_csv_row(void **state)
@@ -144,7 +157,8 @@ static void test_csv_row(void **state)
         "42,m1,s1,64,8,2,4,1,1,1,1,512,128,selective,1,1,bf16,1,activations+optimizer,0,ok,12.5,"
         "83886.1,150.25,160.5,0.481571,0.514423,70.125,10.5,10.5,15.75,30.375,3,0,3,6,1,0.5,0.25,"
         "0.125,0,0,1.5,0.0625,0,0,41.3921,63578.3,0,none,0,0,0,0,tp-cp-dp-pp,0,none,alltoall,none,"
-        "default,2.5,1.75,0.03125,3,5,0.5,1,1.5,2,2.5,3,3.5,4,4.5,5,5.5,6,6.5,7,7.5,8,0,0,0\n";
+        "default,2.5,1.75,0.03125,3,5,0.5,1,1.5,2,2.5,3,3.5,4,4.5,5,5.5,6,6.5,7,7.5,8,0,0,0,"
+        "8.5,9,9.5,11,12,13,14,15,0.875,16,17,1\n";
     assert_string_equal(capture(row_fn, &record, job), expected);
     /* RFC 4180: a name with a comma and quotes is quoted, its quotes doubled. */
     record.model = 1;

@@ -20,6 +20,11 @@ typedef enum cdse_metric {
     CDSE_METRIC_COST_TO_TRAIN,          /* currency units for objective.tokens; lower */
     CDSE_METRIC_ENERGY_TO_TRAIN,        /* MWh for objective.tokens; lower */
     CDSE_METRIC_TOKENS_PER_KWH,         /* higher is better */
+    /* goodput (issue 29) */
+    CDSE_METRIC_TIME_TO_TRAIN_EFFECTIVE, /* days with failures and checkpoints; lower */
+    CDSE_METRIC_INTERRUPTIONS_EXPECTED,  /* over the run; lower */
+    CDSE_METRIC_CHECKPOINT_INTERVAL,     /* seconds; higher (fewer saves) is better */
+    CDSE_METRIC_GOODPUT,                 /* effective training time ratio; higher */
     CDSE_METRIC_COUNT
 } cdse_metric;
 

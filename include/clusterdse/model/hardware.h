@@ -81,6 +81,33 @@ typedef struct cdse_cost {
     double pue;                /* facility power / IT power, >= 1 */
 } cdse_cost;
 
+/* --- Failures and checkpoint storage (goodput.h; docs/job-file.md, Failures and
+ * checkpoints). 0 everywhere: a system that never fails, whose checkpoints cost nothing. --- */
+
+/* How often a job's components fail and what a restart costs. Rates are unexpected job
+ * interruptions per 1000 component-days, by the component a study attributes them to: per GPU,
+ * per node (host, software), per scale-out link (one NIC port per GPU). */
+typedef struct cdse_reliability {
+    double gpu_failures;    /* per 1000 GPU-days */
+    double node_failures;   /* per 1000 node-days */
+    double link_failures;   /* per 1000 link-days, one link per GPU */
+    double planned_per_day; /* planned interruptions per day of the job (maintenance) */
+    double detect_s;        /* from a failure until the job is stopped */
+    double restart_s;       /* relaunch and communicator set-up, before the checkpoint is read */
+    double replace_share;   /* share of unexpected failures that take a node out of the job */
+    double replace_s;       /* extra time to bring a spare into the job for those */
+} cdse_reliability;
+
+/* Where checkpoints go: a parallel file system (aggregate and per-node limits) and the copy to
+ * host memory that an asynchronous save stalls on. 0 = unlimited / unknown. */
+typedef struct cdse_storage {
+    double write_gbs;      /* aggregate write bandwidth of the file system, GB/s */
+    double read_gbs;       /* aggregate read bandwidth, GB/s (0: write_gbs) */
+    double node_write_gbs; /* per node (its client NICs), GB/s */
+    double node_read_gbs;  /* per node, GB/s (0: node_write_gbs) */
+    double host_copy_gbs;  /* GPU to host memory per GPU (PCIe / C2C), GB/s */
+} cdse_storage;
+
 #define CDSE_MAX_POOL_TYPES 4
 
 /* A heterogeneous pool: GPUs of several types, each with its own profile (another entry of the
@@ -113,7 +140,9 @@ typedef struct cdse_system {
     cdse_net_level level[CDSE_MAX_LEVELS];
     cdse_mem_tier tier;
     cdse_cost cost;
-    cdse_pool pool; /* a pool: the fields above are those of its first member */
+    cdse_reliability reliability; /* goodput: failure rates and restart times */
+    cdse_storage storage;         /* goodput: checkpoint bandwidths */
+    cdse_pool pool;               /* a pool: the fields above are those of its first member */
 } cdse_system;
 
 /* Hardware keys that a job may sweep (a list in a system entry): each is one number of the
@@ -135,6 +164,10 @@ typedef enum cdse_hw_key {
     CDSE_HW_GPU_PRICE,      /* cost.gpu_price */
     CDSE_HW_RENTAL_PRICE,   /* cost.rental_price */
     CDSE_HW_GPU_POWER,      /* cost.gpu_power */
+    /* goodput (issue 29) */
+    CDSE_HW_STORAGE_WRITE, /* storage.write_bandwidth */
+    CDSE_HW_GPU_FAILURES,  /* reliability.gpu_failures */
+    CDSE_HW_NODE_FAILURES, /* reliability.node_failures */
     CDSE_HW_COUNT
 } cdse_hw_key;
 

@@ -18,6 +18,15 @@ typedef enum cdse_fp8_scaling {
                              an amax pass precedes every cast that no producer kernel fuses */
 } cdse_fp8_scaling;
 
+/* How the stack saves its checkpoints (goodput.h). */
+typedef enum cdse_checkpoint_mode {
+    CDSE_CKPT_SYNC = 0, /* training waits while every rank writes to the file system */
+    CDSE_CKPT_ASYNC,    /* training waits for the copy to host memory; the write runs behind */
+    CDSE_CKPT_MEMORY,   /* copy to host memory, replicated to a peer node's memory (Gemini,
+                           SOSP'23); a restart reads it from the peer, not the file system */
+    CDSE_CKPT_MODE_COUNT
+} cdse_checkpoint_mode;
+
 typedef struct cdse_stack {
     char name[CDSE_NAME_MAX];
     /* Achieved GEMM efficiency relative to the system's gemm_efficiency table, in (0, 1]. */
@@ -68,6 +77,7 @@ typedef struct cdse_stack {
      * the distributed optimizer all-gathers them in FP8 (Transformer Engine fp8_model_init; NeMo
      * fp8_params, Megatron-Core --fp8-param-gather); false when a file omits it. */
     bool fp8_param_gather;
+    int checkpoint; /* cdse_checkpoint_mode (CDSE_CKPT_SYNC when a file omits it) */
 } cdse_stack;
 
 /* Whether `stack` (NULL: the built-in one, which has them all) has what a configuration asks

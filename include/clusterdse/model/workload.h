@@ -106,6 +106,9 @@ double cdse_model_attention_params(const cdse_model *model); /* QKV + output pro
 double cdse_model_mlp_params(const cdse_model *model);       /* one dense MLP */
 double cdse_model_embedding_params(const cdse_model *model); /* vocab * hidden */
 double cdse_model_params(const cdse_model *model);           /* whole model */
+/* The routed experts' parameters over every MoE layer (0 for a dense model): the part of
+ * cdse_model_params sharded over expert parallelism. */
+double cdse_model_expert_params(const cdse_model *model);
 
 /* Layers with sliding-window attention (0 without a window). */
 int cdse_model_swa_layers(const cdse_model *model);

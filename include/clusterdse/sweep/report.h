@@ -21,6 +21,16 @@ typedef struct cdse_record {
     double energy_to_train_mwh; /* facility energy for objective.tokens (0: no budget or power) */
     double tokens_per_kwh;      /* tokens per kWh of facility energy (0: no power figures) */
     double hw[CDSE_HW_COUNT];   /* the system's hardware values (cdse_hw_key), axes applied */
+    /* --- goodput (issue 29; model/goodput.h): 0 for rows that are not ok and for pools --- */
+    double checkpoint_gib;               /* the largest checkpoint shard a GPU writes */
+    double checkpoint_stall_s;           /* training paused per checkpoint */
+    double mttf_hours;                   /* mean time to an unexpected failure (0: none) */
+    double checkpoint_interval_s;        /* compute between checkpoints (0: none needed) */
+    double lost_work_s;                  /* expected work redone per failure */
+    double goodput;                      /* effective training time ratio, (0, 1] */
+    double interruptions_expected;       /* over time_to_train_effective (0 without a budget) */
+    double time_to_train_effective_days; /* time_to_train_days / goodput */
+    int32_t checkpoint_flag;             /* CDSE_CKPT_FLAG_* */
 } cdse_record;
 
 /* Decodes `index` and evaluates it into `record`. Pure: safe in the sweep's hot loop. */
