@@ -22,7 +22,7 @@ static void verify_usage(FILE *out)
     fprintf(out,
             "usage: mpirun -np N clusterdse verify OUT.h5 [-n K] [--where EXPR]\n"
             "                                    [--system NAME] [--max-bytes B]\n"
-            "                                    [--time-budget MS]\n"
+            "                                    [--time-budget MS] [--datasheet]\n"
             "\n"
             "Replays the communication plan of the best K configurations stored in OUT.h5 (by\n"
             "the job's objective), as the evaluator costs it: every collective of the iteration\n"
@@ -34,7 +34,8 @@ static void verify_usage(FILE *out)
             "iterations of the slowest rank) are printed and stored as /verify in OUT.h5.\n"
             "Only configurations whose system has a measured network level (a profile\n"
             "written by clusterdse fit) are replayed: a datasheet network has nothing of this\n"
-            "allocation to verify.\n"
+            "allocation to verify (--datasheet replays them all the same: the allocation against\n"
+            "a profile that was not fitted on it).\n"
             "\n"
             "  -n K              configurations to replay (default %d, at most %d)\n"
             "  --where EXPR      only configurations where EXPR holds (the syntax of\n"
@@ -42,6 +43,7 @@ static void verify_usage(FILE *out)
             "  --system NAME     only configurations on system NAME of the job\n"
             "  --max-bytes B     largest message to run (default %lld = 64 MiB)\n"
             "  --time-budget MS  target time per measurement (default 200)\n"
+            "  --datasheet       also replay configurations on systems without a measured level\n"
             "  -h, --help        this text\n"
             "Exit codes: 0 done, 1 bad input, 2 runtime failure.\n",
             VERIFY_DEFAULT_TOP, VERIFY_MAX_TOP, VERIFY_DEFAULT_MAX_BYTES);
@@ -53,6 +55,7 @@ typedef struct verify_args {
     int top;
     long long max_bytes;
     double budget_ms;
+    bool datasheet; /* --datasheet: replay datasheet systems too */
 } verify_args;
 
 static int parse_verify_args(int argc, char **argv, verify_args *a)
@@ -62,6 +65,7 @@ static int parse_verify_args(int argc, char **argv, verify_args *a)
     a->top = VERIFY_DEFAULT_TOP;
     a->max_bytes = VERIFY_DEFAULT_MAX_BYTES;
     a->budget_ms = 200;
+    a->datasheet = false;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         bool more = i + 1 < argc;
@@ -85,6 +89,8 @@ static int parse_verify_args(int argc, char **argv, verify_args *a)
             }
         } else if (strcmp(arg, "--where") == 0 && more) {
             a->where = argv[++i];
+        } else if (strcmp(arg, "--datasheet") == 0) {
+            a->datasheet = true;
         } else if (strcmp(arg, "--system") == 0 && more) {
             a->system = argv[++i];
         } else if (strcmp(arg, "--time-budget") == 0 && more) {
@@ -135,7 +141,7 @@ static int select_setup(const verify_args *a, const cdse_job *job, cdse_expr **w
                         int *system_index, bool measured[CDSE_MAX_SYSTEMS])
 {
     for (int s = 0; s < job->n_systems && s < CDSE_MAX_SYSTEMS; s++)
-        measured[s] = system_measured(&job->system[s]);
+        measured[s] = a->datasheet || system_measured(&job->system[s]);
     if (a->system != NULL) {
         for (int s = 0; s < job->n_systems; s++)
             if (strcmp(job->system[s].name, a->system) == 0)
@@ -238,7 +244,8 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
         fprintf(stderr,
                 "clusterdse verify: %s: none of the %zu selected feasible configurations is on a "
                 "system with a measured network level; fit a profile for it (clusterdse fit ... "
-                "--base SYSTEM, network_profile) or choose one with --system NAME\n",
+                "--base SYSTEM, network_profile), choose one with --system NAME, or replay datasheet "
+                "systems with --datasheet\n",
                 a->store, feasible);
         status = 1;
     }

@@ -21,7 +21,7 @@ rm -rf "$shots"
 mkdir -p "$shots"
 
 run mpirun -np 2 "$CLUSTERDSE" sweep "$CDSE_SRC/tests/jobs/report.cfg" -o "$dir/s.h5" --quiet >/dev/null
-run mpirun -np 2 "$CLUSTERDSE" verify "$dir/s.h5" -n 1 --max-bytes 65536 --time-budget 5 >/dev/null
+run mpirun -np 2 "$CLUSTERDSE" verify "$dir/s.h5" -n 1 --max-bytes 65536 --time-budget 5 --datasheet >/dev/null
 run "$CLUSTERDSE" report "$dir/s.h5" -o "$dir/r_s"
 run "$py" "$CDSE_SRC/tests/py/report_check.py" data "$dir/r_s/report.html" "$dir/s.h5"
 run "$py" "$CDSE_SRC/tests/py/report_check.py" browser "$dir/r_s/report.html" \

@@ -27,7 +27,7 @@ run mpirun -np 2 "$CLUSTERDSE" probe "$CDSE_SRC/calibration/plans/quick.cfg" -o 
 run "$CLUSTERDSE" report "$dir/p.h5" -o "$dir/r_p"
 run "$py" "$CDSE_SRC/tests/py/report_check.py" data "$dir/r_p/report.html" "$dir/p.h5"
 cp "$dir/all.h5" "$dir/v.h5"
-run mpirun -np 2 "$CLUSTERDSE" verify "$dir/v.h5" -n 1 --max-bytes 65536 --time-budget 5 >/dev/null
+run mpirun -np 2 "$CLUSTERDSE" verify "$dir/v.h5" -n 1 --max-bytes 65536 --time-budget 5 --datasheet >/dev/null
 run "$CLUSTERDSE" report "$dir/v.h5" -o "$dir/r_v"
 run "$py" "$CDSE_SRC/tests/py/report_check.py" data "$dir/r_v/report.html" "$dir/v.h5"
 

@@ -62,7 +62,7 @@ for _ in $(seq 1 40); do
 done
 slurm_submit verify --oversubscribe -N 1 --ntasks-per-node=2 -o verify-%j.log \
     --dependency=afterok:"$(cat sweep_srun.jid)" \
-    --export=ALL,CLUSTERDSE_VERIFY_ARGS="--max-bytes 65536 --time-budget 5" \
+    --export=ALL,CLUSTERDSE_VERIFY_ARGS="--max-bytes 65536 --time-budget 5 --datasheet" \
     "$src/slurm/verify.sbatch" "$T/srun.h5" 2
 slurm_wait_submitted
 echo "# jobcomp records:"
