@@ -404,6 +404,11 @@ static int read_inputs(fit_args *a, const cdse_system *base, cdse_probe_result *
         cdse_log_hint hint = {in->ranks, -1};
         if (in->level_name && (hint.level = probe_level_of("--level", in->level_name, base)) < 0)
             return 1;
+        /* A missing input, a directory or a FIFO (which would block the read) is refused first. */
+        if ((rc = cdse_store_check_path(in->path, &diag)) != CDSE_OK) {
+            fprintf(stderr, "clusterdse fit: %s\n", diag.msg);
+            return rc == CDSE_EINVAL ? 1 : 2;
+        }
         if (is_hdf5(in->path)) {
             cdse_probe_result one;
             rc = cdse_probe_read(in->path, &one, &diag);

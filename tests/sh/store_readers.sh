@@ -204,7 +204,7 @@ for f in p_type.h5 p_header.h5 p_cont.h5; do
     expect 2 "^clusterdse fit: $f: a damaged (probe )?store" "$CLUSTERDSE" fit "$f" -o fit.cfg
     [ -e fit.cfg ] && fail "fit wrote fit.cfg from $f"
 done
-expect 1 '^clusterdse fit: junk.h5 is not an HDF5 file$' "$CLUSTERDSE" fit junk.h5 -o fit.cfg
+expect 1 '^clusterdse fit: junk.h5: not a probe store, nor a nccl-tests or OSU log' "$CLUSTERDSE" fit junk.h5 -o fit.cfg
 expect 1 '^clusterdse fit: good.h5: no /probes table' "$CLUSTERDSE" fit good.h5 -o fit.cfg
 expect 1 '^clusterdse fit: cannot open no.h5: No such file' "$CLUSTERDSE" fit no.h5 -o fit.cfg
 expect 1 "^clusterdse fit: fifo.h5 is not a regular file" "$CLUSTERDSE" fit fifo.h5 -o fit.cfg
