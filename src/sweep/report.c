@@ -158,6 +158,12 @@ static void record_finish(const cdse_job *job, const cdse_system *system, cdse_r
     record->cost_to_train = 0.0;
     record->energy_to_train_mwh = 0.0;
     record->tokens_per_kwh = 0.0;
+    /* The headroom (objective.memory_headroom) on the HBM of the configuration's system, hardware
+     * axes applied; a pool's GPU types each have their own HBM, which the pool's evaluation
+     * weighs: not checked there. */
+    if (record->result.status == CDSE_ST_OK && system->pool.n_types == 0 &&
+        record->result.mem_reserved_gib > system->hbm_gib * (1.0 - job->objective.memory_headroom))
+        record->result.status = CDSE_ST_OVER_HEADROOM;
     double seconds = 0.0;
     if (job->objective.tokens > 0.0 && record->result.tokens_per_s > 0.0) {
         seconds = job->objective.tokens / record->result.tokens_per_s;
@@ -388,6 +394,9 @@ const cdse_column cdse_columns[] = {
      "facility energy (PUE included) for objective.tokens (0 without power figures)"},
     {"tokens_per_kwh", CDSE_COL_F64, offsetof(cdse_record, tokens_per_kwh), "tokens/kWh",
      "training tokens per kWh of facility energy (0 without power figures)"},
+    F64("mem_reserved_gib", mem_reserved_gib, "GiB",
+        "memory per GPU the process reserves: mem_total_gib with the caching allocator's cached "
+        "but unallocated blocks (x 1.13 on tensors, docs/eval.md)"),
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 
