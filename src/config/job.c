@@ -3,6 +3,8 @@
 #define _XOPEN_SOURCE 700 /* realpath, strdup, strtok_r */
 
 #include "clusterdse/config/job.h"
+
+#include "clusterdse/config/bands.h"
 #include "clusterdse/config/probe_plan.h"
 #include "clusterdse/config/stack.h"
 #include "hw_axes.h"
@@ -1564,6 +1566,16 @@ int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_d
         default_name(path, job->name, sizeof job->name);
     if (job->output[0] == '\0')
         snprintf(job->output, sizeof job->output, "results/%.100s.h5", job->name);
+    char bands[CDSE_PATH_MAX];
+    if (cdse_job_find_data("calibration", "bands", path, bands, sizeof bands) != 0) {
+        cdse_diag_set(diag, "%s: calibration/bands.cfg (the error bands) not found in the data "
+                            "directories (CLUSTERDSE_DATA, the job's directory and its parents, "
+                            "the source tree, the install prefix)", path);
+        return CDSE_EIO;
+    }
+    rc = cdse_bands_apply(bands, job, diag);
+    if (rc != 0)
+        return rc;
     job->fingerprint = job_fingerprint(job);
     job->text_len = strlen(text);
     job->text = malloc(job->text_len + 1);

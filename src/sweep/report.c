@@ -172,6 +172,14 @@ static void record_finish(const cdse_job *job, const cdse_system *system, cdse_r
     }
     if (system->pool.n_types == 0 && record->result.tokens_per_s > 0.0)
         record_cost(job, system, seconds, record);
+    double low = job->band_low[record->stack][record->system];
+    double high = job->band_high[record->stack][record->system];
+    record->time_low_s = record->result.time_per_iteration_s * low;
+    record->time_high_s = record->result.time_per_iteration_s * high;
+    record->days_low = record->time_to_train_days * low;
+    record->days_high = record->time_to_train_days * high;
+    record->cost_low = record->cost_to_train * low;
+    record->cost_high = record->cost_to_train * high;
 }
 
 void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
@@ -394,6 +402,18 @@ const cdse_column cdse_columns[] = {
      "facility energy (PUE included) for objective.tokens (0 without power figures)"},
     {"tokens_per_kwh", CDSE_COL_F64, offsetof(cdse_record, tokens_per_kwh), "tokens/kWh",
      "training tokens per kWh of facility energy (0 without power figures)"},
+    {"time_low_s", CDSE_COL_F64, offsetof(cdse_record, time_low_s), "s",
+     "low end of the error band of time_per_iteration_s (calibration/bands.cfg, docs/eval.md)"},
+    {"time_high_s", CDSE_COL_F64, offsetof(cdse_record, time_high_s), "s",
+     "high end of the error band of time_per_iteration_s"},
+    {"time_to_train_days_low", CDSE_COL_F64, offsetof(cdse_record, days_low), "days",
+     "time_to_train_days at the low end of the band (0 without a token budget)"},
+    {"time_to_train_days_high", CDSE_COL_F64, offsetof(cdse_record, days_high), "days",
+     "time_to_train_days at the high end of the band (0 without a token budget)"},
+    {"cost_to_train_low", CDSE_COL_F64, offsetof(cdse_record, cost_low), "currency",
+     "cost_to_train at the low end of the band (0 without prices)"},
+    {"cost_to_train_high", CDSE_COL_F64, offsetof(cdse_record, cost_high), "currency",
+     "cost_to_train at the high end of the band (0 without prices)"},
     F64("mem_reserved_gib", mem_reserved_gib, "GiB",
         "memory per GPU the process reserves: mem_total_gib with the caching allocator's cached "
         "but unallocated blocks (x 1.13 on tensors, docs/eval.md)"),

@@ -102,6 +102,10 @@ typedef struct cdse_job {
     int n_system_gpus;
     int32_t system_gpus[CDSE_MAX_SYSTEMS][CDSE_AXIS_MAX_VALUES];
     cdse_objective objective;
+    /* Error band of the predicted time (calibration/bands.cfg, cdse_bands_apply): factors on the
+     * time of a configuration run by stack k (n_stacks: the built-in) on system s. */
+    double band_low[CDSE_MAX_STACKS + 1][CDSE_MAX_SYSTEMS];
+    double band_high[CDSE_MAX_STACKS + 1][CDSE_MAX_SYSTEMS];
     uint64_t fingerprint; /* hash of the validated content, to refuse resuming another job */
     char *text;           /* the job file text as given (malloc'd) */
     size_t text_len;

@@ -21,6 +21,12 @@ typedef struct cdse_record {
     double energy_to_train_mwh; /* facility energy for objective.tokens (0: no budget or power) */
     double tokens_per_kwh;      /* tokens per kWh of facility energy (0: no power figures) */
     double hw[CDSE_HW_COUNT];   /* the system's hardware values (cdse_hw_key), axes applied */
+    /* The error band (job->band_low / band_high of its stack and system) on the iteration time,
+     * the time to train and the cost to train (each grows with the time at a fixed
+     * configuration); 0 where the figure is 0. */
+    double time_low_s, time_high_s;
+    double days_low, days_high;
+    double cost_low, cost_high;
 } cdse_record;
 
 /* Decodes `index` and evaluates it into `record`. Pure: safe in the sweep's hot loop. */
