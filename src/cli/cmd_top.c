@@ -595,6 +595,31 @@ static const char *default_dataset(const char *cmd, const cdse_store *store, con
     return "top";
 }
 
+/* Says which of the printed rows lie within the first row's error band (t_low..t_high,
+ * calibration/bands.cfg): their order is within the model's error. Ranking by a column that is
+ * not a metric (metric < 0): nothing. */
+static void band_note(const cdse_record **sorted, size_t n, int metric)
+{
+    if (metric < 0 || n < 2 || !(sorted[0]->time_low_s > 0.0))
+        return; /* a store made before the bands has none */
+    size_t within = 0, last = 0;
+    for (size_t i = 1; i < n; i++)
+        if (cdse_record_bands_overlap(sorted[0], sorted[i], metric)) {
+            within++;
+            last = i;
+        }
+    if (within == 0)
+        printf("# no other row lies within the first row's error band (t_low..t_high)\n");
+    else if (within == last)
+        printf("# rows 1-%zu lie within each other's error band (t_low..t_high, docs/eval.md): "
+               "their order is within the model's error\n",
+               last + 1);
+    else
+        printf("# %zu of rows 2-%zu lie within the first row's error band (t_low..t_high, "
+               "docs/eval.md): their order is within the model's error\n",
+               within, last + 1);
+}
+
 /* A pruned sweep's store: how many configurations were skipped (docs/sweep.md, Pruning). */
 static void note_pruned(cdse_store *store, const char *path)
 {
@@ -663,6 +688,7 @@ static int run(const top_args *a)
             cdse_table_header(stdout);
             for (size_t i = 0; i < k.best.n; i++)
                 cdse_table_row(stdout, sorted[i], names);
+            band_note(sorted, k.best.n, k.metric);
         }
         char note[CDSE_PARETO_COST_NOTE_MAX];
         if (strcmp(dataset, "pareto_cost") == 0 && k.best.n == 0 &&

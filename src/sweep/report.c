@@ -255,6 +255,31 @@ double cdse_record_cost(const cdse_record *record, int metric)
     }
 }
 
+/* The band [better, worse] of cdse_record_cost(metric) of `r`. */
+static bool metric_band(const cdse_record *r, int metric, double *better, double *worse)
+{
+    double t = r->result.time_per_iteration_s;
+    if (!(t > 0.0) || !(r->time_low_s > 0.0))
+        return false;
+    double cost = cdse_record_cost(r, metric), low = r->time_low_s / t, high = r->time_high_s / t;
+    if (cost >= 0.0) { /* grows with the time */
+        *better = cost * low;
+        *worse = cost * high;
+    } else { /* minus a figure that grows with 1 / time */
+        *better = cost / low;
+        *worse = cost / high;
+    }
+    return true;
+}
+
+bool cdse_record_bands_overlap(const cdse_record *a, const cdse_record *b, int metric)
+{
+    double a_better, a_worse, b_better, b_worse;
+    if (!metric_band(a, metric, &a_better, &a_worse) || !metric_band(b, metric, &b_better, &b_worse))
+        return false;
+    return a_better <= b_worse && b_better <= a_worse;
+}
+
 const char *cdse_offload_name(int offload)
 {
     static const char *const names[8] = {
@@ -648,9 +673,12 @@ static const table_column table_columns[] = {
     {"stack", "stack", -18, 0},
     {"status", "status", -19, 0},
     {"time_per_iteration_s", "time_s", 10, 5},
+    {"time_low_s", "t_low", 8, 4},
+    {"time_high_s", "t_high", 8, 4},
     {"tokens_per_s", "tok/s", 10, 5},
     {"mfu", "mfu", 6, 3},
     {"mem_total_gib", "mem_gib", 8, 4},
+    {"mem_reserved_gib", "res_gib", 8, 4},
     {"time_to_train_days", "days", 8, 4},
 };
 static const int table_column_count = (int)(sizeof table_columns / sizeof table_columns[0]);

@@ -231,8 +231,8 @@ static void test_table(void **state)
      * it (as in the OSU micro-benchmarks' "# Size  Latency (us)"). */
     assert_int_equal(strchr(row, '\n') - row, (row - 1) - text);
     assert_int_equal(count_fields(row) + 1, count_fields(text));
-    /* 23 columns and etp, modules, dispatch, moe_overlap, stack. */
-    assert_int_equal(count_fields(row), 28);
+    /* 23 columns and etp, modules, dispatch, moe_overlap, stack, t_low, t_high, res_gib. */
+    assert_int_equal(count_fields(row), 31);
     assert_non_null(strstr(row, " selective "));
     assert_non_null(strstr(row, " alltoall "));
     assert_non_null(strstr(row, " default "));

@@ -39,6 +39,12 @@ void cdse_record_system(const cdse_job *job, uint64_t index, cdse_system *system
 /* The value `metric` (cdse_metric) of a record, oriented so that smaller is better. */
 double cdse_record_cost(const cdse_record *record, int metric);
 
+/* Whether the error bands of two records (time_low_s, time_high_s) make `metric` (cdse_metric)
+ * of `a` and `b` indistinguishable: the better end of one's band reaches the worse end of the
+ * other's. Every metric grows with the time (time, days, GPU-hours, cost, energy) or with its
+ * inverse (tokens/s, MFU, tokens per kWh) at a fixed configuration. False without bands. */
+bool cdse_record_bands_overlap(const cdse_record *a, const cdse_record *b, int metric);
+
 /* Fills the configuration at `index` (model, system, strategy, stack, hardware columns) without
  * evaluating it: the result is zero. */
 void cdse_record_config(const cdse_job *job, uint64_t index, cdse_record *record);
