@@ -31,8 +31,9 @@ MEM_PARTS = ["mem_weights_gib", "mem_gradients_gib", "mem_optimizer_gib", "mem_a
              "mem_other_gib"]
 TOP_COLUMNS = ["index", "model", "system", "gpus", "tp", "pp", "dp", "cp", "ep", "vpp",
                "microbatch", "global_batch", "recompute", "zero", "precision",
-               "time_per_iteration_s", "tokens_per_s", "mfu", "mem_total_gib",
-               "time_to_train_days"]
+               "time_per_iteration_s", "time_low_s", "time_high_s", "tokens_per_s", "mfu",
+               "mem_total_gib", "mem_reserved_gib", "time_to_train_days",
+               "time_to_train_days_low", "time_to_train_days_high"]
 
 
 @dataclass
@@ -314,10 +315,34 @@ def sweep_sections(store, names, args, root):
                                       f"Memory per GPU of the best {len(top)} vs HBM capacity",
                                       "memory per GPU (GiB)", "_gib", capacity)))
     out.append(("fig", failures_figure(counts)))
+    columns = [c for c in TOP_COLUMNS if c in top.columns]  # a store made before the bands
     out.append(("table", Table("top", f"Best {len(top)} by {metric_col} (from {source})",
-                               TOP_COLUMNS, [[plain(r[c]) for c in TOP_COLUMNS]
-                                             for _, r in top.iterrows()])))
+                               columns, [[plain(r[c]) for c in columns]
+                                         for _, r in top.iterrows()])))
+    note = band_note(top, metric_col,
+                     METRICS.get(root.get("metric", ""), ("", True))[1])
+    if note:
+        out.append(("p", note))
     return out
+
+
+def band_note(top, column, lower):
+    """Which of the ranked rows lie within the first row's error band (time_low_s..time_high_s,
+    calibration/bands.cfg; docs/eval.md): the band of the ranked `column` (lower is better when
+    `lower`; it grows with the time, or with its inverse) meets the first row's."""
+    if len(top) < 2 or "time_low_s" not in top.columns or not top.time_low_s.iloc[0] > 0:
+        return ""
+    low = top.time_low_s / top.time_per_iteration_s
+    high = top.time_high_s / top.time_per_iteration_s
+    value = top[column]
+    lo, hi = (value * low, value * high) if lower else (value / high, value / low)
+    within = [i + 1 for i in range(1, len(top))
+              if lo.iloc[i] <= hi.iloc[0] and lo.iloc[0] <= hi.iloc[i]]
+    if not within:
+        return "No other configuration of the table lies within the first one's error band."
+    return (f"Rows {', '.join(map(str, within))} lie within the first row's error band "
+            f"(time_low_s..time_high_s, docs/eval.md, Error bands): their order is within the "
+            f"model's error.")
 
 
 def fit_line(bytes_, times):

@@ -81,6 +81,34 @@ static int best_per_system(cdse_store *store, const char *dataset, int metric, c
     return rc;
 }
 
+/* Which systems' best lie within the error band (time_low_s..time_high_s, docs/eval.md) of
+ * the best of all: between those the comparison is within the model's error. */
+static void band_note(FILE *out, cdse_store *store, const cdse_record *best, const bool *found,
+                      int metric)
+{
+    int n = cdse_store_n_systems(store), top = -1;
+    for (int s = 0; s < n; s++)
+        if (found[s] && (top < 0 || cdse_record_cost(&best[s], metric) <
+                                        cdse_record_cost(&best[top], metric)))
+            top = s;
+    if (top < 0 || !(best[top].time_low_s > 0.0))
+        return; /* no feasible row, or a store made before the bands */
+    int within = 0;
+    for (int s = 0; s < n; s++)
+        if (found[s] && s != top && cdse_record_bands_overlap(&best[top], &best[s], metric)) {
+            if (within++ == 0)
+                fprintf(out, "# within the error band of the best (%s, t_low..t_high, "
+                             "docs/eval.md):",
+                        cdse_store_system_name(store, top));
+            fprintf(out, " %s", cdse_store_system_name(store, s));
+        }
+    if (within > 0)
+        fputs(": their order is within the model's error\n", out);
+    else
+        fprintf(out, "# no other system's best lies within the error band of the best (%s)\n",
+                cdse_store_system_name(store, top));
+}
+
 static void print_table(FILE *out, cdse_store *store, const cdse_record *best, const bool *found,
                         int metric)
 {
@@ -114,6 +142,7 @@ static void print_table(FILE *out, cdse_store *store, const cdse_record *best, c
     for (int s = 0; s < n; s++)
         if (!found[s])
             fprintf(out, "# %s: no feasible configuration\n", cdse_store_system_name(store, s));
+    band_note(out, store, best, found, metric);
 }
 
 int cdse_cmd_compare(int argc, char **argv)

@@ -792,10 +792,10 @@ static void describe(const cdse_strategy *s, const cdse_result *r, char *buf, si
 static void breakdown(const cdse_result *r, const cdse_system *sys)
 {
     printf("      memory GiB: weights %.2f grads %.2f optimizer %.2f activations %.2f fp8 %.2f "
-           "runtime %.2f reserved %.2f = %.2f of %.2f\n",
+           "runtime %.2f reserved %.2f = %.2f of %.2f; the process reserves %.2f\n",
            r->mem_weights_gib, r->mem_gradients_gib, r->mem_optimizer_gib, r->mem_activations_gib,
            r->mem_fp8_cache_gib, r->mem_runtime_gib, r->mem_other_gib, r->mem_total_gib,
-           sys->hbm_gib);
+           sys->hbm_gib, r->mem_reserved_gib);
     printf("      time s: fwd %.3f bwd %.3f rec %.3f tp %.3f pp %.3f dp %.3f bubble %.3f opt %.3f "
            "ep %.3f fixed %.3f = %.3f\n",
            r->t_forward_s, r->t_backward_s, r->t_recompute_s, r->t_tp_comm_s, r->t_pp_comm_s,
