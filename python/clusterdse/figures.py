@@ -73,8 +73,9 @@ HW_SHORT = {"peak_bf16_tflops": "bf16", "peak_fp8_tflops": "fp8", "hbm_gib": "HB
 NOT_FAILURES = ("evaluated", "feasible", "ok", "pruned")
 TOP_COLUMNS = ["index", "model", "system", "gpus", "tp", "pp", "dp", "cp", "ep", "vpp",
                "microbatch", "global_batch", "recompute", "zero", "precision",
-               "time_per_iteration_s", "tokens_per_s", "mfu", "mem_total_gib",
-               "time_to_train_days"]
+               "time_per_iteration_s", "time_low_s", "time_high_s", "tokens_per_s", "mfu",
+               "mem_total_gib", "mem_reserved_gib", "time_to_train_days",
+               "time_to_train_days_low", "time_to_train_days_high"]
 # Columns the sweep figures read from /results (all of it is read only for the best -n).
 FIGURE_COLUMNS = ["index", "model", "system", "gpus", "tp", "pp", "status"]
 
@@ -618,15 +619,39 @@ def sweep_sections(store, names, args, root):
                                       "memory per GPU in HBM (GiB)", total="mem_total_gib",
                                       capacity=hbm_capacity(store, top))))
     # The design's hardware values next to the system (they tell a grid's rows apart).
-    columns = TOP_COLUMNS[:3] + design_columns(load(store, "top")) + TOP_COLUMNS[3:] + \
-        [c for c in ("cost_to_train",) if c in top]
+    # The band and reserved-memory columns only when the store has them (one made before them
+    # does not).
+    columns = TOP_COLUMNS[:3] + design_columns(load(store, "top")) + \
+        [c for c in TOP_COLUMNS[3:] if c in top] + [c for c in ("cost_to_train",) if c in top]
     titles = [f"cost_to_train ({money})" if c == "cost_to_train" else c for c in columns]
     out.append(("table", Table("top", f"Best {len(top)} by {metric_col} (from {source})",
                                titles, [[plain(r[c]) for c in columns]
                                         for _, r in top.iterrows()])))
+    note = band_note(top, metric_col, METRICS.get(root.get("metric", ""), ("", True))[1])
+    if note:
+        out.append(("p", note))
     out.append(("fig", failures_figure(counts)))
     out += grid_sections(store, root, money)
     return out
+
+
+def band_note(top, column, lower):
+    """Which of the ranked rows lie within the first row's error band (time_low_s..time_high_s,
+    calibration/bands.cfg; docs/eval.md): the band of the ranked `column` (lower is better when
+    `lower`; it grows with the time, or with its inverse) meets the first row's."""
+    if len(top) < 2 or "time_low_s" not in top.columns or not top.time_low_s.iloc[0] > 0:
+        return ""
+    low = top.time_low_s / top.time_per_iteration_s
+    high = top.time_high_s / top.time_per_iteration_s
+    value = top[column]
+    lo, hi = (value * low, value * high) if lower else (value / high, value / low)
+    within = [i + 1 for i in range(1, len(top))
+              if lo.iloc[i] <= hi.iloc[0] and lo.iloc[0] <= hi.iloc[i]]
+    if not within:
+        return "No other configuration of the table lies within the first one's error band."
+    return (f"Rows {', '.join(map(str, within))} lie within the first row's error band "
+            f"(time_low_s..time_high_s, docs/eval.md, Error bands): their order is within the "
+            f"model's error.")
 
 
 def grid_sections(store, root, money):

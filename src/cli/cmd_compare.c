@@ -42,10 +42,15 @@ static const char *const quantities[] = {
     "dp",
     "microbatch",
     "time_per_iteration_s",
+    "time_low_s",
+    "time_high_s",
     "tokens_per_s",
     "mfu",
     "mem_total_gib",
+    "mem_reserved_gib",
     "time_to_train_days",
+    "time_to_train_days_low",
+    "time_to_train_days_high",
     "gpu_hours",
     "cost_to_train",
     "energy_to_train_mwh",
@@ -270,6 +275,34 @@ static void print_table(FILE *out, const cdse_store *store, const best_rows *b,
     }
 }
 
+/* Which systems' best lie within the error band (time_low_s..time_high_s, docs/eval.md) of
+ * the best of all: between those the comparison is within the model's error. */
+static void band_note(FILE *out, const cdse_store *store, const best_rows *b)
+{
+    int n = cdse_store_n_systems(store), top = -1;
+    for (int s = 0; s < n; s++)
+        if (b->found[s] && (top < 0 || cdse_record_cost(&b->best[s], b->metric) <
+                                           cdse_record_cost(&b->best[top], b->metric)))
+            top = s;
+    if (top < 0 || !(b->best[top].time_low_s > 0.0))
+        return; /* no feasible row, or a store made before the bands */
+    int within = 0;
+    for (int s = 0; s < n; s++)
+        if (b->found[s] && s != top &&
+            cdse_record_bands_overlap(&b->best[top], &b->best[s], b->metric)) {
+            if (within++ == 0)
+                fprintf(out, "# within the error band of the best (%s, t_low..t_high, "
+                             "docs/eval.md):",
+                        cdse_store_system_name(store, top));
+            fprintf(out, " %s", cdse_store_system_name(store, s));
+        }
+    if (within > 0)
+        fputs(": their order is within the model's error\n", out);
+    else
+        fprintf(out, "# no other system's best lies within the error band of the best (%s)\n",
+                cdse_store_system_name(store, top));
+}
+
 /* What each system's cost_to_train counts (src/sweep/report.c, record_cost), in words. */
 static void print_cost_notes(FILE *out, const cdse_store *store, const best_rows *b,
                              const cdse_job *job)
@@ -433,6 +466,7 @@ static int run(const compare_args *a)
         print_heading(stdout, a, dataset, matched, metric, holds);
         print_table(stdout, store, &b, names);
         print_missing(stdout, a, store, &b, from_top, job);
+        band_note(stdout, store, &b);
         print_cost_notes(stdout, store, &b, job);
         code = 0;
         if (fflush(stdout) != 0 || ferror(stdout)) {

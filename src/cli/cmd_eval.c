@@ -130,7 +130,8 @@ static const eval_option options[] = {
      "the table's columns, names joined by ',' (--help-columns), in\n"
      "                  this order; default: the configuration columns whose value\n"
      "                  differs between the rows printed, then status, time_s,\n"
-     "                  tok/s, mfu, mem_gib, days and the ranking metric"},
+     "                  t_low, t_high, tok/s, mfu, mem_gib, res_gib, days and the\n"
+     "                  ranking metric"},
     {"--show-job", NULL, NULL, opt_show_job,
      "print the effective job (defaults resolved, models and\n"
      "                  systems inline) instead of evaluating it"},

@@ -40,7 +40,9 @@ static const char usage_text[] =
     "  --columns LIST  the table's columns, names joined by ',' (eval --help-columns), in\n"
     "                  this order; default: the configuration columns whose value differs\n"
     "                  between the rows printed (the others on a '# same in every row:'\n"
-    "                  line), then status, time_s, tok/s, mfu, mem_gib, days and --by\n"
+    "                  line), then status, time_s, t_low, t_high, tok/s, mfu, mem_gib,\n"
+    "                  res_gib, days (t_low, t_high, res_gib when the store has them)\n"
+    "                  and --by\n"
     "  --from DATASET  results (default when stored), top (best per group), pareto\n"
     "                  (time vs GPUs), pareto_cost (time vs cost to train)\n"
     "  --all           include infeasible rows (default: status == \"ok\" only)\n"
@@ -192,6 +194,32 @@ static int offer_row(void *ctx, const cdse_record *rec, cdse_diag *diag)
     return CDSE_ENOMEM;
 }
 
+/* Says which of the printed rows lie within the first row's error band (t_low..t_high,
+ * calibration/bands.cfg): their order is within the model's error. Ranking by a column that is
+ * not a metric (metric < 0): nothing. */
+static void band_note(const cdse_record **sorted, size_t n, int metric)
+{
+    if (metric < 0 || n < 2 || !(sorted[0]->time_low_s > 0.0))
+        return; /* a store made before the bands has none */
+    size_t within = 0, last = 0;
+    for (size_t i = 1; i < n; i++)
+        if (cdse_record_bands_overlap(sorted[0], sorted[i], metric)) {
+            within++;
+            last = i;
+        }
+    if (within == 0)
+        printf("# no other row lies within the first row's error band (t_low..t_high)\n");
+    else if (within == last)
+        printf("# rows 1-%zu lie within each other's error band (t_low..t_high, docs/eval.md): "
+               "their order is within the model's error\n",
+               last + 1);
+    else
+        printf("# %zu of rows 2-%zu lie within the first row's error band (t_low..t_high, "
+               "docs/eval.md): their order is within the model's error\n",
+               within, last + 1);
+}
+
+/* A pruned sweep's store: how many configurations were skipped (docs/sweep.md, Pruning). */
 static void note_pruned(cdse_store *store, const char *path)
 {
     cdse_counts counts;
@@ -272,6 +300,7 @@ static int run(const top_args *a)
             cdse_table_print_header(table, stdout);
             for (size_t i = 0; i < k.best.n; i++)
                 cdse_table_print_row(table, stdout, sorted[i]);
+            band_note(sorted, k.best.n, k.metric);
         }
         char note[CDSE_PARETO_COST_NOTE_MAX];
         if (strcmp(dataset, "pareto_cost") == 0 && k.best.n == 0 &&

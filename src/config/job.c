@@ -3,6 +3,8 @@
 #define _XOPEN_SOURCE 700 /* realpath, strdup, strtok_r */
 
 #include "clusterdse/config/job.h"
+
+#include "clusterdse/config/bands.h"
 #include "clusterdse/config/probe_plan.h"
 #include "clusterdse/config/stack.h"
 #include "hw_axes.h"
@@ -1250,6 +1252,11 @@ static const key_spec objective_keys[] = {
      .size = 16,
      .def_text = "\"USD\"",
      .help = "the unit of prices and cost_to_train (a name; prices are not converted)"},
+    FLOAT_KEY(cdse_objective, "memory_headroom", memory_headroom, 0, false, 0.5, false,
+              CDSE_MEMORY_HEADROOM_DEFAULT, "0.05",
+              "fraction of HBM kept free: a configuration whose reserved memory "
+              "(mem_reserved_gib) is above hbm_gib x (1 - memory_headroom) has the status "
+              "over_headroom and is not ranked (0 to 0.5; docs/job-file.md)"),
     {.name = "prune",
      .type = KEY_BOOL,
      .offset = offsetof(cdse_objective, prune),
@@ -1483,6 +1490,10 @@ static uint64_t job_fingerprint(const cdse_job *job)
     h = fnv1a(h, &job->objective, offsetof(cdse_objective, prune));
     if (job->objective.prune)
         h = fnv1a(h, &job->objective.prune, sizeof job->objective.prune);
+    /* Jobs at the default headroom keep their hash (a store made before over_headroom is
+     * refused by its fewer statuses, sweep.c). */
+    if (job->objective.memory_headroom != CDSE_MEMORY_HEADROOM_DEFAULT)
+        h = fnv1a(h, &job->objective.memory_headroom, sizeof job->objective.memory_headroom);
     h = fnv1a(h, job->stack, sizeof job->stack[0] * (size_t)job->n_stacks);
     h = fnv1a(h, job->system_stack, sizeof job->system_stack[0] * (size_t)job->n_systems);
     for (int s = 0; s < job->n_systems && job->n_system_gpus > 0; s++)
@@ -1571,6 +1582,16 @@ int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_d
         default_name(path, job->name, sizeof job->name);
     if (job->output[0] == '\0')
         snprintf(job->output, sizeof job->output, "results/%.100s.h5", job->name);
+    char bands[CDSE_PATH_MAX];
+    if (cdse_job_find_data("calibration", "bands", path, bands, sizeof bands) != 0) {
+        cdse_diag_set(diag, "%s: calibration/bands.cfg (the error bands) not found in the data "
+                            "directories (CLUSTERDSE_DATA, the job's directory and its parents, "
+                            "the source tree, the install prefix)", path);
+        return CDSE_EIO;
+    }
+    rc = cdse_bands_apply(bands, job, diag);
+    if (rc != 0)
+        return rc;
     job->fingerprint = job_fingerprint(job);
     job->text_len = strlen(text);
     job->text = malloc(job->text_len + 1);

@@ -2,6 +2,7 @@
 #include "clusterdse/model/hardware.h"
 
 #include <math.h>
+#include <string.h>
 
 double cdse_eff_lookup(const cdse_eff_table *table, double flops)
 {
@@ -295,4 +296,17 @@ void cdse_hw_values(const cdse_system *system, double value[CDSE_HW_COUNT])
 {
     for (int k = 0; k < CDSE_HW_COUNT; k++)
         value[k] = cdse_hw_get(system, k);
+}
+
+const char *cdse_gpu_generation(const char *gpu)
+{
+    if (strncmp(gpu, "GB", 2) == 0 || strncmp(gpu, "B", 1) == 0)
+        return "blackwell";
+    if (strncmp(gpu, "H", 1) == 0)
+        return "hopper";
+    if (strncmp(gpu, "A", 1) == 0)
+        return "ampere";
+    if (strncmp(gpu, "MI3", 3) == 0)
+        return "cdna3";
+    return "other";
 }

@@ -1962,6 +1962,16 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     r->mem_total_gib = r->mem_weights_gib + r->mem_gradients_gib + r->mem_optimizer_gib +
                        r->mem_activations_gib + r->mem_other_gib + r->mem_fp8_cache_gib +
                        r->mem_runtime_gib;
+    /* Reserved: the CUDA context and NCCL's buffers (allocated outside PyTorch) as they are, and
+     * the tensors PyTorch's caching allocator hands out (every HBM term but those two) scaled by
+     * its measured reserved-over-allocated ratio, which replaces the stack's allocator_overhead
+     * share of the runtime term (the larger of the two is kept). */
+    double tensors = r->mem_total_gib - r->mem_other_gib - e.stk->runtime_gib;
+    r->mem_reserved_gib =
+        r->mem_other_gib + e.stk->runtime_gib +
+        fmax(CDSE_ALLOCATOR_RESERVED_OVER_ALLOCATED *
+                 (tensors - e.stk->allocator_overhead * r->mem_activations_gib),
+             tensors);
     if (r->status == CDSE_ST_OK) {
         bool hbm_full = r->mem_total_gib > system->hbm_gib;
         bool tier_full =
@@ -2009,6 +2019,7 @@ void cdse_result_take_memory(cdse_result *to, const cdse_result *from)
     to->mem_offloaded_gib = from->mem_offloaded_gib;
     to->mem_fp8_cache_gib = from->mem_fp8_cache_gib;
     to->mem_runtime_gib = from->mem_runtime_gib;
+    to->mem_reserved_gib = from->mem_reserved_gib;
 }
 
 void cdse_result_set_throughput(cdse_result *r, double tokens, double model_flops, int gpus,

@@ -59,6 +59,7 @@ static const char *const status_names[CDSE_ST_COUNT] = {
     [CDSE_ST_OFFLOAD_LAYERS] = "offload_layers_invalid",
     [CDSE_ST_RECOMPUTE_LAYERS] = "recompute_layers_invalid",
     [CDSE_ST_STACK_UNSUPPORTED] = "stack_unsupported",
+    [CDSE_ST_OVER_HEADROOM] = "over_headroom",
 };
 
 const char *cdse_status_name(int status)

@@ -214,6 +214,12 @@ static void record_finish(const cdse_job *job, const cdse_system *system, cdse_r
     record->cost_to_train = 0.0;
     record->energy_to_train_mwh = 0.0;
     record->tokens_per_kwh = 0.0;
+    /* The headroom (objective.memory_headroom) on the HBM of the configuration's system, hardware
+     * axes applied; a pool's GPU types each have their own HBM, which the pool's evaluation
+     * weighs: not checked there. */
+    if (record->result.status == CDSE_ST_OK && system->pool.n_types == 0 &&
+        record->result.mem_reserved_gib > system->hbm_gib * (1.0 - job->objective.memory_headroom))
+        record->result.status = CDSE_ST_OVER_HEADROOM;
     double seconds = 0.0;
     bool trains = record->result.status == CDSE_ST_OK && record->result.tokens_per_s > 0.0;
     if (job->objective.tokens > 0.0 && trains) {
@@ -224,6 +230,14 @@ static void record_finish(const cdse_job *job, const cdse_system *system, cdse_r
     if (system->pool.n_types == 0 && record->result.tokens_per_s > 0.0)
         record_cost(job, system, seconds, record);
     record_goodput(job, system, seconds, record);
+    double low = job->band_low[record->stack][record->system];
+    double high = job->band_high[record->stack][record->system];
+    record->time_low_s = record->result.time_per_iteration_s * low;
+    record->time_high_s = record->result.time_per_iteration_s * high;
+    record->days_low = record->time_to_train_days * low;
+    record->days_high = record->time_to_train_days * high;
+    record->cost_low = record->cost_to_train * low;
+    record->cost_high = record->cost_to_train * high;
 }
 
 void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
@@ -305,6 +319,31 @@ double cdse_record_cost(const cdse_record *record, int metric)
     default:
         return HUGE_VAL;
     }
+}
+
+/* The band [better, worse] of cdse_record_cost(metric) of `r`. */
+static bool metric_band(const cdse_record *r, int metric, double *better, double *worse)
+{
+    double t = r->result.time_per_iteration_s;
+    if (!(t > 0.0) || !(r->time_low_s > 0.0))
+        return false;
+    double cost = cdse_record_cost(r, metric), low = r->time_low_s / t, high = r->time_high_s / t;
+    if (cost >= 0.0) { /* grows with the time */
+        *better = cost * low;
+        *worse = cost * high;
+    } else { /* minus a figure that grows with 1 / time */
+        *better = cost / low;
+        *worse = cost / high;
+    }
+    return true;
+}
+
+bool cdse_record_bands_overlap(const cdse_record *a, const cdse_record *b, int metric)
+{
+    double a_better, a_worse, b_better, b_worse;
+    if (!metric_band(a, metric, &a_better, &a_worse) || !metric_band(b, metric, &b_better, &b_worse))
+        return false;
+    return a_better <= b_worse && b_better <= a_worse;
 }
 
 const char *cdse_offload_name(int offload)
@@ -493,6 +532,21 @@ const cdse_column cdse_columns[] = {
             "goodput)"),
     {"checkpoint_flag", CDSE_COL_I32, offsetof(cdse_record, checkpoint_flag), "",
      "1: the checkpoint interval is longer than the mean time to failure; 0: not"},
+    {"time_low_s", CDSE_COL_F64, offsetof(cdse_record, time_low_s), "s",
+     "low end of the error band of time_per_iteration_s (calibration/bands.cfg, docs/eval.md)"},
+    {"time_high_s", CDSE_COL_F64, offsetof(cdse_record, time_high_s), "s",
+     "high end of the error band of time_per_iteration_s"},
+    {"time_to_train_days_low", CDSE_COL_F64, offsetof(cdse_record, days_low), "days",
+     "time_to_train_days at the low end of the band (0 without a token budget)"},
+    {"time_to_train_days_high", CDSE_COL_F64, offsetof(cdse_record, days_high), "days",
+     "time_to_train_days at the high end of the band (0 without a token budget)"},
+    {"cost_to_train_low", CDSE_COL_F64, offsetof(cdse_record, cost_low), "currency",
+     "cost_to_train at the low end of the band (0 without prices)"},
+    {"cost_to_train_high", CDSE_COL_F64, offsetof(cdse_record, cost_high), "currency",
+     "cost_to_train at the high end of the band (0 without prices)"},
+    F64("mem_reserved_gib", mem_reserved_gib, "GiB",
+        "memory per GPU the process reserves: mem_total_gib with the caching allocator's cached "
+        "but unallocated blocks (x 1.13 on tensors, docs/eval.md)"),
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 

@@ -1470,6 +1470,16 @@ static int master_open(master *m, const cdse_store_meta *meta, bool *already_com
                           opt->output);
             return CDSE_EMISMATCH;
         }
+        if (cdse_store_statuses(m->store) <= CDSE_ST_OVER_HEADROOM) {
+            /* Every job can have it (a reserved figure above the headroom line), and the store
+             * has neither its count nor the columns it is judged by (mem_reserved_gib). */
+            cdse_diag_set(m->diag,
+                          "%s was made before the status over_headroom (objective.memory_headroom) "
+                          "and the column mem_reserved_gib: refusing to resume; use another -o, "
+                          "or --force to start over",
+                          opt->output);
+            return CDSE_EMISMATCH;
+        }
         rc = cdse_store_read_progress(m->store, &done, &n_done, m->diag);
         cdse_store_sum_counts(done, n_done, &m->counts);
         m->feasible_seen = m->counts.feasible;

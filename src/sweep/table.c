@@ -24,9 +24,12 @@ static const table_label labels[] = {
     {"recompute_modules", "modules", 0, 0},
     {"moe_dispatcher", "dispatch", 0, 0},
     {"time_per_iteration_s", "time_s", 5, 10},
+    {"time_low_s", "t_low", 4, 8},
+    {"time_high_s", "t_high", 4, 8},
     {"tokens_per_s", "tok/s", 5, 10},
     {"mfu", "mfu", 3, 6},
     {"mem_total_gib", "mem_gib", 4, 8},
+    {"mem_reserved_gib", "res_gib", 4, 8},
     {"time_to_train_days", "days", 4, 8},
     {"gpu_hours", "gpu_hours", 4, 10},
     {"cost_to_train", "cost", 4, 10},
@@ -68,10 +71,16 @@ static const char *const config_columns[] = {
     "pool_split",
 };
 
-/* Always printed, after the configuration columns. */
+/* Printed after the configuration columns: always, except those of `when_present`. */
 static const char *const result_columns[] = {
-    "status", "time_per_iteration_s", "tokens_per_s", "mfu", "mem_total_gib", "time_to_train_days",
+    "status",        "time_per_iteration_s", "time_low_s",       "time_high_s",
+    "tokens_per_s",  "mfu",                  "mem_total_gib",    "mem_reserved_gib",
+    "time_to_train_days",
 };
+
+/* Result columns a store made before them holds as 0 in every row (the error band,
+ * calibration/bands.cfg, and the reserved memory of issue 25): printed when a row has one. */
+static const char *const when_present[] = {"time_low_s", "time_high_s", "mem_reserved_gib"};
 
 /* Columns whose 0 means "not computed" (no budget, prices or power, or not feasible): '-'. */
 static const char *const dash_when_zero[] = {
@@ -256,6 +265,8 @@ void cdse_table_observe(cdse_table *t, const cdse_record *r)
         else if (!(v == t->first[c] || (isnan(v) && isnan(t->first[c]))) && !is_hw(c))
             t->varies[c] = true;
         t->last[c] = v;
+        if (v != 0.0 && !isnan(v))
+            t->present[c] = true;
         const table_label *l = label_of(c);
         bool fixed = cdse_columns[c].kind == CDSE_COL_F64 && l != NULL && l->width > 0;
         if (changed && !fixed) {
@@ -333,8 +344,11 @@ static void choose(cdse_table *t)
                     if (is_hw(h) && t->varies[h])
                         add(t, h);
         }
-        for (size_t i = 0; i < sizeof result_columns / sizeof result_columns[0]; i++)
-            add(t, column_index(result_columns[i]));
+        for (size_t i = 0; i < sizeof result_columns / sizeof result_columns[0]; i++) {
+            int c = column_index(result_columns[i]);
+            if (!IN(when_present, c) || t->present[c])
+                add(t, c);
+        }
         if (t->key >= 0)
             add(t, t->key);
     }

@@ -106,9 +106,12 @@ typedef struct meta_ctx {
     bool show_lines; /* the others as one line each */
 } meta_ctx;
 
+/* Rows whose time and memory the evaluator computed: feasible, out of memory, or over the
+ * headroom (a feasible row whose reserved memory the sweep's record finds above
+ * hbm x (1 - objective.memory_headroom); issue 25). */
 static bool computed(int status)
 {
-    return status == CDSE_ST_OK || status == CDSE_ST_OOM;
+    return status == CDSE_ST_OK || status == CDSE_ST_OOM || status == CDSE_ST_OVER_HEADROOM;
 }
 
 /* a <= b within the relative tolerance. */
@@ -825,6 +828,12 @@ static int make_duplicate(meta_ctx *ctx, int s)
     snprintf(name, sizeof name, "%.40s-copy", job->system[s].name);
     memcpy(dup->system[n].name, name, sizeof name);
     dup->system_stack[n] = job->system_stack[s];
+    /* The error band the job loader derived for the system (cdse_bands_apply: per stack and
+     * GPU generation), which a copy made here must carry as well. */
+    for (int k = 0; k <= CDSE_MAX_STACKS; k++) {
+        dup->band_low[k][n] = job->band_low[k][s];
+        dup->band_high[k][n] = job->band_high[k][s];
+    }
     int v = dup->space.n[CDSE_AXIS_SYSTEM]++;
     dup->space.value[CDSE_AXIS_SYSTEM][v] = n;
     dup->fingerprint = ++ctx->fresh;

@@ -20,7 +20,7 @@ run() { # run CMD...: prints the command, stores stdout/stderr/exit code
     rc=$?
 }
 
-contract="index,model,system,gpus,tp,pp,dp,cp,ep,vpp,microbatch,global_batch,grad_accum,recompute,sequence_parallel,zero,precision,flash_attention,offload,tp_comm_overlap,status,time_per_iteration_s,tokens_per_s,model_tflops_per_gpu,hardware_tflops_per_gpu,mfu,hfu,mem_total_gib,mem_weights_gib,mem_gradients_gib,mem_optimizer_gib,mem_activations_gib,mem_other_gib,mem_offloaded_gib,t_forward_s,t_backward_s,t_recompute_s,t_tp_comm_s,t_pp_comm_s,t_dp_comm_s,t_ep_comm_s,t_cp_comm_s,t_bubble_s,t_optimizer_s,t_offload_s,t_imbalance_s,time_to_train_days,gpu_hours,seq_imbalance,pool_split,pool_share_0,pool_share_1,pool_share_2,pool_share_3,placement,etp,recompute_modules,moe_dispatcher,moe_overlap,stack,mem_fp8_cache_gib,mem_runtime_gib,t_fixed_s,offload_layers,recompute_layers,peak_bf16_tflops,peak_fp8_tflops,hbm_gib,hbm_bandwidth_gbs,gpus_per_node,net0_bandwidth_gbs,net0_latency_us,net0_size,net1_bandwidth_gbs,net1_latency_us,net1_size,tier_capacity_gib,tier_bandwidth_gbs,gpu_price,rental_price,gpu_power_w,cost_to_train,energy_to_train_mwh,tokens_per_kwh,storage_write_gbs,gpu_failures,node_failures,checkpoint_gib,checkpoint_stall_s,mttf_hours,checkpoint_interval_s,lost_work_s,goodput,interruptions_expected,time_to_train_effective_days,checkpoint_flag"
+contract="index,model,system,gpus,tp,pp,dp,cp,ep,vpp,microbatch,global_batch,grad_accum,recompute,sequence_parallel,zero,precision,flash_attention,offload,tp_comm_overlap,status,time_per_iteration_s,tokens_per_s,model_tflops_per_gpu,hardware_tflops_per_gpu,mfu,hfu,mem_total_gib,mem_weights_gib,mem_gradients_gib,mem_optimizer_gib,mem_activations_gib,mem_other_gib,mem_offloaded_gib,t_forward_s,t_backward_s,t_recompute_s,t_tp_comm_s,t_pp_comm_s,t_dp_comm_s,t_ep_comm_s,t_cp_comm_s,t_bubble_s,t_optimizer_s,t_offload_s,t_imbalance_s,time_to_train_days,gpu_hours,seq_imbalance,pool_split,pool_share_0,pool_share_1,pool_share_2,pool_share_3,placement,etp,recompute_modules,moe_dispatcher,moe_overlap,stack,mem_fp8_cache_gib,mem_runtime_gib,t_fixed_s,offload_layers,recompute_layers,peak_bf16_tflops,peak_fp8_tflops,hbm_gib,hbm_bandwidth_gbs,gpus_per_node,net0_bandwidth_gbs,net0_latency_us,net0_size,net1_bandwidth_gbs,net1_latency_us,net1_size,tier_capacity_gib,tier_bandwidth_gbs,gpu_price,rental_price,gpu_power_w,cost_to_train,energy_to_train_mwh,tokens_per_kwh,storage_write_gbs,gpu_failures,node_failures,checkpoint_gib,checkpoint_stall_s,mttf_hours,checkpoint_interval_s,lost_work_s,goodput,interruptions_expected,time_to_train_effective_days,checkpoint_flag,time_low_s,time_high_s,time_to_train_days_low,time_to_train_days_high,cost_to_train_low,cost_to_train_high,mem_reserved_gib"
 
 # good_small.cfg: 2 gpus x 4 tp x 2 pp x 2 microbatch x 2 recompute x 2 sp x 2 zero = 256.
 run "$bin" eval "$jobs/good_small.cfg" --csv
@@ -29,7 +29,7 @@ run "$bin" eval "$jobs/good_small.cfg" --csv
 rows=$(($(wc -l <"$tmp/out") - 1))
 [ "$rows" -eq 256 ] || fail "good_small: $rows CSV rows, expected 256"
 # Every row has as many fields as the header, indices run 0..255 in order, statuses are names.
-awk -F, -v n=96 'NR > 1 && (NF != n || $1 != NR - 2) { bad++ } END { exit bad > 0 }' \
+awk -F, -v n=103 'NR > 1 && (NF != n || $1 != NR - 2) { bad++ } END { exit bad > 0 }' \
     "$tmp/out" || fail "good_small: a row with the wrong field count or index"
 cut -d, -f21 "$tmp/out" | tail -n +2 | sort -u >"$tmp/status"
 grep -qx ok "$tmp/status" || fail "good_small: no feasible configuration"
@@ -60,7 +60,7 @@ head -1 "$tmp/out" | grep -q '^# same in every row: model=gpt3-1.3b system=a100-
     fail "table: no '# same' line: $(head -1 "$tmp/out")"
 [ "$(grep -vc '^#' "$tmp/out")" -eq 256 ] || fail "table: wrong row count"
 header=$(sed -n 2p "$tmp/out")
-[ "$(echo $header)" = "#index gpus tp pp dp mb recompute sp zero status time_s tok/s mfu mem_gib days" ] ||
+[ "$(echo $header)" = "#index gpus tp pp dp mb recompute sp zero status time_s t_low t_high tok/s mfu mem_gib res_gib days" ] ||
     fail "table: header '$header'"
 awk -v w=${#header} '!/^#/ && length($0) != w { bad++ } END { exit bad > 0 }' "$tmp/out" ||
     fail "table: a row is not as wide as the header"

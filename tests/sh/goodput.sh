@@ -21,7 +21,7 @@ systems = ( { base = "h100-sxm-dgx"; name = "h100";
                               link_failures = 0.0; planned_per_day = 0.0; }; } );
 space = { gpus = [ 1024 ]; tp = [ 8 ]; pp = [ 4 ]; vpp = [ 1 ]; microbatch = [ 1 ];
           global_batch = [ 1024 ]; recompute = [ "selective" ]; zero = [ 1 ]; };
-objective = { metric = "goodput"; tokens = 1.5e12; };
+objective = { metric = "goodput"; tokens = 1.5e12; memory_headroom = 0.0; };  # 76 of 79.6 GiB reserved
 CFG
 run "$bin" eval "$tmp/job.cfg" --csv
 [ "$rc" -eq 0 ] || fail "eval: exit $rc: $(cat "$tmp/err")"

@@ -20,8 +20,8 @@ column() {
 }
 fail() { echo "model_findings: $*"; exit 1; }
 
-# M10: GPT-3 13B on 8 A100 40 GB: the bf16 tp 1 row is oom, the fp8 rows dtype_unsupported, the
-# bf16 tp 8 row trains (255.7 days for 3e11 tokens).
+# M10: GPT-3 13B on 8 A100 80 GB: the bf16 tp 1 row is oom, the fp8 rows dtype_unsupported, the
+# bf16 tp 8 row trains.
 expect 0 '' "$CLUSTERDSE" eval "$jobs/oom_days.cfg" --csv
 cp out.txt m10.csv
 paste -d, <(column status m10.csv) <(column time_to_train_days m10.csv) \

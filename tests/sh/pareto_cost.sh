@@ -32,8 +32,10 @@ systems = ( { base = "h100-sxm-dgx"; name = "design"; hbm_gib = [ 79.6, 141.0 ];
 space = { gpus = [ 64, 128, 256 ]; tp = [ 2, 4, 8 ]; pp = [ 1, 2, 4, 8 ]; microbatch = [ 1, 2 ];
           global_batch = [ 512 ]; recompute = [ "none", "full" ]; sequence_parallel = [ true ];
           zero = [ 0, 1 ]; };
+# No HBM kept free beyond the allocator's reserve (memory_headroom = 0): with the default 5 % the
+# 79.6 GiB design's best configurations are over the headroom and the front has one point.
 objective = { metric = "tokens_per_s"; tokens = 1e12; electricity_price = 0.1; top = 1;
-              group_by = [ "gpus", "design" ]; store = "feasible"; };
+              group_by = [ "gpus", "design" ]; store = "feasible"; memory_headroom = 0.0; };
 JOB
 sed 's/group_by = \[ "system", "gpus" \]/group_by = [ "gpus" ]/' systems.cfg >ungrouped.cfg
 grep -q 'group_by = \[ "gpus" \]' ungrouped.cfg

@@ -1437,6 +1437,35 @@ static void test_runtime_memory(void **state)
     assert_rel(r.mem_other_gib, 1.5, 1e-15);
 }
 
+/* Reserved memory: the CUDA context (1.5 GiB in sys()) and NCCL's buffers (the stack's
+ * runtime_gib) as they are, the tensors x 1.13, the caching allocator's peak reserved over peak
+ * allocated in Megatron-LM's memory report (6406.00 / 5670.39 MB = 1.1297, NVIDIA/Megatron-LM
+ * pull request #5662). The case of test_split_peak_stage_state: the peak rank holds 919031808 B
+ * of tensors (weights, gradients, optimizer state, activations).
+ *   bare stack: reserved = 1.5 GiB + 1.13 x 919031808 B = 1.5 + 0.967... GiB;
+ *   runtime_gib 2, allocator_overhead 0.05: allocated 919031808 B + 1.5 + 2 GiB + 0.05 x the
+ *   activations (6 x 77594624 B); reserved 1.5 + 2 GiB + 1.13 x 919031808 B (the allocator's
+ *   share of the runtime term is inside the 13 %). */
+static void test_reserved_memory(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(6);
+    cdse_system s = sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    bare.pipeline_split_embedding = true;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double tensors = 919031808.0, act = 6.0 * 77594624.0;
+    assert_rel(r.mem_total_gib, tensors / GIB + 1.5, 1e-12);
+    assert_rel(r.mem_reserved_gib, 1.5 + 1.13 * tensors / GIB, 1e-12);
+    bare.runtime_gib = 2.0;
+    bare.allocator_overhead = 0.05;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_total_gib, (tensors + 0.05 * act) / GIB + 1.5 + 2.0, 1e-12);
+    assert_rel(r.mem_reserved_gib, 1.5 + 2.0 + 1.13 * tensors / GIB, 1e-12);
+    bare.pipeline_split_embedding = false;
+}
+
 /* A stack that reduces gradients after the backward pass (Megatron-LM of 2021-22) exposes the
  * whole all-reduce: the case of test_dp_comm_last_bucket, where the overlapped reduction costs
  * only its last bucket, now costs 2 (d - 1) / d G / bw + 2 (d - 1) lat with d = 2. */
@@ -2719,6 +2748,7 @@ int main(void)
         cmocka_unit_test(test_moe_gated_single_gpu_holds_whole_model),
         cmocka_unit_test(test_throughput_and_utilization),
         cmocka_unit_test(test_optimizer_time),
+        cmocka_unit_test(test_reserved_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 /* Output columns and CSV (src/sweep/report.c); the table: test_table.c. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "clusterdse/config/bands.h"
 #include "clusterdse/sweep/report.h"
 
 /* The column contract of issue 2 and DESIGN.md, in order. */
@@ -30,7 +32,9 @@ static const char *const contract_header =
     "gpu_price,rental_price,gpu_power_w,cost_to_train,energy_to_train_mwh,tokens_per_kwh,"
     "storage_write_gbs,gpu_failures,node_failures,checkpoint_gib,checkpoint_stall_s,mttf_hours,"
     "checkpoint_interval_s,lost_work_s,goodput,interruptions_expected,"
-    "time_to_train_effective_days,checkpoint_flag\n";
+    "time_to_train_effective_days,checkpoint_flag,"
+    "time_low_s,time_high_s,time_to_train_days_low,time_to_train_days_high,cost_to_train_low,"
+    "cost_to_train_high,mem_reserved_gib\n";
 
 /* Writes with `fn` into a temporary file and returns the text (static buffer). */
 static const char *capture(void (*fn)(FILE *, const void *, const void *), const void *a,
@@ -64,8 +68,9 @@ static void test_csv_header_is_the_contract(void **state)
     assert_string_equal(capture(header_fn, NULL, NULL), contract_header);
     /* 55 + etp, recompute_modules, moe_dispatcher, moe_overlap + stack, mem_fp8_cache_gib,
      * mem_runtime_gib, t_fixed_s, offload_layers, recompute_layers + 16 hardware values + cost,
-     * energy, tokens per kWh + goodput: 3 hardware values, 8 figures and the flag. */
-    assert_int_equal(cdse_column_count, 96);
+     * energy, tokens per kWh + goodput: 3 hardware values, 8 figures and the flag + the error
+     * band's six (time, days, cost: low, high) + mem_reserved_gib. */
+    assert_int_equal(cdse_column_count, 103);
     assert_non_null(cdse_column_find("mem_activations_gib"));
     assert_null(cdse_column_find("no_such_column"));
 }
@@ -158,7 +163,7 @@ static void test_csv_row(void **state)
         "83886.1,150.25,160.5,0.481571,0.514423,70.125,10.5,10.5,15.75,30.375,3,0,3,6,1,0.5,0.25,"
         "0.125,0,0,1.5,0.0625,0,0,41.3921,63578.3,0,none,0,0,0,0,tp-cp-dp-pp,0,none,alltoall,none,"
         "default,2.5,1.75,0.03125,3,5,0.5,1,1.5,2,2.5,3,3.5,4,4.5,5,5.5,6,6.5,7,7.5,8,0,0,0,"
-        "8.5,9,9.5,11,12,13,14,15,0.875,16,17,1\n";
+        "8.5,9,9.5,11,12,13,14,15,0.875,16,17,1,0,0,0,0,0,0,0\n";
     assert_string_equal(capture(row_fn, &record, job), expected);
     /* RFC 4180: a name with a comma and quotes is quoted, its quotes doubled. */
     record.model = 1;
@@ -285,6 +290,58 @@ static void eval_cost_job(const char *extra, cdse_record *record)
     free(job);
 }
 
+/* The error band of a record: the factors of its stack (here the built-in,
+ * megatron-core-2025) and GPU generation (A100: ampere) on its time, days and cost; a stack
+ * and generation without a row take the row "*". A band table written here:
+ *   megatron-core-2025 / ampere: 0.9 - 1.2;  "*": 0.5 - 2. */
+static void test_record_band(void **state)
+{
+    (void)state;
+    char text[2048];
+    snprintf(text, sizeof text, cost_job, "");
+    cdse_job *job = calloc(1, sizeof *job);
+    cdse_diag diag;
+    if (cdse_job_load_text(text, CDSE_SOURCE_DIR "/tests/jobs/unit.cfg", job, &diag) != 0)
+        fail_msg("%s", diag.msg);
+    char path[] = "/tmp/cdse_bands_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("bands = (\n"
+          "  { stack = \"megatron-core-2025\"; generation = \"ampere\"; rows = 3; mean = 0.0; "
+          "low = 0.9; high = 1.2; },\n"
+          "  { stack = \"*\"; generation = \"*\"; rows = 0; mean = 0.0; low = 0.5; high = 2.0; }\n"
+          ");\n",
+          f);
+    fclose(f);
+    if (cdse_bands_apply(path, job, &diag) != 0)
+        fail_msg("%s", diag.msg);
+    cdse_record r;
+    cdse_record_eval(job, 0, &r);
+    assert_int_equal(r.result.status, CDSE_ST_OK);
+    assert_true(r.time_low_s == 0.9 * r.result.time_per_iteration_s);
+    assert_true(r.time_high_s == 1.2 * r.result.time_per_iteration_s);
+    assert_true(r.days_low == 0.9 * r.time_to_train_days && r.days_low > 0.0);
+    assert_true(r.cost_high == 1.2 * r.cost_to_train && r.cost_high > 0.0);
+    /* Another generation: the row "*". */
+    snprintf(job->system[0].gpu, sizeof job->system[0].gpu, "H100-SXM5-80GB");
+    assert_int_equal(cdse_bands_apply(path, job, &diag), 0);
+    cdse_record_eval(job, 0, &r);
+    assert_true(r.time_low_s == 0.5 * r.result.time_per_iteration_s);
+    assert_true(r.time_high_s == 2.0 * r.result.time_per_iteration_s);
+    /* A row without "*" is refused, naming the file. */
+    f = fopen(path, "w");
+    fputs("bands = ( { stack = \"x\"; generation = \"ampere\"; rows = 1; mean = 0.0; low = 0.9; "
+          "high = 1.1; } );\n",
+          f);
+    fclose(f);
+    assert_int_equal(cdse_bands_apply(path, job, &diag), CDSE_EINVAL);
+    assert_non_null(strstr(diag.msg, "no row \"*\""));
+    remove(path);
+    cdse_job_free(job);
+    free(job);
+}
+
 static void test_cost_energy(void **state)
 {
     (void)state;
@@ -350,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_record_eval),
         cmocka_unit_test(test_hw_columns),
         cmocka_unit_test(test_cost_energy),
+        cmocka_unit_test(test_record_band),
         cmocka_unit_test(test_cost_rented),
         cmocka_unit_test(test_record_system),
     };

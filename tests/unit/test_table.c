@@ -120,6 +120,35 @@ static void test_varying_columns(void **state)
     free(job);
 }
 
+/* The error band (time_low_s, time_high_s: t_low, t_high after time_s) and the reserved memory
+ * (mem_reserved_gib: res_gib after mem_gib) print when a row has them; a store made before them
+ * holds 0 in every row, and its table leaves them out. Widths and digits of table.c's labels
+ * (t_low, t_high, res_gib: 8 characters, 4 significant digits). */
+static void test_band_columns(void **state)
+{
+    (void)state;
+    cdse_job *job = malloc(sizeof *job);
+    cdse_record row;
+    fill(job, &row);
+    row.time_low_s = 11.25;  /* 12.5 x 0.9 */
+    row.time_high_s = 14.25; /* 12.5 x 1.14 */
+    row.result.mem_reserved_gib = 79.5;
+    cdse_table t;
+    char err[4096];
+    assert_int_equal(cdse_table_init(&t, job, NULL, NULL, err, sizeof err), 0);
+    const char *text = print(&t, &row, 1);
+    assert_string_equal(nth_line(text, 1), "#index status     time_s    t_low   t_high      tok/s"
+                                           "    mfu  mem_gib  res_gib     days");
+    assert_string_equal(nth_line(text, 2), "     0 ok           12.5    11.25    14.25      83886"
+                                           "   0.48    70.12     79.5        -");
+    row.time_low_s = row.time_high_s = row.result.mem_reserved_gib = 0.0;
+    assert_int_equal(cdse_table_init(&t, job, NULL, NULL, err, sizeof err), 0);
+    text = print(&t, &row, 1);
+    assert_string_equal(nth_line(text, 1),
+                        "#index status     time_s      tok/s    mfu  mem_gib     days");
+    free(job);
+}
+
 /* A hardware value that differs only between systems follows the system column: not printed.
  * MoE rows (ep > 1) list the MoE knobs; a long recompute_modules value widens its column, and
  * every line keeps the header's width. */
@@ -194,6 +223,7 @@ int main(void)
         cmocka_unit_test(test_varying_columns),
         cmocka_unit_test(test_systems_moe_alignment),
         cmocka_unit_test(test_chosen_columns),
+        cmocka_unit_test(test_band_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

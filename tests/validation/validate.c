@@ -43,6 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "clusterdse/config/job.h"
 #include "clusterdse/config/stack.h"
@@ -240,6 +242,32 @@ typedef struct ctx {
     int n_stacks;
     int bad_rows; /* rows of no known group */
 } ctx;
+
+/* ---- Error bands (validate --bands): residuals of the predicted iteration time ---- */
+
+/* One end-to-end row (iteration time or a throughput: not the memory or per-layer rows): its
+ * stack, its GPU generation (cdse_gpu_generation) and x = ln(measured time / predicted time). */
+typedef struct residual {
+    char stack[CDSE_NAME_MAX];
+    char generation[16];
+    char id[40];
+    double x;
+} residual;
+#define MAX_RESIDUALS 256
+static residual residuals[MAX_RESIDUALS];
+static int n_residuals;
+
+static void add_residual(const char *stack, const cdse_system *sys, const char *id,
+                         double time_ratio)
+{
+    if (n_residuals == MAX_RESIDUALS || !(time_ratio > 0.0))
+        return;
+    residual *r = &residuals[n_residuals++];
+    snprintf(r->stack, sizeof r->stack, "%s", stack);
+    snprintf(r->generation, sizeof r->generation, "%s", cdse_gpu_generation(sys->gpu));
+    snprintf(r->id, sizeof r->id, "%s", id);
+    r->x = log(time_ratio);
+}
 
 static tally *stack_tally(ctx *c, const char *name)
 {
@@ -764,10 +792,10 @@ static void describe(const cdse_strategy *s, const cdse_result *r, char *buf, si
 static void breakdown(const cdse_result *r, const cdse_system *sys)
 {
     printf("      memory GiB: weights %.2f grads %.2f optimizer %.2f activations %.2f fp8 %.2f "
-           "runtime %.2f reserved %.2f = %.2f of %.2f\n",
+           "runtime %.2f reserved %.2f = %.2f of %.2f; the process reserves %.2f\n",
            r->mem_weights_gib, r->mem_gradients_gib, r->mem_optimizer_gib, r->mem_activations_gib,
            r->mem_fp8_cache_gib, r->mem_runtime_gib, r->mem_other_gib, r->mem_total_gib,
-           sys->hbm_gib);
+           sys->hbm_gib, r->mem_reserved_gib);
     printf("      time s: fwd %.3f bwd %.3f rec %.3f tp %.3f pp %.3f dp %.3f bubble %.3f opt %.3f "
            "ep %.3f fixed %.3f = %.3f\n",
            r->t_forward_s, r->t_backward_s, r->t_recompute_s, r->t_tp_comm_s, r->t_pp_comm_s,
@@ -844,20 +872,28 @@ static void check_row(ctx *c, int g, int i, const cdse_system *sys, const cdse_s
         snprintf(quantity, sizeof quantity, "iteration time (s)");
         record(c, g, stack->name, id, quantity, atof(get(t, i, "meas_iter_time_s")),
                r.time_per_iteration_s);
+        add_residual(stack->name, sys, id,
+                     atof(get(t, i, "meas_iter_time_s")) / r.time_per_iteration_s);
         break;
     case K_MFU:
         snprintf(quantity, sizeof quantity, "MFU %% [%s]", how);
         record(c, g, stack->name, id, quantity, atof(get(t, i, "meas_mfu_pct")), 100 * r.mfu);
+        add_residual(stack->name, sys, id, 100 * r.mfu / atof(get(t, i, "meas_mfu_pct")));
         break;
     case K_EQ3_TFLOPS:
         snprintf(quantity, sizeof quantity, "eq.3 TFLOP/s [%s]", how);
         record(c, g, stack->name, id, quantity, atof(get(t, i, "meas_tflops_per_gpu")),
                eq3_flops(t, i, s.global_batch) / r.time_per_iteration_s / s.gpus / 1e12);
+        add_residual(stack->name, sys, id,
+                     eq3_flops(t, i, s.global_batch) / r.time_per_iteration_s / s.gpus / 1e12 /
+                         atof(get(t, i, "meas_tflops_per_gpu")));
         break;
     case K_TOKENS:
         snprintf(quantity, sizeof quantity, "tokens/s per GPU [%s]", how);
         record(c, g, stack->name, id, quantity, atof(get(t, i, "meas_tokens_per_s_per_gpu")),
                r.tokens_per_s / s.gpus);
+        add_residual(stack->name, sys, id,
+                     r.tokens_per_s / s.gpus / atof(get(t, i, "meas_tokens_per_s_per_gpu")));
         break;
     default: {
         /* "438 (MCore v0.8) / 468 (MCore v0.9)": the figure of the software the row's stack
@@ -874,6 +910,7 @@ static void check_row(ctx *c, int g, int i, const cdse_system *sys, const cdse_s
         double meas = atof(cell);
         snprintf(quantity, sizeof quantity, "model TFLOP/s [%s]", how);
         record(c, g, stack->name, id, quantity, meas, r.model_tflops_per_gpu);
+        add_residual(stack->name, sys, id, r.model_tflops_per_gpu / meas);
         if (strchr(cell, '/')) {
             double newer = number_after(cell, "/ ");
             printf("  %-18s (the newer software's figure, information only) %12.4g %+8.2f%%\n", "",
@@ -1141,6 +1178,158 @@ static int holdout(const char *path, const char *data, bool verbose)
     return ok ? 0 : 1;
 }
 
+/* The band of a group of residuals x (ln of measured over predicted time), as a factor on the
+ * predicted time: [exp(m - w), exp(m + w)] with nominal two-sided coverage BAND_COVERAGE for a
+ * new run of the group. A Student-t prediction interval whose centre and spread are shrunk
+ * towards the pooled residuals by BAND_PRIOR_ROWS pseudo-rows:
+ *   m  = sum x / (n + k)                       (towards an unbiased model),
+ *   s2 = (sum (x - mean x)^2 + k S2) / (n - 1 + k),  S2 = mean of x^2 over every row,
+ *   w  = t(BAND_COVERAGE quantile, n - 1 + k degrees) s sqrt(1 + 1 / (n + k)).
+ * A group with few rows gets about the pooled width (n = 1: s2 = S2), however close its rows
+ * happen to lie; one with many rows its own spread. A stack and generation without rows (n = 0)
+ * get m = 0, s2 = S2 with k - 1 degrees: the row "*" of the file. */
+#define BAND_COVERAGE   0.80
+#define BAND_PRIOR_ROWS 4
+
+/* One-sided 0.90 quantiles of Student's t (two-sided 80 %), by degrees of freedom 1..30, then
+ * 40, 60, 120 and the normal's 1.2816 (any table of t, e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2).
+ * Between tabulated degrees the lower one's (larger) value is taken. */
+static double t_quantile_90(int df)
+{
+    static const double t[31] = {0,     3.078, 1.886, 1.638, 1.533, 1.476, 1.440, 1.415,
+                                 1.397, 1.383, 1.372, 1.363, 1.356, 1.350, 1.345, 1.341,
+                                 1.337, 1.333, 1.330, 1.328, 1.325, 1.323, 1.321, 1.319,
+                                 1.318, 1.316, 1.315, 1.314, 1.313, 1.311, 1.310};
+    if (df < 1)
+        df = 1;
+    if (df <= 30)
+        return t[df];
+    return df < 40 ? 1.310 : df < 60 ? 1.303 : df < 120 ? 1.296 : df < 1000000 ? 1.289 : 1.2816;
+}
+
+typedef struct band {
+    char stack[CDSE_NAME_MAX];
+    char generation[16];
+    int n;
+    double mean, low, high; /* mean x; factors on the predicted time */
+} band;
+
+/* The band of the residuals of (stack, generation) ("*": none of them), leaving out row `skip`
+ * (-1: none), with S2 over the other rows. */
+static band band_of(const char *stack, const char *generation, int skip)
+{
+    double s2_all = 0.0;
+    int n_all = 0;
+    for (int i = 0; i < n_residuals; i++)
+        if (i != skip) {
+            s2_all += residuals[i].x * residuals[i].x;
+            n_all++;
+        }
+    s2_all /= n_all > 0 ? n_all : 1;
+    band b = {.n = 0};
+    snprintf(b.stack, sizeof b.stack, "%s", stack);
+    snprintf(b.generation, sizeof b.generation, "%s", generation);
+    double sum = 0.0, sq = 0.0;
+    for (int i = 0; i < n_residuals; i++)
+        if (i != skip && strcmp(residuals[i].stack, stack) == 0 &&
+            strcmp(residuals[i].generation, generation) == 0) {
+            sum += residuals[i].x;
+            b.n++;
+        }
+    b.mean = b.n > 0 ? sum / b.n : 0.0;
+    for (int i = 0; i < n_residuals; i++)
+        if (i != skip && strcmp(residuals[i].stack, stack) == 0 &&
+            strcmp(residuals[i].generation, generation) == 0)
+            sq += (residuals[i].x - b.mean) * (residuals[i].x - b.mean);
+    double k = BAND_PRIOR_ROWS;
+    double m = sum / (b.n + k);
+    double s = sqrt((sq + k * s2_all) / (b.n - 1 + k));
+    double w = t_quantile_90(b.n - 1 + BAND_PRIOR_ROWS) * s * sqrt(1.0 + 1.0 / (b.n + k));
+    b.low = exp(m - w);
+    b.high = exp(m + w);
+    return b;
+}
+
+static bool inside(const band *b, double x)
+{
+    return exp(x) >= b->low && exp(x) <= b->high;
+}
+
+/* Writes the band table (calibration/bands.cfg) and prints the coverage over the rows: of the
+ * bands as written (in-sample) and of each row's band computed without it (leave-one-out). */
+static int write_bands(const char *out_path, const char *published, const char *holdout_path)
+{
+    static band bands[MAX_RESIDUALS];
+    int n = 0;
+    for (int i = 0; i < n_residuals; i++) {
+        int b = 0;
+        while (b < n && !(strcmp(bands[b].stack, residuals[i].stack) == 0 &&
+                          strcmp(bands[b].generation, residuals[i].generation) == 0))
+            b++;
+        if (b == n)
+            bands[n++] = band_of(residuals[i].stack, residuals[i].generation, -1);
+    }
+    band pooled = band_of("*", "*", -1);
+    int in = 0, in_loo = 0;
+    for (int i = 0; i < n_residuals; i++) {
+        band own = band_of(residuals[i].stack, residuals[i].generation, -1);
+        band loo = band_of(residuals[i].stack, residuals[i].generation, i);
+        in += inside(&own, residuals[i].x);
+        in_loo += inside(&loo, residuals[i].x);
+        if (!inside(&own, residuals[i].x))
+            fprintf(stderr, "validate --bands: %s (%s, %s) outside its band: measured / predicted "
+                            "time %.3f, band %.3f-%.3f\n",
+                    residuals[i].id, residuals[i].stack, residuals[i].generation,
+                    exp(residuals[i].x), own.low, own.high);
+    }
+    char tmp[CDSE_PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        fprintf(stderr, "validate --bands: cannot write %s\n", tmp);
+        return 2;
+    }
+    fprintf(f, "# Error bands of the predicted iteration time, per software stack and GPU "
+               "generation. Generated, do not edit:\n"
+               "#   build/tests/validate --bands calibration/bands.cfg %s %s .\n"
+               "# (tests/sh/bands_current.sh regenerates it and compares.) From the end-to-end "
+               "rows of both files\n"
+               "# (iteration times and throughputs; not the memory or per-layer rows): x = ln("
+               "measured / predicted time).\n"
+               "# low, high: factors on the predicted time (and days, GPU-hours, cost), a "
+               "Student-t prediction interval of\n"
+               "# nominal coverage %.2f with centre and spread shrunk towards the pooled rows by "
+               "%d pseudo-rows (docs/eval.md,\n"
+               "# Error bands); \"*\": a stack and generation without rows. Coverage over the "
+               "%d rows: %d inside (%.3f),\n"
+               "# %d inside their band computed without them (leave-one-out, %.3f).\n",
+            published, holdout_path, BAND_COVERAGE, BAND_PRIOR_ROWS, n_residuals, in,
+            (double)in / n_residuals, in_loo, (double)in_loo / n_residuals);
+    fprintf(f, "coverage = %.2f;\nprior_rows = %d;\nbands = (\n", BAND_COVERAGE,
+            BAND_PRIOR_ROWS);
+    for (int b = 0; b <= n; b++) {
+        const band *x = b < n ? &bands[b] : &pooled;
+        fprintf(f,
+                "  { stack = \"%s\"; generation = \"%s\"; rows = %d; mean = %+.4f; low = %.4f; "
+                "high = %.4f; }%s\n",
+                x->stack, x->generation, x->n, x->mean, x->low, x->high, b < n ? "," : "");
+    }
+    fprintf(f, ");\n");
+    if (fclose(f) != 0 || rename(tmp, out_path) != 0) {
+        fprintf(stderr, "validate --bands: cannot write %s\n", out_path);
+        remove(tmp);
+        return 2;
+    }
+    printf("# bands: %d groups and \"*\" written to %s\n"
+           "# coverage over %d validation rows: %d inside their band (%.3f, nominal %.2f); "
+           "leave-one-out %d (%.3f)\n",
+           n, out_path, n_residuals, in, (double)in / n_residuals, BAND_COVERAGE, in_loo,
+           (double)in_loo / n_residuals);
+    return in >= BAND_COVERAGE * n_residuals ? 0 : 1;
+}
+
+static int published_main(const char *path, const char *data, bool verbose);
+
 int main(int argc, char **argv)
 {
     bool verbose = argc == 4 && strcmp(argv[3], "-v") == 0;
@@ -1148,15 +1337,43 @@ int main(int argc, char **argv)
         return holdout(argv[2], argv[3], false);
     if (argc == 5 && strcmp(argv[1], "--holdout") == 0 && strcmp(argv[4], "-v") == 0)
         return holdout(argv[2], argv[3], true);
+    if (argc == 6 && strcmp(argv[1], "--bands") == 0) {
+        /* The tables' reports go to /dev/null (file descriptor 1 kept aside and restored);
+         * only the residuals are kept. */
+        fflush(stdout);
+        int saved = dup(1), null = open("/dev/null", O_WRONLY);
+        if (saved < 0 || null < 0 || dup2(null, 1) < 0) {
+            fprintf(stderr, "validate --bands: cannot redirect the report\n");
+            return 2;
+        }
+        close(null);
+        int rc = published_main(argv[3], argv[5], false);
+        if (rc == 0)
+            rc = holdout(argv[4], argv[5], false);
+        fflush(stdout);
+        dup2(saved, 1);
+        close(saved);
+        if (rc != 0) {
+            fprintf(stderr, "validate --bands: the validation itself fails (exit %d)\n", rc);
+            return rc;
+        }
+        return write_bands(argv[2], argv[3], argv[4]);
+    }
     if (argc != 3 && !verbose) {
         fprintf(stderr, "usage: validate PUBLISHED.csv DATA_DIR [-v]\n"
-                        "       validate --holdout HOLDOUT.csv DATA_DIR [-v]\n");
+                        "       validate --holdout HOLDOUT.csv DATA_DIR [-v]\n"
+                        "       validate --bands OUT.cfg PUBLISHED.csv HOLDOUT.csv DATA_DIR\n");
         return 2;
     }
+    return published_main(argv[1], argv[2], verbose);
+}
+
+static int published_main(const char *path, const char *data, bool verbose)
+{
     table t;
-    if (read_table(argv[1], &t) != 0)
+    if (read_table(path, &t) != 0)
         return 2;
-    ctx c = {.data = argv[2], .t = &t, .specs = groups, .verbose = verbose};
+    ctx c = {.data = data, .t = &t, .specs = groups, .verbose = verbose};
     static cdse_system systems[N_GROUPS];
     static cdse_stack stacks[N_GROUPS], zero3, mlperf;
     if (load_stack(c.data, ZERO3_STACK, &zero3) != 0 ||

@@ -58,7 +58,19 @@ typedef struct cdse_objective {
     char currency[16];        /* the unit of cost_to_train and the profiles' prices */
     bool prune;   /* skip blocks a lower bound excludes from /top and /pareto (docs/sweep.md) */
     int top_line; /* line of `top` in the job file, 0 if defaulted (for messages; not hashed) */
+    /* Fraction of HBM kept free: a configuration whose reserved memory is above
+     * hbm_gib x (1 - memory_headroom) is over_headroom (CDSE_MEMORY_HEADROOM_DEFAULT). */
+    double memory_headroom;
 } cdse_objective;
+
+/* The default of objective.memory_headroom: 5 % of HBM kept free beyond what the caching
+ * allocator reserves, for what the model does not count (memory spikes at checkpoint saves,
+ * which Megatron-LM reports separately since pull request #2839; communicators created lazily).
+ * The margin tools that size GPU memory keep: Huawei's llm_datadist mem_utilization defaults to
+ * 0.95 of device memory; compressed-tensors keeps 5 % of a model's memory after an out-of-memory
+ * error with 1.83 GiB cached but unallocated at 78.09 of 79.18 GiB (vllm-project/
+ * compressed-tensors pull request #587). */
+#define CDSE_MEMORY_HEADROOM_DEFAULT 0.05
 
 /* A hardware axis: a numeric key of a system entry given as a list (docs/job-file.md). The
  * sweep enumerates it as space axis CDSE_AXIS_HW0 + its position; the evaluator receives the
@@ -95,6 +107,10 @@ typedef struct cdse_job {
     int n_system_gpus;
     int32_t system_gpus[CDSE_MAX_SYSTEMS][CDSE_AXIS_MAX_VALUES];
     cdse_objective objective;
+    /* Error band of the predicted time (calibration/bands.cfg, cdse_bands_apply): factors on the
+     * time of a configuration run by stack k (n_stacks: the built-in) on system s. */
+    double band_low[CDSE_MAX_STACKS + 1][CDSE_MAX_SYSTEMS];
+    double band_high[CDSE_MAX_STACKS + 1][CDSE_MAX_SYSTEMS];
     uint64_t fingerprint; /* hash of the validated content, to refuse resuming another job */
     char *text;           /* the job file text as given (malloc'd) */
     size_t text_len;

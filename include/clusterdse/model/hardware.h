@@ -184,4 +184,9 @@ void cdse_hw_values(const cdse_system *system, double value[CDSE_HW_COUNT]);
  * unsorted efficiency tables, level sizes that do not nest). */
 int cdse_system_check(const cdse_system *system, cdse_diag *diag);
 
+/* The GPU generation of a profile's `gpu` name, which the error bands are kept per
+ * (calibration/bands.cfg): "ampere" (A100...), "hopper" (H100, H200), "blackwell" (B200, GB200,
+ * B300, GB300), "cdna3" (MI300X, MI325X), or "other". */
+const char *cdse_gpu_generation(const char *gpu);
+
 #endif

@@ -5,6 +5,18 @@
 #include "clusterdse/model/comm_plan.h"
 #include "clusterdse/model/strategy.h"
 
+/* Peak reserved over peak allocated memory of PyTorch's caching allocator in a Megatron-Core
+ * training run, as Megatron-LM's own memory report prints it ("[Rank 0] (after 20 iterations)
+ * memory (MB) | allocated: 3270.16 | max allocated: 5670.39 | reserved: 6406.00 | max reserved:
+ * 6406.00", NVIDIA/Megatron-LM pull request #5662, 2026): 6406.00 / 5670.39 = 1.130. The same
+ * order as GMLake's measurements of the allocator on A100-80GB over eight LLMs (Guo et al.,
+ * ASPLOS'24: fragmentation cut by 15 % on average, up to 33 %, where the allocator's blocks are
+ * cached but not allocated); the Megatron-LM report of 2020 (NVIDIA/Megatron-LM issue #60:
+ * max allocated 12606 MB, max reserved 17482 MB, 1.39) predates expandable segments. Applied
+ * to the tensors (weights, gradients, optimizer state, activations, FP8 copies), not to the
+ * CUDA context or NCCL's buffers, which the allocator does not hold. */
+#define CDSE_ALLOCATOR_RESERVED_OVER_ALLOCATED 1.13
+
 typedef struct cdse_result {
     int status;     /* cdse_status */
     int dp;         /* derived data-parallel degree */
@@ -39,6 +51,9 @@ typedef struct cdse_result {
     double mem_offloaded_gib; /* placed on the second tier */
     double mem_fp8_cache_gib; /* FP8 copies and transposes of the weights */
     double mem_runtime_gib;   /* the stack's workspaces and caching-allocator reserve */
+    /* What the process reserves from the driver at its peak: mem_total_gib plus the caching
+     * allocator's blocks cached but not allocated (CDSE_ALLOCATOR_RESERVED_OVER_ALLOCATED). */
+    double mem_reserved_gib;
     /* Variable sequence lengths (model seq_len_histogram): slowest DP rank over the mean. */
     double seq_imbalance; /* 1 without a histogram */
     double t_imbalance_s; /* iteration time lost waiting for the slowest DP rank */

@@ -31,6 +31,12 @@ typedef struct cdse_record {
     double interruptions_expected;       /* over time_to_train_effective (0 without a budget) */
     double time_to_train_effective_days; /* time_to_train_days / goodput */
     int32_t checkpoint_flag;             /* CDSE_CKPT_FLAG_* */
+    /* The error band (job->band_low / band_high of its stack and system) on the iteration time,
+     * the time to train and the cost to train (each grows with the time at a fixed
+     * configuration); 0 where the figure is 0. */
+    double time_low_s, time_high_s;
+    double days_low, days_high;
+    double cost_low, cost_high;
 } cdse_record;
 
 /* Decodes `index` and evaluates it into `record`. Pure: safe in the sweep's hot loop. */
@@ -42,6 +48,12 @@ void cdse_record_system(const cdse_job *job, uint64_t index, cdse_system *system
 
 /* The value `metric` (cdse_metric) of a record, oriented so that smaller is better. */
 double cdse_record_cost(const cdse_record *record, int metric);
+
+/* Whether the error bands of two records (time_low_s, time_high_s) make `metric` (cdse_metric)
+ * of `a` and `b` indistinguishable: the better end of one's band reaches the worse end of the
+ * other's. Every metric grows with the time (time, days, GPU-hours, cost, energy) or with its
+ * inverse (tokens/s, MFU, tokens per kWh) at a fixed configuration. False without bands. */
+bool cdse_record_bands_overlap(const cdse_record *a, const cdse_record *b, int metric);
 
 /* Fills the configuration at `index` (model, system, strategy, stack, hardware columns) without
  * evaluating it: the result is zero. */

@@ -9,7 +9,9 @@
  *     net1_bandwidth_gbs, ...) when it differs between two rows of the same system, that is when
  *     a hardware axis was swept, under its column name;
  *   - always status, time_per_iteration_s, tokens_per_s, mfu, mem_total_gib, time_to_train_days
- *     and the ranking column when it is another one.
+ *     and the ranking column when it is another one; the error band time_low_s and time_high_s
+ *     (t_low, t_high) after time_s and mem_reserved_gib (res_gib) after mem_gib when a row has
+ *     them (a store made before them holds 0).
  * The configuration columns with one value in every row are printed once, on a '# same in every
  * row:' line above the header, as name=value (the names --where and --columns take); the MoE
  * knobs only when a row has ep > 1, offload_layers only with activation offload,
@@ -39,6 +41,7 @@ typedef struct cdse_table {
     double first[CDSE_TABLE_MAX_COLUMNS];
     double last[CDSE_TABLE_MAX_COLUMNS];
     bool varies[CDSE_TABLE_MAX_COLUMNS];
+    bool present[CDSE_TABLE_MAX_COLUMNS]; /* a row held a value other than 0 */
     int value_width[CDSE_TABLE_MAX_COLUMNS]; /* the widest value's characters */
     bool system_seen[CDSE_MAX_SYSTEMS];
     double system_hw[CDSE_MAX_SYSTEMS][CDSE_HW_COUNT];
