@@ -1748,10 +1748,13 @@ static void host_idle_of(const env *e, const layer_step *step, host_idle *idle)
 
 /* Host-side costs the GPU does not hide: the stack's per-iteration costs (data loading, loss and
  * gradient-norm reductions, logging) and, per layer and micro-batch, the GPU's wait for the
- * host's launches (host_idle_of). */
-static double fixed_time(const env *e, const dims *x, const host_idle *idle)
+ * host's launches (host_idle_of), over the `n_layers` layers of the slowest stage: the same layers
+ * whose computation and collectives the iteration counts (under the embedding-aware split the
+ * last stage may hold one layer fewer than stage_layers; counting the wait over stage_layers made
+ * a better network, whose saving counts n_layers layers, raise t_fixed_s by more). */
+static double fixed_time(const env *e, const dims *x, double n_layers, const host_idle *idle)
 {
-    return e->stk->iteration_fixed_s + x->m * x->stage_layers * (idle->fwd + idle->bwd);
+    return e->stk->iteration_fixed_s + x->m * n_layers * (idle->fwd + idle->bwd);
 }
 
 /* Output layer and loss on the last stage (GEMM h x V/t, fp32 cross-entropy), one micro-batch:
@@ -1831,9 +1834,14 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     /* The slowest stage: L/p layers plus the output layer (the last stage); when the split
      * counts the output layer as a layer, the last stage holds one layer fewer and a middle
      * stage of stage_layers may be the slower. */
+    /* A layer's time counts the GPU's waits for the host's launches (host_idle_of), so that the
+     * slowest stage is chosen by what its layers take, and its waits count its layers only. */
+    host_idle idle;
+    host_idle_of(&e, &step, &idle);
     double n_layers = x.stage_layers;
     if (cdse_split_embedding(&st))
-        split_slowest_stage(step.fwd + step.bwd + step.recompute + step.tp + step.cp + step.ep,
+        split_slowest_stage(step.fwd + step.bwd + step.recompute + step.tp + step.cp + step.ep +
+                                idle.fwd + idle.bwd,
                             &n_layers, &head_fwd, &head_bwd);
     double stage_fwd = n_layers * step.fwd + head_fwd;
     double stage_bwd = n_layers * step.bwd + head_bwd;
@@ -1845,8 +1853,6 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     /* What runs in a micro-batch's passes of the stage: the GPU's work and its waits for the
      * host's launches (host_idle_of). The data-parallel collectives hide behind it, but for the
      * computation that already hides the layers' own collectives (one window, shared). */
-    host_idle idle;
-    host_idle_of(&e, &step, &idle);
     double free_fwd = fmax(0.0, step.fwd - step.hidden_fwd) + idle.fwd;
     double free_bwd = fmax(0.0, step.bwd + step.recompute - step.hidden_bwd) + idle.bwd;
     double run_fwd = n_layers * free_fwd + head_fwd;
@@ -1928,7 +1934,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     r->mem_runtime_gib = e.stk->runtime_gib + e.stk->allocator_overhead * r->mem_activations_gib +
                          recompute_buffer(&e, &x) / CDSE_GIB;
 
-    r->t_fixed_s = fixed_time(&e, &x, &idle);
+    r->t_fixed_s = fixed_time(&e, &x, n_layers, &idle);
     double time =
         compute_iter + bubble + pp_comm + dp_comm + optimizer + r->t_offload_s + r->t_fixed_s;
     r->time_per_iteration_s = time;
