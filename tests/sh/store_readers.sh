@@ -121,7 +121,9 @@ import h5py
 from damage import damage
 with h5py.File("good.h5", "r") as f:
     chunk = f["results"].id.get_chunk_info(0)
-damage("good.h5", "chunk.h5", [(chunk.byte_offset + chunk.size // 2, b"\0" * 16)])
+# A quarter into the compressed chunk: the rows' own data (the middle of the deflate stream can
+# be the 1,016 unused rows of the chunk, whose loss changes nothing: seen with 103 columns).
+damage("good.h5", "chunk.h5", [(chunk.byte_offset + chunk.size // 4, b"\0" * 16)])
 PY
 for cmd in top export; do
     expect 2 "a damaged store: rows 0\.\.8 of /results cannot be read" "$CLUSTERDSE" $cmd chunk.h5
