@@ -56,8 +56,9 @@ static int fit_system(cdse_system *system, const cdse_probe_fit *fit,
     profile_path(probes_path, system->name, path, sizeof path);
     snprintf(name, sizeof name, "%.30s-fitted", system->name);
     FILE *out = fopen(path, "w");
-    int rc = out ? cdse_fit_write_profile(out, fit, &probes->info, probes_path, system, NULL, name, NULL)
-                 : CDSE_EIO;
+    int rc =
+        out ? cdse_fit_write_profile(out, fit, &probes->info, probes_path, system, NULL, name, NULL)
+            : CDSE_EIO;
     if (out != NULL && fclose(out) != 0)
         rc = CDSE_EIO;
     if (rc != 0) {

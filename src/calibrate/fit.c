@@ -731,8 +731,8 @@ static bool level_measured(const cdse_level_fit *lf)
 
 /* A level from fits alone: the link is the sendrecv fit (point to point), else the collective
  * with the highest bandwidth. */
-static void fitted_level(const cdse_level_fit *lf, const char *name, int size,
-                         const char *source, cdse_net_level *level)
+static void fitted_level(const cdse_level_fit *lf, const char *name, int size, const char *source,
+                         cdse_net_level *level)
 {
     memset(level, 0, sizeof *level);
     snprintf(level->name, sizeof level->name, "%s", name);
@@ -802,8 +802,7 @@ static void write_provenance(FILE *out, const cdse_probe_fit *fit, const cdse_pr
     fprintf(out, "# Network profile fitted by clusterdse %s from %s.\n", CDSE_VERSION, probes_path);
     if (in->date[0]) {
         fprintf(out, "# Measured %s on %s: %d ranks on %d node(s), %d per node; plan \"%s\".\n",
-                in->date, in->hostnames, in->ranks, in->nodes, in->ranks_per_node,
-                in->plan_name);
+                in->date, in->hostnames, in->ranks, in->nodes, in->ranks_per_node, in->plan_name);
         fprintf(out, "# MPI library: %s\n", in->mpi_library);
     }
     if (in->env[0]) {

@@ -132,9 +132,9 @@ static void nccl_dtype(const char *type, char *out, size_t size)
 /* OSU "# Datatype: MPI_CHAR." (7.x) to the probe's dtype names. */
 static void osu_dtype(const char *line, char *out, size_t size)
 {
-    static const char *const map[][2] = {{"MPI_CHAR", "uint8"},   {"MPI_FLOAT", "float"},
+    static const char *const map[][2] = {{"MPI_CHAR", "uint8"},    {"MPI_FLOAT", "float"},
                                          {"MPI_DOUBLE", "double"}, {"MPI_INT", "int32"},
-                                         {"MPI_BYTE", "uint8"},   {"MPI_UINT8_T", "uint8"}};
+                                         {"MPI_BYTE", "uint8"},    {"MPI_UINT8_T", "uint8"}};
     const char *p = line + strlen("# Datatype:");
     while (*p == ' ')
         p++;
@@ -265,7 +265,7 @@ static int level_of(const cdse_log_hint *hint, const cdse_log_info *li)
 
 /* Column positions from the "# size count type redop root time algbw busbw #wrong ..." line. */
 typedef struct nccl_cols {
-    int n;                     /* tokens of a data row */
+    int n; /* tokens of a data row */
     int type, time_oop, time_ip;
 } nccl_cols;
 
@@ -372,16 +372,16 @@ static int read_nccl(FILE *f, const char *path, const cdse_log_hint *hint, cdse_
                        sizeof row.dtype);
             row.bytes = (int64_t)size;
             row.iterations = 0;
-            row.t_min_us = row.t_avg_us = row.t_max_us = row.t_itermax_us = row.t_median_us =
-                t_oop;
+            row.t_min_us = row.t_avg_us = row.t_max_us = row.t_itermax_us = row.t_median_us = t_oop;
             row.t_best_us = t_ip > 0 && t_ip < t_oop ? t_ip : t_oop;
             fill_bw(&row, bench->coll);
             rc = append_row(r, &row);
         }
     }
     if (rc == 0 && r->n_rows == first_row) {
-        cdse_diag_set(diag, "%s: no rows of a nccl-tests table (# size count type ... time algbw "
-                            "busbw ...)",
+        cdse_diag_set(diag,
+                      "%s: no rows of a nccl-tests table (# size count type ... time algbw "
+                      "busbw ...)",
                       path);
         rc = CDSE_EINVAL;
     }
@@ -506,10 +506,10 @@ static int read_osu(FILE *f, const char *path, const cdse_log_hint *hint, cdse_p
             row.t_avg_us = row.t_median_us = row.t_itermax_us = row.t_best_us = t;
             row.t_min_us = cols.min > 0 && cols.min < n && parse_number(tok[cols.min], &v) ? v : t;
             row.t_max_us = cols.max > 0 && cols.max < n && parse_number(tok[cols.max], &v) ? v : t;
-            row.iterations = cols.iterations > 0 && cols.iterations < n &&
-                                     parse_number(tok[cols.iterations], &v)
-                                 ? (int32_t)v
-                                 : 0;
+            row.iterations =
+                cols.iterations > 0 && cols.iterations < n && parse_number(tok[cols.iterations], &v)
+                    ? (int32_t)v
+                    : 0;
             fill_bw(&row, bench->coll);
             rc = append_row(r, &row);
         }

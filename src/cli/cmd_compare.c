@@ -291,8 +291,9 @@ static void band_note(FILE *out, const cdse_store *store, const best_rows *b)
         if (b->found[s] && s != top &&
             cdse_record_bands_overlap(&b->best[top], &b->best[s], b->metric)) {
             if (within++ == 0)
-                fprintf(out, "# within the error band of the best (%s, t_low..t_high, "
-                             "docs/eval.md):",
+                fprintf(out,
+                        "# within the error band of the best (%s, t_low..t_high, "
+                        "docs/eval.md):",
                         cdse_store_system_name(store, top));
             fprintf(out, " %s", cdse_store_system_name(store, s));
         }

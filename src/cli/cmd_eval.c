@@ -124,8 +124,7 @@ static const eval_option options[] = {
     {"-n", NULL, "N", opt_best,
      "print only the N best feasible configurations, best first\n"
      "                  (ranked by objective.metric; ties by index)"},
-    {"--by", NULL, "METRIC", opt_by,
-     "rank by METRIC instead (the metrics below)"},
+    {"--by", NULL, "METRIC", opt_by, "rank by METRIC instead (the metrics below)"},
     {"--columns", NULL, "LIST", opt_columns,
      "the table's columns, names joined by ',' (--help-columns), in\n"
      "                  this order; default: the configuration columns whose value\n"

@@ -364,7 +364,8 @@ static int probe_level_of(const char *option, const char *name, const cdse_syste
 
 static int append_store(cdse_probe_result *all, cdse_probe_result *one, bool first_store)
 {
-    cdse_probe_row *rows = realloc(all->rows, sizeof *rows * (size_t)(all->n_rows + one->n_rows + 1));
+    cdse_probe_row *rows =
+        realloc(all->rows, sizeof *rows * (size_t)(all->n_rows + one->n_rows + 1));
     cdse_reduce_row *red =
         realloc(all->reduce, sizeof *red * (size_t)(all->n_reduce + one->n_reduce + 1));
     if (rows)
@@ -425,7 +426,7 @@ static int read_inputs(fit_args *a, const cdse_system *base, cdse_probe_result *
                 info->ranks = in->log.ranks > info->ranks ? in->log.ranks : info->ranks;
                 info->nodes = in->log.nodes > info->nodes ? in->log.nodes : info->nodes;
                 /* An intra-node log without host names (OSU): its ranks share one node. */
-                int per_node = in->log.nodes > 0 ? in->log.ranks_per_node
+                int per_node = in->log.nodes > 0    ? in->log.ranks_per_node
                                : in->log.level == 0 ? in->log.ranks
                                                     : 0;
                 if (per_node > info->ranks_per_node)
@@ -474,8 +475,7 @@ static void print_inputs(const fit_args *a, const cdse_probe_result *pr)
         const cdse_log_info *li = &in->log;
         char nodes[64] = "nodes not in the log";
         if (li->nodes > 0)
-            snprintf(nodes, sizeof nodes, "%d node(s), %d per node", li->nodes,
-                     li->ranks_per_node);
+            snprintf(nodes, sizeof nodes, "%d node(s), %d per node", li->nodes, li->ranks_per_node);
         printf("# %s: %s %s%s%s, %d rows, %d ranks on %s, level %s%s%s%s\n", in->path,
                li->format == CDSE_LOG_OSU ? "OSU" : "nccl-tests", li->tool,
                li->version[0] ? " " : "", li->version, li->rows, li->ranks, nodes,
@@ -558,7 +558,8 @@ static int choose_levels(const fit_args *a, const cdse_probe_fit *fit, const cds
                          bool use[CDSE_FIT_LEVELS])
 {
     for (int l = 0; l < CDSE_FIT_LEVELS; l++)
-        use[l] = level_has_fit(fit, l) && (base == NULL || (l == 1 && cdse_fit_target_level(1, base) >= 0));
+        use[l] = level_has_fit(fit, l) &&
+                 (base == NULL || (l == 1 && cdse_fit_target_level(1, base) >= 0));
     if (a->levels == NULL)
         return 0;
     use[0] = use[1] = false;
@@ -584,8 +585,8 @@ static int choose_levels(const fit_args *a, const cdse_probe_fit *fit, const cds
  * way) unless --force: a measurement of another path (MPI over shared memory instead of NCCL
  * over NVLink, a TCP fallback) rather than the level. Returns 0 or 1. */
 #define FIT_BASE_RATIO_MAX 3.0
-static int check_against_base(const fit_args *a, const cdse_probe_fit *fit,
-                              const cdse_system *base, const bool use[CDSE_FIT_LEVELS])
+static int check_against_base(const fit_args *a, const cdse_probe_fit *fit, const cdse_system *base,
+                              const bool use[CDSE_FIT_LEVELS])
 {
     int refused = 0;
     for (int l = 0; l < CDSE_FIT_LEVELS; l++) {
@@ -604,9 +605,9 @@ static int check_against_base(const fit_args *a, const cdse_probe_fit *fit,
                     "%s level %s: fitted %s bandwidth %.4g GB/s (%s rows) is %.1fx %s %s's "
                     "%.4g GB/s (%s level %s); %s\n",
                     a->force ? "# --force:" : "clusterdse fit:", base->level[k].name,
-                    cdse_coll_name(c), fitted, level_names[l],
-                    ratio > 1 ? ratio : 1 / ratio, ratio > 1 ? "above" : "below", base->name,
-                    datasheet, base->name, base->level[k].name,
+                    cdse_coll_name(c), fitted, level_names[l], ratio > 1 ? ratio : 1 / ratio,
+                    ratio > 1 ? "above" : "below", base->name, datasheet, base->name,
+                    base->level[k].name,
                     a->force ? "written anyway"
                              : "refused: the logs may measure another path (MPI on host buffers "
                                "over shared memory instead of NCCL over NVLink, TCP instead of "
@@ -643,8 +644,9 @@ static void level_notes(const fit_args *a, const cdse_system *system, const bool
     for (int k = 0; k < system->n_levels && len < size; k++) {
         int from = -1;
         for (int l = 0; l < CDSE_FIT_LEVELS; l++)
-            if (written[l] && (a->base || a->job ? cdse_fit_target_level(l, system) == k
-                                                 : strcmp(system->level[k].name, level_names[l]) == 0))
+            if (written[l] &&
+                (a->base || a->job ? cdse_fit_target_level(l, system) == k
+                                   : strcmp(system->level[k].name, level_names[l]) == 0))
                 from = l;
         if (from >= 0)
             len += (size_t)snprintf(notes + len, size - len, "#   %s: measured (%s rows: %s)\n",

@@ -241,12 +241,13 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
                "verify)\n",
                datasheet, feasible);
     if (status == 0 && best.n == 0) {
-        fprintf(stderr,
-                "clusterdse verify: %s: none of the %zu selected feasible configurations is on a "
-                "system with a measured network level; fit a profile for it (clusterdse fit ... "
-                "--base SYSTEM, network_profile), choose one with --system NAME, or replay datasheet "
-                "systems with --datasheet\n",
-                a->store, feasible);
+        fprintf(
+            stderr,
+            "clusterdse verify: %s: none of the %zu selected feasible configurations is on a "
+            "system with a measured network level; fit a profile for it (clusterdse fit ... "
+            "--base SYSTEM, network_profile), choose one with --system NAME, or replay datasheet "
+            "systems with --datasheet\n",
+            a->store, feasible);
         status = 1;
     }
     const cdse_record **sorted = status == 0 ? malloc(best.n * sizeof *sorted + 1) : NULL;

@@ -90,7 +90,8 @@ int cdse_bands_apply(const char *path, cdse_job *job, cdse_diag *diag)
             pooled = i;
     }
     if (rc == 0 && pooled < 0)
-        rc = cdse__key_fail(&ctx, list, NULL, list, "a row { stack = \"*\"; generation = \"*\"; ... }",
+        rc = cdse__key_fail(&ctx, list, NULL, list,
+                            "a row { stack = \"*\"; generation = \"*\"; ... }",
                             "no row \"*\" for the stacks and generations without rows");
     if (rc == 0)
         apply(entries, n, pooled, job);

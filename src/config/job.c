@@ -1584,9 +1584,11 @@ int cdse_job_load_text(const char *text, const char *path, cdse_job *job, cdse_d
         snprintf(job->output, sizeof job->output, "results/%.100s.h5", job->name);
     char bands[CDSE_PATH_MAX];
     if (cdse_job_find_data("calibration", "bands", path, bands, sizeof bands) != 0) {
-        cdse_diag_set(diag, "%s: calibration/bands.cfg (the error bands) not found in the data "
-                            "directories (CLUSTERDSE_DATA, the job's directory and its parents, "
-                            "the source tree, the install prefix)", path);
+        cdse_diag_set(diag,
+                      "%s: calibration/bands.cfg (the error bands) not found in the data "
+                      "directories (CLUSTERDSE_DATA, the job's directory and its parents, "
+                      "the source tree, the install prefix)",
+                      path);
         return CDSE_EIO;
     }
     rc = cdse_bands_apply(bands, job, diag);

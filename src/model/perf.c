@@ -1973,11 +1973,10 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
      * its measured reserved-over-allocated ratio, which replaces the stack's allocator_overhead
      * share of the runtime term (the larger of the two is kept). */
     double tensors = r->mem_total_gib - r->mem_other_gib - e.stk->runtime_gib;
-    r->mem_reserved_gib =
-        r->mem_other_gib + e.stk->runtime_gib +
-        fmax(CDSE_ALLOCATOR_RESERVED_OVER_ALLOCATED *
-                 (tensors - e.stk->allocator_overhead * r->mem_activations_gib),
-             tensors);
+    r->mem_reserved_gib = r->mem_other_gib + e.stk->runtime_gib +
+                          fmax(CDSE_ALLOCATOR_RESERVED_OVER_ALLOCATED *
+                                   (tensors - e.stk->allocator_overhead * r->mem_activations_gib),
+                               tensors);
     if (r->status == CDSE_ST_OK) {
         bool hbm_full = r->mem_total_gib > system->hbm_gib;
         bool tier_full =

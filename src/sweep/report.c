@@ -341,7 +341,8 @@ static bool metric_band(const cdse_record *r, int metric, double *better, double
 bool cdse_record_bands_overlap(const cdse_record *a, const cdse_record *b, int metric)
 {
     double a_better, a_worse, b_better, b_worse;
-    if (!metric_band(a, metric, &a_better, &a_worse) || !metric_band(b, metric, &b_better, &b_worse))
+    if (!metric_band(a, metric, &a_better, &a_worse) ||
+        !metric_band(b, metric, &b_better, &b_worse))
         return false;
     return a_better <= b_worse && b_better <= a_worse;
 }

@@ -73,9 +73,8 @@ static const char *const config_columns[] = {
 
 /* Printed after the configuration columns: always, except those of `when_present`. */
 static const char *const result_columns[] = {
-    "status",        "time_per_iteration_s", "time_low_s",       "time_high_s",
-    "tokens_per_s",  "mfu",                  "mem_total_gib",    "mem_reserved_gib",
-    "time_to_train_days",
+    "status", "time_per_iteration_s", "time_low_s",       "time_high_s",        "tokens_per_s",
+    "mfu",    "mem_total_gib",        "mem_reserved_gib", "time_to_train_days",
 };
 
 /* Result columns a store made before them holds as 0 in every row (the error band,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regression inputs of the fuzzing campaign (issue 15; ../shared/findings/fuzz-2026-12/README.md)
+# Regression inputs of the fuzzing campaign (issue 15; the campaign's findings, fuzz-2026-12, were copied into tests/fuzz/regress)
 # in tests/fuzz/regress and tests/fuzz/stores: each ends with one message and exit 1 or 2 within
 # 20 s, never a crash, a hang or a silent wrong answer. Everything runs under a 4 GB memory
 # limit (ulimit -v), as in the finding B12, except in a sanitizer build.

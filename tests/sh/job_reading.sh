@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15, the job-file reading findings: each reproducer of ../shared/findings/fuzz-2026-12
+# Issue 15, the job-file reading findings: each reproducer of the fuzz-2026-12 findings (copied into tests/)
 # (copied to tests/jobs/fuzz/) runs through `clusterdse eval`; the exit code and the message
 # (file:line, the key, what is allowed) are checked. B4 @include with a wrapped integer, B5 a
 # probe plan with a wrapped size, B6 the wrapped key named, B8a memory_tier attach = "none" in

@@ -27,8 +27,8 @@ static const char *write_log(const char *name, const char *text)
     return path;
 }
 
-static int read_log(const char *name, const char *text, int ranks, int level,
-                    cdse_probe_result *r, cdse_log_info *li, cdse_diag *diag)
+static int read_log(const char *name, const char *text, int ranks, int level, cdse_probe_result *r,
+                    cdse_log_info *li, cdse_diag *diag)
 {
     const char *path = write_log(name, text);
     memset(r, 0, sizeof *r);
@@ -103,10 +103,14 @@ static void test_nccl_mixed_layout(void **state)
         "# Collective test starting: alltoall_perf\n"
         "# nThread 1 nGpus 1 minBytes 1024 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: "
         "20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n"
-        "#  Rank  0 Group  0 Pid   4001 on      a-001 device  0 [0000:18:00] NVIDIA H100 80GB HBM3\n"
-        "#  Rank  1 Group  0 Pid   4002 on      a-001 device  1 [0000:2a:00] NVIDIA H100 80GB HBM3\n"
-        "#  Rank  2 Group  0 Pid   5001 on      a-002 device  0 [0000:18:00] NVIDIA H100 80GB HBM3\n"
-        "#  Rank  3 Group  0 Pid   5002 on      a-002 device  1 [0000:2a:00] NVIDIA H100 80GB HBM3\n"
+        "#  Rank  0 Group  0 Pid   4001 on      a-001 device  0 [0000:18:00] NVIDIA H100 80GB "
+        "HBM3\n"
+        "#  Rank  1 Group  0 Pid   4002 on      a-001 device  1 [0000:2a:00] NVIDIA H100 80GB "
+        "HBM3\n"
+        "#  Rank  2 Group  0 Pid   5001 on      a-002 device  0 [0000:18:00] NVIDIA H100 80GB "
+        "HBM3\n"
+        "#  Rank  3 Group  0 Pid   5002 on      a-002 device  1 [0000:2a:00] NVIDIA H100 80GB "
+        "HBM3\n"
         "#\n"
         "#       size         count      type   redop    root     time   algbw   busbw  #wrong     "
         "time   algbw   busbw  #wrong\n"
@@ -195,7 +199,8 @@ static void test_refusals(void **state)
                              "# Size       Avg Latency(us)\n"
                              "4                       1.50\n";
     assert_int_equal(read_log("d.log", allgatherv, 4, 0, &r, &li, &diag), CDSE_EINVAL);
-    assert_non_null(strstr(diag.msg, ":1: OSU benchmark 'Allgatherv Latency' is not one fit reads"));
+    assert_non_null(
+        strstr(diag.msg, ":1: OSU benchmark 'Allgatherv Latency' is not one fit reads"));
     cdse_probe_result_free(&r);
     const char *bcast = "# nccl-tests version 2.13.9 nccl-headers=22103 nccl-library=22103\n"
                         "# Collective test starting: broadcast_perf\n";

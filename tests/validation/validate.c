@@ -1277,8 +1277,9 @@ static int write_bands(const char *out_path, const char *published, const char *
         in += inside(&own, residuals[i].x);
         in_loo += inside(&loo, residuals[i].x);
         if (!inside(&own, residuals[i].x))
-            fprintf(stderr, "validate --bands: %s (%s, %s) outside its band: measured / predicted "
-                            "time %.3f, band %.3f-%.3f\n",
+            fprintf(stderr,
+                    "validate --bands: %s (%s, %s) outside its band: measured / predicted "
+                    "time %.3f, band %.3f-%.3f\n",
                     residuals[i].id, residuals[i].stack, residuals[i].generation,
                     exp(residuals[i].x), own.low, own.high);
     }
@@ -1289,24 +1290,24 @@ static int write_bands(const char *out_path, const char *published, const char *
         fprintf(stderr, "validate --bands: cannot write %s\n", tmp);
         return 2;
     }
-    fprintf(f, "# Error bands of the predicted iteration time, per software stack and GPU "
-               "generation. Generated, do not edit:\n"
-               "#   build/tests/validate --bands calibration/bands.cfg %s %s .\n"
-               "# (tests/sh/bands_current.sh regenerates it and compares.) From the end-to-end "
-               "rows of both files\n"
-               "# (iteration times and throughputs; not the memory or per-layer rows): x = ln("
-               "measured / predicted time).\n"
-               "# low, high: factors on the predicted time (and days, GPU-hours, cost), a "
-               "Student-t prediction interval of\n"
-               "# nominal coverage %.2f with centre and spread shrunk towards the pooled rows by "
-               "%d pseudo-rows (docs/eval.md,\n"
-               "# Error bands); \"*\": a stack and generation without rows. Coverage over the "
-               "%d rows: %d inside (%.3f),\n"
-               "# %d inside their band computed without them (leave-one-out, %.3f).\n",
+    fprintf(f,
+            "# Error bands of the predicted iteration time, per software stack and GPU "
+            "generation. Generated, do not edit:\n"
+            "#   build/tests/validate --bands calibration/bands.cfg %s %s .\n"
+            "# (tests/sh/bands_current.sh regenerates it and compares.) From the end-to-end "
+            "rows of both files\n"
+            "# (iteration times and throughputs; not the memory or per-layer rows): x = ln("
+            "measured / predicted time).\n"
+            "# low, high: factors on the predicted time (and days, GPU-hours, cost), a "
+            "Student-t prediction interval of\n"
+            "# nominal coverage %.2f with centre and spread shrunk towards the pooled rows by "
+            "%d pseudo-rows (docs/eval.md,\n"
+            "# Error bands); \"*\": a stack and generation without rows. Coverage over the "
+            "%d rows: %d inside (%.3f),\n"
+            "# %d inside their band computed without them (leave-one-out, %.3f).\n",
             published, holdout_path, BAND_COVERAGE, BAND_PRIOR_ROWS, n_residuals, in,
             (double)in / n_residuals, in_loo, (double)in_loo / n_residuals);
-    fprintf(f, "coverage = %.2f;\nprior_rows = %d;\nbands = (\n", BAND_COVERAGE,
-            BAND_PRIOR_ROWS);
+    fprintf(f, "coverage = %.2f;\nprior_rows = %d;\nbands = (\n", BAND_COVERAGE, BAND_PRIOR_ROWS);
     for (int b = 0; b <= n; b++) {
         const band *x = b < n ? &bands[b] : &pooled;
         fprintf(f,

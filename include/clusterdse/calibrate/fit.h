@@ -79,8 +79,8 @@ typedef struct cdse_fit_result {
     cdse_fit_stats stats;         /* the profile pair on all points */
     cdse_alpha_beta candidate[CDSE_FIT_CHOICE_COUNT]; /* every estimator's pair */
     double candidate_median[CDSE_FIT_CHOICE_COUNT];   /* and its median relative error */
-    double holdout_median;        /* refit on every other size, median rel. error on the rest */
-    int holdout_points;           /* 0 if too few sizes for a hold-out check */
+    double holdout_median; /* refit on every other size, median rel. error on the rest */
+    int holdout_points;    /* 0 if too few sizes for a hold-out check */
 } cdse_fit_result;
 
 /* Fits one collective on one level. `pts` need not be sorted. The profile pair is the
@@ -147,12 +147,12 @@ typedef struct cdse_level_fit {
 
 typedef struct cdse_probe_fit {
     cdse_fit_options options;
-    char dtype[8];        /* the dtype fitted */
-    double reduce_gbs;    /* local reduction rate at the largest size (0: not measured) */
-    int64_t reduce_bytes; /* that size */
-    int mixed;            /* rows of mixed groups, not fitted */
-    int fitted;           /* (level, collective) pairs fitted */
-    int estimator;         /* cdse_fit_choice of every pair */
+    char dtype[8];          /* the dtype fitted */
+    double reduce_gbs;      /* local reduction rate at the largest size (0: not measured) */
+    int64_t reduce_bytes;   /* that size */
+    int mixed;              /* rows of mixed groups, not fitted */
+    int fitted;             /* (level, collective) pairs fitted */
+    int estimator;          /* cdse_fit_choice of every pair */
     bool estimator_holdout; /* scores are hold-out median errors (else in-sample means) */
     double estimator_score[CDSE_FIT_CHOICE_COUNT]; /* each estimator's score (fit.c) */
     cdse_level_fit level[CDSE_FIT_LEVELS];

@@ -27,11 +27,11 @@ typedef struct cdse_log_hint {
 
 /* What one log held. */
 typedef struct cdse_log_info {
-    int format;             /* cdse_log_format */
-    char tool[48];          /* "all_reduce_perf", "osu_allreduce", ... */
-    char version[64];       /* "nccl-tests 2.13.9", "OSU v7.4", or "" */
-    char device[64];        /* nccl-tests: the first rank's device name; OSU: "CUDA" or "" */
-    char algo[96];          /* "NCCL_ALGO=Ring NCCL_PROTO=Simple" when the log shows them */
+    int format;       /* cdse_log_format */
+    char tool[48];    /* "all_reduce_perf", "osu_allreduce", ... */
+    char version[64]; /* "nccl-tests 2.13.9", "OSU v7.4", or "" */
+    char device[64];  /* nccl-tests: the first rank's device name; OSU: "CUDA" or "" */
+    char algo[96];    /* "NCCL_ALGO=Ring NCCL_PROTO=Simple" when the log shows them */
     int ranks, nodes, ranks_per_node; /* nodes 0: the log does not say */
     int level;                        /* of its rows: 0, 1 or -1 (mixed: not fitted) */
     int rows;

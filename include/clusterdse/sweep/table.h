@@ -41,7 +41,7 @@ typedef struct cdse_table {
     double first[CDSE_TABLE_MAX_COLUMNS];
     double last[CDSE_TABLE_MAX_COLUMNS];
     bool varies[CDSE_TABLE_MAX_COLUMNS];
-    bool present[CDSE_TABLE_MAX_COLUMNS]; /* a row held a value other than 0 */
+    bool present[CDSE_TABLE_MAX_COLUMNS];    /* a row held a value other than 0 */
     int value_width[CDSE_TABLE_MAX_COLUMNS]; /* the widest value's characters */
     bool system_seen[CDSE_MAX_SYSTEMS];
     double system_hw[CDSE_MAX_SYSTEMS][CDSE_HW_COUNT];
