@@ -374,8 +374,11 @@ static int append_store(cdse_probe_result *all, cdse_probe_result *one, bool fir
         all->reduce = red;
     if (!rows || !red)
         return CDSE_ENOMEM;
-    memcpy(all->rows + all->n_rows, one->rows, sizeof *rows * (size_t)one->n_rows);
-    memcpy(all->reduce + all->n_reduce, one->reduce, sizeof *red * (size_t)one->n_reduce);
+    /* a store may hold no reduce rows (or no rows): memcpy's source must not be NULL then */
+    if (one->n_rows > 0)
+        memcpy(all->rows + all->n_rows, one->rows, sizeof *rows * (size_t)one->n_rows);
+    if (one->n_reduce > 0)
+        memcpy(all->reduce + all->n_reduce, one->reduce, sizeof *red * (size_t)one->n_reduce);
     all->n_rows += one->n_rows;
     all->n_reduce += one->n_reduce;
     if (first_store)
