@@ -1,4 +1,4 @@
-/* Which axes the lower bound of cdse_time_floor (perf.c) takes as given. */
+/* Which axes the lower bound of cdse_time_floor (perf*.c) takes as given. */
 #include "clusterdse/model/bound.h"
 
 bool cdse_bound_axis_kept(int axis, int flags)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Event simulation of DeepSpeed's pipeline training schedule (TrainSchedule in
 deepspeed/runtime/pipe/schedule.py, read at microsoft/DeepSpeed commit 3293cf72a, January 2022),
-the check behind src/model/perf.c's treatment of the stack key pipeline_lockstep.
+the check behind src/model/perf*.c's treatment of the stack key pipeline_lockstep.
 
 Each stage runs its commands in schedule order on one stream. A step pairs the stage with one
 neighbour: a forward step receives the activation from the previous stage and then sends it the
@@ -10,7 +10,7 @@ stage and then receives the gradient from it (pipe/p2p.py: blocking send and rec
 ends when both partners have reached it and takes c seconds; F and B take f and b.
 
 Checked: the iteration takes (m + p - 1)(f + b), 1F1B's time (Narayanan et al. 2021, Sec. 2.2),
-and the transfers on its critical path number deepspeed_transfers(m, p) of perf.c:
+and the transfers on its critical path number deepspeed_transfers(m, p) of perf*.c:
 2m for p = 2, max(4m + 2p - 8, 2(p - 1)) for p >= 3. Exit 0 when both hold everywhere tried.
 """
 import sys

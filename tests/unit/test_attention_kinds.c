@@ -191,7 +191,7 @@ static void test_swa_model_flops(void **state)
  * tp 1), against full attention: full 4 b a s s d x 1/2 = 2147483648 FLOPs; sliding
  * 2 b a s x 120 keys (128 (1 - 128 / 2048)) x 2 d = 503316480 FLOPs; at 100 TFLOP/s x 0.4 the
  * forward pass is shorter by 1644167168 / 4e13 = 4.11041792e-5 s and the backward pass by 2.5
- * times that (FlashAttention-2's backward, perf.c), 1.0276045e-4 s. */
+ * times that (FlashAttention-2's backward, perf*.c), 1.0276045e-4 s. */
 static void test_swa_layer_time(void **state)
 {
     (void)state;

@@ -289,7 +289,7 @@ static void test_memory_limit(void **state)
  * flash attention at 0.4 of peak (4e13), 1000 GB/s HBM; the default stack (Megatron-Core 2025:
  * cross-entropy 28 B a logit, 400 us launch per layer, no fixed time). tp = pp = dp = 1,
  * microbatch = global batch = 1 (m = 1), no recomputation, bf16, ZeRO 0, no offload. Per layer
- * (the GEMM shapes and byte counts of perf.c, Korthikanti et al. 2022 Fig. 2 layer structure):
+ * (the GEMM shapes and byte counts of perf*.c, Korthikanti et al. 2022 Fig. 2 layer structure):
  *   GEMMs 2 x 512 x (3072 + 1024 + 4096 + 2048) x 1024 FLOPs / 5e13 = 214.7483648 us forward,
  *     twice that backward (each GEMM compute-bound: e.g. QKV 3.22e9 FLOPs 64.4 us vs 10.5 MB
  *     of operands 10.5 us)

@@ -1,4 +1,4 @@
-/* The communication plan of the evaluator (src/model/perf.c cdse_evaluate_plan,
+/* The communication plan of the evaluator (src/model/perf*.c cdse_evaluate_plan,
  * src/model/comm_plan.c, cdse_coll_time of src/model/collective.c) against hand calculations.
  *
  * Sources of the expected values, written out beside each test:

@@ -216,7 +216,7 @@ static void test_etp_group(void **state)
     assert_int_equal(op[0]->stride, 1);
 }
 
-/* Overlap: a collective hidden behind computation still costs OVERLAP_INTERFERENCE (0.25, perf.c)
+/* Overlap: a collective hidden behind computation still costs OVERLAP_INTERFERENCE (0.25, perf*.c)
  * of its time; with 1F1B all-to-all overlap and all-to-alls far shorter than the layer's
  * computation (ep 8 on NVLink), the exposed EP time is 0.25 of the unoverlapped one. */
 static void test_a2a_overlap(void **state)

@@ -1,4 +1,4 @@
-/* The evaluator (src/model/perf.c, cdse_eff_lookup of src/model/hardware.c) against hand
+/* The evaluator (src/model/perf*.c, cdse_eff_lookup of src/model/hardware.c) against hand
  * calculations.
  *
  * Models, systems and strategies are filled by hand here (no files are loaded). Each expected
@@ -906,7 +906,7 @@ static void test_selective_recompute_with_flash(void **state)
  * Without SP (Shoeybi et al. 2019 Fig. 3): 2 all-reduces forward on the critical path, 2 backward
  * overlapping the column-parallel GEMMs (QKV and FC1, forward time
  * 2 T h (3h/2 + 4h/2) / (peak eff) = 1.503e-4 s > 2 all-reduces), so only their interference
- * OVERLAP_INTERFERENCE = 0.25 (perf.c) of the hidden time shows: per layer 2 ar + 0.25 * 2 ar.
+ * OVERLAP_INTERFERENCE = 0.25 (perf*.c) of the hidden time shows: per layer 2 ar + 0.25 * 2 ar.
  * With SP (Korthikanti Sec. 4.2.2): forward 2 (ag + rs); backward 2 ag exposed; 2 (ag + rs)
  * overlapping twice the column GEMMs: per layer 2 (ag + rs) + 2 ag + 0.25 * 2 (ag + rs). */
 static void test_tp_comm_times(void **state)
@@ -1299,7 +1299,7 @@ static void test_fp8_memory(void **state)
  *   the cast of each GEMM input (QKV input h, projection input h, FC1 input h, FC2 input 4h: 7h
  *     elements per token, t = 1) writes 1 B instead of 1 + 1 B: per layer and micro-batch the
  *     forward pass moves T x 7h x 1 B less (T = 2 x 512 tokens, 1e12 B/s), the backward pass 1.5
- *     times that (ELEMENTWISE_BWD_FACTOR, perf.c);
+ *     times that (ELEMENTWISE_BWD_FACTOR, perf*.c);
  *   the activations (the FP8 input saved for the weight gradient, 1 B either way) are unchanged. */
 static void test_fp8_non_tn_gemm(void **state)
 {
@@ -1391,7 +1391,7 @@ static void test_fp8_param_gather_memory(void **state)
     assert_rel(bf16_on.mem_weights_gib, 59826176.0 / GIB, 1e-12);
 }
 
-/* Host costs (fixed_time in perf.c): the stack's per-iteration cost plus, per layer and
+/* Host costs (fixed_time in perf*.c): the stack's per-iteration cost plus, per layer and
  * micro-batch, what launching the layer's kernels takes beyond the GPU time of the layer
  * (forward: launch - f; backward, twice the kernels: 2 launch - b), here with an exaggerated
  * launch time of 1 ms per layer forward against GPU layer times f, b of the test model:
@@ -1610,7 +1610,7 @@ static void test_pipeline_p2p_across_nodes(void **state)
  * Per layer, b = 2, s_local = 512 / 8 = 64, heads per TP rank 8, kv heads per TP rank 8:
  *   chunk = b s_local 2 kv_local d_head 2 B = 2*64*2*8*64*2 = 262144 B;
  *   step = 262144 / 22.5e9 + 5e-6 s; forward (cp - 1) = 7 steps, backward 14 steps.
- * They overlap the attention core (perf.c; OVERLAP_INTERFERENCE 0.25 of the hidden time shows):
+ * They overlap the attention core (perf*.c; OVERLAP_INTERFERENCE 0.25 of the hidden time shows):
  *   scores b (a/t) s_local s = 2*8*64*512 = 524288;
  *   Q K^T batch 16 of 64 x 512 x 64: 67108864 FLOP / 5e13 = 1.342e-6 s, bytes
  *   16 (64*64 + 64*512 + 64*512) 2 = 2228224 -> 2.228e-6 s at 1e12 B/s: memory-bound;
@@ -1667,7 +1667,7 @@ static void test_cp_ring_in_node(void **state)
  * First stage per GPU (L = 4, two layers): 12 h^2/8 + 7h/8 + 6h = 1572864 + 896 + 6144 = 1579904
  * per layer, 3159808 for two, + V h / 8 + s h = 524288 + 524288: 4208384 parameters.
  * Gradients in fp32: G = 16833536 B; weights in bf16: W = 8416768 B. The stage is smaller than
- * one 40M-parameter bucket (perf.c DP_BUCKET_PARAMS, Megatron-Core DDP default), so its one bucket
+ * one 40M-parameter bucket (perf*.c DP_BUCKET_PARAMS, Megatron-Core DDP default), so its one bucket
  * starts when the backward pass ends and the whole reduction is exposed:
  *   ZeRO 0: all-reduce over IB, n = 2: 2 (1/2) G / 22.5e9 + 2 * 5e-6;
  *   ZeRO 1: reduce-scatter of G and all-gather of W: (1/2) G / 22.5e9 + 5e-6 +
@@ -1693,7 +1693,7 @@ static void test_dp_comm_one_bucket(void **state)
     assert_rel(r.t_dp_comm_s, 0.5 * G / bw + lat + 0.5 * W / bw + lat, 1e-12);
 }
 
-/* exposed(c, w) = c - min(c, w) + 0.25 min(c, w) (perf.c, OVERLAP_INTERFERENCE). */
+/* exposed(c, w) = c - min(c, w) + 0.25 min(c, w) (perf*.c, OVERLAP_INTERFERENCE). */
 static double exposed_hand(double c, double w)
 {
     double hidden = c < w ? c : w;
@@ -1703,7 +1703,7 @@ static double exposed_hand(double c, double w)
 /* The backward computation of one layer and micro-batch that hides the layer's TP all-reduces
  * (TP without sequence parallelism, m micro-batches of 2 layers): the backward's two all-reduces
  * overlap the column-parallel GEMMs, so a layer's TP time is 2 ar forward + exposed(2 ar, col)
- * backward = 4 ar - 0.75 hidden, hidden = min(2 ar, col) (perf.c exposed): hidden = (4 ar -
+ * backward = 4 ar - 0.75 hidden, hidden = min(2 ar, col) (perf*.c exposed): hidden = (4 ar -
  * t_tp per layer) / 0.75, with ar the one all-reduce of the plan. That time hides nothing else
  * (issue 31: one window shared by the streams that use it). */
 static double tp_hidden_bwd(const cdse_model *m, const cdse_system *s, const cdse_strategy *st,
@@ -1758,7 +1758,7 @@ static void test_dp_comm_zero3(void **state)
     assert_rel(r.t_dp_comm_s, 4.0 * per_mb, 1e-12);
 }
 
-/* prefetched(c, w, L) = c / L + exposed(c - c / L, w - w / L) (perf.c: each layer's transfer
+/* prefetched(c, w, L) = c / L + exposed(c - c / L, w - w / L) (perf*.c: each layer's transfer
  * overlaps the previous layer's computation, the first one's nothing). */
 static double prefetched_hand(double c, double w, double layers)
 {
@@ -1834,7 +1834,7 @@ static void test_dp_comm_moe_shared_window(void **state)
  * the call's full buffer at the test system's 1000 GB/s: 3 B per gathered byte (torch.zeros, then
  * ProcessGroupNCCL's copy out of its flat buffer), 4 B per reduced byte (the in-place division by
  * the group size, then the copy into the flat buffer), i.e. 3 W / 1e12 and 4 G / 1e12 over
- * the 8 calls of a pass (perf.c DEEPSPEED_GATHER_COPY_BYTES, DEEPSPEED_REDUCE_COPY_BYTES). */
+ * the 8 calls of a pass (perf*.c DEEPSPEED_GATHER_COPY_BYTES, DEEPSPEED_REDUCE_COPY_BYTES). */
 static void test_dp_comm_zero3_deepspeed(void **state)
 {
     (void)state;
@@ -1957,7 +1957,7 @@ static void test_dp_comm_bucket_grows_with_dp(void **state)
 
 /* The interleaved schedule reduces each model chunk's gradients, whole, once the backward pass of
  * the chunk's last micro-batch is over (Megatron-LM's delay_grad_reduce / align_grad_reduce,
- * perf.c chunked_reduce). gpt(48) with t = 1, p = 2, v = 3, d = 2 on one node (the two DP ranks
+ * perf*.c chunked_reduce). gpt(48) with t = 1, p = 2, v = 3, d = 2 on one node (the two DP ranks
  * 1 apart, NVLink 80 %, 2 us): the first stage holds 24 layers of 12 h^2 + 13 h = 12596224
  * parameters, 8 per chunk, and the embedding V h + s h = 4718592, which sits in chunk 0. Each
  * chunk's fp32 gradients are all-reduced over the 2 ranks: c = 2 (1/2) 4 x 8 x 12596224 / bw +
@@ -2094,7 +2094,7 @@ static void test_offload_optimizer(void **state)
 
 /* Activations offloaded with 1F1B, p = 4, m = 8, 8 layers (the case of
  * test_activations_pipeline_1f1b): the first stage holds min(p, m) = 4 micro-batches of 2
- * layers, 8 s b h (34 + 5 a s / h) bytes; layer-wise offload (perf.c) keeps two layers' worth in
+ * layers, 8 s b h (34 + 5 a s / h) bytes; layer-wise offload (perf*.c) keeps two layers' worth in
  * HBM, 2 s b h (34 + 5 a s / h) (the whole of one micro-batch here), and the other 6 on the tier:
  * resident + offloaded = the activations held without offload. */
 static void test_offload_activations(void **state)
@@ -2116,7 +2116,7 @@ static void test_offload_activations(void **state)
  * 2 m times one micro-batch's activations, whatever the number in flight. p = 1, m = 4, 4 layers,
  * b = 2: one micro-batch holds 4 s b h (34 + 5 a s / h) + 4 s b V = 310378496 + 16777216 =
  * 327155712 B; traffic 2 * 4 * 327155712 B over a 900 GB/s tier (NVLink-C2C class) takes 2.9e-3 s,
- * hidden behind the computation (checked below), so 0.25 of it shows (perf.c
+ * hidden behind the computation (checked below), so 0.25 of it shows (perf*.c
  * OVERLAP_INTERFERENCE). */
 static void test_offload_activations_traffic(void **state)
 {
@@ -2194,7 +2194,7 @@ static void test_offload_layers_memory(void **state)
     assert_rel(r.mem_offloaded_gib, 3.0 * per_layer / GIB, 1e-12);
     assert_rel(r.mem_activations_gib, 5.0 * per_layer / GIB, 1e-12);
     /* The traffic is shorter than the computation it overlaps (checked): hidden, 0.25 of it
-     * shows (perf.c OVERLAP_INTERFERENCE). */
+     * shows (perf*.c OVERLAP_INTERFERENCE). */
     double traffic = 2.0 * 8.0 * per_layer / 64e9;
     double compute = r.t_forward_s + r.t_backward_s + r.t_recompute_s;
     assert_true(traffic < compute);
@@ -2448,7 +2448,7 @@ static void test_moe_dp_comm_bucket(void **state)
     assert_rel(exposed, 40e6 / 100663296.0 * ar, 1e-12);
 }
 
-/* MoE activations per layer and micro-batch (perf.c's generalization of Korthikanti Table 2),
+/* MoE activations per layer and micro-batch (perf*.c's generalization of Korthikanti Table 2),
  * b = 1, s = 512 (sb = 512), t = 1, no imbalance:
  *   kept as in a dense Llama layer: norm, QKV and FC1 inputs 4 * 2 sb h = 4194304;
  *   Q, K, V 2 sb (q + 2 kv) = 3145728; projection input 2 sb q = 1048576;
@@ -2640,7 +2640,7 @@ static void test_throughput_and_utilization(void **state)
     assert_rel(r.hfu, hw_per_token * tokens / time / 4.0 / 100e12, 1e-12);
 }
 
-/* The optimizer step streams 58 B per locally updated parameter over HBM (perf.c
+/* The optimizer step streams 58 B per locally updated parameter over HBM (perf*.c
  * OPTIMIZER_HBM_BYTES_PER_PARAM, Apex multi-tensor kernels): ZeRO-1 on the 16-GPU case above
  * updates 15223808 / 4 parameters: 3805952 * 58 / 1e12 s. */
 static void test_optimizer_time(void **state)

@@ -3,7 +3,7 @@
  * Two GPU types are filled by hand, identical except that type B has half of type A's GEMM peak
  * (50 vs 100 TFLOP/s) and half its HBM bandwidth (500 vs 1000 GB/s); links are made negligible
  * (10^9 GB/s, no latency). Every kernel of the evaluator is costed as max(FLOPs / (peak x eff),
- * bytes / HBM bandwidth) or bytes / HBM bandwidth (perf.c gemm_time, batched_gemm_time,
+ * bytes / HBM bandwidth) or bytes / HBM bandwidth (perf*.c gemm_time, batched_gemm_time,
  * elementwise_costs, the optimizer's 58 B per parameter), so halving both rates doubles every
  * computation term exactly: one micro-batch (or one layer) takes a on A and 2a on B.
  *

@@ -86,7 +86,7 @@ static void deltas(const cdse_model *m, int modules, double *bytes, double *reco
 
 /* layernorm: the two norms' outputs, 2 x 2 B x 512 x 1024 = 2097152 B per layer, 4194304 B for
  * two; recomputing them streams 2 x 4 B per element (LayerNorm read + write,
- * perf.c): 2 layers x 512 x 1024 x 8 B / 1e12 B/s = 8.388608e-6 s. mlp: the dense SwiGLU's gate,
+ * perf*.c): 2 layers x 512 x 1024 x 8 B / 1e12 B/s = 8.388608e-6 s. mlp: the dense SwiGLU's gate,
  * up and output, 3 x 2 B x 512 x 2048 = 6291456 B per layer. */
 static void test_layernorm_and_mlp(void **state)
 {

@@ -1,5 +1,5 @@
 /* Variable sequence lengths (src/model/workload.c: cdse_seq_imbalance_mc, cdse_model_prepare,
- * cdse_seq_imbalance; src/model/perf.c: cdse_evaluate with a histogram) against closed forms.
+ * cdse_seq_imbalance; src/model/perf*.c: cdse_evaluate with a histogram) against closed forms.
  *
  * The cost of a sample of length s is c(s) = s (1 + s / (6 h)) (workload.h). With h = 1024
  * (6 h = 6144) the two lengths used throughout cost

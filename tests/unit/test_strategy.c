@@ -245,7 +245,7 @@ static void test_vpp(void **state)
     st.global_batch = 8;
     assert_int_equal(check(&m, st), CDSE_ST_OK);
     /* pp = 2 is enough when the transfers overlap computation (Megatron-LM arguments.py: with
-     * --overlap-p2p-communication, pipeline-model-parallel size > 1; perf.c models that overlap
+     * --overlap-p2p-communication, pipeline-model-parallel size > 1; perf*.c models that overlap
      * for interleaving): 2 GPUs, vpp 2, 4 micro-batches. */
     st.gpus = 2;
     st.pp = 2;

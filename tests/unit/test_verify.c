@@ -1,5 +1,5 @@
 /* verify replays the evaluator's communication plan (src/calibrate/verify.c cdse_verify_ops and
- * cdse_verify_plan against src/model/perf.c cdse_evaluate_plan).
+ * cdse_verify_plan against src/model/perf*.c cdse_evaluate_plan).
  *
  * For every placement (the 24 orders of tp, cp, dp, pp) and configurations with TP with and
  * without sequence parallelism, CP, PP, DP with ZeRO 0..3 and EP on a MoE model, each replayed

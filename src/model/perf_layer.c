@@ -1,0 +1,531 @@
+/* One transformer layer's step on one GPU, per micro-batch: GEMMs at the system's efficiency,
+ * attention, memory-bound element-wise kernels, the TP, CP and EP collectives of the layer and
+ * what they overlap, and the recomputed modules (perf.c's evaluator composes the steps).
+ * Sources for the formulas are given beside each cost; the constants are in perf_internal.h
+ * where several parts of the evaluator use them. */
+#include "perf_internal.h"
+
+/* FP8 with per-tensor current scaling (Transformer Engine Float8CurrentScalingQuantizer,
+ * NVIDIA/TransformerEngine v2.7 transformer_engine/pytorch/csrc/quantizer.cpp, quantize_impl):
+ * nvte_compute_amax reads the bf16 tensor once before the cast kernel reads it again. Norms and
+ * TE's activations fuse the amax into the kernel that writes the tensor (quantize_with_amax,
+ * csrc/extensions/normalization.cpp and activation.cpp); every other GEMM input and every GEMM
+ * output gradient (module/base.py grad_output_preprocess: quantizer(grad_output)) pays the pass.
+ * Delayed scaling records the amax inside the cast kernel. */
+#define FP8_AMAX_READ_BYTES 2.0
+
+/* With several local experts, the tokens received from the EP ranks are sorted again by local
+ * expert after the dispatch and back before the combine (Megatron-Core
+ * megatron/core/transformer/moe/token_dispatcher.py, "Permutation 2: Sort tokens by local
+ * expert", moe_utils.sort_chunks_by_idxs): read 2 B + write 2 B per element each way. */
+#define MOE_SORT_BYTES 8.0
+
+/* MoE layers (Megatron-Core alltoall token dispatcher, Shazeer et al. 2017 / Fedus et al. 2021
+ * routing): the router is a GEMM h x E followed by softmax/top-k; routed tokens are permuted into
+ * expert order before dispatch and back after combine (read 2 B + write 2 B per element each
+ * way), and the router keeps fp32 logits and probabilities (8 B per token and expert). */
+#define MOE_PERMUTE_BYTES 8.0
+
+/* Causal flash attention computes half of the score matrix; its backward pass runs 5 of the
+ * forward's 2 GEMMs-worth of work (Dao 2023, "FlashAttention-2", Sec. 3: 2.5x forward). */
+#define FLASH_CAUSAL_FRACTION 0.5
+#define FLASH_BWD_FACTOR      2.5
+
+/* Unfused attention core (Megatron-LM's fused scale-mask-softmax, then dropout): softmax reads
+ * and writes 2 B per score; dropout reads 2 B, writes 2 B and a 1-byte mask; backward reads the
+ * output and its gradient and writes the input gradient for each. */
+#define SOFTMAX_FWD_BYTES      4.0
+#define ATTN_DROPOUT_FWD_BYTES 5.0
+#define SOFTMAX_BWD_BYTES      6.0
+#define ATTN_DROPOUT_BWD_BYTES 5.0
+
+/* Fused bias-GeLU: read 2 B, write 2 B; SwiGLU reads gate and up (4 B), writes 2 B. */
+#define GELU_FWD_BYTES   4.0
+#define SWIGLU_FWD_BYTES 6.0
+
+/* Backward element-wise kernels read the incoming gradient and the saved input and write the
+ * input gradient (LayerNorm also reduces its weight gradient): about 1.5x the forward traffic
+ * (6 B vs 4 B per element for LayerNorm). */
+#define ELEMENTWISE_BWD_FACTOR 1.5
+
+/* Element-wise kernels, bytes per element of the tensor they run on (read + write):
+ * LayerNorm reads and writes 2 B each (4 B); GPT's fused bias-dropout-add reads input and
+ * residual, writes the output and a 1-byte mask (7 B); Llama's residual add has no dropout
+ * (6 B). Two of each per layer (Korthikanti et al. 2022 Fig. 2 layer structure). */
+#define LAYERNORM_FWD_BYTES    4.0
+#define DROPOUT_ADD_FWD_BYTES  7.0
+#define RESIDUAL_ADD_FWD_BYTES 6.0
+
+/* The computation of `window` that hides `comm` (exposed): that time hides nothing else. */
+static double overlap_hidden(double comm, double window)
+{
+    return fmax(0.0, comm < window ? comm : window);
+}
+
+double perf_gemm_time(const env *e, double m, double n, double k, double *flops)
+{
+    double f = 2.0 * m * n * k;
+    double bytes = (m * k + k * n + m * n) * e->operand_bytes;
+    double eff = cdse_eff_lookup(e->gemm_table, f) * e->gemm_scale;
+    double compute = f / (e->gemm_peak * eff);
+    double memory = bytes / e->hbm;
+    *flops += f;
+    return compute > memory ? compute : memory;
+}
+
+static double batched_gemm_time(const env *e, double batch, double m, double n, double k,
+                                double *flops)
+{
+    double f = 2.0 * batch * m * n * k;
+    double bytes = batch * (m * k + k * n + m * n) * ACT_BYTES;
+    double eff = cdse_eff_lookup(&e->sys->gemm_eff, f) * e->gemm_scale;
+    double compute = f / (e->attn_peak * eff);
+    double memory = bytes / e->hbm;
+    *flops += f;
+    return compute > memory ? compute : memory;
+}
+
+/* GEMM libraries compute C = A B in output tiles (a thread block per tile): a GEMM of m x n costs
+ * ceil(m / GEMM_TILE) ceil(n / GEMM_TILE) whole tiles ("tile quantization", NVIDIA Matrix
+ * Multiplication Background User's Guide DU-09799-001, Sec. 3.1; 128 x 128 is one of cuBLAS's
+ * typical tiles, Sec. 2.3). The systems' efficiency tables hold GEMMs whose sizes are tile
+ * multiples; an expert's GEMM (rows set by routing, the FFN split over etp) is costed on its
+ * padded tiles and counted with its real FLOPs. */
+#define GEMM_TILE 128.0
+
+static double expert_gemm_time(const env *e, double m, double n, double k, double *flops)
+{
+    double padded_m = ceil(m / GEMM_TILE) * GEMM_TILE, padded_n = ceil(n / GEMM_TILE) * GEMM_TILE;
+    double padded_flops = 0.0;
+    *flops += 2.0 * m * n * k;
+    return perf_gemm_time(e, padded_m, padded_n, k, &padded_flops);
+}
+
+/* The MLP of a MoE layer on one GPU: router, the local experts' grouped GEMMs on the tokens
+ * routed to them (balanced share T k / ep per expert rank... times the capacity factor or the
+ * imbalance of the busiest rank), shared experts on all tokens. Experts are split over TP like
+ * the dense MLP (Megatron-Core expert tensor parallelism = tp). */
+static double moe_mlp_time(const env *e, const dims *x, double *flops, double *col,
+                           double *shared_time, double *shared_flops)
+{
+    double gated = x->gpt ? 1.0 : 2.0;
+    double router = perf_gemm_time(e, x->tokens, x->experts, x->h, flops);
+    double local_experts = x->experts / x->e;
+    /* Per expert: the routed copies of the tokens of the etp x ep ranks that share these
+     * experts, i.e. of etp / tp attention TP groups (MoE parallel folding). */
+    double rows = x->tokens * x->top_k * x->e / x->experts * x->route_factor * (x->etp / x->t);
+    double one = 0.0; /* FLOPs of one local expert */
+    double fc1 = local_experts * expert_gemm_time(e, rows, gated * x->moe_ffn / x->etp, x->h, &one);
+    double fc2 = local_experts * expert_gemm_time(e, rows, x->h, x->moe_ffn / x->etp, &one);
+    *flops += local_experts * one;
+    double shared_fc1 = 0.0, shared_fc2 = 0.0;
+    if (x->shared > 0.0) {
+        double width = x->shared * x->moe_ffn / x->t;
+        double before = *flops;
+        shared_fc1 = perf_gemm_time(e, x->tokens, gated * width, x->h, flops);
+        shared_fc2 = perf_gemm_time(e, x->tokens, x->h, width, flops);
+        *shared_flops = *flops - before;
+    }
+    double elementwise =
+        x->tokens *
+        (x->experts * ROUTER_BYTES + x->top_k * x->route_factor * x->h * MOE_PERMUTE_BYTES) /
+        e->hbm;
+    if (local_experts > 1.0)
+        elementwise += rows * x->experts / x->e * x->h * MOE_SORT_BYTES / e->hbm;
+    *col = fc1 + shared_fc1;
+    *shared_time = shared_fc1 + shared_fc2;
+    return router + fc1 + fc2 + shared_fc1 + shared_fc2 + elementwise;
+}
+
+/* Latent attention's projections on one GPU (Megatron-Core MLA): the down projections of queries
+ * and keys/values (with the RoPE key) are replicated on every TP rank, the up projections and
+ * the output projection split by heads: `qkv` receives the time of the GEMMs before the core,
+ * `proj` that of the output projection. */
+static void mla_linear_time(const env *e, const dims *x, double *flops, double *qkv, double *proj,
+                            layer_cost *c)
+{
+    double heads = x->heads_local;
+    double q, up = 0.0, up_flops = 0.0;
+    if (x->q_rank > 0.0) {
+        q = perf_gemm_time(e, x->tokens, x->q_rank, x->h, flops);
+        up = perf_gemm_time(e, x->tokens, heads * x->d_qk, x->q_rank, &up_flops);
+    } else {
+        q = perf_gemm_time(e, x->tokens, heads * x->d_qk, x->h, flops);
+    }
+    double kv = perf_gemm_time(e, x->tokens, x->kv_rank + x->rope, x->h, flops);
+    up += perf_gemm_time(e, x->tokens, heads * (x->dh + x->d_v), x->kv_rank, &up_flops);
+    q += up;
+    *flops += up_flops;
+    c->mla_up_fwd = up;
+    c->mla_up_flops = up_flops;
+    *proj = perf_gemm_time(e, x->tokens, x->h, heads * x->d_v, flops);
+    *qkv = q + kv;
+}
+
+/* `known`: a layer whose attention projections were already costed (NULL: cost them). */
+static void linear_costs(const env *e, const dims *x, bool moe, layer_cost *c,
+                         const layer_cost *known)
+{
+    double f = 0.0;
+    double gated = x->gpt ? 1.0 : 2.0;
+    double qkv, proj;
+    if (known != NULL) {
+        qkv = known->qkv_fwd;
+        proj = known->proj_fwd;
+        f = known->attn_linear_flops;
+        c->mla_up_fwd = known->mla_up_fwd;
+        c->mla_up_flops = known->mla_up_flops;
+    } else if (x->mla) {
+        mla_linear_time(e, x, &f, &qkv, &proj, c);
+    } else {
+        qkv = perf_gemm_time(e, x->tokens, x->q / x->t + 2.0 * x->kv_local * x->dh, x->h, &f);
+        proj = perf_gemm_time(e, x->tokens, x->h, x->q / x->t, &f);
+    }
+    c->qkv_fwd = qkv;
+    c->proj_fwd = proj;
+    c->attn_linear_flops = f;
+    double mlp, mlp_col, attention_flops = f, mlp_flops = 0.0;
+    if (moe) {
+        mlp = moe_mlp_time(e, x, &mlp_flops, &mlp_col, &c->shared_fwd, &c->shared_flops);
+        c->moe_fwd = mlp;
+        c->moe_flops = mlp_flops;
+    } else {
+        double fc1 = perf_gemm_time(e, x->tokens, gated * x->ffn / x->t, x->h, &mlp_flops);
+        double fc2 = perf_gemm_time(e, x->tokens, x->h, x->ffn / x->t, &mlp_flops);
+        mlp = fc1 + fc2;
+        mlp_col = fc1;
+        c->mlp_fwd = mlp;
+        c->mlp_flops = mlp_flops;
+    }
+    f = attention_flops + mlp_flops;
+    c->linear_fwd = qkv + proj + mlp;
+    c->col_gemm = qkv + mlp_col;
+    c->flops_fwd += f;
+}
+
+/* Dispatch and combine all-to-alls (plan_ep_comm): forward dispatch + combine, backward the
+ * two again on gradients; exposed unless the strategy overlaps them with the shared experts'
+ * GEMMs or with the other micro-batch's computation (the layer's forward and backward).
+ * Called after the computation costs of the layer are set. */
+static void ep_costs(const env *e, const dims *x, layer_cost *c)
+{
+    if (x->e <= 1.0)
+        return;
+    double fwd = e->comm.ep_dispatch + e->comm.ep_combine;
+    double bwd = 2.0 * e->comm.ep_combine;
+    c->ep_fwd = fwd;
+    c->ep_bwd = bwd;
+    c->ep_hidden_fwd = c->ep_hidden_bwd = 0.0;
+    if (e->st->moe_overlap == CDSE_MOE_OVERLAP_SHARED) {
+        c->ep_fwd = exposed(fwd, c->shared_fwd);
+        c->ep_bwd = exposed(bwd, 2.0 * c->shared_fwd);
+        c->ep_hidden_fwd = overlap_hidden(fwd, c->shared_fwd);
+        c->ep_hidden_bwd = overlap_hidden(bwd, 2.0 * c->shared_fwd);
+    } else if (e->st->moe_overlap == CDSE_MOE_OVERLAP_A2A) {
+        double window = 3.0 * c->linear_fwd + c->attn_fwd + c->attn_bwd + c->ew_fwd + c->ew_bwd;
+        double all = exposed(fwd + bwd, window);
+        double hidden = overlap_hidden(fwd + bwd, window);
+        c->ep_fwd = all * fwd / (fwd + bwd);
+        c->ep_bwd = all - c->ep_fwd;
+        c->ep_hidden_fwd = hidden * fwd / (fwd + bwd);
+        c->ep_hidden_bwd = hidden - c->ep_hidden_fwd;
+    }
+}
+
+/* Flash attention with latent attention's head dimensions or sliding windows: 2 FLOPs per
+ * query-key pair and query/key dimension, 2 per pair and value dimension, over the keys each
+ * query attends to (cdse_attended_keys: half the causal sequence, or about the window). */
+static double flash_flops(const dims *x)
+{
+    double rows = x->b * x->heads_local * x->s_local;
+    double keys =
+        (1.0 - x->swa_share) * cdse_attended_keys(x->s_full, 0.0) + x->swa_share * x->swa_keys;
+    return 2.0 * rows * keys * (x->d_qk + x->d_v);
+}
+
+static void attention_costs(const env *e, const dims *x, bool flash, layer_cost *c)
+{
+    double scores = x->b * x->heads_local * x->s_local * x->s_full; /* score elements */
+    if (flash) {
+        double f = 4.0 * scores * x->dh * FLASH_CAUSAL_FRACTION;
+        if (x->mla || x->swa_share > 0.0)
+            f = flash_flops(x);
+        double eff = e->sys->attention_efficiency;
+        c->attn_fwd = f / (e->attn_peak * eff);
+        c->attn_bwd = FLASH_BWD_FACTOR * c->attn_fwd;
+        c->attn_flops_fwd = f;
+        c->flops_fwd += f;
+        return;
+    }
+    /* Unfused attention computes the whole (masked) score matrix, windows or not. */
+    double f = 0.0;
+    double batch = x->b * x->heads_local;
+    double qk = batched_gemm_time(e, batch, x->s_local, x->s_full, x->d_qk, &f);
+    double av = batched_gemm_time(e, batch, x->s_local, x->d_v, x->s_full, &f);
+    double fwd_bytes = SOFTMAX_FWD_BYTES + (x->gpt ? ATTN_DROPOUT_FWD_BYTES : 0.0);
+    double bwd_bytes = SOFTMAX_BWD_BYTES + (x->gpt ? ATTN_DROPOUT_BWD_BYTES : 0.0);
+    c->attn_fwd = qk + av + scores * fwd_bytes / e->hbm;
+    c->attn_bwd = 2.0 * (qk + av) + scores * bwd_bytes / e->hbm;
+    c->attn_flops_fwd = f;
+    c->flops_fwd += f;
+}
+
+/* Elements per token that FP8 current scaling reads once more for their amax (FP8_AMAX_READ_BYTES)
+ * in a layer whose MLP has `rows` rows per token of `width` columns on this GPU. Forward: the
+ * projection's input (the attention output) and FC2's input (Megatron-Core's own SwiGLU / GeLU,
+ * not TE's); in MoE layers also FC1's inputs (the permuted routed copies, the shared experts'
+ * copy of the norm output: the MoE layer's norm is a module of its own); with latent attention
+ * the up projections' inputs. QKV's and the dense FC1's inputs come from TE's fused norm +
+ * linear. Backward: the output gradient of every GEMM (QKV or latent attention's projections,
+ * projection, FC1 with its gate, FC2). */
+static void fp8_amax_elements(const dims *x, bool moe, double rows, double width, double *fwd,
+                              double *bwd)
+{
+    double gated = x->gpt ? 1.0 : 2.0;
+    double proj_in = x->q / x->t, qkv_out = x->q / x->t + 2.0 * x->kv_local * x->dh;
+    double latents = 0.0;
+    if (x->mla) { /* the up projections' inputs are the latents after their own norms */
+        proj_in = x->heads_local * x->d_v;
+        latents = x->q_rank + x->kv_rank;
+        qkv_out = latents + x->rope + x->heads_local * (x->d_qk + x->dh + x->d_v);
+    }
+    *fwd = latents + proj_in + rows * width + (moe ? rows * x->h : 0.0);
+    *bwd = qkv_out + x->h + rows * (gated * width + x->h);
+}
+
+static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, layer_cost *c)
+{
+    /* Norms and residual adds run on the full sequence on every TP rank unless sequence
+     * parallelism splits them (Korthikanti et al. 2022 Sec. 4.2.2). */
+    double h_share = sp ? x->h / x->t : x->h;
+    double per_h =
+        2.0 * LAYERNORM_FWD_BYTES + 2.0 * (x->gpt ? DROPOUT_ADD_FWD_BYTES : RESIDUAL_ADD_FWD_BYTES);
+    double act = x->gpt ? GELU_FWD_BYTES : SWIGLU_FWD_BYTES;
+    /* Rows entering the MLP per token (the routed copies and the shared experts in MoE layers)
+     * and the MLP width each of them has on this GPU. */
+    double mlp_rows = 1.0, mlp_width = x->ffn / x->t;
+    if (moe) {
+        mlp_rows = x->top_k * x->route_factor + (x->shared > 0.0 ? 1.0 : 0.0);
+        mlp_width = (x->top_k * x->route_factor + x->shared) * x->moe_ffn / x->t / mlp_rows;
+    }
+    double fwd = x->tokens * (h_share * per_h + mlp_rows * mlp_width * act);
+    c->norm_bytes = x->tokens * h_share * 2.0 * LAYERNORM_FWD_BYTES;
+    c->act_bytes = x->tokens * mlp_rows * mlp_width * act;
+    if (e->st->precision == CDSE_FP8) {
+        /* Transformer Engine casts each GEMM input to fp8 and, with TN-only FP8 GEMMs, writes a
+         * transposed copy for the weight gradient: read 2 B, write 1 + 1 B per element (1 B on
+         * fp8_non_tn_gemm GPUs). */
+        double inputs = x->h + x->q / x->t + mlp_rows * (x->h + mlp_width);
+        double written = FP8_GEMM_OPERAND_BYTES + fp8_transpose_bytes(e->sys);
+        fwd += x->tokens * inputs * (ACT_BYTES + written);
+    }
+    c->ew_fwd = fwd / e->hbm;
+    c->ew_bwd = ELEMENTWISE_BWD_FACTOR * c->ew_fwd;
+    if (e->st->precision == CDSE_FP8 && e->stk->fp8_scaling == CDSE_FP8_CURRENT) {
+        double fwd_amax, bwd_amax;
+        fp8_amax_elements(x, moe, mlp_rows, mlp_width, &fwd_amax, &bwd_amax);
+        c->ew_fwd += x->tokens * fwd_amax * FP8_AMAX_READ_BYTES / e->hbm;
+        c->ew_bwd += x->tokens * bwd_amax * FP8_AMAX_READ_BYTES / e->hbm;
+    }
+}
+
+static void tp_costs(const env *e, const dims *x, bool sp, layer_cost *c)
+{
+    if (x->t <= 1.0)
+        return;
+    if (!sp) {
+        /* Two all-reduces forward (g after the row-parallel layers) and two backward (f before
+         * the column-parallel layers, overlapping their weight-gradient GEMMs) (Shoeybi et al.
+         * 2019, Fig. 3). */
+        double ar = e->comm.tp_allreduce;
+        c->tp_fwd = 2.0 * ar;
+        c->tp_bwd_exposed = 0.0;
+        c->tp_bwd_overlapped = 2.0 * ar;
+        c->tp_bwd_window = c->col_gemm;
+        return;
+    }
+    /* Sequence parallelism (Korthikanti et al. 2022 Sec. 4.2.2): forward, an all-gather before
+     * each column-parallel layer and a reduce-scatter after each row-parallel layer. Backward, the
+     * row-parallel layers must all-gather their output gradient before their GEMMs (exposed); the
+     * column-parallel layers re-gather their input during the data-gradient GEMM and
+     * reduce-scatter the input gradient during the weight-gradient GEMM (overlapped). */
+    double ag = e->comm.tp_allgather;
+    double rs = e->comm.tp_reduce_scatter;
+    c->tp_fwd = 2.0 * (ag + rs);
+    c->tp_bwd_exposed = 2.0 * ag;
+    c->tp_bwd_overlapped = 2.0 * (ag + rs);
+    c->tp_bwd_window = 2.0 * c->col_gemm;
+}
+
+static void cp_costs(const env *e, const dims *x, layer_cost *c)
+{
+    if (x->c <= 1.0)
+        return;
+    /* Ring attention: c - 1 steps forward; backward passes keys/values and their gradients
+     * (plan_layer_comm). */
+    double step = e->comm.cp_step;
+    c->cp_fwd = (x->c - 1.0) * step;
+    c->cp_bwd = 2.0 * c->cp_fwd;
+}
+
+static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c,
+                        const layer_cost *known)
+{
+    memset(c, 0, sizeof *c);
+    linear_costs(e, x, moe, c, known);
+    attention_costs(e, x, e->st->flash_attention, c);
+    elementwise_costs(e, x, e->st->sequence_parallel, moe, c);
+    tp_costs(e, x, e->st->sequence_parallel, c);
+    cp_costs(e, x, c);
+    if (moe)
+        ep_costs(e, x, c);
+}
+
+/* Forward work that fine-grained recomputation repeats in the backward pass (the modules of
+ * module_savings): their forward kernels, and with `moe` the dispatch and combine again.
+ * core_attn adds nothing when `selective` already repeats the attention core. */
+static void module_recompute(const env *e, bool moe, const layer_cost *lc, layer_step *step)
+{
+    int mods = e->st->recompute_modules;
+    double t = 0.0, f = 0.0;
+    if ((mods & CDSE_RECOMPUTE_CORE_ATTN) && e->st->recompute != CDSE_RECOMPUTE_SELECTIVE) {
+        t += lc->attn_fwd;
+        f += lc->attn_flops_fwd;
+    }
+    if (mods & CDSE_RECOMPUTE_LAYERNORM)
+        t += lc->norm_bytes / e->hbm;
+    if (mods & CDSE_RECOMPUTE_MLA_UP_PROJ) {
+        t += lc->mla_up_fwd;
+        f += lc->mla_up_flops;
+    }
+    if (!moe && (mods & CDSE_RECOMPUTE_MLP)) {
+        t += lc->mlp_fwd + lc->act_bytes / e->hbm;
+        f += lc->mlp_flops;
+    }
+    if (moe && (mods & CDSE_RECOMPUTE_MOE)) {
+        t += lc->moe_fwd + lc->act_bytes / e->hbm;
+        f += lc->moe_flops;
+        step->ep += lc->ep_fwd;
+    } else if (moe) {
+        if (mods & CDSE_RECOMPUTE_MOE_ACT)
+            t += lc->act_bytes / e->hbm;
+        if (mods & CDSE_RECOMPUTE_SHARED_EXPERTS) {
+            t += lc->shared_fwd;
+            f += lc->shared_flops;
+        }
+    }
+    step->recompute += t;
+    step->recompute_flops += f;
+}
+
+/* Forward collectives are on the critical path; backward TP collectives overlap the
+ * weight-gradient GEMMs (Megatron-LM's asynchronous TP all-reduce), CP exchanges overlap the
+ * attention core; full recomputation repeats the forward pass with its collectives. */
+/* `out` receives the layer's costs; `known` as in linear_costs. */
+static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *step, layer_cost *out,
+                          const layer_cost *known)
+{
+    layer_costs(e, x, moe, out, known);
+    const layer_cost *lc = out;
+    double tp_fwd = lc->tp_fwd;
+    double cp_fwd = exposed(lc->cp_fwd, lc->attn_fwd);
+    double hidden_fwd = overlap_hidden(lc->cp_fwd, lc->attn_fwd) + lc->ep_hidden_fwd;
+    double hidden_bwd = overlap_hidden(lc->cp_bwd, lc->attn_bwd) + lc->ep_hidden_bwd;
+    step->fwd = lc->linear_fwd + lc->attn_fwd + lc->ew_fwd;
+    step->bwd = 2.0 * lc->linear_fwd + lc->attn_bwd + lc->ew_bwd;
+    if (e->st->tp_comm_overlap && e->stk->overlap_tp_comm) {
+        /* Every TP collective is split into chunks pipelined with the GEMM it feeds or drains
+         * (Transformer Engine userbuffers; Wang et al. 2022, "Overlap Communication with Dependent
+         * Computation via Decomposition"): hidden behind all linear GEMMs of the layer. */
+        double all = tp_fwd + lc->tp_bwd_exposed + lc->tp_bwd_overlapped;
+        double tp_hidden_fwd = overlap_hidden(tp_fwd, lc->linear_fwd);
+        hidden_fwd += tp_hidden_fwd;
+        hidden_bwd += overlap_hidden(all, 3.0 * lc->linear_fwd) - tp_hidden_fwd;
+        tp_fwd = exposed(tp_fwd, lc->linear_fwd);
+        step->tp = exposed(all, 3.0 * lc->linear_fwd);
+    } else {
+        step->tp = tp_fwd + lc->tp_bwd_exposed + exposed(lc->tp_bwd_overlapped, lc->tp_bwd_window);
+        hidden_bwd += overlap_hidden(lc->tp_bwd_overlapped, lc->tp_bwd_window);
+    }
+    step->cp = cp_fwd + exposed(lc->cp_bwd, lc->attn_bwd);
+    step->ep = lc->ep_fwd + lc->ep_bwd;
+    step->recompute = 0.0;
+    step->recompute_flops = 0.0;
+    if (e->st->recompute == CDSE_RECOMPUTE_FULL) {
+        /* The recomputed layers' forward again, with its collectives. */
+        double share = recomputed_share(e->st, x->stage_layers);
+        step->recompute = share * step->fwd;
+        step->tp += share * tp_fwd;
+        step->cp += share * cp_fwd;
+        step->ep += share * lc->ep_fwd;
+        hidden_bwd += share * hidden_fwd;
+        step->recompute_flops = share * lc->flops_fwd;
+    } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE) {
+        /* The attention core is checkpointed and run again in the backward pass; with flash
+         * attention that saves no memory (the core keeps no score matrix) but still costs the
+         * forward kernel (Megatron-Core checkpoints core attention whatever its kernel). */
+        step->recompute = lc->attn_fwd;
+        step->recompute_flops = lc->attn_flops_fwd;
+    }
+    if (e->st->recompute != CDSE_RECOMPUTE_FULL && e->st->recompute_modules != 0) {
+        module_recompute(e, moe, lc, step);
+        if (moe && (e->st->recompute_modules & CDSE_RECOMPUTE_MOE))
+            hidden_bwd += lc->ep_hidden_fwd; /* the dispatch and combine again */
+    }
+    step->hidden_fwd = hidden_fwd;
+    step->hidden_bwd = hidden_bwd;
+    /* The host launches the recomputed kernels again: their share of the forward pass's launches
+     * is taken as the share of its FLOPs they repeat (all of them with full recomputation), a
+     * figure of the layer's shape only, so no faster GPU changes it. */
+    step->recompute_launch = lc->flops_fwd > 0.0 ? step->recompute_flops / lc->flops_fwd : 0.0;
+    step->fwd_comm = tp_fwd + cp_fwd + lc->ep_fwd;
+}
+
+/* The average layer of a stage: MoE layers are spread evenly over the pipeline stages. */
+void perf_average_layer_step(const env *e, const dims *x, layer_step *step)
+{
+    layer_cost dense_costs, moe_costs;
+    if (x->moe_share >= 1.0) { /* every layer is a MoE layer */
+        layer_step_of(e, x, true, step, &moe_costs, NULL);
+        return;
+    }
+    layer_step_of(e, x, false, step, &dense_costs, NULL);
+    if (x->moe_layers <= 0.0)
+        return;
+    layer_step moe;
+    layer_step_of(e, x, true, &moe, &moe_costs, &dense_costs);
+    double f = x->moe_share;
+#define MIX(field) step->field = (1.0 - f) * step->field + f * moe.field
+    MIX(fwd);
+    MIX(bwd);
+    MIX(recompute);
+    MIX(tp);
+    MIX(cp);
+    MIX(ep);
+    MIX(recompute_flops);
+    MIX(recompute_launch);
+    MIX(fwd_comm);
+    MIX(hidden_fwd);
+    MIX(hidden_bwd);
+#undef MIX
+}
+
+int cdse_layer_times(const cdse_model *model, const cdse_system *system,
+                     const cdse_strategy *strategy, double *forward_s, double *backward_s)
+{
+    cdse_strategy st = *strategy;
+    int status = cdse_strategy_check(model, system, &st);
+    *forward_s = 0.0;
+    *backward_s = 0.0;
+    if (status != CDSE_ST_OK)
+        return status;
+    env e;
+    dims x;
+    cdse_comm_plan plan;
+    perf_setup(model, system, &st, &e, &x, &plan);
+    layer_step step;
+    perf_average_layer_step(&e, &x, &step);
+    *forward_s = step.fwd + step.fwd_comm;
+    *backward_s = step.bwd + step.recompute + (step.tp + step.cp + step.ep - step.fwd_comm);
+    return status;
+}
