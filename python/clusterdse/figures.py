@@ -631,8 +631,80 @@ def sweep_sections(store, names, args, root):
     if note:
         out.append(("p", note))
     out.append(("fig", failures_figure(counts)))
+    out += goodput_sections(store, names, root)
     out += grid_sections(store, root, money)
     return out
+
+
+GOODPUT_TABLE = ["system", "gpus", "index", "tp", "pp", "dp", "zero", "time_to_train_days",
+                 "time_to_train_effective_days", "goodput", "mttf_hours", "checkpoint_gib",
+                 "checkpoint_interval_s", "interruptions_expected", "checkpoint_flag"]
+
+
+def goodput_best(store, names):
+    """Per (system, gpus), the feasible row with the shortest effective time to train
+    (failures, restarts and checkpoints included; ties by index), from /results when stored,
+    else /top; None when the store has no goodput columns or no row a failure model touched
+    (goodput strictly between 0 and 1)."""
+    if "goodput" not in set(load(store, "top").columns):
+        return None
+    table = "results" if "results" in names else "top"
+    rows = load(store, table, columns=["index", "system", "gpus", "status", "goodput",
+                                       "time_to_train_days", "time_to_train_effective_days"])
+    rows = rows[(rows.status == "ok") & (rows.goodput > 0)]
+    if rows.empty or not (rows.goodput < 1).any():
+        return None
+    rows = rows.sort_values(["time_to_train_effective_days", "index"])
+    return rows.drop_duplicates(["system", "gpus"]).sort_values(["system", "gpus"])
+
+
+def goodput_sections(store, names, root):
+    """Time to train with failures (issue 29; README "Time to train with failures"): per
+    system and size, the failure-free and the effective time to train of the configuration
+    that is best with failures, its goodput, and the table of its checkpoint figures."""
+    if not float(root.get("tokens", 0) or 0) > 0:
+        return []
+    best = goodput_best(store, names)
+    if best is None:
+        return []
+    full = full_rows(store, names, [int(i) for i in best["index"]])
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    data = {"series": {}}
+    for i, (system, part) in enumerate(full.groupby("system", observed=True, sort=True)):
+        part = part.sort_values("gpus")
+        color = f"C{i % 10}"
+        data["series"][str(system)] = [
+            [int(g), int(k), float(d), float(e), float(q)] for g, k, d, e, q in
+            zip(part.gpus, part["index"], part.time_to_train_days,
+                part.time_to_train_effective_days, part.goodput)]
+        left.plot(part.gpus, part.time_to_train_effective_days, "o-", color=color,
+                  label=f"{system} with failures")
+        left.plot(part.gpus, part.time_to_train_days, "x--", color=color,
+                  label=f"{system} failure-free")
+        right.plot(part.gpus, part.goodput, "o-", color=color, label=str(system))
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("cluster size (GPUs)")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    left.set_yscale("log")
+    left.set_ylabel("time to train (days)")
+    left.set_title("Best effective time to train vs failure-free")
+    right.set_ylabel("goodput (effective training time ratio)")
+    right.set_title("Goodput of that configuration")
+    right.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%.4g"))
+    fig.tight_layout()
+    caption = ("Per system and size, the feasible configuration with the shortest "
+               "time_to_train_effective_days (failures, restarts and checkpoints from the "
+               "system's reliability and storage groups; README, Time to train with failures); "
+               "the dashed line is the same configuration without failures.")
+    rows = [[plain(r[c]) for c in GOODPUT_TABLE] for _, r in full.sort_values(
+        ["system", "gpus"]).iterrows()]
+    return [("h2", "Time to train with failures"),
+            ("fig", Figure("goodput", "Time to train with failures", caption,
+                           render(fig, data), data)),
+            ("table", Table("goodput", "The configuration with the shortest effective time to "
+                            "train per system and size", GOODPUT_TABLE, rows))]
 
 
 def band_note(top, column, lower):

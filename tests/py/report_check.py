@@ -113,9 +113,48 @@ def check_sweep(data, store):
         for model, labels in data["pareto_cost"]["labelled"].items():
             check(len(labels) >= min(2, len(data["pareto_cost"]["series"][model])),
                   f"pareto_cost {model}: time- and cost-optimal designs labelled ({len(labels)})")
+    check_goodput(data, store, names, root)
     check_grid(data, store, names)
     print(f"    sweep figures of {store}: pareto, pareto_cost, best_vs_size, heatmap, breakdowns, "
           "failures")
+
+
+def goodput_best(store, names):
+    """Per (system, gpus), the ok row with the least time_to_train_effective_days (ties by
+    index), among rows a failure model touched; written apart from the report's code."""
+    rows = clusterdse.load(store, "results" if "results" in names else "top")
+    rows = rows[(rows.status == "ok") & (rows.goodput > 0)]
+    best = {}
+    for _, r in rows.iterrows():
+        key, cand = (str(r.system), int(r.gpus)), (float(r.time_to_train_effective_days),
+                                                   int(r["index"]))
+        if key not in best or cand < best[key][0]:
+            best[key] = (cand, r)
+    return best, rows
+
+
+def check_goodput(data, store, names, root):
+    """The goodput figure: per system and size, the row with the shortest effective time to
+    train, its failure-free days, effective days and goodput as the store has them; no figure
+    when no row has a goodput below 1 or the job has no token budget."""
+    top = clusterdse.load(store, "top")
+    if "goodput" not in top.columns or not float(root.get("tokens", 0) or 0) > 0:
+        check("goodput" not in data, "goodput: no figure without goodput columns or tokens")
+        return
+    best, rows = goodput_best(store, names)
+    if not (rows.goodput < 1).any():
+        check("goodput" not in data, "goodput: no figure when no failure model applies")
+        return
+    want = {}
+    for (system, gpus), ((_, index), r) in best.items():
+        want.setdefault(system, []).append([gpus, index, float(r.time_to_train_days),
+                                            float(r.time_to_train_effective_days),
+                                            float(r.goodput)])
+    want = {s: sorted(v) for s, v in want.items()}
+    check(data["goodput"]["series"] == want, f"goodput: {sum(map(len, want.values()))} "
+          "points (best effective time per system and size) equal the store")
+    check(all(p[3] >= p[2] for v in want.values() for p in v), "goodput: effective time "
+          "at least the failure-free time")
 
 
 def check_heatmap_empty(heat, store, root, pruned):
@@ -288,7 +327,9 @@ def expected_tables(store):
         ok = rows[rows.status == "ok"]
         metric = {"time_to_train": ("time_to_train_days", 1), "mfu": ("mfu", -1),
                   "tokens_per_s": ("tokens_per_s", -1), "gpu_hours": ("gpu_hours", 1),
-                  "time_per_iteration": ("time_per_iteration_s", 1)}[root["metric"]]
+                  "time_per_iteration": ("time_per_iteration_s", 1),
+                  "time_to_train_effective": ("time_to_train_effective_days", 1),
+                  "goodput": ("goodput", -1)}[root["metric"]]
         top = ok.assign(k=metric[1] * ok[metric[0]]).sort_values(["k", "index"]).head(10)
         cols = ["index", "model", "system", "gpus", "tp", "pp", "dp", "cp", "ep", "vpp",
                 "microbatch", "global_batch", "recompute", "zero", "precision",
@@ -297,6 +338,15 @@ def expected_tables(store):
                 "time_to_train_days_low", "time_to_train_days_high", "cost_to_train"]
         cols = [c for c in cols if c in top.columns]  # a store made before the bands
         out["tab-top"] = (cols, [[r[c] for c in cols] for _, r in top.iterrows()])
+        if "goodput" in rows.columns and float(root.get("tokens", 0) or 0) > 0:
+            best, touched = goodput_best(store, names)
+            if (touched.goodput < 1).any():
+                cols = ["system", "gpus", "index", "tp", "pp", "dp", "zero",
+                        "time_to_train_days", "time_to_train_effective_days", "goodput",
+                        "mttf_hours", "checkpoint_gib", "checkpoint_interval_s",
+                        "interruptions_expected", "checkpoint_flag"]
+                out["tab-goodput"] = (cols, [[best[k][1][c] for c in cols]
+                                             for k in sorted(best)])
     if "probes" in names:
         # The fit table: one row per level and collective, the profile of `clusterdse fit`.
         fits, _ = run_fit(store)
