@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What the README shows of a COMET-style design grid (scripts/regen_docs.sh): sweeps
 # jobs/comet-grid-NAME.cfg and the same grid with offload = "none" on 2 ranks into results/, then
-# prints scripts/comet_grid.py's summary of the two. The figure goes to docs/img/FIGURE when the
+# prints `clusterdse-study comet-grid`'s summary of the two. The figure goes to docs/img/FIGURE when the
 # documentation is being rewritten, and to results/ when it is only checked (REGEN_CHECK=1).
 #   scripts/doc_grid.sh NAME FIGURE.png      e.g. scripts/doc_grid.sh gpt3-175b comet-grid.png
 set -euo pipefail
@@ -17,5 +17,5 @@ mpirun -np 2 clusterdse sweep "results/$name-no-offload.cfg" \
     -o "results/comet-grid-$name-no-offload.h5" --force --quiet >/dev/null
 png=docs/img/$figure
 [ "${REGEN_CHECK:-0}" = 1 ] && png=results/$figure
-/usr/bin/python3 scripts/comet_grid.py "results/comet-grid-$name.h5" \
+PYTHONPATH=python /usr/bin/python3 -m clusterdse.study comet-grid "results/comet-grid-$name.h5" \
     "results/comet-grid-$name-no-offload.h5" --png "$png"

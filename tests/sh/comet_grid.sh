@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 12, step 5: the COMET-style design grid (jobs/comet-grid-gpt3-175b.cfg), reduced to a
 # few strategies so that it runs in seconds, swept with and without offload; its summary
-# (scripts/comet_grid.py, as in the README) covers every design at both sizes, finds twice the
+# (`clusterdse-study comet-grid`, as in the README) covers every design at both sizes, finds twice the
 # compute the dimension that buys the most, and reports the time- and cost-optimal points.
 set -euo pipefail
 : "${CLUSTERDSE:?} ${CDSE_SRC:?}"
@@ -22,7 +22,7 @@ sed 's/offload = \[ "none", "optimizer", "activations", "optimizer+activations" 
 grep -q 'offload = \[ "none" \];' plain.cfg
 run mpirun -np 2 "$CLUSTERDSE" sweep small.cfg -o grid.h5 --quiet >/dev/null
 run mpirun -np 2 "$CLUSTERDSE" sweep plain.cfg -o plain.h5 --quiet >/dev/null
-run /usr/bin/python3 "$CDSE_SRC/scripts/comet_grid.py" grid.h5 plain.h5 | tee table.txt
+PYTHONPATH="$CDSE_SRC/python" run /usr/bin/python3 -m clusterdse.study comet-grid grid.h5 plain.h5 | tee table.txt
 # 2 x 3 x 3 x 4 x 3 x 3 x 3 = 1944 designs, each runnable at both sizes with these strategies.
 grep -q '^# grid.h5: gpt3-175b, 3888 runnable (size, design) points, 1944 designs$' table.txt
 [ "$(grep -cE '^ +(1024|4096) +1944 +0 ' table.txt)" -eq 2 ]

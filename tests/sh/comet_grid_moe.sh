@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 12, step 5, the MoE half: the COMET-style design grid of DeepSeek-V3
 # (jobs/comet-grid-deepseek-v3.cfg), reduced to a few strategies so that it runs in seconds, swept
-# with and without offload. Its summary (scripts/comet_grid.py, as in the README) must keep what
+# with and without offload. Its summary (`clusterdse-study comet-grid`, as in the README) must keep what
 # the README says of the full grid: every design trains at both sizes; memory (HBM bandwidth or
 # capacity), not compute, is the dimension that buys the most; memory expansion helps most at
 # 40 GiB of HBM and least at 141 GiB; the time-optimal point is the largest cluster and the cost-optimal the smallest, both
@@ -27,7 +27,7 @@ sed 's/offload = \[ "none", "optimizer", "activations", "optimizer+activations" 
 grep -q 'offload = \[ "none" \];' plain.cfg
 run mpirun -np 2 "$CLUSTERDSE" sweep small.cfg -o grid.h5 --quiet >/dev/null
 run mpirun -np 2 "$CLUSTERDSE" sweep plain.cfg -o plain.h5 --quiet >/dev/null
-run /usr/bin/python3 "$CDSE_SRC/scripts/comet_grid.py" grid.h5 plain.h5 | tee table.txt
+PYTHONPATH="$CDSE_SRC/python" run /usr/bin/python3 -m clusterdse.study comet-grid grid.h5 plain.h5 | tee table.txt
 # 2 x 3 x 3 x 4 x 3 x 2 x 2 = 864 designs, each runnable at both sizes.
 grep -q '^# grid.h5: deepseek-v3, 1728 runnable (size, design) points, 864 designs$' table.txt
 [ "$(grep -cE '^ +(1024|4096) +864 +0 ' table.txt)" -eq 2 ]

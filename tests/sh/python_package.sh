@@ -4,7 +4,8 @@
 # matplotlib), without network (--no-build-isolation --no-index); then, from outside the source
 # tree and with that venv's interpreter: the installed version is the tool's, the reader's tests
 # (tests/py/test_store.py) pass against the installed copy on a sweep store and a probe store,
-# and the installed clusterdse-report writes a report. Skipped (77) without python3-venv.
+# the installed clusterdse-report writes a report and clusterdse-study summarizes a store.
+# Skipped (77) without python3-venv.
 set -euo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -39,4 +40,18 @@ test "${PIPESTATUS[0]}" = 0
 run "$dir/venv/bin/clusterdse-report" all.h5 -o rep
 grep -q '<figure id="fig-pareto"' rep/report.html ||
     { echo "python_package: clusterdse-report wrote no Pareto figure"; exit 1; }
+# The installed study command: its list, an unknown study refused (exit 1), and a summary of a
+# store read by the installed package (per cluster size, the spread over the systems).
+run "$dir/venv/bin/clusterdse-study" --help | grep -q 'comet-grid' ||
+    { echo "python_package: clusterdse-study --help lists no comet-grid"; exit 1; }
+if "$dir/venv/bin/clusterdse-study" no-such-study 2>err.txt; then
+    echo "python_package: clusterdse-study accepted an unknown study"; exit 1
+fi
+grep -q "unknown study 'no-such-study'; allowed: comet-table, comet-grid, goodput" err.txt ||
+    { echo "python_package: clusterdse-study's error: $(cat err.txt)"; exit 1; }
+run "$dir/venv/bin/clusterdse-study" comet-table all.h5 >study.txt
+for g in 16 32 64; do
+    grep -q "^# $g GPUs: spread best/worst variant" study.txt ||
+        { echo "python_package: clusterdse-study comet-table printed no line for $g GPUs"; exit 1; }
+done
 echo "python_package: ok"

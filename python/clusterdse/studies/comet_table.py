@@ -1,17 +1,14 @@
-#!/usr/bin/python3
 """Summarizes a COMET-style study store (jobs/comet-gpt3-175b.cfg): for every cluster size, the
 best iteration time of each system variant (from /top), the spread between the best and the
 worst variant, and the gain from memory expansion (each "+cxl" variant against the same variant
-without it). Usage: scripts/comet_table.py results/comet-gpt3-175b.h5
+without it). Usage: clusterdse-study comet-table results/comet-gpt3-175b.h5
 Reads the store as users do: h5py + pandas (python/clusterdse decodes the enumerations)."""
-import os
-import sys
+import argparse
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from clusterdse import load as read_table  # noqa: E402
+from ..store import load as read_table
 
 
-def main(path):
+def table(path):
     top = read_table(path, "top")
     top = top[top.status == "ok"]
     variants = list(read_table(path, "results").system.cat.categories)
@@ -49,7 +46,9 @@ def main(path):
                     print(f"#   memory expansion: {variant} runs where {plain} cannot")
 
 
-if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: scripts/comet_table.py STORE.h5")
-    main(sys.argv[1])
+def main(argv):
+    parser = argparse.ArgumentParser(prog="clusterdse-study comet-table",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("store", help="the COMET-style study's store")
+    table(parser.parse_args(argv).store)
+    return 0

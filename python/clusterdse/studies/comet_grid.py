@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Summarizes a COMET-style design grid (jobs/comet-grid-*.cfg: hardware axes, group_by = gpus
 and design, a token budget and prices): per cluster size, the spread of the best time to train
 over the hardware designs; what each hardware dimension buys (the median and largest speed-up
@@ -6,12 +5,10 @@ from its lowest to its highest value, every other dimension and the size held fi
 expansion buys and at which HBM capacity (the grid against the same grid swept with
 offload = "none"); the time-optimal against the cost-optimal (size, design), and the front of
 time against cost to train that the sweep stored (/pareto_cost).
-Usage: scripts/comet_grid.py GRID.h5 [NO_OFFLOAD.h5] [--png FIGURE.png]"""
-import os
-import sys
+Usage: clusterdse-study comet-grid GRID.h5 [NO_OFFLOAD.h5] [--png FIGURE.png]"""
+import argparse
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from clusterdse import attrs, load as read_table  # noqa: E402
+from ..store import attrs, load as read_table
 
 # The hardware columns a grid may sweep (docs/job-file.md, Hardware axes); a grid's design is
 # those that take more than one value in its store.
@@ -122,30 +119,26 @@ def figure(top, front, path, title):
 
 
 def main(argv):
-    png = None
-    if "--png" in argv:
-        i = argv.index("--png")
-        png = argv[i + 1]
-        argv = argv[:i] + argv[i + 2:]
-    if len(argv) not in (1, 2):
-        sys.exit("usage: scripts/comet_grid.py GRID.h5 [NO_OFFLOAD.h5] [--png FIGURE.png]")
-    top, design = best_per_design(argv[0])
+    parser = argparse.ArgumentParser(prog="clusterdse-study comet-grid",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("grid", help="the design grid's store")
+    parser.add_argument("plain", nargs="?", help="the same grid swept with offload = \"none\"")
+    parser.add_argument("--png", help="also draw the figure into this PNG file")
+    args = parser.parse_args(argv)
+    top, design = best_per_design(args.grid)
     key = ["gpus"] + design
     designs = 1
     for dim in design:
         designs *= len(top.index.get_level_values(dim).unique())
     model = str(top.model.iloc[0])
-    print(f"# {argv[0]}: {model}, {len(top)} runnable (size, design) points, {designs} designs")
+    print(f"# {args.grid}: {model}, {len(top)} runnable (size, design) points, {designs} designs")
     spread(top, designs)
     dimensions(top, design)
-    if len(argv) == 2:
-        expansion(top, best_per_design(argv[1], design)[0], key)
-    front = optimal(argv[0], top, key)
-    if png:
-        tokens = float(attrs(argv[0]).get("tokens", 0))
+    if args.plain:
+        expansion(top, best_per_design(args.plain, design)[0], key)
+    front = optimal(args.grid, top, key)
+    if args.png:
+        tokens = float(attrs(args.grid).get("tokens", 0))
         budget = f"{tokens / 1e12:g}T" if tokens >= 1e12 else f"{tokens / 1e9:g}B"
-        figure(top, front, png, f"{model} on {budget} tokens")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
+        figure(top, front, args.png, f"{model} on {budget} tokens")
+    return 0

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """The goodput study (README.md, "Time to train with failures"; jobs/goodput-llama3-405b.cfg):
 for each system, cluster size, checkpoint write bandwidth and checkpointing scheme, the
 configuration with the shortest effective time to train (failures, restarts and checkpoints
@@ -6,7 +5,7 @@ included) and its figures. Reads the CSV of `clusterdse eval JOB --csv --feasibl
 stdin); --png FILE also draws the figure (goodput against write bandwidth, one panel per
 cluster size, one line per system and scheme).
 Usage: clusterdse eval jobs/goodput-llama3-405b.cfg --csv --feasible |
-           scripts/goodput_study.py [--png FILE] [-]"""
+           clusterdse-study goodput [--png FILE] [-]"""
 import argparse
 import sys
 
@@ -67,18 +66,15 @@ def draw(best, path):
     fig.savefig(path, dpi=110)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv):
+    parser = argparse.ArgumentParser(prog="clusterdse-study goodput",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("csv", nargs="?", default="-")
     parser.add_argument("--png", help="also draw the figure into this PNG file")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     rows = pd.read_csv(sys.stdin if args.csv == "-" else args.csv)
     best = best_rows(rows)
     print_table(best, sys.stdout)
     if args.png:
         draw(best, args.png)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
