@@ -1257,6 +1257,10 @@ static const key_spec objective_keys[] = {
               "fraction of HBM kept free: a configuration whose reserved memory "
               "(mem_reserved_gib) is above hbm_gib x (1 - memory_headroom) has the status "
               "over_headroom and is not ranked (0 to 0.5; docs/job-file.md)"),
+    FLOAT_KEY(cdse_objective, "budget", budget, 0, true, 1e30, false, 0, "none",
+              "the most a configuration's GPUs may cost to buy, in currency units: GPUs x "
+              "(gpu_price + facility_price + port prices), a pool's summed over its types "
+              "(docs/job-file.md, Cost and energy)"),
     {.name = "prune",
      .type = KEY_BOOL,
      .offset = offsetof(cdse_objective, prune),
@@ -1494,6 +1498,9 @@ static uint64_t job_fingerprint(const cdse_job *job)
      * refused by its fewer statuses, sweep.c). */
     if (job->objective.memory_headroom != CDSE_MEMORY_HEADROOM_DEFAULT)
         h = fnv1a(h, &job->objective.memory_headroom, sizeof job->objective.memory_headroom);
+    /* Jobs without a budget keep their hash. */
+    if (job->objective.budget > 0.0)
+        h = fnv1a(h, &job->objective.budget, sizeof job->objective.budget);
     h = fnv1a(h, job->stack, sizeof job->stack[0] * (size_t)job->n_stacks);
     h = fnv1a(h, job->system_stack, sizeof job->system_stack[0] * (size_t)job->n_systems);
     for (int s = 0; s < job->n_systems && job->n_system_gpus > 0; s++)

@@ -1,6 +1,8 @@
 /* Heterogeneous GPU pools (see pool.h). */
 #include "clusterdse/model/pool.h"
 
+#include "clusterdse/model/cost.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -46,12 +48,17 @@ static void combine(const cdse_model *model, const cdse_system *const types[], c
     }
     int split = r->pool_split;
     double share[4];
+    int layers[4], microbatches[4];
     memcpy(share, r->pool_share, sizeof share);
+    memcpy(layers, r->pool_layers, sizeof layers);
+    memcpy(microbatches, r->pool_microbatches, sizeof microbatches);
     *r = per_type[slowest];
     cdse_result_take_memory(r, &per_type[fullest]);
     r->status = status;
     r->pool_split = split;
     memcpy(r->pool_share, share, sizeof share);
+    memcpy(r->pool_layers, layers, sizeof layers);
+    memcpy(r->pool_microbatches, microbatches, sizeof microbatches);
 
     double tokens, model_flops;
     cdse_iteration_work(model, st->global_batch, &tokens, &model_flops);
@@ -122,10 +129,12 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
     /* The probes below run 4 micro-batches per replica: their batch must fit an int. */
     if ((int64_t)st->microbatch * dp * 4 > INT_MAX)
         return false;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++) { /* every type in whole replicas, before any evaluation */
         if (g[i] % replica != 0)
             return false;
         replicas[i] = g[i] / replica;
+    }
+    for (int i = 0; i < n; i++) {
         /* Per-micro-batch time of type i: the whole job on type i, two micro-batches apart. */
         cdse_strategy probe = *st;
         probe.global_batch = st->microbatch * dp * 2;
@@ -147,6 +156,7 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
     for (int i = 0; i < n; i++) {
         used[i] = m[i] > 0; /* a type given no micro-batch sits idle */
         r->pool_share[i] = (double)replicas[i] * m[i] / total_mb;
+        r->pool_microbatches[i] = m[i];
         if (!used[i])
             continue;
         cdse_strategy own = *st;
@@ -169,16 +179,20 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
     int max_layers[CDSE_MAX_POOL_TYPES];
     int step = st->vpp; /* layers per stage must be a multiple of vpp */
     int placed = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++) { /* every type in whole stages, before any evaluation */
         if (g[i] % stage != 0)
             return false;
         p[i] = g[i] / stage;
+        placed += p[i] * step;
+    }
+    if (placed > model->layers)
+        return false;
+    for (int i = 0; i < n; i++) {
         double fwd, bwd;
         if (cdse_layer_times(model, types[i], st, &fwd, &bwd) != CDSE_ST_OK)
             return false;
         per_layer[i] = fwd + bwd;
         layers[i] = step;
-        placed += p[i] * step;
         /* Memory grows linearly with the layers of a stage: two evaluations give the slope and
          * the most layers that fit in this type's HBM. */
         cdse_model one = *model, two = *model;
@@ -193,8 +207,6 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
         double fit = slope > 0.0 ? fmin(fmax(room / slope, -1.0), model->layers) : 0.0;
         max_layers[i] = slope > 0.0 ? step + (int)fit : model->layers;
     }
-    if (placed > model->layers)
-        return false;
     while (placed < model->layers) {
         int best = -1;
         double best_time = 0.0;
@@ -226,6 +238,8 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
             own.layers -= own.layers % own.moe_every;
         cdse_evaluate(&own, types[i], st, &per_type[i]);
         r->pool_share[i] = (double)p[i] * layers[i] / model->layers;
+        r->pool_layers[i] = layers[i];
+        r->pool_microbatches[i] = per_type[i].grad_accum;
     }
     combine(model, types, g, n, per_type, used, st, r);
     return true;
@@ -235,32 +249,47 @@ void cdse_evaluate_pool(const cdse_model *model, const cdse_system *const types[
                         const int counts[], int n, const cdse_strategy *strategy,
                         cdse_result *result)
 {
-    /* Structural checks on the first type (they do not depend on the GPU). */
-    cdse_evaluate(model, types[0], strategy, result);
-    if (result->status != CDSE_ST_OK && result->status != CDSE_ST_OOM)
+    /* Structural checks on the first type (they do not depend on the GPU): a configuration
+     * they reject gets the figures cdse_evaluate gives it, the status and the derived degrees;
+     * the full evaluation runs only where cdse_evaluate would go on (an unsupported precision
+     * is costed all the same) or where the pool gives no split. */
+    cdse_strategy checked = *strategy;
+    int structural = cdse_strategy_check(model, types[0], &checked);
+    if (structural != CDSE_ST_OK) {
+        if (structural == CDSE_ST_DTYPE_UNSUPPORTED) {
+            cdse_evaluate(model, types[0], strategy, result);
+        } else {
+            memset(result, 0, sizeof *result);
+            result->status = structural;
+            result->dp = checked.dp;
+            result->grad_accum = checked.grad_accum;
+            result->seq_imbalance = 1.0;
+        }
         return;
-    int total = 0, g[CDSE_MAX_POOL_TYPES];
+    }
+    int g[CDSE_MAX_POOL_TYPES];
     for (int i = 0; i < n; i++) {
-        total += counts[i];
         if (!(types[i]->peak_tflops[strategy->precision] > 0.0)) {
+            cdse_evaluate(model, types[0], strategy, result);
             result->status = CDSE_ST_DTYPE_UNSUPPORTED; /* every GPU type must run it */
             return;
         }
     }
-    for (int i = 0; i < n; i++) {
-        if ((long long)strategy->gpus * counts[i] % total != 0) {
+    if (!cdse_pool_take(counts, n, strategy->gpus, g)) {
+        cdse_evaluate(model, types[0], strategy, result);
+        if (result->status == CDSE_ST_OK || result->status == CDSE_ST_OOM)
             result->status = CDSE_ST_POOL_SPLIT;
-            return;
-        }
-        g[i] = (int)((long long)strategy->gpus * counts[i] / total);
+        return;
     }
-    cdse_result dp = *result, pp = *result;
-    memset(dp.pool_share, 0, sizeof dp.pool_share);
-    memset(pp.pool_share, 0, sizeof pp.pool_share);
+    cdse_result dp, pp;
+    memset(&dp, 0, sizeof dp);
+    memset(&pp, 0, sizeof pp);
     bool has_dp = split_dp(model, types, g, n, strategy, &dp);
     bool has_pp = strategy->pp > 1 && split_pp(model, types, g, n, strategy, &pp);
     if (!has_dp && !has_pp) {
-        result->status = CDSE_ST_POOL_SPLIT;
+        cdse_evaluate(model, types[0], strategy, result);
+        if (result->status == CDSE_ST_OK || result->status == CDSE_ST_OOM)
+            result->status = CDSE_ST_POOL_SPLIT;
         result->pool_split = CDSE_POOL_NONE;
         return;
     }

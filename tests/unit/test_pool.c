@@ -150,6 +150,9 @@ static void test_dp_split_two_types(void **state)
     assert_int_equal(r.pool_split, CDSE_POOL_DP);
     assert_rel(r.pool_share[0], 2.0 / 3.0, 1e-15);
     assert_rel(r.pool_share[1], 1.0 / 3.0, 1e-15);
+    assert_int_equal(r.pool_microbatches[0], 4); /* the partition as the record shows it */
+    assert_int_equal(r.pool_microbatches[1], 2);
+    assert_int_equal(r.pool_layers[0], 0);
 
     cdse_result on_a, on_b;
     cdse_strategy own = st;
@@ -200,6 +203,10 @@ static void test_pp_split_two_types(void **state)
     assert_int_equal(r.pool_split, CDSE_POOL_PP);
     assert_rel(r.pool_share[0], 8.0 / 12.0, 1e-15);
     assert_rel(r.pool_share[1], 4.0 / 12.0, 1e-15);
+    assert_int_equal(r.pool_layers[0], 8);
+    assert_int_equal(r.pool_layers[1], 4);
+    assert_int_equal(r.pool_microbatches[0], 6); /* 48 / (micro-batch 1 x dp 8) */
+    assert_int_equal(r.pool_microbatches[1], 6);
 
     /* Consistency with the per-type evaluations the rule describes. */
     cdse_model m16 = gpt(16), m8 = gpt(8);
@@ -215,6 +222,34 @@ static void test_pp_split_two_types(void **state)
     evaluate(&m, &b, &own, &dp_b);
     double dp_time = fmax(dp_a.time_per_iteration_s, dp_b.time_per_iteration_s);
     assert_true(pp_time < dp_time);
+}
+
+/* Stage times equalized within a layer's time when they cannot be equal: 13 layers on the
+ * stages of the test above (one of A, per-layer time a; one of B, 2a). From the 12-layer end
+ * (A 8, B 4, both 8a), the 13th layer: A 9a vs B 10a -> A: 9 layers on A, 4 on B; stage times
+ * 9a and 8a, apart by a, less than one layer of the slower type (2a). The even split that
+ * Megatron-LM makes (7 and 6 layers, or 6 and 7) would take 7a on A and 12a or 14a on B.
+ * cdse_layer_times gives a and 2a; their ratio is checked as the premise. */
+static void test_pp_split_equalized(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(13);
+    cdse_system a = gpu_type(1.0), b = gpu_type(2.0);
+    const cdse_system *types[] = {&a, &b};
+    int counts[] = {8, 8};
+    cdse_strategy st = strat(16, 1, 2, 48);
+    double fa, ba, fb, bb;
+    assert_status(cdse_layer_times(&m, &a, &st, &fa, &ba), CDSE_ST_OK);
+    assert_status(cdse_layer_times(&m, &b, &st, &fb, &bb), CDSE_ST_OK);
+    assert_rel(fb + bb, 2.0 * (fa + ba), 1e-12);
+    cdse_result r;
+    cdse_evaluate_pool(&m, types, counts, 2, &st, &r);
+    assert_status(r.status, CDSE_ST_OK);
+    assert_int_equal(r.pool_split, CDSE_POOL_PP);
+    assert_int_equal(r.pool_layers[0], 9);
+    assert_int_equal(r.pool_layers[1], 4);
+    double stage_a = 9.0 * (fa + ba), stage_b = 4.0 * (fb + bb);
+    assert_true(fabs(stage_a - stage_b) <= fb + bb);
 }
 
 /* The same with B's HBM cut so that its stages hold at most 3 layers: B's first-stage memory
@@ -242,6 +277,8 @@ static void test_pp_split_capped_by_memory(void **state)
     assert_int_equal(r.pool_split, CDSE_POOL_PP);
     assert_rel(r.pool_share[0], 9.0 / 12.0, 1e-15);
     assert_rel(r.pool_share[1], 3.0 / 12.0, 1e-15);
+    assert_int_equal(r.pool_layers[0], 9);
+    assert_int_equal(r.pool_layers[1], 3);
     assert_rel(r.mem_total_gib, three.mem_total_gib, 1e-12);
     cdse_result b_all;
     cdse_evaluate(&m, &b, &st, &b_all);
@@ -367,6 +404,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dp_split_two_types),
         cmocka_unit_test(test_pp_split_two_types),
+        cmocka_unit_test(test_pp_split_equalized),
         cmocka_unit_test(test_pp_split_capped_by_memory),
         cmocka_unit_test(test_counts_not_scalable),
         cmocka_unit_test(test_no_whole_replica),
