@@ -427,11 +427,15 @@ static int parse_pool_members(parse_ctx *ctx, const config_setting_t *setting, v
     /* The pool's own fields are those of its first member (hardware.h), under its own name. */
     char name[CDSE_NAME_MAX];
     memcpy(name, pool->name, sizeof name);
+    parsed.partition = pool->pool.partition; /* the pool's own keys, whatever their order */
+    parsed.tp_per_type = pool->pool.tp_per_type;
     *pool = ctx->job->system[parsed.member[0]];
     memcpy(pool->name, name, sizeof name);
     pool->pool = parsed;
     return 0;
 }
+
+static const char *const partition_names[] = {"balanced", "even", NULL};
 
 static const key_spec pool_keys[] = {
     {.name = "name",
@@ -448,6 +452,21 @@ static const key_spec pool_keys[] = {
      .type_text = "list of member groups",
      .def_text = "required",
      .help = "a heterogeneous pool: its GPU types with their counts (keys: systems[].pool[])"},
+    {.name = "partition",
+     .type = KEY_ENUM,
+     .offset = offsetof(cdse_system, pool.partition),
+     .choices = partition_names,
+     .has_default = true,
+     .def = CDSE_PARTITION_BALANCED,
+     .def_text = "\"balanced\"",
+     .help = "how the work is shared among the types: balanced (layers and batch by each type's "
+             "speed, within its memory) or even (Megatron-LM's equal split)"},
+    {.name = "tp_per_type",
+     .type = KEY_BOOL,
+     .offset = offsetof(cdse_system, pool.tp_per_type),
+     .def_text = "false",
+     .help = "pipeline stages of each type may run half or twice the strategy's tensor-parallel "
+             "degree over the same GPUs (the result's pool_tp)"},
 };
 static const key_table pool_table = {"systems[]", pool_keys,
                                      (int)(sizeof pool_keys / sizeof pool_keys[0])};
@@ -1740,6 +1759,11 @@ static void print_systems(FILE *out, const void *target, const key_spec *key, in
                         t + 1 < system->pool.n_types ? "," : "");
             }
             fprintf(out, "%*s);\n", indent + 4, "");
+            if (system->pool.partition != CDSE_PARTITION_BALANCED)
+                fprintf(out, "%*spartition = \"%s\";\n", indent + 4, "",
+                        partition_names[system->pool.partition]);
+            if (system->pool.tp_per_type)
+                fprintf(out, "%*stp_per_type = true;\n", indent + 4, "");
         }
         fprintf(out, "%*s}%s\n", indent + 2, "", s + 1 < n ? "," : "");
     }

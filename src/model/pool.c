@@ -48,10 +48,11 @@ static void combine(const cdse_model *model, const cdse_system *const types[], c
     }
     int split = r->pool_split;
     double share[4];
-    int layers[4], microbatches[4];
+    int layers[4], microbatches[4], tp[4];
     memcpy(share, r->pool_share, sizeof share);
     memcpy(layers, r->pool_layers, sizeof layers);
     memcpy(microbatches, r->pool_microbatches, sizeof microbatches);
+    memcpy(tp, r->pool_tp, sizeof tp);
     *r = per_type[slowest];
     cdse_result_take_memory(r, &per_type[fullest]);
     r->status = status;
@@ -59,6 +60,7 @@ static void combine(const cdse_model *model, const cdse_system *const types[], c
     memcpy(r->pool_share, share, sizeof share);
     memcpy(r->pool_layers, layers, sizeof layers);
     memcpy(r->pool_microbatches, microbatches, sizeof microbatches);
+    memcpy(r->pool_tp, tp, sizeof tp);
 
     double tokens, model_flops;
     cdse_iteration_work(model, st->global_batch, &tokens, &model_flops);
@@ -115,12 +117,13 @@ static bool assign_microbatches(const int r[], const double t[], int n, int tota
 }
 
 /* Data-parallel split: type i has r[i] replicas; each replica of type i processes m[i]
- * micro-batches, balanced by the per-micro-batch time measured on each type. */
+ * micro-batches, balanced by the per-micro-batch time measured on each type (the even
+ * partition: every replica the same share, total / dp, as Megatron-LM splits the batch). */
 static bool split_dp(const cdse_model *model, const cdse_system *const types[], const int g[],
-                     int n, const cdse_strategy *st, cdse_result *r)
+                     int n, const cdse_strategy *st, int partition, cdse_result *r)
 {
     int replica = cdse_placement_ranks_without(st, CDSE_PLACE_DP);
-    int replicas[CDSE_MAX_POOL_TYPES], m[CDSE_MAX_POOL_TYPES];
+    int replicas[CDSE_MAX_POOL_TYPES], m[CDSE_MAX_POOL_TYPES] = {0};
     double per_mb[CDSE_MAX_POOL_TYPES];
     int dp = st->gpus / replica;
     if (st->global_batch % st->microbatch != 0)
@@ -134,7 +137,9 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
             return false;
         replicas[i] = g[i] / replica;
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && partition == CDSE_PARTITION_EVEN; i++)
+        m[i] = total_mb / dp; /* whole: the strategy check divides the batch by dp */
+    for (int i = 0; i < n && partition != CDSE_PARTITION_EVEN; i++) {
         /* Per-micro-batch time of type i: the whole job on type i, two micro-batches apart. */
         cdse_strategy probe = *st;
         probe.global_batch = st->microbatch * dp * 2;
@@ -148,15 +153,17 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
     }
     /* The interleaved schedule needs a multiple of pp micro-batches per replica. */
     int step = st->vpp > 1 ? st->pp : 1;
-    if (!assign_microbatches(replicas, per_mb, n, total_mb, step, m))
+    if (partition != CDSE_PARTITION_EVEN &&
+        !assign_microbatches(replicas, per_mb, n, total_mb, step, m))
         return false;
     cdse_result per_type[CDSE_MAX_POOL_TYPES];
-    bool used[CDSE_MAX_POOL_TYPES];
+    bool used[CDSE_MAX_POOL_TYPES] = {false};
     r->pool_split = CDSE_POOL_DP;
     for (int i = 0; i < n; i++) {
         used[i] = m[i] > 0; /* a type given no micro-batch sits idle */
         r->pool_share[i] = (double)replicas[i] * m[i] / total_mb;
         r->pool_microbatches[i] = m[i];
+        r->pool_tp[i] = used[i] ? st->tp : 0;
         if (!used[i])
             continue;
         cdse_strategy own = *st;
@@ -167,16 +174,107 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
     return true;
 }
 
+/* One GPU type's pipeline stages under one tensor-parallel degree: the strategy its stages run
+ * (tp, and the micro-batch that keeps the pipeline's micro-batch of microbatch x dp sequences
+ * with dp = stage GPUs / (tp x cp)), the forward and backward time of one layer, and the most
+ * layers a stage of this type holds in HBM. */
+typedef struct stage_kind {
+    cdse_strategy st;
+    double per_layer;
+    int max_layers;
+} stage_kind;
+
+/* The stage kind of `type` at tensor-parallel degree `tp` (the strategy's, or another that
+ * splits the stage's GPUs), false when that degree cannot run: the stage's GPUs or the
+ * pipeline's micro-batch do not divide, sequence parallelism without tp, ZeRO without dp, or
+ * the strategy check fails (heads, ...). Memory grows linearly with the layers of a stage: two
+ * evaluations give the slope and the most layers that fit in this type's HBM. */
+static bool stage_kind_of(const cdse_model *model, const cdse_system *type, const cdse_strategy *st,
+                          int tp, int step, stage_kind *k)
+{
+    int stage = cdse_placement_ranks_without(st, CDSE_PLACE_PP);
+    k->st = *st;
+    if (tp != st->tp) {
+        long long sequences = (long long)st->microbatch * tp; /* per stage step, over tp_0 */
+        if (tp < 1 || stage % (tp * st->cp) != 0 || sequences % st->tp != 0 ||
+            (st->sequence_parallel && tp == 1) || (st->zero > 0 && stage / (tp * st->cp) == 1))
+            return false;
+        k->st.tp = tp;
+        k->st.microbatch = (int)(sequences / st->tp);
+    }
+    double fwd, bwd;
+    if (cdse_layer_times(model, type, &k->st, &fwd, &bwd) != CDSE_ST_OK)
+        return false;
+    k->per_layer = fwd + bwd;
+    cdse_model one = *model, two = *model;
+    one.layers = step * st->pp;
+    two.layers = 2 * step * st->pp;
+    cdse_result a, b;
+    cdse_evaluate(&one, type, &k->st, &a);
+    cdse_evaluate(&two, type, &k->st, &b);
+    double slope = (b.mem_total_gib - a.mem_total_gib) / step;
+    double room = type->hbm_gib - a.mem_total_gib;
+    /* room / slope can exceed an int (tiny slopes): more than layers never matters. */
+    double fit = slope > 0.0 ? fmin(fmax(room / slope, -1.0), model->layers) : 0.0;
+    k->max_layers = slope > 0.0 ? step + (int)fit : model->layers;
+    return true;
+}
+
+/* Layers per stage of each type, layers[i] (multiples of step, at least step), with
+ * sum p[i] layers[i] = total: added step per stage of a type at a time to the type whose
+ * stages stay fastest, (layers[i] + step) x per_layer, a type whose stages would no longer fit
+ * in HBM taking more only when no type has room left. Returns the slowest stage's time
+ * max layers[i] x per_layer, or -1 when the layers cannot be placed. */
+static double place_layers(const int p[], const stage_kind *const kind[], int n, int total,
+                           int step, int layers[])
+{
+    int placed = 0;
+    for (int i = 0; i < n; i++) {
+        layers[i] = step;
+        placed += p[i] * step;
+    }
+    while (placed < total) {
+        int best = -1;
+        double best_time = 0.0;
+        for (int i = 0; i < n; i++) {
+            if (placed + p[i] * step > total)
+                continue;
+            double t = (layers[i] + step) * kind[i]->per_layer;
+            if (layers[i] + step > kind[i]->max_layers)
+                t += 1e30; /* only when no type has room left */
+            if (best < 0 || t < best_time) {
+                best = i;
+                best_time = t;
+            }
+        }
+        if (best < 0)
+            return -1.0;
+        layers[best] += step;
+        placed += p[best] * step;
+    }
+    double slowest = 0.0;
+    for (int i = 0; i < n; i++)
+        slowest = fmax(slowest, layers[i] * kind[i]->per_layer);
+    return slowest;
+}
+
+/* Candidate tensor-parallel degrees of a type's stages with tp_per_type: the strategy's first
+ * (kept on ties), then half and twice it. Metis (Um et al., USENIX ATC'24, Sec. 4) gives each
+ * stage its own (dp, tp) over the stage's GPUs and prefers data parallelism within a stage;
+ * the degrees next to the strategy's are the ones a stage of another GPU type moves to. */
+#define TP_CANDIDATES 3
+
 /* Pipeline split: type i holds p[i] stages of L[i] layers each, sum p[i] L[i] = layers. Layers
  * are added one per stage of a type at a time to the type whose stages stay fastest, so stage
- * times are balanced by speed; a type whose stages no longer fit in HBM takes no more. */
+ * times are balanced by speed; a type whose stages no longer fit in HBM takes no more. With
+ * tp_per_type, every combination of the types' candidate degrees is placed and the one whose
+ * slowest stage is fastest kept. With the even partition (Megatron-LM), every stage holds
+ * layers / pp layers at the strategy's degree. */
 static bool split_pp(const cdse_model *model, const cdse_system *const types[], const int g[],
-                     int n, const cdse_strategy *st, cdse_result *r)
+                     int n, const cdse_strategy *st, const cdse_pool *pool, cdse_result *r)
 {
     int stage = cdse_placement_ranks_without(st, CDSE_PLACE_PP);
     int p[CDSE_MAX_POOL_TYPES], layers[CDSE_MAX_POOL_TYPES];
-    double per_layer[CDSE_MAX_POOL_TYPES];
-    int max_layers[CDSE_MAX_POOL_TYPES];
     int step = st->vpp; /* layers per stage must be a multiple of vpp */
     int placed = 0;
     for (int i = 0; i < n; i++) { /* every type in whole stages, before any evaluation */
@@ -187,59 +285,71 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
     }
     if (placed > model->layers)
         return false;
-    for (int i = 0; i < n; i++) {
-        double fwd, bwd;
-        if (cdse_layer_times(model, types[i], st, &fwd, &bwd) != CDSE_ST_OK)
-            return false;
-        per_layer[i] = fwd + bwd;
-        layers[i] = step;
-        /* Memory grows linearly with the layers of a stage: two evaluations give the slope and
-         * the most layers that fit in this type's HBM. */
-        cdse_model one = *model, two = *model;
-        one.layers = step * st->pp;
-        two.layers = 2 * step * st->pp;
-        cdse_result a, b;
-        cdse_evaluate(&one, types[i], st, &a);
-        cdse_evaluate(&two, types[i], st, &b);
-        double slope = (b.mem_total_gib - a.mem_total_gib) / step;
-        double room = types[i]->hbm_gib - a.mem_total_gib;
-        /* room / slope can exceed an int (tiny slopes): more than layers never matters. */
-        double fit = slope > 0.0 ? fmin(fmax(room / slope, -1.0), model->layers) : 0.0;
-        max_layers[i] = slope > 0.0 ? step + (int)fit : model->layers;
-    }
-    while (placed < model->layers) {
-        int best = -1;
-        double best_time = 0.0;
-        for (int i = 0; i < n; i++) {
-            if (placed + p[i] * step > model->layers)
-                continue;
-            double t = (layers[i] + step) * per_layer[i];
-            if (layers[i] + step > max_layers[i])
-                t += 1e30; /* only when no type has room left */
-            if (best < 0 || t < best_time) {
-                best = i;
-                best_time = t;
-            }
-        }
-        if (best < 0)
-            return false;
-        layers[best] += step;
-        placed += p[best] * step;
-    }
     cdse_result per_type[CDSE_MAX_POOL_TYPES];
     bool used[CDSE_MAX_POOL_TYPES];
+    if (pool->partition == CDSE_PARTITION_EVEN) {
+        r->pool_split = CDSE_POOL_PP;
+        for (int i = 0; i < n; i++) {
+            used[i] = true;
+            cdse_evaluate(model, types[i], st, &per_type[i]);
+            r->pool_share[i] = (double)p[i] / st->pp;
+            r->pool_layers[i] = (model->layers + st->pp - 1) / st->pp;
+            r->pool_microbatches[i] = per_type[i].grad_accum;
+            r->pool_tp[i] = st->tp;
+        }
+        combine(model, types, g, n, per_type, used, st, r);
+        return true;
+    }
+    stage_kind kinds[CDSE_MAX_POOL_TYPES][TP_CANDIDATES];
+    int n_kinds[CDSE_MAX_POOL_TYPES];
+    int degrees[TP_CANDIDATES] = {st->tp, st->tp / 2, st->tp * 2};
+    int tried = pool->tp_per_type ? TP_CANDIDATES : 1;
+    for (int i = 0; i < n; i++) {
+        n_kinds[i] = 0;
+        for (int c = 0; c < tried; c++)
+            if (degrees[c] >= 1 && (c == 0 || degrees[c] != st->tp) &&
+                stage_kind_of(model, types[i], st, degrees[c], step, &kinds[i][n_kinds[i]]))
+                n_kinds[i]++;
+        if (n_kinds[i] == 0)
+            return false;
+    }
+    /* Every combination of the types' kinds (mixed radix), the first (the strategy's degree
+     * everywhere) kept unless another's slowest stage is strictly faster. */
+    int pick[CDSE_MAX_POOL_TYPES] = {0}, best_pick[CDSE_MAX_POOL_TYPES] = {0};
+    double best = -1.0;
+    for (;;) {
+        const stage_kind *kind[CDSE_MAX_POOL_TYPES];
+        int trial[CDSE_MAX_POOL_TYPES];
+        for (int i = 0; i < n; i++)
+            kind[i] = &kinds[i][pick[i]];
+        double slowest = place_layers(p, kind, n, model->layers, step, trial);
+        if (slowest >= 0.0 && (best < 0.0 || slowest < best)) {
+            best = slowest;
+            memcpy(best_pick, pick, sizeof best_pick);
+            memcpy(layers, trial, sizeof trial);
+        }
+        int d = 0;
+        while (d < n && ++pick[d] == n_kinds[d])
+            pick[d++] = 0;
+        if (d == n)
+            break;
+    }
+    if (best < 0.0)
+        return false;
     r->pool_split = CDSE_POOL_PP;
     for (int i = 0; i < n; i++) {
+        const cdse_strategy *own_st = &kinds[i][best_pick[i]].st;
         used[i] = true;
         /* Type i's stages as if every stage held layers[i] layers. */
         cdse_model own = *model;
         own.layers = layers[i] * st->pp;
         if (own.experts > 0 && own.moe_every > 0)
             own.layers -= own.layers % own.moe_every;
-        cdse_evaluate(&own, types[i], st, &per_type[i]);
+        cdse_evaluate(&own, types[i], own_st, &per_type[i]);
         r->pool_share[i] = (double)p[i] * layers[i] / model->layers;
         r->pool_layers[i] = layers[i];
         r->pool_microbatches[i] = per_type[i].grad_accum;
+        r->pool_tp[i] = own_st->tp;
     }
     combine(model, types, g, n, per_type, used, st, r);
     return true;
@@ -249,6 +359,20 @@ void cdse_evaluate_pool(const cdse_model *model, const cdse_system *const types[
                         const int counts[], int n, const cdse_strategy *strategy,
                         cdse_result *result)
 {
+    cdse_pool pool;
+    memset(&pool, 0, sizeof pool);
+    pool.n_types = n < 0 ? 0 : n > CDSE_MAX_POOL_TYPES ? CDSE_MAX_POOL_TYPES : n;
+    for (int i = 0; i < pool.n_types; i++)
+        pool.gpus[i] = counts[i];
+    cdse_evaluate_pool_as(model, types, &pool, strategy, result);
+}
+
+void cdse_evaluate_pool_as(const cdse_model *model, const cdse_system *const types[],
+                           const cdse_pool *pool, const cdse_strategy *strategy,
+                           cdse_result *result)
+{
+    int n = pool->n_types;
+    const int *counts = pool->gpus;
     /* Structural checks on the first type (they do not depend on the GPU): a configuration
      * they reject gets the figures cdse_evaluate gives it, the status and the derived degrees;
      * the full evaluation runs only where cdse_evaluate would go on (an unsupported precision
@@ -284,8 +408,8 @@ void cdse_evaluate_pool(const cdse_model *model, const cdse_system *const types[
     cdse_result dp, pp;
     memset(&dp, 0, sizeof dp);
     memset(&pp, 0, sizeof pp);
-    bool has_dp = split_dp(model, types, g, n, strategy, &dp);
-    bool has_pp = strategy->pp > 1 && split_pp(model, types, g, n, strategy, &pp);
+    bool has_dp = split_dp(model, types, g, n, strategy, pool->partition, &dp);
+    bool has_pp = strategy->pp > 1 && split_pp(model, types, g, n, strategy, pool, &pp);
     if (!has_dp && !has_pp) {
         cdse_evaluate(model, types[0], strategy, result);
         if (result->status == CDSE_ST_OK || result->status == CDSE_ST_OOM)

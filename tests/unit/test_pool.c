@@ -399,6 +399,95 @@ static void test_dp_split_interleaved(void **state)
     assert_rel(r.pool_share[1], 30.0 / 48.0, 1e-15);
 }
 
+/* The even partition (Megatron-LM on any cluster; the planners' baseline): the 12-layer job of
+ * test_pp_split_two_types with 6 layers on every stage. Both splits then run the whole job on
+ * each type (the pp split: 6-layer stages of each type; the dp split: 8 replicas of each type,
+ * 48 / 8 = 6 micro-batches each), so the pool's time is the whole job on B, the slower type,
+ * whichever split is kept; each type does half the work. The balanced split (8 and 4 layers)
+ * is faster: B's stage time 8a instead of 12a. */
+static void test_even_partition(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(12);
+    cdse_system a = gpu_type(1.0), b = gpu_type(2.0);
+    const cdse_system *types[] = {&a, &b};
+    cdse_pool pool;
+    memset(&pool, 0, sizeof pool);
+    pool.n_types = 2;
+    pool.gpus[0] = pool.gpus[1] = 8;
+    pool.partition = CDSE_PARTITION_EVEN;
+    cdse_strategy st = strat(16, 1, 2, 48);
+    cdse_result even, balanced, on_b;
+    cdse_evaluate_pool_as(&m, types, &pool, &st, &even);
+    assert_status(even.status, CDSE_ST_OK);
+    evaluate(&m, &b, &st, &on_b);
+    assert_rel(even.time_per_iteration_s, on_b.time_per_iteration_s, 1e-12);
+    assert_rel(even.pool_share[0], 0.5, 1e-15);
+    assert_rel(even.pool_share[1], 0.5, 1e-15);
+    if (even.pool_split == CDSE_POOL_PP) {
+        assert_int_equal(even.pool_layers[0], 6);
+        assert_int_equal(even.pool_layers[1], 6);
+    } else {
+        assert_int_equal(even.pool_microbatches[0], 6);
+        assert_int_equal(even.pool_microbatches[1], 6);
+    }
+    pool.partition = CDSE_PARTITION_BALANCED;
+    cdse_evaluate_pool_as(&m, types, &pool, &st, &balanced);
+    assert_true(balanced.time_per_iteration_s < even.time_per_iteration_s);
+}
+
+/* A tensor-parallel degree per type (Metis's per-stage (dp, tp)). B's HBM is cut as in
+ * test_pp_split_capped_by_memory: at tp 1 its stages hold 3 layers (A then takes 9, slowest
+ * stage 9a). At tp 2 (micro-batch 2 over dp 4, the same 8 sequences per pipeline step) B's
+ * weights, gradients and optimizer state halve and a layer fits in less memory, so its stages
+ * hold 4 layers; a layer takes a little more than 2a there (norms and dropout are not split
+ * without sequence parallelism). Placing 12 layers: A 8 (8a), B 4 (4 x t_B2 < 9a): slowest
+ * stage below 9a, so B runs tp 2, A keeps tp 1 (its tp 2 is slower for the same reason).
+ * The premises (B's 4-layer stages fit at tp 2; 2a < t_B2 < 9a / 4) are checked first. */
+static void test_tp_per_type(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(12);
+    cdse_system a = gpu_type(1.0), b = gpu_type(2.0);
+    cdse_strategy st = strat(16, 1, 2, 48);
+    cdse_model m6 = gpt(6), m8 = gpt(8);
+    cdse_result three, four, four_tp2;
+    evaluate(&m6, &b, &st, &three);
+    evaluate(&m8, &b, &st, &four);
+    b.hbm_gib = (three.mem_total_gib + four.mem_total_gib) / 2.0;
+    cdse_strategy st2 = st;
+    st2.tp = 2;
+    st2.microbatch = 2;
+    evaluate(&m8, &b, &st2, &four_tp2);
+    assert_true(four_tp2.mem_total_gib < b.hbm_gib);
+    double fa, ba, fb2, bb2;
+    assert_status(cdse_layer_times(&m, &a, &st, &fa, &ba), CDSE_ST_OK);
+    assert_status(cdse_layer_times(&m, &b, &st2, &fb2, &bb2), CDSE_ST_OK);
+    assert_true(fb2 + bb2 > 2.0 * (fa + ba));
+    assert_true(4.0 * (fb2 + bb2) < 9.0 * (fa + ba));
+
+    const cdse_system *types[] = {&a, &b};
+    cdse_pool pool;
+    memset(&pool, 0, sizeof pool);
+    pool.n_types = 2;
+    pool.gpus[0] = pool.gpus[1] = 8;
+    cdse_result one, per_type;
+    cdse_evaluate_pool_as(&m, types, &pool, &st, &one);
+    assert_int_equal(one.pool_split, CDSE_POOL_PP);
+    assert_int_equal(one.pool_layers[0], 9);
+    assert_int_equal(one.pool_tp[1], 1);
+    pool.tp_per_type = true;
+    cdse_evaluate_pool_as(&m, types, &pool, &st, &per_type);
+    assert_status(per_type.status, CDSE_ST_OK);
+    assert_int_equal(per_type.pool_split, CDSE_POOL_PP);
+    assert_int_equal(per_type.pool_tp[0], 1);
+    assert_int_equal(per_type.pool_tp[1], 2);
+    assert_int_equal(per_type.pool_layers[0], 8);
+    assert_int_equal(per_type.pool_layers[1], 4);
+    assert_int_equal(per_type.pool_microbatches[0], 6); /* the same 6 pipeline steps */
+    assert_int_equal(per_type.pool_microbatches[1], 6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -412,6 +501,8 @@ int main(void)
         cmocka_unit_test(test_dp_shares_add_up),
         cmocka_unit_test(test_precision_on_every_type),
         cmocka_unit_test(test_dp_split_interleaved),
+        cmocka_unit_test(test_even_partition),
+        cmocka_unit_test(test_tp_per_type),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -116,7 +116,15 @@ typedef struct cdse_pool {
     int n_types;
     int member[CDSE_MAX_POOL_TYPES]; /* index of the member's profile in the job's systems */
     int gpus[CDSE_MAX_POOL_TYPES];   /* GPUs of that type in the pool */
+    int partition;    /* cdse_pool_partition: how work is shared out among the types */
+    bool tp_per_type; /* pp split: each type's stages choose their own tensor-parallel degree */
 } cdse_pool;
+
+/* How a pool shares the work among its GPU types (pool.h). */
+typedef enum cdse_pool_partition {
+    CDSE_PARTITION_BALANCED = 0, /* by each type's speed, within its memory (the planners') */
+    CDSE_PARTITION_EVEN,         /* equal layers per stage and batch per replica (Megatron-LM) */
+} cdse_pool_partition;
 
 typedef struct cdse_system {
     char name[CDSE_NAME_MAX];

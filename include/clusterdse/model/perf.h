@@ -65,6 +65,7 @@ typedef struct cdse_result {
      * micro-batches each of its replicas processes per iteration. */
     int pool_layers[4];
     int pool_microbatches[4];
+    int pool_tp[4]; /* the tensor-parallel degree of each type's stages or replicas */
 } cdse_result;
 
 typedef enum cdse_pool_split {

@@ -19,4 +19,16 @@ void cdse_evaluate_pool(const cdse_model *model, const cdse_system *const types[
                         const int counts[], int n, const cdse_strategy *strategy,
                         cdse_result *result);
 
+/* The same with the pool's options (hardware.h cdse_pool): pool->gpus[0..n_types) are the
+ * counts; pool->partition = CDSE_PARTITION_EVEN shares the work as Megatron-LM does on any
+ * cluster (every pipeline stage layers / pp, every replica global_batch / dp: the fast types
+ * wait for the slow ones), the baseline the heterogeneous planners compare against;
+ * pool->tp_per_type lets each type's stages of the pp split run their own tensor-parallel
+ * degree (half, the same or twice the strategy's, over the same stage GPUs: Metis's per-stage
+ * (dp, tp)), the combination whose slowest stage is fastest kept. result->pool_tp says which.
+ * cdse_evaluate_pool is this with the balanced partition and one degree. */
+void cdse_evaluate_pool_as(const cdse_model *model, const cdse_system *const types[],
+                           const cdse_pool *pool, const cdse_strategy *strategy,
+                           cdse_result *result);
+
 #endif
