@@ -429,6 +429,8 @@ static int parse_pool_members(parse_ctx *ctx, const config_setting_t *setting, v
     memcpy(name, pool->name, sizeof name);
     parsed.partition = pool->pool.partition; /* the pool's own keys, whatever their order */
     parsed.tp_per_type = pool->pool.tp_per_type;
+    parsed.link_bandwidth_gbs = pool->pool.link_bandwidth_gbs;
+    parsed.link_latency_us = pool->pool.link_latency_us;
     *pool = ctx->job->system[parsed.member[0]];
     memcpy(pool->name, name, sizeof name);
     pool->pool = parsed;
@@ -467,6 +469,13 @@ static const key_spec pool_keys[] = {
      .def_text = "false",
      .help = "pipeline stages of each type may run half or twice the strategy's tensor-parallel "
              "degree over the same GPUs (the result's pool_tp)"},
+    FLOAT_KEY(cdse_system, "link_bandwidth", pool.link_bandwidth_gbs, 0, true, 1e9, false, 0,
+              "none",
+              "the network between the islands of different types, GB/s per GPU one direction: "
+              "what crosses between types (the dp split's gradient reduction, the pp split's "
+              "transfers) runs on it after reducing inside each island"),
+    FLOAT_KEY(cdse_system, "link_latency", pool.link_latency_us, 0, false, 1e9, false, 0, "0",
+              "latency of the link between islands, us"),
 };
 static const key_table pool_table = {"systems[]", pool_keys,
                                      (int)(sizeof pool_keys / sizeof pool_keys[0])};
@@ -1764,6 +1773,10 @@ static void print_systems(FILE *out, const void *target, const key_spec *key, in
                         partition_names[system->pool.partition]);
             if (system->pool.tp_per_type)
                 fprintf(out, "%*stp_per_type = true;\n", indent + 4, "");
+            if (system->pool.link_bandwidth_gbs > 0.0)
+                fprintf(out, "%*slink_bandwidth = %.17g;\n%*slink_latency = %.17g;\n", indent + 4,
+                        "", system->pool.link_bandwidth_gbs, indent + 4, "",
+                        system->pool.link_latency_us);
         }
         fprintf(out, "%*s}%s\n", indent + 2, "", s + 1 < n ? "," : "");
     }

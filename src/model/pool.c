@@ -355,6 +355,37 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
     return true;
 }
 
+const cdse_system *cdse_pool_island(const cdse_system *type, int island_gpus, const cdse_pool *pool,
+                                    cdse_system *copy)
+{
+    if (!(pool->link_bandwidth_gbs > 0.0))
+        return type;
+    *copy = *type;
+    int n = copy->n_levels;
+    if (n >= CDSE_MAX_LEVELS) {
+        cdse_net_level *outer = &copy->level[n - 1];
+        outer->bandwidth_gbs =
+            fmin(outer->bandwidth_gbs * outer->efficiency, pool->link_bandwidth_gbs);
+        outer->efficiency = 1.0;
+        outer->latency_us = fmax(outer->latency_us, pool->link_latency_us);
+        memset(outer->coll_bandwidth_gbs, 0, sizeof outer->coll_bandwidth_gbs);
+        memset(outer->coll_latency_us, 0, sizeof outer->coll_latency_us);
+        return copy;
+    }
+    for (int l = 0; l < n; l++)
+        if (copy->level[l].size <= 0 || copy->level[l].size > island_gpus)
+            copy->level[l].size = island_gpus;
+    cdse_net_level *link = &copy->level[n];
+    memset(link, 0, sizeof *link);
+    strcpy(link->name, "pool-link");
+    link->size = 0;
+    link->bandwidth_gbs = pool->link_bandwidth_gbs;
+    link->latency_us = pool->link_latency_us;
+    link->efficiency = 1.0;
+    copy->n_levels = n + 1;
+    return copy;
+}
+
 void cdse_evaluate_pool(const cdse_model *model, const cdse_system *const types[],
                         const int counts[], int n, const cdse_strategy *strategy,
                         cdse_result *result)
@@ -405,11 +436,15 @@ void cdse_evaluate_pool_as(const cdse_model *model, const cdse_system *const typ
             result->status = CDSE_ST_POOL_SPLIT;
         return;
     }
+    cdse_system islands[CDSE_MAX_POOL_TYPES];
+    const cdse_system *typed[CDSE_MAX_POOL_TYPES];
+    for (int i = 0; i < n; i++)
+        typed[i] = cdse_pool_island(types[i], g[i], pool, &islands[i]);
     cdse_result dp, pp;
     memset(&dp, 0, sizeof dp);
     memset(&pp, 0, sizeof pp);
-    bool has_dp = split_dp(model, types, g, n, strategy, pool->partition, &dp);
-    bool has_pp = strategy->pp > 1 && split_pp(model, types, g, n, strategy, pool, &pp);
+    bool has_dp = split_dp(model, typed, g, n, strategy, pool->partition, &dp);
+    bool has_pp = strategy->pp > 1 && split_pp(model, typed, g, n, strategy, pool, &pp);
     if (!has_dp && !has_pp) {
         cdse_evaluate(model, types[0], strategy, result);
         if (result->status == CDSE_ST_OK || result->status == CDSE_ST_OOM)

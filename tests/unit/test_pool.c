@@ -28,6 +28,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "clusterdse/model/collective.h"
 #include "clusterdse/model/pool.h"
 
 static void assert_status_at(int actual, int expected, const char *file, int line)
@@ -488,6 +489,76 @@ static void test_tp_per_type(void **state)
     assert_int_equal(per_type.pool_microbatches[1], 6);
 }
 
+/* The link between islands (cdse_pool_island): a type of the test (levels: 8 GPUs, then
+ * everything, both 10^9 GB/s without latency) as an island of 8 GPUs with a 25 GB/s, 5 us link
+ * becomes levels {8, 8, link}. A data-parallel group of 16 ranks at stride 1 spans 8 inside a
+ * node, 1 node inside the island, 2 islands: factors {8, 1, 2}. Its all-reduce of 8e9 bytes
+ * (hierarchical ring, collective.c: each level 2 (f - 1)/f of its bytes over its bandwidth and
+ * 2 (f - 1) latencies, the next level carrying 1/f of the bytes):
+ *   level 0: 2 x 7/8 x 8e9 / 1e18 = 1.4e-8 s;  level 1: f = 1, nothing;
+ *   link:    2 x 1/2 x 1e9 / 25e9 + 2 x 5e-6 = 0.04 + 1e-5 s;  total 0.040010014 s. */
+static void test_island_levels(void **state)
+{
+    (void)state;
+    cdse_system a = gpu_type(1.0), copy;
+    cdse_pool pool;
+    memset(&pool, 0, sizeof pool);
+    assert_ptr_equal(cdse_pool_island(&a, 8, &pool, &copy), &a); /* no link: the type itself */
+    pool.link_bandwidth_gbs = 25.0;
+    pool.link_latency_us = 5.0;
+    const cdse_system *island = cdse_pool_island(&a, 8, &pool, &copy);
+    assert_ptr_equal(island, &copy);
+    assert_int_equal(island->n_levels, 3);
+    assert_int_equal(island->level[0].size, 8);
+    assert_int_equal(island->level[1].size, 8);
+    assert_int_equal(island->level[2].size, 0);
+    cdse_span span;
+    cdse_group_span(island, 16, 1, &span);
+    assert_int_equal(span.factor[0], 8);
+    assert_int_equal(span.factor[1], 1);
+    assert_int_equal(span.factor[2], 2);
+    assert_rel(cdse_allreduce_time(island, &span, 8e9), 0.040010014, 1e-9);
+}
+
+/* A link as fast as the types' own outer network changes nothing: two types alike but for
+ * their name, 8 + 8 GPUs, outer level 25 GB/s and 5 us; the data-parallel group of the dp split
+ * (16 replicas of one GPU) crosses {8 in a node, 2 nodes} without the link and {8, 1, 2 over
+ * the link} with it, the same rings (a level of factor 1 costs nothing, and the flat
+ * all-gather's steps count the same 2 outer domains). A link 10 times slower makes the
+ * iteration slower (its gradient all-reduce cannot all hide behind the backward pass here:
+ * 12 layers of h = 1024 reduce 2 x 12.6M x 12 bytes in bf16 over 2.5 GB/s, ~0.1 s, against a
+ * backward pass of well under that). */
+static void test_link_between_islands(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(12);
+    cdse_system a = gpu_type(1.0), b = gpu_type(1.0);
+    for (int i = 0; i < 2; i++) {
+        cdse_system *s = i == 0 ? &a : &b;
+        s->level[1].bandwidth_gbs = 25.0;
+        s->level[1].latency_us = 5.0;
+    }
+    strcpy(b.name, "type-a2");
+    const cdse_system *types[] = {&a, &b};
+    cdse_pool pool;
+    memset(&pool, 0, sizeof pool);
+    pool.n_types = 2;
+    pool.gpus[0] = pool.gpus[1] = 8;
+    cdse_strategy st = strat(16, 1, 1, 48);
+    cdse_result plain, same, slow;
+    cdse_evaluate_pool_as(&m, types, &pool, &st, &plain);
+    assert_status(plain.status, CDSE_ST_OK);
+    pool.link_bandwidth_gbs = 25.0;
+    pool.link_latency_us = 5.0;
+    cdse_evaluate_pool_as(&m, types, &pool, &st, &same);
+    assert_rel(same.time_per_iteration_s, plain.time_per_iteration_s, 1e-12);
+    pool.link_bandwidth_gbs = 2.5;
+    cdse_evaluate_pool_as(&m, types, &pool, &st, &slow);
+    assert_status(slow.status, CDSE_ST_OK);
+    assert_true(slow.time_per_iteration_s > plain.time_per_iteration_s);
+    assert_true(slow.t_dp_comm_s > plain.t_dp_comm_s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +574,8 @@ int main(void)
         cmocka_unit_test(test_dp_split_interleaved),
         cmocka_unit_test(test_even_partition),
         cmocka_unit_test(test_tp_per_type),
+        cmocka_unit_test(test_island_levels),
+        cmocka_unit_test(test_link_between_islands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

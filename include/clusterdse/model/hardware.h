@@ -118,6 +118,10 @@ typedef struct cdse_pool {
     int gpus[CDSE_MAX_POOL_TYPES];   /* GPUs of that type in the pool */
     int partition;    /* cdse_pool_partition: how work is shared out among the types */
     bool tp_per_type; /* pp split: each type's stages choose their own tensor-parallel degree */
+    /* The network between the islands of different types (GB/s per GPU, one direction, and
+     * latency in us); 0 = none: every type's collectives on its own profile's network. */
+    double link_bandwidth_gbs;
+    double link_latency_us;
 } cdse_pool;
 
 /* How a pool shares the work among its GPU types (pool.h). */
