@@ -259,9 +259,11 @@ static double place_layers(const int p[], const stage_kind *const kind[], int n,
 }
 
 /* Candidate tensor-parallel degrees of a type's stages with tp_per_type: the strategy's first
- * (kept on ties), then half and twice it. Metis (Um et al., USENIX ATC'24, Sec. 4) gives each
- * stage its own (dp, tp) over the stage's GPUs and prefers data parallelism within a stage;
- * the degrees next to the strategy's are the ones a stage of another GPU type moves to. */
+ * (kept on ties), then half and twice it. Metis (Um et al., USENIX ATC'24; its planner's
+ * per-stage strategies (dp_deg, tp_deg) over each stage's GPUs in SamsungLabs/Metis
+ * model/load_balancer.py, and its abstract: it prefers data over tensor parallelism within a
+ * stage) gives each stage its own degrees; the ones next to the strategy's are those a stage
+ * of another GPU type moves to. */
 #define TP_CANDIDATES 3
 
 /* Pipeline split: type i holds p[i] stages of L[i] layers each, sum p[i] L[i] = layers. Layers
