@@ -427,13 +427,14 @@ static int parse_pool_members(parse_ctx *ctx, const config_setting_t *setting, v
     /* The pool's own fields are those of its first member (hardware.h), under its own name. */
     char name[CDSE_NAME_MAX];
     memcpy(name, pool->name, sizeof name);
-    parsed.partition = pool->pool.partition; /* the pool's own keys, whatever their order */
-    parsed.tp_per_type = pool->pool.tp_per_type;
-    parsed.link_bandwidth_gbs = pool->pool.link_bandwidth_gbs;
-    parsed.link_latency_us = pool->pool.link_latency_us;
+    cdse_system options = *pool; /* the pool's own keys, whatever their order */
     *pool = ctx->job->system[parsed.member[0]];
     memcpy(pool->name, name, sizeof name);
     pool->pool = parsed;
+    pool->partition = options.partition;
+    pool->tp_per_type = options.tp_per_type;
+    pool->link_bandwidth_gbs = options.link_bandwidth_gbs;
+    pool->link_latency_us = options.link_latency_us;
     return 0;
 }
 
@@ -456,7 +457,7 @@ static const key_spec pool_keys[] = {
      .help = "a heterogeneous pool: its GPU types with their counts (keys: systems[].pool[])"},
     {.name = "partition",
      .type = KEY_ENUM,
-     .offset = offsetof(cdse_system, pool.partition),
+     .offset = offsetof(cdse_system, partition),
      .choices = partition_names,
      .has_default = true,
      .def = CDSE_PARTITION_BALANCED,
@@ -465,16 +466,16 @@ static const key_spec pool_keys[] = {
              "speed, within its memory) or even (Megatron-LM's equal split)"},
     {.name = "tp_per_type",
      .type = KEY_BOOL,
-     .offset = offsetof(cdse_system, pool.tp_per_type),
+     .offset = offsetof(cdse_system, tp_per_type),
      .def_text = "false",
      .help = "pipeline stages of each type may run half or twice the strategy's tensor-parallel "
              "degree over the same GPUs (the result's pool_tp)"},
-    FLOAT_KEY(cdse_system, "link_bandwidth", pool.link_bandwidth_gbs, 0, true, 1e9, false, 0,
+    FLOAT_KEY(cdse_system, "link_bandwidth", link_bandwidth_gbs, 0, true, 1e9, false, 0,
               "none",
               "the network between the islands of different types, GB/s per GPU one direction: "
               "what crosses between types (the dp split's gradient reduction, the pp split's "
               "transfers) runs on it after reducing inside each island"),
-    FLOAT_KEY(cdse_system, "link_latency", pool.link_latency_us, 0, false, 1e9, false, 0, "0",
+    FLOAT_KEY(cdse_system, "link_latency", link_latency_us, 0, false, 1e9, false, 0, "0",
               "latency of the link between islands, us"),
 };
 static const key_table pool_table = {"systems[]", pool_keys,
@@ -1768,15 +1769,15 @@ static void print_systems(FILE *out, const void *target, const key_spec *key, in
                         t + 1 < system->pool.n_types ? "," : "");
             }
             fprintf(out, "%*s);\n", indent + 4, "");
-            if (system->pool.partition != CDSE_PARTITION_BALANCED)
+            if (system->partition != CDSE_PARTITION_BALANCED)
                 fprintf(out, "%*spartition = \"%s\";\n", indent + 4, "",
-                        partition_names[system->pool.partition]);
-            if (system->pool.tp_per_type)
+                        partition_names[system->partition]);
+            if (system->tp_per_type)
                 fprintf(out, "%*stp_per_type = true;\n", indent + 4, "");
-            if (system->pool.link_bandwidth_gbs > 0.0)
+            if (system->link_bandwidth_gbs > 0.0)
                 fprintf(out, "%*slink_bandwidth = %.17g;\n%*slink_latency = %.17g;\n", indent + 4,
-                        "", system->pool.link_bandwidth_gbs, indent + 4, "",
-                        system->pool.link_latency_us);
+                        "", system->link_bandwidth_gbs, indent + 4, "",
+                        system->link_latency_us);
         }
         fprintf(out, "%*s}%s\n", indent + 2, "", s + 1 < n ? "," : "");
     }

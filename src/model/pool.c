@@ -273,7 +273,8 @@ static double place_layers(const int p[], const stage_kind *const kind[], int n,
  * slowest stage is fastest kept. With the even partition (Megatron-LM), every stage holds
  * layers / pp layers at the strategy's degree. */
 static bool split_pp(const cdse_model *model, const cdse_system *const types[], const int g[],
-                     int n, const cdse_strategy *st, const cdse_pool *pool, cdse_result *r)
+                     int n, const cdse_strategy *st, int partition, bool tp_per_type,
+                     cdse_result *r)
 {
     int stage = cdse_placement_ranks_without(st, CDSE_PLACE_PP);
     int p[CDSE_MAX_POOL_TYPES], layers[CDSE_MAX_POOL_TYPES];
@@ -289,7 +290,7 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
         return false;
     cdse_result per_type[CDSE_MAX_POOL_TYPES];
     bool used[CDSE_MAX_POOL_TYPES];
-    if (pool->partition == CDSE_PARTITION_EVEN) {
+    if (partition == CDSE_PARTITION_EVEN) {
         r->pool_split = CDSE_POOL_PP;
         for (int i = 0; i < n; i++) {
             used[i] = true;
@@ -305,7 +306,7 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
     stage_kind kinds[CDSE_MAX_POOL_TYPES][TP_CANDIDATES];
     int n_kinds[CDSE_MAX_POOL_TYPES];
     int degrees[TP_CANDIDATES] = {st->tp, st->tp / 2, st->tp * 2};
-    int tried = pool->tp_per_type ? TP_CANDIDATES : 1;
+    int tried = tp_per_type ? TP_CANDIDATES : 1;
     for (int i = 0; i < n; i++) {
         n_kinds[i] = 0;
         for (int c = 0; c < tried; c++)
@@ -357,19 +358,19 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
     return true;
 }
 
-const cdse_system *cdse_pool_island(const cdse_system *type, int island_gpus, const cdse_pool *pool,
+const cdse_system *cdse_pool_island(const cdse_system *type, int island_gpus,
+                                    double link_bandwidth_gbs, double link_latency_us,
                                     cdse_system *copy)
 {
-    if (!(pool->link_bandwidth_gbs > 0.0))
+    if (!(link_bandwidth_gbs > 0.0))
         return type;
     *copy = *type;
     int n = copy->n_levels;
     if (n >= CDSE_MAX_LEVELS) {
         cdse_net_level *outer = &copy->level[n - 1];
-        outer->bandwidth_gbs =
-            fmin(outer->bandwidth_gbs * outer->efficiency, pool->link_bandwidth_gbs);
+        outer->bandwidth_gbs = fmin(outer->bandwidth_gbs * outer->efficiency, link_bandwidth_gbs);
         outer->efficiency = 1.0;
-        outer->latency_us = fmax(outer->latency_us, pool->link_latency_us);
+        outer->latency_us = fmax(outer->latency_us, link_latency_us);
         memset(outer->coll_bandwidth_gbs, 0, sizeof outer->coll_bandwidth_gbs);
         memset(outer->coll_latency_us, 0, sizeof outer->coll_latency_us);
         return copy;
@@ -381,31 +382,45 @@ const cdse_system *cdse_pool_island(const cdse_system *type, int island_gpus, co
     memset(link, 0, sizeof *link);
     strcpy(link->name, "pool-link");
     link->size = 0;
-    link->bandwidth_gbs = pool->link_bandwidth_gbs;
-    link->latency_us = pool->link_latency_us;
+    link->bandwidth_gbs = link_bandwidth_gbs;
+    link->latency_us = link_latency_us;
     link->efficiency = 1.0;
     copy->n_levels = n + 1;
     return copy;
 }
 
+/* The pool's options of cdse_evaluate_pool_as, apart from the system entry that holds them. */
+typedef struct pool_options {
+    int partition;
+    bool tp_per_type;
+    double link_bandwidth_gbs, link_latency_us;
+} pool_options;
+
+static void evaluate_pool(const cdse_model *model, const cdse_system *const types[],
+                          const int counts[], int n, const pool_options *opt,
+                          const cdse_strategy *strategy, cdse_result *result);
+
 void cdse_evaluate_pool(const cdse_model *model, const cdse_system *const types[],
                         const int counts[], int n, const cdse_strategy *strategy,
                         cdse_result *result)
 {
-    cdse_pool pool;
-    memset(&pool, 0, sizeof pool);
-    pool.n_types = n < 0 ? 0 : n > CDSE_MAX_POOL_TYPES ? CDSE_MAX_POOL_TYPES : n;
-    for (int i = 0; i < pool.n_types; i++)
-        pool.gpus[i] = counts[i];
-    cdse_evaluate_pool_as(model, types, &pool, strategy, result);
+    static const pool_options defaults = {CDSE_PARTITION_BALANCED, false, 0.0, 0.0};
+    evaluate_pool(model, types, counts, n, &defaults, strategy, result);
 }
 
 void cdse_evaluate_pool_as(const cdse_model *model, const cdse_system *const types[],
-                           const cdse_pool *pool, const cdse_strategy *strategy,
+                           const cdse_system *pool, const cdse_strategy *strategy,
                            cdse_result *result)
 {
-    int n = pool->n_types;
-    const int *counts = pool->gpus;
+    pool_options opt = {pool->partition, pool->tp_per_type, pool->link_bandwidth_gbs,
+                        pool->link_latency_us};
+    evaluate_pool(model, types, pool->pool.gpus, pool->pool.n_types, &opt, strategy, result);
+}
+
+static void evaluate_pool(const cdse_model *model, const cdse_system *const types[],
+                          const int counts[], int n, const pool_options *opt,
+                          const cdse_strategy *strategy, cdse_result *result)
+{
     /* Structural checks on the first type (they do not depend on the GPU): a configuration
      * they reject gets the figures cdse_evaluate gives it, the status and the derived degrees;
      * the full evaluation runs only where cdse_evaluate would go on (an unsupported precision
@@ -441,12 +456,14 @@ void cdse_evaluate_pool_as(const cdse_model *model, const cdse_system *const typ
     cdse_system islands[CDSE_MAX_POOL_TYPES];
     const cdse_system *typed[CDSE_MAX_POOL_TYPES];
     for (int i = 0; i < n; i++)
-        typed[i] = cdse_pool_island(types[i], g[i], pool, &islands[i]);
+        typed[i] = cdse_pool_island(types[i], g[i], opt->link_bandwidth_gbs, opt->link_latency_us,
+                                    &islands[i]);
     cdse_result dp, pp;
     memset(&dp, 0, sizeof dp);
     memset(&pp, 0, sizeof pp);
-    bool has_dp = split_dp(model, typed, g, n, strategy, pool->partition, &dp);
-    bool has_pp = strategy->pp > 1 && split_pp(model, typed, g, n, strategy, pool, &pp);
+    bool has_dp = split_dp(model, typed, g, n, strategy, opt->partition, &dp);
+    bool has_pp = strategy->pp > 1 &&
+                  split_pp(model, typed, g, n, strategy, opt->partition, opt->tp_per_type, &pp);
     if (!has_dp && !has_pp) {
         cdse_evaluate(model, types[0], strategy, result);
         if (result->status == CDSE_ST_OK || result->status == CDSE_ST_OOM)

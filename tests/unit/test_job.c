@@ -285,18 +285,18 @@ static void test_pool_options(void **state)
                          "space = { gpus = 32; global_batch = 256; };\n"
                          "objective = { budget = 2.5e6; };\n",
                          CDSE_OK, &diag);
-    const cdse_pool *pool = &job->system[0].pool;
-    assert_int_equal(pool->n_types, 2);
-    assert_int_equal(pool->partition, CDSE_PARTITION_EVEN);
-    assert_true(pool->tp_per_type);
-    assert_float_equal(pool->link_bandwidth_gbs, 12.5, 0.0);
-    assert_float_equal(pool->link_latency_us, 10.0, 0.0);
+    const cdse_system *mix = &job->system[0];
+    assert_int_equal(mix->pool.n_types, 2);
+    assert_int_equal(mix->partition, CDSE_PARTITION_EVEN);
+    assert_true(mix->tp_per_type);
+    assert_float_equal(mix->link_bandwidth_gbs, 12.5, 0.0);
+    assert_float_equal(mix->link_latency_us, 10.0, 0.0);
     assert_float_equal(job->objective.budget, 2.5e6, 0.0);
     drop(job);
     job = load(POOL_JOB, CDSE_OK, &diag);
-    assert_int_equal(job->system[1].pool.partition, CDSE_PARTITION_BALANCED);
-    assert_false(job->system[1].pool.tp_per_type);
-    assert_true(job->system[1].pool.link_bandwidth_gbs == 0.0);
+    assert_int_equal(job->system[1].partition, CDSE_PARTITION_BALANCED);
+    assert_false(job->system[1].tp_per_type);
+    assert_true(job->system[1].link_bandwidth_gbs == 0.0);
     assert_true(job->objective.budget == 0.0);
     drop(job);
 

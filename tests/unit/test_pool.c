@@ -412,10 +412,10 @@ static void test_even_partition(void **state)
     cdse_model m = gpt(12);
     cdse_system a = gpu_type(1.0), b = gpu_type(2.0);
     const cdse_system *types[] = {&a, &b};
-    cdse_pool pool;
+    cdse_system pool;
     memset(&pool, 0, sizeof pool);
-    pool.n_types = 2;
-    pool.gpus[0] = pool.gpus[1] = 8;
+    pool.pool.n_types = 2;
+    pool.pool.gpus[0] = pool.pool.gpus[1] = 8;
     pool.partition = CDSE_PARTITION_EVEN;
     cdse_strategy st = strat(16, 1, 2, 48);
     cdse_result even, balanced, on_b;
@@ -468,10 +468,10 @@ static void test_tp_per_type(void **state)
     assert_true(4.0 * (fb2 + bb2) < 9.0 * (fa + ba));
 
     const cdse_system *types[] = {&a, &b};
-    cdse_pool pool;
+    cdse_system pool;
     memset(&pool, 0, sizeof pool);
-    pool.n_types = 2;
-    pool.gpus[0] = pool.gpus[1] = 8;
+    pool.pool.n_types = 2;
+    pool.pool.gpus[0] = pool.pool.gpus[1] = 8;
     cdse_result one, per_type;
     cdse_evaluate_pool_as(&m, types, &pool, &st, &one);
     assert_int_equal(one.pool_split, CDSE_POOL_PP);
@@ -501,12 +501,8 @@ static void test_island_levels(void **state)
 {
     (void)state;
     cdse_system a = gpu_type(1.0), copy;
-    cdse_pool pool;
-    memset(&pool, 0, sizeof pool);
-    assert_ptr_equal(cdse_pool_island(&a, 8, &pool, &copy), &a); /* no link: the type itself */
-    pool.link_bandwidth_gbs = 25.0;
-    pool.link_latency_us = 5.0;
-    const cdse_system *island = cdse_pool_island(&a, 8, &pool, &copy);
+    assert_ptr_equal(cdse_pool_island(&a, 8, 0.0, 0.0, &copy), &a); /* no link: the type */
+    const cdse_system *island = cdse_pool_island(&a, 8, 25.0, 5.0, &copy);
     assert_ptr_equal(island, &copy);
     assert_int_equal(island->n_levels, 3);
     assert_int_equal(island->level[0].size, 8);
@@ -540,10 +536,10 @@ static void test_link_between_islands(void **state)
     }
     strcpy(b.name, "type-a2");
     const cdse_system *types[] = {&a, &b};
-    cdse_pool pool;
+    cdse_system pool;
     memset(&pool, 0, sizeof pool);
-    pool.n_types = 2;
-    pool.gpus[0] = pool.gpus[1] = 8;
+    pool.pool.n_types = 2;
+    pool.pool.gpus[0] = pool.pool.gpus[1] = 8;
     cdse_strategy st = strat(16, 1, 1, 48);
     cdse_result plain, same, slow;
     cdse_evaluate_pool_as(&m, types, &pool, &st, &plain);
