@@ -427,11 +427,18 @@ static int parse_pool_members(parse_ctx *ctx, const config_setting_t *setting, v
     /* The pool's own fields are those of its first member (hardware.h), under its own name. */
     char name[CDSE_NAME_MAX];
     memcpy(name, pool->name, sizeof name);
+    cdse_system options = *pool; /* the pool's own keys, whatever their order */
     *pool = ctx->job->system[parsed.member[0]];
     memcpy(pool->name, name, sizeof name);
     pool->pool = parsed;
+    pool->partition = options.partition;
+    pool->tp_per_type = options.tp_per_type;
+    pool->link_bandwidth_gbs = options.link_bandwidth_gbs;
+    pool->link_latency_us = options.link_latency_us;
     return 0;
 }
+
+static const char *const partition_names[] = {"balanced", "even", NULL};
 
 static const key_spec pool_keys[] = {
     {.name = "name",
@@ -448,6 +455,28 @@ static const key_spec pool_keys[] = {
      .type_text = "list of member groups",
      .def_text = "required",
      .help = "a heterogeneous pool: its GPU types with their counts (keys: systems[].pool[])"},
+    {.name = "partition",
+     .type = KEY_ENUM,
+     .offset = offsetof(cdse_system, partition),
+     .choices = partition_names,
+     .has_default = true,
+     .def = CDSE_PARTITION_BALANCED,
+     .def_text = "\"balanced\"",
+     .help = "how the work is shared among the types: balanced (layers and batch by each type's "
+             "speed, within its memory) or even (Megatron-LM's equal split)"},
+    {.name = "tp_per_type",
+     .type = KEY_BOOL,
+     .offset = offsetof(cdse_system, tp_per_type),
+     .def_text = "false",
+     .help = "pipeline stages of each type may run half or twice the strategy's tensor-parallel "
+             "degree over the same GPUs (the result's pool_tp)"},
+    FLOAT_KEY(cdse_system, "link_bandwidth", link_bandwidth_gbs, 0, true, 1e9, false, 0,
+              "none",
+              "the network between the islands of different types, GB/s per GPU one direction: "
+              "what crosses between types (the dp split's gradient reduction, the pp split's "
+              "transfers) runs on it after reducing inside each island"),
+    FLOAT_KEY(cdse_system, "link_latency", link_latency_us, 0, false, 1e9, false, 0, "0",
+              "latency of the link between islands, us"),
 };
 static const key_table pool_table = {"systems[]", pool_keys,
                                      (int)(sizeof pool_keys / sizeof pool_keys[0])};
@@ -1257,6 +1286,10 @@ static const key_spec objective_keys[] = {
               "fraction of HBM kept free: a configuration whose reserved memory "
               "(mem_reserved_gib) is above hbm_gib x (1 - memory_headroom) has the status "
               "over_headroom and is not ranked (0 to 0.5; docs/job-file.md)"),
+    FLOAT_KEY(cdse_objective, "budget", budget, 0, true, 1e30, false, 0, "none",
+              "the most a configuration's GPUs may cost to buy, in currency units: GPUs x "
+              "(gpu_price + facility_price + port prices), a pool's summed over its types "
+              "(docs/job-file.md, Cost and energy)"),
     {.name = "prune",
      .type = KEY_BOOL,
      .offset = offsetof(cdse_objective, prune),
@@ -1494,6 +1527,9 @@ static uint64_t job_fingerprint(const cdse_job *job)
      * refused by its fewer statuses, sweep.c). */
     if (job->objective.memory_headroom != CDSE_MEMORY_HEADROOM_DEFAULT)
         h = fnv1a(h, &job->objective.memory_headroom, sizeof job->objective.memory_headroom);
+    /* Jobs without a budget keep their hash. */
+    if (job->objective.budget > 0.0)
+        h = fnv1a(h, &job->objective.budget, sizeof job->objective.budget);
     h = fnv1a(h, job->stack, sizeof job->stack[0] * (size_t)job->n_stacks);
     h = fnv1a(h, job->system_stack, sizeof job->system_stack[0] * (size_t)job->n_systems);
     for (int s = 0; s < job->n_systems && job->n_system_gpus > 0; s++)
@@ -1733,6 +1769,15 @@ static void print_systems(FILE *out, const void *target, const key_spec *key, in
                         t + 1 < system->pool.n_types ? "," : "");
             }
             fprintf(out, "%*s);\n", indent + 4, "");
+            if (system->partition != CDSE_PARTITION_BALANCED)
+                fprintf(out, "%*spartition = \"%s\";\n", indent + 4, "",
+                        partition_names[system->partition]);
+            if (system->tp_per_type)
+                fprintf(out, "%*stp_per_type = true;\n", indent + 4, "");
+            if (system->link_bandwidth_gbs > 0.0)
+                fprintf(out, "%*slink_bandwidth = %.17g;\n%*slink_latency = %.17g;\n", indent + 4,
+                        "", system->link_bandwidth_gbs, indent + 4, "",
+                        system->link_latency_us);
         }
         fprintf(out, "%*s}%s\n", indent + 2, "", s + 1 < n ? "," : "");
     }

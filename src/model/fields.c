@@ -145,6 +145,11 @@ static const cdse_field system_rows[] = {
     RECORD(cdse_system, "network", level, level_fields, CDSE_MAX_LEVELS),
     RECORD(cdse_system, "memory_tier", tier, tier_fields, 1),
     RECORD(cdse_system, "pool", pool, pool_fields, 1),
+    /* The pool's options under their job keys (systems[].partition, ...). */
+    FIELD(cdse_system, "partition", partition, CDSE_FIELD_INT, 1),
+    FIELD(cdse_system, "tp_per_type", tp_per_type, CDSE_FIELD_BOOL, 1),
+    FIELD(cdse_system, "link_bandwidth", link_bandwidth_gbs, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_system, "link_latency", link_latency_us, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_system, "stack", stack, CDSE_FIELD_STRING, 1),
     RECORD(cdse_system, "cost", cost, cost_fields, 1),
     RECORD(cdse_system, "reliability", reliability, reliability_fields, 1),

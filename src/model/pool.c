@@ -1,6 +1,8 @@
 /* Heterogeneous GPU pools (see pool.h). */
 #include "clusterdse/model/pool.h"
 
+#include "clusterdse/model/cost.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -46,12 +48,19 @@ static void combine(const cdse_model *model, const cdse_system *const types[], c
     }
     int split = r->pool_split;
     double share[4];
+    int layers[4], microbatches[4], tp[4];
     memcpy(share, r->pool_share, sizeof share);
+    memcpy(layers, r->pool_layers, sizeof layers);
+    memcpy(microbatches, r->pool_microbatches, sizeof microbatches);
+    memcpy(tp, r->pool_tp, sizeof tp);
     *r = per_type[slowest];
     cdse_result_take_memory(r, &per_type[fullest]);
     r->status = status;
     r->pool_split = split;
     memcpy(r->pool_share, share, sizeof share);
+    memcpy(r->pool_layers, layers, sizeof layers);
+    memcpy(r->pool_microbatches, microbatches, sizeof microbatches);
+    memcpy(r->pool_tp, tp, sizeof tp);
 
     double tokens, model_flops;
     cdse_iteration_work(model, st->global_batch, &tokens, &model_flops);
@@ -108,12 +117,13 @@ static bool assign_microbatches(const int r[], const double t[], int n, int tota
 }
 
 /* Data-parallel split: type i has r[i] replicas; each replica of type i processes m[i]
- * micro-batches, balanced by the per-micro-batch time measured on each type. */
+ * micro-batches, balanced by the per-micro-batch time measured on each type (the even
+ * partition: every replica the same share, total / dp, as Megatron-LM splits the batch). */
 static bool split_dp(const cdse_model *model, const cdse_system *const types[], const int g[],
-                     int n, const cdse_strategy *st, cdse_result *r)
+                     int n, const cdse_strategy *st, int partition, cdse_result *r)
 {
     int replica = cdse_placement_ranks_without(st, CDSE_PLACE_DP);
-    int replicas[CDSE_MAX_POOL_TYPES], m[CDSE_MAX_POOL_TYPES];
+    int replicas[CDSE_MAX_POOL_TYPES], m[CDSE_MAX_POOL_TYPES] = {0};
     double per_mb[CDSE_MAX_POOL_TYPES];
     int dp = st->gpus / replica;
     if (st->global_batch % st->microbatch != 0)
@@ -122,10 +132,14 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
     /* The probes below run 4 micro-batches per replica: their batch must fit an int. */
     if ((int64_t)st->microbatch * dp * 4 > INT_MAX)
         return false;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++) { /* every type in whole replicas, before any evaluation */
         if (g[i] % replica != 0)
             return false;
         replicas[i] = g[i] / replica;
+    }
+    for (int i = 0; i < n && partition == CDSE_PARTITION_EVEN; i++)
+        m[i] = total_mb / dp; /* whole: the strategy check divides the batch by dp */
+    for (int i = 0; i < n && partition != CDSE_PARTITION_EVEN; i++) {
         /* Per-micro-batch time of type i: the whole job on type i, two micro-batches apart. */
         cdse_strategy probe = *st;
         probe.global_batch = st->microbatch * dp * 2;
@@ -139,14 +153,17 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
     }
     /* The interleaved schedule needs a multiple of pp micro-batches per replica. */
     int step = st->vpp > 1 ? st->pp : 1;
-    if (!assign_microbatches(replicas, per_mb, n, total_mb, step, m))
+    if (partition != CDSE_PARTITION_EVEN &&
+        !assign_microbatches(replicas, per_mb, n, total_mb, step, m))
         return false;
     cdse_result per_type[CDSE_MAX_POOL_TYPES];
-    bool used[CDSE_MAX_POOL_TYPES];
+    bool used[CDSE_MAX_POOL_TYPES] = {false};
     r->pool_split = CDSE_POOL_DP;
     for (int i = 0; i < n; i++) {
         used[i] = m[i] > 0; /* a type given no micro-batch sits idle */
         r->pool_share[i] = (double)replicas[i] * m[i] / total_mb;
+        r->pool_microbatches[i] = m[i];
+        r->pool_tp[i] = used[i] ? st->tp : 0;
         if (!used[i])
             continue;
         cdse_strategy own = *st;
@@ -157,52 +174,73 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
     return true;
 }
 
-/* Pipeline split: type i holds p[i] stages of L[i] layers each, sum p[i] L[i] = layers. Layers
- * are added one per stage of a type at a time to the type whose stages stay fastest, so stage
- * times are balanced by speed; a type whose stages no longer fit in HBM takes no more. */
-static bool split_pp(const cdse_model *model, const cdse_system *const types[], const int g[],
-                     int n, const cdse_strategy *st, cdse_result *r)
+/* One GPU type's pipeline stages under one tensor-parallel degree: the strategy its stages run
+ * (tp, and the micro-batch that keeps the pipeline's micro-batch of microbatch x dp sequences
+ * with dp = stage GPUs / (tp x cp)), the forward and backward time of one layer, and the most
+ * layers a stage of this type holds in HBM. */
+typedef struct stage_kind {
+    cdse_strategy st;
+    double per_layer;
+    int max_layers;
+} stage_kind;
+
+/* The stage kind of `type` at tensor-parallel degree `tp` (the strategy's, or another that
+ * splits the stage's GPUs), false when that degree cannot run: the stage's GPUs or the
+ * pipeline's micro-batch do not divide, sequence parallelism without tp, ZeRO without dp, or
+ * the strategy check fails (heads, ...). Memory grows linearly with the layers of a stage: two
+ * evaluations give the slope and the most layers that fit in this type's HBM. */
+static bool stage_kind_of(const cdse_model *model, const cdse_system *type, const cdse_strategy *st,
+                          int tp, int step, stage_kind *k)
 {
     int stage = cdse_placement_ranks_without(st, CDSE_PLACE_PP);
-    int p[CDSE_MAX_POOL_TYPES], layers[CDSE_MAX_POOL_TYPES];
-    double per_layer[CDSE_MAX_POOL_TYPES];
-    int max_layers[CDSE_MAX_POOL_TYPES];
-    int step = st->vpp; /* layers per stage must be a multiple of vpp */
+    k->st = *st;
+    if (tp != st->tp) {
+        long long sequences = (long long)st->microbatch * tp; /* per stage step, over tp_0 */
+        if (tp < 1 || stage % (tp * st->cp) != 0 || sequences % st->tp != 0 ||
+            (st->sequence_parallel && tp == 1) || (st->zero > 0 && stage / (tp * st->cp) == 1))
+            return false;
+        k->st.tp = tp;
+        k->st.microbatch = (int)(sequences / st->tp);
+    }
+    double fwd, bwd;
+    if (cdse_layer_times(model, type, &k->st, &fwd, &bwd) != CDSE_ST_OK)
+        return false;
+    k->per_layer = fwd + bwd;
+    cdse_model one = *model, two = *model;
+    one.layers = step * st->pp;
+    two.layers = 2 * step * st->pp;
+    cdse_result a, b;
+    cdse_evaluate(&one, type, &k->st, &a);
+    cdse_evaluate(&two, type, &k->st, &b);
+    double slope = (b.mem_total_gib - a.mem_total_gib) / step;
+    double room = type->hbm_gib - a.mem_total_gib;
+    /* room / slope can exceed an int (tiny slopes): more than layers never matters. */
+    double fit = slope > 0.0 ? fmin(fmax(room / slope, -1.0), model->layers) : 0.0;
+    k->max_layers = slope > 0.0 ? step + (int)fit : model->layers;
+    return true;
+}
+
+/* Layers per stage of each type, layers[i] (multiples of step, at least step), with
+ * sum p[i] layers[i] = total: added step per stage of a type at a time to the type whose
+ * stages stay fastest, (layers[i] + step) x per_layer, a type whose stages would no longer fit
+ * in HBM taking more only when no type has room left. Returns the slowest stage's time
+ * max layers[i] x per_layer, or -1 when the layers cannot be placed. */
+static double place_layers(const int p[], const stage_kind *const kind[], int n, int total,
+                           int step, int layers[])
+{
     int placed = 0;
     for (int i = 0; i < n; i++) {
-        if (g[i] % stage != 0)
-            return false;
-        p[i] = g[i] / stage;
-        double fwd, bwd;
-        if (cdse_layer_times(model, types[i], st, &fwd, &bwd) != CDSE_ST_OK)
-            return false;
-        per_layer[i] = fwd + bwd;
         layers[i] = step;
         placed += p[i] * step;
-        /* Memory grows linearly with the layers of a stage: two evaluations give the slope and
-         * the most layers that fit in this type's HBM. */
-        cdse_model one = *model, two = *model;
-        one.layers = step * st->pp;
-        two.layers = 2 * step * st->pp;
-        cdse_result a, b;
-        cdse_evaluate(&one, types[i], st, &a);
-        cdse_evaluate(&two, types[i], st, &b);
-        double slope = (b.mem_total_gib - a.mem_total_gib) / step;
-        double room = types[i]->hbm_gib - a.mem_total_gib;
-        /* room / slope can exceed an int (tiny slopes): more than layers never matters. */
-        double fit = slope > 0.0 ? fmin(fmax(room / slope, -1.0), model->layers) : 0.0;
-        max_layers[i] = slope > 0.0 ? step + (int)fit : model->layers;
     }
-    if (placed > model->layers)
-        return false;
-    while (placed < model->layers) {
+    while (placed < total) {
         int best = -1;
         double best_time = 0.0;
         for (int i = 0; i < n; i++) {
-            if (placed + p[i] * step > model->layers)
+            if (placed + p[i] * step > total)
                 continue;
-            double t = (layers[i] + step) * per_layer[i];
-            if (layers[i] + step > max_layers[i])
+            double t = (layers[i] + step) * kind[i]->per_layer;
+            if (layers[i] + step > kind[i]->max_layers)
                 t += 1e30; /* only when no type has room left */
             if (best < 0 || t < best_time) {
                 best = i;
@@ -210,57 +248,226 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
             }
         }
         if (best < 0)
-            return false;
+            return -1.0;
         layers[best] += step;
         placed += p[best] * step;
     }
+    double slowest = 0.0;
+    for (int i = 0; i < n; i++)
+        slowest = fmax(slowest, layers[i] * kind[i]->per_layer);
+    return slowest;
+}
+
+/* Candidate tensor-parallel degrees of a type's stages with tp_per_type: the strategy's first
+ * (kept on ties), then half and twice it. Metis (Um et al., USENIX ATC'24; its planner's
+ * per-stage strategies (dp_deg, tp_deg) over each stage's GPUs in SamsungLabs/Metis
+ * model/load_balancer.py, and its abstract: it prefers data over tensor parallelism within a
+ * stage) gives each stage its own degrees; the ones next to the strategy's are those a stage
+ * of another GPU type moves to. */
+#define TP_CANDIDATES 3
+
+/* Pipeline split: type i holds p[i] stages of L[i] layers each, sum p[i] L[i] = layers. Layers
+ * are added one per stage of a type at a time to the type whose stages stay fastest, so stage
+ * times are balanced by speed; a type whose stages no longer fit in HBM takes no more. With
+ * tp_per_type, every combination of the types' candidate degrees is placed and the one whose
+ * slowest stage is fastest kept. With the even partition (Megatron-LM), every stage holds
+ * layers / pp layers at the strategy's degree. */
+static bool split_pp(const cdse_model *model, const cdse_system *const types[], const int g[],
+                     int n, const cdse_strategy *st, int partition, bool tp_per_type,
+                     cdse_result *r)
+{
+    int stage = cdse_placement_ranks_without(st, CDSE_PLACE_PP);
+    int p[CDSE_MAX_POOL_TYPES], layers[CDSE_MAX_POOL_TYPES];
+    int step = st->vpp; /* layers per stage must be a multiple of vpp */
+    int placed = 0;
+    for (int i = 0; i < n; i++) { /* every type in whole stages, before any evaluation */
+        if (g[i] % stage != 0)
+            return false;
+        p[i] = g[i] / stage;
+        placed += p[i] * step;
+    }
+    if (placed > model->layers)
+        return false;
     cdse_result per_type[CDSE_MAX_POOL_TYPES];
     bool used[CDSE_MAX_POOL_TYPES];
+    if (partition == CDSE_PARTITION_EVEN) {
+        r->pool_split = CDSE_POOL_PP;
+        for (int i = 0; i < n; i++) {
+            used[i] = true;
+            cdse_evaluate(model, types[i], st, &per_type[i]);
+            r->pool_share[i] = (double)p[i] / st->pp;
+            r->pool_layers[i] = (model->layers + st->pp - 1) / st->pp;
+            r->pool_microbatches[i] = per_type[i].grad_accum;
+            r->pool_tp[i] = st->tp;
+        }
+        combine(model, types, g, n, per_type, used, st, r);
+        return true;
+    }
+    stage_kind kinds[CDSE_MAX_POOL_TYPES][TP_CANDIDATES];
+    int n_kinds[CDSE_MAX_POOL_TYPES];
+    int degrees[TP_CANDIDATES] = {st->tp, st->tp / 2, st->tp * 2};
+    int tried = tp_per_type ? TP_CANDIDATES : 1;
+    for (int i = 0; i < n; i++) {
+        n_kinds[i] = 0;
+        for (int c = 0; c < tried; c++)
+            if (degrees[c] >= 1 && (c == 0 || degrees[c] != st->tp) &&
+                stage_kind_of(model, types[i], st, degrees[c], step, &kinds[i][n_kinds[i]]))
+                n_kinds[i]++;
+        if (n_kinds[i] == 0)
+            return false;
+    }
+    /* Every combination of the types' kinds (mixed radix), the first (the strategy's degree
+     * everywhere) kept unless another's slowest stage is strictly faster. */
+    int pick[CDSE_MAX_POOL_TYPES] = {0}, best_pick[CDSE_MAX_POOL_TYPES] = {0};
+    double best = -1.0;
+    for (;;) {
+        const stage_kind *kind[CDSE_MAX_POOL_TYPES];
+        int trial[CDSE_MAX_POOL_TYPES];
+        for (int i = 0; i < n; i++)
+            kind[i] = &kinds[i][pick[i]];
+        double slowest = place_layers(p, kind, n, model->layers, step, trial);
+        if (slowest >= 0.0 && (best < 0.0 || slowest < best)) {
+            best = slowest;
+            memcpy(best_pick, pick, sizeof best_pick);
+            memcpy(layers, trial, sizeof trial);
+        }
+        int d = 0;
+        while (d < n && ++pick[d] == n_kinds[d])
+            pick[d++] = 0;
+        if (d == n)
+            break;
+    }
+    if (best < 0.0)
+        return false;
     r->pool_split = CDSE_POOL_PP;
     for (int i = 0; i < n; i++) {
+        const cdse_strategy *own_st = &kinds[i][best_pick[i]].st;
         used[i] = true;
         /* Type i's stages as if every stage held layers[i] layers. */
         cdse_model own = *model;
         own.layers = layers[i] * st->pp;
         if (own.experts > 0 && own.moe_every > 0)
             own.layers -= own.layers % own.moe_every;
-        cdse_evaluate(&own, types[i], st, &per_type[i]);
+        cdse_evaluate(&own, types[i], own_st, &per_type[i]);
         r->pool_share[i] = (double)p[i] * layers[i] / model->layers;
+        r->pool_layers[i] = layers[i];
+        r->pool_microbatches[i] = per_type[i].grad_accum;
+        r->pool_tp[i] = own_st->tp;
     }
     combine(model, types, g, n, per_type, used, st, r);
     return true;
 }
 
+const cdse_system *cdse_pool_island(const cdse_system *type, int island_gpus,
+                                    double link_bandwidth_gbs, double link_latency_us,
+                                    cdse_system *copy)
+{
+    if (!(link_bandwidth_gbs > 0.0))
+        return type;
+    *copy = *type;
+    int n = copy->n_levels;
+    if (n >= CDSE_MAX_LEVELS) {
+        cdse_net_level *outer = &copy->level[n - 1];
+        outer->bandwidth_gbs = fmin(outer->bandwidth_gbs * outer->efficiency, link_bandwidth_gbs);
+        outer->efficiency = 1.0;
+        outer->latency_us = fmax(outer->latency_us, link_latency_us);
+        memset(outer->coll_bandwidth_gbs, 0, sizeof outer->coll_bandwidth_gbs);
+        memset(outer->coll_latency_us, 0, sizeof outer->coll_latency_us);
+        return copy;
+    }
+    for (int l = 0; l < n; l++)
+        if (copy->level[l].size <= 0 || copy->level[l].size > island_gpus)
+            copy->level[l].size = island_gpus;
+    cdse_net_level *link = &copy->level[n];
+    memset(link, 0, sizeof *link);
+    strcpy(link->name, "pool-link");
+    link->size = 0;
+    link->bandwidth_gbs = link_bandwidth_gbs;
+    link->latency_us = link_latency_us;
+    link->efficiency = 1.0;
+    copy->n_levels = n + 1;
+    return copy;
+}
+
+/* The pool's options of cdse_evaluate_pool_as, apart from the system entry that holds them. */
+typedef struct pool_options {
+    int partition;
+    bool tp_per_type;
+    double link_bandwidth_gbs, link_latency_us;
+} pool_options;
+
+static void evaluate_pool(const cdse_model *model, const cdse_system *const types[],
+                          const int counts[], int n, const pool_options *opt,
+                          const cdse_strategy *strategy, cdse_result *result);
+
 void cdse_evaluate_pool(const cdse_model *model, const cdse_system *const types[],
                         const int counts[], int n, const cdse_strategy *strategy,
                         cdse_result *result)
 {
-    /* Structural checks on the first type (they do not depend on the GPU). */
-    cdse_evaluate(model, types[0], strategy, result);
-    if (result->status != CDSE_ST_OK && result->status != CDSE_ST_OOM)
+    static const pool_options defaults = {CDSE_PARTITION_BALANCED, false, 0.0, 0.0};
+    evaluate_pool(model, types, counts, n, &defaults, strategy, result);
+}
+
+void cdse_evaluate_pool_as(const cdse_model *model, const cdse_system *const types[],
+                           const cdse_system *pool, const cdse_strategy *strategy,
+                           cdse_result *result)
+{
+    pool_options opt = {pool->partition, pool->tp_per_type, pool->link_bandwidth_gbs,
+                        pool->link_latency_us};
+    evaluate_pool(model, types, pool->pool.gpus, pool->pool.n_types, &opt, strategy, result);
+}
+
+static void evaluate_pool(const cdse_model *model, const cdse_system *const types[],
+                          const int counts[], int n, const pool_options *opt,
+                          const cdse_strategy *strategy, cdse_result *result)
+{
+    /* Structural checks on the first type (they do not depend on the GPU): a configuration
+     * they reject gets the figures cdse_evaluate gives it, the status and the derived degrees;
+     * the full evaluation runs only where cdse_evaluate would go on (an unsupported precision
+     * is costed all the same) or where the pool gives no split. */
+    cdse_strategy checked = *strategy;
+    int structural = cdse_strategy_check(model, types[0], &checked);
+    if (structural != CDSE_ST_OK) {
+        if (structural == CDSE_ST_DTYPE_UNSUPPORTED) {
+            cdse_evaluate(model, types[0], strategy, result);
+        } else {
+            memset(result, 0, sizeof *result);
+            result->status = structural;
+            result->dp = checked.dp;
+            result->grad_accum = checked.grad_accum;
+            result->seq_imbalance = 1.0;
+        }
         return;
-    int total = 0, g[CDSE_MAX_POOL_TYPES];
+    }
+    int g[CDSE_MAX_POOL_TYPES];
     for (int i = 0; i < n; i++) {
-        total += counts[i];
         if (!(types[i]->peak_tflops[strategy->precision] > 0.0)) {
+            cdse_evaluate(model, types[0], strategy, result);
             result->status = CDSE_ST_DTYPE_UNSUPPORTED; /* every GPU type must run it */
             return;
         }
     }
-    for (int i = 0; i < n; i++) {
-        if ((long long)strategy->gpus * counts[i] % total != 0) {
+    if (!cdse_pool_take(counts, n, strategy->gpus, g)) {
+        cdse_evaluate(model, types[0], strategy, result);
+        if (result->status == CDSE_ST_OK || result->status == CDSE_ST_OOM)
             result->status = CDSE_ST_POOL_SPLIT;
-            return;
-        }
-        g[i] = (int)((long long)strategy->gpus * counts[i] / total);
+        return;
     }
-    cdse_result dp = *result, pp = *result;
-    memset(dp.pool_share, 0, sizeof dp.pool_share);
-    memset(pp.pool_share, 0, sizeof pp.pool_share);
-    bool has_dp = split_dp(model, types, g, n, strategy, &dp);
-    bool has_pp = strategy->pp > 1 && split_pp(model, types, g, n, strategy, &pp);
+    cdse_system islands[CDSE_MAX_POOL_TYPES];
+    const cdse_system *typed[CDSE_MAX_POOL_TYPES];
+    for (int i = 0; i < n; i++)
+        typed[i] = cdse_pool_island(types[i], g[i], opt->link_bandwidth_gbs, opt->link_latency_us,
+                                    &islands[i]);
+    cdse_result dp, pp;
+    memset(&dp, 0, sizeof dp);
+    memset(&pp, 0, sizeof pp);
+    bool has_dp = split_dp(model, typed, g, n, strategy, opt->partition, &dp);
+    bool has_pp = strategy->pp > 1 &&
+                  split_pp(model, typed, g, n, strategy, opt->partition, opt->tp_per_type, &pp);
     if (!has_dp && !has_pp) {
-        result->status = CDSE_ST_POOL_SPLIT;
+        cdse_evaluate(model, types[0], strategy, result);
+        if (result->status == CDSE_ST_OK || result->status == CDSE_ST_OOM)
+            result->status = CDSE_ST_POOL_SPLIT;
         result->pool_split = CDSE_POOL_NONE;
         return;
     }

@@ -270,6 +270,57 @@ static void test_pool(void **state)
         3, "systems[0].pool");
 }
 
+/* The pool's options (issue 30), written before and after its members (a key's place in the
+ * group does not matter), and objective.budget; an unknown partition and a link of 0 GB/s are
+ * errors naming the key and line. */
+static void test_pool_options(void **state)
+{
+    (void)state;
+    cdse_diag diag;
+    cdse_job *job = load("models = ( \"gpt3-1.3b\" );\n"
+                         "systems = ( { name = \"mix\"; partition = \"even\";\n"
+                         "  pool = ( { system = \"a100-80g-dgx\"; gpus = 16; },\n"
+                         "           { system = \"h100-sxm-dgx\"; gpus = 16; } );\n"
+                         "  tp_per_type = true; link_bandwidth = 12.5; link_latency = 10; } );\n"
+                         "space = { gpus = 32; global_batch = 256; };\n"
+                         "objective = { budget = 2.5e6; };\n",
+                         CDSE_OK, &diag);
+    const cdse_system *mix = &job->system[0];
+    assert_int_equal(mix->pool.n_types, 2);
+    assert_int_equal(mix->partition, CDSE_PARTITION_EVEN);
+    assert_true(mix->tp_per_type);
+    assert_float_equal(mix->link_bandwidth_gbs, 12.5, 0.0);
+    assert_float_equal(mix->link_latency_us, 10.0, 0.0);
+    assert_float_equal(job->objective.budget, 2.5e6, 0.0);
+    drop(job);
+    job = load(POOL_JOB, CDSE_OK, &diag);
+    assert_int_equal(job->system[1].partition, CDSE_PARTITION_BALANCED);
+    assert_false(job->system[1].tp_per_type);
+    assert_true(job->system[1].link_bandwidth_gbs == 0.0);
+    assert_true(job->objective.budget == 0.0);
+    drop(job);
+
+    expect_error("models = ( \"gpt3-1.3b\" );\n"
+                 "systems = ( { name = \"mix\";\n"
+                 "  partition = \"uneven\";\n"
+                 "  pool = ( { system = \"a100-80g-dgx\"; gpus = 16; },\n"
+                 "           { system = \"h100-sxm-dgx\"; gpus = 16; } ); } );\n"
+                 "space = { gpus = 32; global_batch = 256; };\n",
+                 3, "systems[0].partition");
+    expect_error("models = ( \"gpt3-1.3b\" );\n"
+                 "systems = ( { name = \"mix\";\n"
+                 "  pool = ( { system = \"a100-80g-dgx\"; gpus = 16; },\n"
+                 "           { system = \"h100-sxm-dgx\"; gpus = 16; } );\n"
+                 "  link_bandwidth = 0.0; } );\n"
+                 "space = { gpus = 32; global_batch = 256; };\n",
+                 5, "systems[0].link_bandwidth");
+    expect_error("models = ( \"gpt3-1.3b\" );\n"
+                 "systems = ( \"a100-80g-dgx\" );\n"
+                 "space = { gpus = 8; global_batch = 256; };\n"
+                 "objective = { budget = -1.0; };\n",
+                 4, "objective.budget");
+}
+
 static void test_base_and_override(void **state)
 {
     (void)state;
@@ -903,6 +954,7 @@ int main(void)
         cmocka_unit_test(test_inline_model_and_system),
         cmocka_unit_test(test_moe_and_histogram_keys),
         cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_pool_options),
         cmocka_unit_test(test_base_and_override),
         cmocka_unit_test(test_network_profile),
         cmocka_unit_test(test_probe_section),

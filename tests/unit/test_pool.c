@@ -28,6 +28,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "clusterdse/model/collective.h"
 #include "clusterdse/model/pool.h"
 
 static void assert_status_at(int actual, int expected, const char *file, int line)
@@ -150,6 +151,9 @@ static void test_dp_split_two_types(void **state)
     assert_int_equal(r.pool_split, CDSE_POOL_DP);
     assert_rel(r.pool_share[0], 2.0 / 3.0, 1e-15);
     assert_rel(r.pool_share[1], 1.0 / 3.0, 1e-15);
+    assert_int_equal(r.pool_microbatches[0], 4); /* the partition as the record shows it */
+    assert_int_equal(r.pool_microbatches[1], 2);
+    assert_int_equal(r.pool_layers[0], 0);
 
     cdse_result on_a, on_b;
     cdse_strategy own = st;
@@ -200,6 +204,10 @@ static void test_pp_split_two_types(void **state)
     assert_int_equal(r.pool_split, CDSE_POOL_PP);
     assert_rel(r.pool_share[0], 8.0 / 12.0, 1e-15);
     assert_rel(r.pool_share[1], 4.0 / 12.0, 1e-15);
+    assert_int_equal(r.pool_layers[0], 8);
+    assert_int_equal(r.pool_layers[1], 4);
+    assert_int_equal(r.pool_microbatches[0], 6); /* 48 / (micro-batch 1 x dp 8) */
+    assert_int_equal(r.pool_microbatches[1], 6);
 
     /* Consistency with the per-type evaluations the rule describes. */
     cdse_model m16 = gpt(16), m8 = gpt(8);
@@ -215,6 +223,34 @@ static void test_pp_split_two_types(void **state)
     evaluate(&m, &b, &own, &dp_b);
     double dp_time = fmax(dp_a.time_per_iteration_s, dp_b.time_per_iteration_s);
     assert_true(pp_time < dp_time);
+}
+
+/* Stage times equalized within a layer's time when they cannot be equal: 13 layers on the
+ * stages of the test above (one of A, per-layer time a; one of B, 2a). From the 12-layer end
+ * (A 8, B 4, both 8a), the 13th layer: A 9a vs B 10a -> A: 9 layers on A, 4 on B; stage times
+ * 9a and 8a, apart by a, less than one layer of the slower type (2a). The even split that
+ * Megatron-LM makes (7 and 6 layers, or 6 and 7) would take 7a on A and 12a or 14a on B.
+ * cdse_layer_times gives a and 2a; their ratio is checked as the premise. */
+static void test_pp_split_equalized(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(13);
+    cdse_system a = gpu_type(1.0), b = gpu_type(2.0);
+    const cdse_system *types[] = {&a, &b};
+    int counts[] = {8, 8};
+    cdse_strategy st = strat(16, 1, 2, 48);
+    double fa, ba, fb, bb;
+    assert_status(cdse_layer_times(&m, &a, &st, &fa, &ba), CDSE_ST_OK);
+    assert_status(cdse_layer_times(&m, &b, &st, &fb, &bb), CDSE_ST_OK);
+    assert_rel(fb + bb, 2.0 * (fa + ba), 1e-12);
+    cdse_result r;
+    cdse_evaluate_pool(&m, types, counts, 2, &st, &r);
+    assert_status(r.status, CDSE_ST_OK);
+    assert_int_equal(r.pool_split, CDSE_POOL_PP);
+    assert_int_equal(r.pool_layers[0], 9);
+    assert_int_equal(r.pool_layers[1], 4);
+    double stage_a = 9.0 * (fa + ba), stage_b = 4.0 * (fb + bb);
+    assert_true(fabs(stage_a - stage_b) <= fb + bb);
 }
 
 /* The same with B's HBM cut so that its stages hold at most 3 layers: B's first-stage memory
@@ -242,6 +278,8 @@ static void test_pp_split_capped_by_memory(void **state)
     assert_int_equal(r.pool_split, CDSE_POOL_PP);
     assert_rel(r.pool_share[0], 9.0 / 12.0, 1e-15);
     assert_rel(r.pool_share[1], 3.0 / 12.0, 1e-15);
+    assert_int_equal(r.pool_layers[0], 9);
+    assert_int_equal(r.pool_layers[1], 3);
     assert_rel(r.mem_total_gib, three.mem_total_gib, 1e-12);
     cdse_result b_all;
     cdse_evaluate(&m, &b, &st, &b_all);
@@ -362,11 +400,167 @@ static void test_dp_split_interleaved(void **state)
     assert_rel(r.pool_share[1], 30.0 / 48.0, 1e-15);
 }
 
+/* The even partition (Megatron-LM on any cluster; the planners' baseline): the 12-layer job of
+ * test_pp_split_two_types with 6 layers on every stage. Both splits then run the whole job on
+ * each type (the pp split: 6-layer stages of each type; the dp split: 8 replicas of each type,
+ * 48 / 8 = 6 micro-batches each), so the pool's time is the whole job on B, the slower type,
+ * whichever split is kept; each type does half the work. The balanced split (8 and 4 layers)
+ * is faster: B's stage time 8a instead of 12a. */
+static void test_even_partition(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(12);
+    cdse_system a = gpu_type(1.0), b = gpu_type(2.0);
+    const cdse_system *types[] = {&a, &b};
+    cdse_system pool;
+    memset(&pool, 0, sizeof pool);
+    pool.pool.n_types = 2;
+    pool.pool.gpus[0] = pool.pool.gpus[1] = 8;
+    pool.partition = CDSE_PARTITION_EVEN;
+    cdse_strategy st = strat(16, 1, 2, 48);
+    cdse_result even, balanced, on_b;
+    cdse_evaluate_pool_as(&m, types, &pool, &st, &even);
+    assert_status(even.status, CDSE_ST_OK);
+    evaluate(&m, &b, &st, &on_b);
+    assert_rel(even.time_per_iteration_s, on_b.time_per_iteration_s, 1e-12);
+    assert_rel(even.pool_share[0], 0.5, 1e-15);
+    assert_rel(even.pool_share[1], 0.5, 1e-15);
+    if (even.pool_split == CDSE_POOL_PP) {
+        assert_int_equal(even.pool_layers[0], 6);
+        assert_int_equal(even.pool_layers[1], 6);
+    } else {
+        assert_int_equal(even.pool_microbatches[0], 6);
+        assert_int_equal(even.pool_microbatches[1], 6);
+    }
+    pool.partition = CDSE_PARTITION_BALANCED;
+    cdse_evaluate_pool_as(&m, types, &pool, &st, &balanced);
+    assert_true(balanced.time_per_iteration_s < even.time_per_iteration_s);
+}
+
+/* A tensor-parallel degree per type (Metis's per-stage (dp, tp)). B's HBM is cut as in
+ * test_pp_split_capped_by_memory: at tp 1 its stages hold 3 layers (A then takes 9, slowest
+ * stage 9a). At tp 2 (micro-batch 2 over dp 4, the same 8 sequences per pipeline step) B's
+ * weights, gradients and optimizer state halve and a layer fits in less memory, so its stages
+ * hold 4 layers; a layer takes a little more than 2a there (norms and dropout are not split
+ * without sequence parallelism). Placing 12 layers: A 8 (8a), B 4 (4 x t_B2 < 9a): slowest
+ * stage below 9a, so B runs tp 2, A keeps tp 1 (its tp 2 is slower for the same reason).
+ * The premises (B's 4-layer stages fit at tp 2; 2a < t_B2 < 9a / 4) are checked first. */
+static void test_tp_per_type(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(12);
+    cdse_system a = gpu_type(1.0), b = gpu_type(2.0);
+    cdse_strategy st = strat(16, 1, 2, 48);
+    cdse_model m6 = gpt(6), m8 = gpt(8);
+    cdse_result three, four, four_tp2;
+    evaluate(&m6, &b, &st, &three);
+    evaluate(&m8, &b, &st, &four);
+    b.hbm_gib = (three.mem_total_gib + four.mem_total_gib) / 2.0;
+    cdse_strategy st2 = st;
+    st2.tp = 2;
+    st2.microbatch = 2;
+    evaluate(&m8, &b, &st2, &four_tp2);
+    assert_true(four_tp2.mem_total_gib < b.hbm_gib);
+    double fa, ba, fb2, bb2;
+    assert_status(cdse_layer_times(&m, &a, &st, &fa, &ba), CDSE_ST_OK);
+    assert_status(cdse_layer_times(&m, &b, &st2, &fb2, &bb2), CDSE_ST_OK);
+    assert_true(fb2 + bb2 > 2.0 * (fa + ba));
+    assert_true(4.0 * (fb2 + bb2) < 9.0 * (fa + ba));
+
+    const cdse_system *types[] = {&a, &b};
+    cdse_system pool;
+    memset(&pool, 0, sizeof pool);
+    pool.pool.n_types = 2;
+    pool.pool.gpus[0] = pool.pool.gpus[1] = 8;
+    cdse_result one, per_type;
+    cdse_evaluate_pool_as(&m, types, &pool, &st, &one);
+    assert_int_equal(one.pool_split, CDSE_POOL_PP);
+    assert_int_equal(one.pool_layers[0], 9);
+    assert_int_equal(one.pool_tp[1], 1);
+    pool.tp_per_type = true;
+    cdse_evaluate_pool_as(&m, types, &pool, &st, &per_type);
+    assert_status(per_type.status, CDSE_ST_OK);
+    assert_int_equal(per_type.pool_split, CDSE_POOL_PP);
+    assert_int_equal(per_type.pool_tp[0], 1);
+    assert_int_equal(per_type.pool_tp[1], 2);
+    assert_int_equal(per_type.pool_layers[0], 8);
+    assert_int_equal(per_type.pool_layers[1], 4);
+    assert_int_equal(per_type.pool_microbatches[0], 6); /* the same 6 pipeline steps */
+    assert_int_equal(per_type.pool_microbatches[1], 6);
+}
+
+/* The link between islands (cdse_pool_island): a type of the test (levels: 8 GPUs, then
+ * everything, both 10^9 GB/s without latency) as an island of 8 GPUs with a 25 GB/s, 5 us link
+ * becomes levels {8, 8, link}. A data-parallel group of 16 ranks at stride 1 spans 8 inside a
+ * node, 1 node inside the island, 2 islands: factors {8, 1, 2}. Its all-reduce of 8e9 bytes
+ * (hierarchical ring, collective.c: each level 2 (f - 1)/f of its bytes over its bandwidth and
+ * 2 (f - 1) latencies, the next level carrying 1/f of the bytes):
+ *   level 0: 2 x 7/8 x 8e9 / 1e18 = 1.4e-8 s;  level 1: f = 1, nothing;
+ *   link:    2 x 1/2 x 1e9 / 25e9 + 2 x 5e-6 = 0.04 + 1e-5 s;  total 0.040010014 s. */
+static void test_island_levels(void **state)
+{
+    (void)state;
+    cdse_system a = gpu_type(1.0), copy;
+    assert_ptr_equal(cdse_pool_island(&a, 8, 0.0, 0.0, &copy), &a); /* no link: the type */
+    const cdse_system *island = cdse_pool_island(&a, 8, 25.0, 5.0, &copy);
+    assert_ptr_equal(island, &copy);
+    assert_int_equal(island->n_levels, 3);
+    assert_int_equal(island->level[0].size, 8);
+    assert_int_equal(island->level[1].size, 8);
+    assert_int_equal(island->level[2].size, 0);
+    cdse_span span;
+    cdse_group_span(island, 16, 1, &span);
+    assert_int_equal(span.factor[0], 8);
+    assert_int_equal(span.factor[1], 1);
+    assert_int_equal(span.factor[2], 2);
+    assert_rel(cdse_allreduce_time(island, &span, 8e9), 0.040010014, 1e-9);
+}
+
+/* A link as fast as the types' own outer network changes nothing: two types alike but for
+ * their name, 8 + 8 GPUs, outer level 25 GB/s and 5 us; the data-parallel group of the dp split
+ * (16 replicas of one GPU) crosses {8 in a node, 2 nodes} without the link and {8, 1, 2 over
+ * the link} with it, the same rings (a level of factor 1 costs nothing, and the flat
+ * all-gather's steps count the same 2 outer domains). A link 10 times slower makes the
+ * iteration slower (its gradient all-reduce cannot all hide behind the backward pass here:
+ * 12 layers of h = 1024 reduce 2 x 12.6M x 12 bytes in bf16 over 2.5 GB/s, ~0.1 s, against a
+ * backward pass of well under that). */
+static void test_link_between_islands(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(12);
+    cdse_system a = gpu_type(1.0), b = gpu_type(1.0);
+    for (int i = 0; i < 2; i++) {
+        cdse_system *s = i == 0 ? &a : &b;
+        s->level[1].bandwidth_gbs = 25.0;
+        s->level[1].latency_us = 5.0;
+    }
+    strcpy(b.name, "type-a2");
+    const cdse_system *types[] = {&a, &b};
+    cdse_system pool;
+    memset(&pool, 0, sizeof pool);
+    pool.pool.n_types = 2;
+    pool.pool.gpus[0] = pool.pool.gpus[1] = 8;
+    cdse_strategy st = strat(16, 1, 1, 48);
+    cdse_result plain, same, slow;
+    cdse_evaluate_pool_as(&m, types, &pool, &st, &plain);
+    assert_status(plain.status, CDSE_ST_OK);
+    pool.link_bandwidth_gbs = 25.0;
+    pool.link_latency_us = 5.0;
+    cdse_evaluate_pool_as(&m, types, &pool, &st, &same);
+    assert_rel(same.time_per_iteration_s, plain.time_per_iteration_s, 1e-12);
+    pool.link_bandwidth_gbs = 2.5;
+    cdse_evaluate_pool_as(&m, types, &pool, &st, &slow);
+    assert_status(slow.status, CDSE_ST_OK);
+    assert_true(slow.time_per_iteration_s > plain.time_per_iteration_s);
+    assert_true(slow.t_dp_comm_s > plain.t_dp_comm_s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dp_split_two_types),
         cmocka_unit_test(test_pp_split_two_types),
+        cmocka_unit_test(test_pp_split_equalized),
         cmocka_unit_test(test_pp_split_capped_by_memory),
         cmocka_unit_test(test_counts_not_scalable),
         cmocka_unit_test(test_no_whole_replica),
@@ -374,6 +568,10 @@ int main(void)
         cmocka_unit_test(test_dp_shares_add_up),
         cmocka_unit_test(test_precision_on_every_type),
         cmocka_unit_test(test_dp_split_interleaved),
+        cmocka_unit_test(test_even_partition),
+        cmocka_unit_test(test_tp_per_type),
+        cmocka_unit_test(test_island_levels),
+        cmocka_unit_test(test_link_between_islands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,6 +61,10 @@ typedef struct cdse_objective {
     /* Fraction of HBM kept free: a configuration whose reserved memory is above
      * hbm_gib x (1 - memory_headroom) is over_headroom (CDSE_MEMORY_HEADROOM_DEFAULT). */
     double memory_headroom;
+    /* The most the GPUs of a configuration may cost to buy, in `currency` (cdse_bill's
+     * purchase_price: GPUs x (gpu_price + facility_price + ports), a pool's summed over its
+     * types); 0 = no budget. docs/job-file.md, Cost and energy. */
+    double budget;
 } cdse_objective;
 
 /* The default of objective.memory_headroom: 5 % of HBM kept free beyond what the caching

@@ -118,6 +118,12 @@ typedef struct cdse_pool {
     int gpus[CDSE_MAX_POOL_TYPES];   /* GPUs of that type in the pool */
 } cdse_pool;
 
+/* How a pool shares the work among its GPU types (pool.h). */
+typedef enum cdse_pool_partition {
+    CDSE_PARTITION_BALANCED = 0, /* by each type's speed, within its memory (the planners') */
+    CDSE_PARTITION_EVEN,         /* equal layers per stage and batch per replica (Megatron-LM) */
+} cdse_pool_partition;
+
 typedef struct cdse_system {
     char name[CDSE_NAME_MAX];
     char gpu[CDSE_NAME_MAX];
@@ -143,6 +149,13 @@ typedef struct cdse_system {
     cdse_reliability reliability; /* goodput: failure rates and restart times */
     cdse_storage storage;         /* goodput: checkpoint bandwidths */
     cdse_pool pool;               /* a pool: the fields above are those of its first member */
+    /* A pool's options (pool.h cdse_evaluate_pool_as); unused by an ordinary system. */
+    int partition;    /* cdse_pool_partition: how work is shared out among the types */
+    bool tp_per_type; /* pp split: each type's stages choose their own tensor-parallel degree */
+    /* The network between the islands of different types (GB/s per GPU, one direction, and
+     * latency in us); 0 = none: every type's collectives on its own profile's network. */
+    double link_bandwidth_gbs;
+    double link_latency_us;
 } cdse_system;
 
 /* Hardware keys that a job may sweep (a list in a system entry): each is one number of the

@@ -60,6 +60,12 @@ typedef struct cdse_result {
     /* Heterogeneous pools: how the pool was used. */
     int pool_split;       /* cdse_pool_split */
     double pool_share[4]; /* share of the work (batch or layers) done by each GPU type */
+    /* The partition chosen, per GPU type (0 for a type that takes no part, and beyond the
+     * pool's types): pp split, the layers of each of its pipeline stages; dp split, the
+     * micro-batches each of its replicas processes per iteration. */
+    int pool_layers[4];
+    int pool_microbatches[4];
+    int pool_tp[4]; /* the tensor-parallel degree of each type's stages or replicas */
 } cdse_result;
 
 typedef enum cdse_pool_split {

@@ -19,4 +19,30 @@ void cdse_evaluate_pool(const cdse_model *model, const cdse_system *const types[
                         const int counts[], int n, const cdse_strategy *strategy,
                         cdse_result *result);
 
+/* Type `type` as an island of `island_gpus` GPUs of a pool with a link between its islands
+ * (link_bandwidth_gbs > 0, GB/s per GPU one direction; latency in us): `copy` is the type's profile
+ * with its levels clipped to the island (no level larger than island_gpus; the outermost sized
+ * island_gpus) and one more level outside, the link (size 0: every island; efficiency 1, the link's
+ * figure being what collectives achieve). A group that spans islands (the data-parallel group of
+ * the dp split, the pipeline group of the pp split) then crosses the link hierarchically: reduced
+ * inside each island first, the link carrying the island's share (collective.c). A profile already
+ * at CDSE_MAX_LEVELS gets its outermost level capped by the link instead. Without a link, returns
+ * `type` and leaves `copy` alone. */
+const cdse_system *cdse_pool_island(const cdse_system *type, int island_gpus,
+                                    double link_bandwidth_gbs, double link_latency_us,
+                                    cdse_system *copy);
+
+/* The same with the pool's options: `pool` is the pool's system entry (hardware.h), whose
+ * pool.gpus[0..pool.n_types) are the counts; pool->partition = CDSE_PARTITION_EVEN shares the work
+ * as Megatron-LM does on any cluster (every pipeline stage layers / pp, every replica global_batch
+ * / dp: the fast types wait for the slow ones), the baseline the heterogeneous planners compare
+ * against; pool->link_bandwidth_gbs > 0 costs what crosses between types on that link
+ * (cdse_pool_island); pool->tp_per_type lets each type's stages of the pp split run their own
+ * tensor-parallel degree (half, the same or twice the strategy's, over the same stage GPUs: Metis's
+ * per-stage (dp, tp)), the combination whose slowest stage is fastest kept. result->pool_tp says
+ * which. cdse_evaluate_pool is this with the balanced partition and one degree. */
+void cdse_evaluate_pool_as(const cdse_model *model, const cdse_system *const types[],
+                           const cdse_system *pool, const cdse_strategy *strategy,
+                           cdse_result *result);
+
 #endif
