@@ -62,14 +62,63 @@ static double overlap_hidden(double comm, double window)
     return fmax(0.0, comm < window ? comm : window);
 }
 
+/* The GEMM shape model (systems with a gemm_shape group). A GEMM C = A B of m x n x k runs
+ * as output tiles of GEMM_TILE x GEMM_TILE, one thread block per tile, in waves of `sms` tiles
+ * (NVIDIA, "Matrix Multiplication Background User's Guide", DU-09799-001: Sec. 3.1 tile
+ * quantization, Sec. 3.2 wave quantization: "the number of tiles ... is quantized to a
+ * multiple of the number of SMs"; 128 x 128 is the tile of its A100 examples). A GEMM with
+ * fewer tiles than SMs is split along K into up to sms / tiles slices of at least
+ * GEMM_SPLITK_MIN_K (cuBLAS split-K / stream-K), each slice a tile's work of k / split. A
+ * tile's main loop amortises its prologue and epilogue over K: efficiency k / (k +
+ * GEMM_K_OVERHEAD); every GEMM kernel adds GEMM_KERNEL_FIXED_S (ramp-up and drain of the
+ * waves). The constants are fitted (least squares in log time, grid 64-512 / 0-8 us) to
+ * OpenXLA's measured cuBLAS table for H100 SXM (sm_90, bf16xbf16->bf16; tensorflow/tensorflow
+ * third_party/xla/xla/service/gpu/model/matmul_interpolator_data.h, the 39 single GEMMs
+ * m, n, k in 256-4096): rms error 7.7 %, e.g. 4096^3 773 vs 783 TFLOP/s measured, 4096 x 4096
+ * x 256 397 vs 392, 1024^3 232 vs 236, 2048^3 611 vs 632; its own efficiency, 0.86 there,
+ * is each system's gemm_shape.efficiency (a training run's end-to-end value, calibrated as
+ * the profile says). Skinny GEMMs (m or n 256 with k 4096) run 20-35 % slower than this model
+ * gives. */
+#define GEMM_TILE           128.0
+#define GEMM_SPLITK_MIN_K   256.0
+#define GEMM_K_OVERHEAD     128.0
+#define GEMM_KERNEL_FIXED_S 6.0e-6
+
+/* The share of peak-rate tile work a GEMM of m x n x k achieves on `sms` SMs before the
+ * profile's efficiency: tile and wave quantization (with split-K) times the main loop's
+ * k-slice / (k-slice + GEMM_K_OVERHEAD). */
+double perf_gemm_shape_factor(double sms, double m, double n, double k)
+{
+    double tiles = ceil(m / GEMM_TILE) * ceil(n / GEMM_TILE);
+    if (!(tiles >= 1.0))
+        return 1.0; /* an empty GEMM: its time is 0 (f = 0) */
+    double split = 1.0;
+    if (tiles < sms) {
+        split = floor(sms / tiles);
+        double slices = floor(k / GEMM_SPLITK_MIN_K);
+        if (split > slices)
+            split = slices > 1.0 ? slices : 1.0;
+    }
+    double waves = ceil(tiles * split / sms);
+    double slice = k / split;
+    double quantization = m * n * split / (waves * sms * GEMM_TILE * GEMM_TILE);
+    return quantization * slice / (slice + GEMM_K_OVERHEAD);
+}
+
 double perf_gemm_time(const env *e, double m, double n, double k, double *flops)
 {
     double f = 2.0 * m * n * k;
     double bytes = (m * k + k * n + m * n) * e->operand_bytes;
-    double eff = cdse_eff_lookup(e->gemm_table, f) * e->gemm_scale;
-    double compute = f / (e->gemm_peak * eff);
     double memory = bytes / e->hbm;
     *flops += f;
+    if (e->gemm_sms > 0.0) {
+        double eff =
+            e->gemm_shape_eff * e->gemm_scale * perf_gemm_shape_factor(e->gemm_sms, m, n, k);
+        double compute = GEMM_KERNEL_FIXED_S + f / (e->gemm_peak * eff);
+        return compute > memory ? compute : memory;
+    }
+    double eff = cdse_eff_lookup(e->gemm_table, f) * e->gemm_scale;
+    double compute = f / (e->gemm_peak * eff);
     return compute > memory ? compute : memory;
 }
 
@@ -85,16 +134,15 @@ static double batched_gemm_time(const env *e, double batch, double m, double n, 
     return compute > memory ? compute : memory;
 }
 
-/* GEMM libraries compute C = A B in output tiles (a thread block per tile): a GEMM of m x n costs
- * ceil(m / GEMM_TILE) ceil(n / GEMM_TILE) whole tiles ("tile quantization", NVIDIA Matrix
- * Multiplication Background User's Guide DU-09799-001, Sec. 3.1; 128 x 128 is one of cuBLAS's
- * typical tiles, Sec. 2.3). The systems' efficiency tables hold GEMMs whose sizes are tile
- * multiples; an expert's GEMM (rows set by routing, the FFN split over etp) is costed on its
- * padded tiles and counted with its real FLOPs. */
-#define GEMM_TILE 128.0
-
+/* An expert's GEMM (rows set by routing, the FFN split over etp) is costed on its padded tiles
+ * and counted with its real FLOPs: GEMM libraries compute whole output tiles ("tile
+ * quantization", NVIDIA Matrix Multiplication Background User's Guide DU-09799-001, Sec. 3.1).
+ * The efficiency tables hold GEMMs whose sizes are tile multiples, so the table path pads; the
+ * shape model quantizes the tiles itself. */
 static double expert_gemm_time(const env *e, double m, double n, double k, double *flops)
 {
+    if (e->gemm_sms > 0.0)
+        return perf_gemm_time(e, m, n, k, flops);
     double padded_m = ceil(m / GEMM_TILE) * GEMM_TILE, padded_n = ceil(n / GEMM_TILE) * GEMM_TILE;
     double padded_flops = 0.0;
     *flops += 2.0 * m * n * k;
