@@ -210,6 +210,7 @@ static inline double recomputed_share(const cdse_strategy *st, double stage_laye
 /* perf_layer.c */
 double perf_gemm_time(const env *e, double m, double n, double k, double *flops);
 double perf_gemm_shape_factor(double sms, double m, double n, double k);
+double perf_cp_merge_bytes(const dims *x, double elements);
 void perf_average_layer_step(const env *e, const dims *x, layer_step *step);
 
 /* perf_memory.c */

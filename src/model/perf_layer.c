@@ -296,6 +296,25 @@ static double flash_flops(const dims *x)
     return 2.0 * rows * keys * (x->d_qk + x->d_v);
 }
 
+/* Ring attention's merge of the per-step partial results (Transformer Engine
+ * AttnFuncWithCPAndKVP2P, transformer_engine/pytorch/attention/dot_product_attention/
+ * context_parallel.py). Forward: each of the cp steps leaves a partial output in the activation
+ * dtype; after the last one, flash_attn_fwd_out_correction_init rescales the first (read 2 B,
+ * write 2 B per output element) and flash_attn_fwd_out_correction adds each further one in
+ * place (out.add_(out_per_step * exp(lse_step - lse)): read 2 + 2 B, write 2 B). Backward: each
+ * step's dq_, dk_, dv_ are copied (step 0) or added (dq.add_(dq_), dk.add_(dk_), dv.add_(dv_))
+ * into the accumulated gradients. Counted for the slowest rank, whose steps all take the full
+ * queries and half of the keys and values (the causal load-balanced split; rank cp - 1). The
+ * per-row softmax statistics (one value per query and head) are negligible beside the head
+ * dimension. */
+#define CP_MERGE_FIRST_BYTES 4.0
+#define CP_MERGE_STEP_BYTES  6.0
+
+double perf_cp_merge_bytes(const dims *x, double elements)
+{
+    return elements * (CP_MERGE_FIRST_BYTES + CP_MERGE_STEP_BYTES * (x->c - 1.0));
+}
+
 static void attention_costs(const env *e, const dims *x, bool flash, layer_cost *c)
 {
     double scores = x->b * x->heads_local * x->s_local * x->s_full; /* score elements */
@@ -306,6 +325,14 @@ static void attention_costs(const env *e, const dims *x, bool flash, layer_cost 
         double eff = e->sys->attention_efficiency;
         c->attn_fwd = f / (e->attn_peak * eff);
         c->attn_bwd = FLASH_BWD_FACTOR * c->attn_fwd;
+        if (x->c > 1.0) {
+            double rows = x->b * x->s_local;
+            double kv_heads = x->mla ? x->heads_local : x->kv_local;
+            double out = rows * x->heads_local * x->d_v;
+            double grads = rows * (x->heads_local * x->d_qk + 0.5 * kv_heads * (x->d_qk + x->d_v));
+            c->attn_fwd += perf_cp_merge_bytes(x, out) / e->hbm;
+            c->attn_bwd += perf_cp_merge_bytes(x, grads) / e->hbm;
+        }
         c->attn_flops_fwd = f;
         c->flops_fwd += f;
         return;

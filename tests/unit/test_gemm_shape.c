@@ -1,5 +1,6 @@
-/* The GEMM shape model (src/model/perf_layer.c: perf_gemm_shape_factor, perf_gemm_time with a
- * system's gemm_shape group) against hand calculations.
+/* Per-layer kernel costs against hand calculations: the GEMM shape model (src/model/perf_layer.c:
+ * perf_gemm_shape_factor, perf_gemm_time with a system's gemm_shape group) and ring attention's
+ * merge of its per-step results (perf_cp_merge_bytes).
  *
  * Source of the rule: NVIDIA, "Matrix Multiplication Background User's Guide" (DU-09799-001),
  * Sec. 3.1 (tile quantization: a GEMM computes ceil(m / 128) ceil(n / 128) whole 128 x 128
@@ -97,13 +98,31 @@ static void test_gemm_time(void **state)
                6e-6 + f / (989.4e12 * 0.6 * 0.9 * q * loop), 1e-12);
 }
 
+/* Ring attention's merge (Transformer Engine AttnFuncWithCPAndKVP2P, context_parallel.py):
+ * the first partial output is rescaled (read 2 B, write 2 B per element), each of the other
+ * cp - 1 is added in place (read 2 + 2 B, write 2 B). Llama 3 70B, TP 4, CP 2, micro-batch 1,
+ * sequence 8192: 4096 local rows x 16 local heads x 128 = 8,388,608 output elements: 8,388,608
+ * x (4 + 6 x 1) = 83,886,080 B; on an H100 at 3.35 TB/s x 0.90 that is 83,886,080 / 3.015e12 =
+ * 27.8 us per layer forward. CP 4: 2,048 rows, 4,194,304 elements x (4 + 6 x 3) = 92,274,688 B:
+ * more steps outweigh the shorter local sequence. */
+static void test_cp_merge_bytes(void **state)
+{
+    (void)state;
+    dims x;
+    memset(&x, 0, sizeof x);
+    x.c = 2.0;
+    assert_rel(perf_cp_merge_bytes(&x, 4096.0 * 16.0 * 128.0), 83886080.0, 1e-15);
+    assert_rel(83886080.0 / (3350e9 * 0.90), 27.8e-6, 2e-3);
+    x.c = 4.0;
+    assert_rel(perf_cp_merge_bytes(&x, 2048.0 * 16.0 * 128.0), 92274688.0, 1e-15);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_full_waves_a100),
-        cmocka_unit_test(test_tile_quantization),
-        cmocka_unit_test(test_split_k),
-        cmocka_unit_test(test_gemm_time),
+        cmocka_unit_test(test_full_waves_a100), cmocka_unit_test(test_tile_quantization),
+        cmocka_unit_test(test_split_k),         cmocka_unit_test(test_gemm_time),
+        cmocka_unit_test(test_cp_merge_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
