@@ -210,6 +210,18 @@ static const key_spec storage_keys[] = {
 static const key_table storage_table = {"systems[].storage", storage_keys,
                                         (int)(sizeof storage_keys / sizeof storage_keys[0])};
 
+static const key_spec gemm_shape_keys[] = {
+    FLOAT_KEY(cdse_gemm_shape, "sms", sms, 0, true, 1e5, true, 0, "required",
+              "streaming multiprocessors (compute units) of the GPU, from its datasheet"),
+    FLOAT_KEY(cdse_gemm_shape, "efficiency", efficiency, 0, true, 1, true, 0, "required",
+              "bf16 GEMM efficiency at full waves and long K, fraction of the bf16 peak"),
+    FLOAT_KEY(cdse_gemm_shape, "efficiency_fp8", efficiency_fp8, 0, false, 1, false, 0,
+              "efficiency", "the same for fp8 GEMMs, fraction of the fp8 peak"),
+};
+static const key_table gemm_shape_table = {
+    "systems[].gemm_shape", gemm_shape_keys,
+    (int)(sizeof gemm_shape_keys / sizeof gemm_shape_keys[0])};
+
 static const key_spec system_keys[] = {
     {.name = "base",
      .type = KEY_CUSTOM,
@@ -300,6 +312,14 @@ static const key_spec system_keys[] = {
      .type_text = "string (path)",
      .def_text = "none",
      .help = "take the network levels from this fitted profile file"},
+    {.name = "gemm_shape",
+     .type = KEY_GROUP,
+     .offset = offsetof(cdse_system, gemm_shape),
+     .sub = &gemm_shape_table,
+     .type_text = "group { sms; efficiency; efficiency_fp8; }",
+     .def_text = "none (the gemm_efficiency tables)",
+     .help = "GEMM time from each GEMM's M, N, K: tiles and waves on the SMs, split-K, main "
+             "loop length (docs/zoo.md); replaces the gemm_efficiency tables"},
     {.name = "memory_tier",
      .type = KEY_GROUP,
      .offset = offsetof(cdse_system, tier),
@@ -572,15 +592,17 @@ void cdse__print_system_body(FILE *out, const cdse_system *system, int indent)
         static const cdse_mem_tier no_tier; /* all zero: memory_tier never given */
         if (k->sub == &tier_table && memcmp(&system->tier, &no_tier, sizeof no_tier) == 0)
             continue; /* attach = "none" with values is printed: the fingerprint hashes them */
+        if (k->sub == &gemm_shape_table && !(system->gemm_shape.sms > 0.0))
+            continue; /* not given: profiles without it print (and hash) as before */
         cdse__print_field(out, k, system, indent);
     }
 }
 
 void cdse__system_print_keys(FILE *out)
 {
-    static const key_table *const tables[] = {&system_table,      &peak_table,   &level_table,
-                                              &coll_table,        &tier_table,   &cost_table,
-                                              &reliability_table, &storage_table};
+    static const key_table *const tables[] = {&system_table, &peak_table,        &gemm_shape_table,
+                                              &level_table,  &coll_table,        &tier_table,
+                                              &cost_table,   &reliability_table, &storage_table};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         cdse__print_key_table(out, tables[t]);
 }

@@ -102,6 +102,13 @@ static const cdse_field reliability_rows[] = {
 };
 static const cdse_field_table reliability_fields = TABLE(cdse_reliability, reliability_rows);
 
+static const cdse_field gemm_shape_rows[] = {
+    FIELD(cdse_gemm_shape, "sms", sms, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_gemm_shape, "efficiency", efficiency, CDSE_FIELD_DOUBLE, 1),
+    FIELD(cdse_gemm_shape, "efficiency_fp8", efficiency_fp8, CDSE_FIELD_DOUBLE, 1),
+};
+static const cdse_field_table gemm_shape_fields = TABLE(cdse_gemm_shape, gemm_shape_rows);
+
 static const cdse_field storage_rows[] = {
     FIELD(cdse_storage, "write_bandwidth", write_gbs, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_storage, "read_bandwidth", read_gbs, CDSE_FIELD_DOUBLE, 1),
@@ -135,6 +142,7 @@ static const cdse_field system_rows[] = {
     FIELD(cdse_system, "peak_tflops", peak_tflops, CDSE_FIELD_DOUBLE, CDSE_DTYPE_COUNT),
     RECORD(cdse_system, "gemm_efficiency", gemm_eff, eff_fields, 1),
     RECORD(cdse_system, "gemm_efficiency_fp8", gemm_eff_fp8, eff_fields, 1),
+    RECORD(cdse_system, "gemm_shape", gemm_shape, gemm_shape_fields, 1),
     FIELD(cdse_system, "attention_efficiency", attention_efficiency, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_system, "hbm_gib", hbm_gib, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_system, "hbm_bandwidth", hbm_bandwidth_gbs, CDSE_FIELD_DOUBLE, 1),

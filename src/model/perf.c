@@ -111,6 +111,10 @@ void perf_setup(const cdse_model *model, const cdse_system *system, const cdse_s
     e->operand_bytes = fp8 ? FP8_GEMM_OPERAND_BYTES : ACT_BYTES;
     e->stk = st->stack != NULL ? st->stack : &cdse_stack_default;
     e->gemm_scale = e->stk->gemm_scale;
+    const cdse_gemm_shape *shape = &system->gemm_shape;
+    e->gemm_sms = shape->sms > 0.0 && shape->efficiency > 0.0 ? shape->sms : 0.0;
+    e->gemm_shape_eff =
+        fp8 && shape->efficiency_fp8 > 0.0 ? shape->efficiency_fp8 : shape->efficiency;
     perf_fill_dims(model, st, x);
     plan->n = 0;
     perf_plan_layer_comm(system, st, x, plan, &e->comm);
@@ -146,6 +150,7 @@ static void output_layer_times(const env *e, const dims *x, double *fwd, double 
      * Transformer Engine FP8 module). */
     env head = *e;
     head.gemm_table = &e->sys->gemm_eff;
+    head.gemm_shape_eff = e->sys->gemm_shape.efficiency;
     head.gemm_peak = e->attn_peak;
     head.operand_bytes = ACT_BYTES;
     double logits = perf_gemm_time(&head, x->tokens, x->vocab / x->t, x->h, &logits_flops);

@@ -104,6 +104,8 @@ typedef struct env {
     double operand_bytes;  /* GEMM operand element size */
     const cdse_stack *stk; /* the software stack (never NULL) */
     double gemm_scale;     /* the stack's GEMM efficiency relative to the system's table */
+    double gemm_sms;       /* the shape model's SMs (0: the efficiency tables) */
+    double gemm_shape_eff; /* its efficiency at full waves and long K, this precision */
     layer_comm comm;
 } env;
 
@@ -207,6 +209,8 @@ static inline double recomputed_share(const cdse_strategy *st, double stage_laye
 
 /* perf_layer.c */
 double perf_gemm_time(const env *e, double m, double n, double k, double *flops);
+double perf_gemm_shape_factor(double sms, double m, double n, double k);
+double perf_cp_merge_bytes(const dims *x, double elements);
 void perf_average_layer_step(const env *e, const dims *x, layer_step *step);
 
 /* perf_memory.c */

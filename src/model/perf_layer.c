@@ -62,14 +62,68 @@ static double overlap_hidden(double comm, double window)
     return fmax(0.0, comm < window ? comm : window);
 }
 
+/* The GEMM shape model (systems with a gemm_shape group). A GEMM C = A B of m x n x k runs
+ * as output tiles of GEMM_TILE x GEMM_TILE, one thread block per tile, in waves of `sms` tiles
+ * (NVIDIA, "Matrix Multiplication Background User's Guide", DU-09799-001: Sec. 3.1 tile
+ * quantization, Sec. 3.2 wave quantization: "the number of tiles ... is quantized to a
+ * multiple of the number of SMs"; 128 x 128 is the tile of its A100 examples). A GEMM with
+ * fewer tiles than SMs is split along K into up to sms / tiles slices of at least
+ * GEMM_SPLITK_MIN_K (cuBLAS split-K / stream-K), each slice a tile's work of k / split. A
+ * tile's main loop amortises its prologue and epilogue over K: efficiency k / (k +
+ * GEMM_K_OVERHEAD); every GEMM kernel adds GEMM_KERNEL_FIXED_S (ramp-up and drain of the
+ * waves). Fitted (least squares in log time) to OpenXLA's measured cuBLAS table for H100 SXM
+ * (sm_90, bf16xbf16->bf16; tensorflow/tensorflow
+ * third_party/xla/xla/service/gpu/model/matmul_interpolator_data.h, 39 single GEMMs with m, n,
+ * k in 256-4096): split-K slices of 256 and 6 us per kernel at every main-loop overhead tried;
+ * the overhead itself is 128 at the optimum (rms error 7.7 %) and 256 here (rms 8.8 %, its
+ * efficiency 0.93: 4096^3 810 vs 783 TFLOP/s measured, 2048^3 621 vs 632, 1024^3 224 vs 236,
+ * 4096 x 4096 x 256 340 vs 392), because the A100 rows of tests/validation/published.csv,
+ * whose attention projections and FC2 run on K = h / 8 (768-3200), are met within their
+ * targets only from 256 up (Korthikanti et al. 2022 Table 5: 2.3 % mean |error| at 256 with
+ * efficiency 0.76, 3.1 % and 6.7 % worst at 128; docs/zoo.md, GEMM shape model). Skinny GEMMs
+ * (m or n 256 with k 4096) run 25-35 % slower than the model gives. Each system's
+ * gemm_shape.efficiency is its training runs' end-to-end value, calibrated as its profile
+ * says. */
+#define GEMM_TILE           128.0
+#define GEMM_SPLITK_MIN_K   256.0
+#define GEMM_K_OVERHEAD     256.0
+#define GEMM_KERNEL_FIXED_S 6.0e-6
+
+/* The share of peak-rate tile work a GEMM of m x n x k achieves on `sms` SMs before the
+ * profile's efficiency: tile and wave quantization (with split-K) times the main loop's
+ * k-slice / (k-slice + GEMM_K_OVERHEAD). */
+double perf_gemm_shape_factor(double sms, double m, double n, double k)
+{
+    double tiles = ceil(m / GEMM_TILE) * ceil(n / GEMM_TILE);
+    if (!(tiles >= 1.0))
+        return 1.0; /* an empty GEMM: its time is 0 (f = 0) */
+    double split = 1.0;
+    if (tiles < sms) {
+        split = floor(sms / tiles);
+        double slices = floor(k / GEMM_SPLITK_MIN_K);
+        if (split > slices)
+            split = slices > 1.0 ? slices : 1.0;
+    }
+    double waves = ceil(tiles * split / sms);
+    double slice = k / split;
+    double quantization = m * n * split / (waves * sms * GEMM_TILE * GEMM_TILE);
+    return quantization * slice / (slice + GEMM_K_OVERHEAD);
+}
+
 double perf_gemm_time(const env *e, double m, double n, double k, double *flops)
 {
     double f = 2.0 * m * n * k;
     double bytes = (m * k + k * n + m * n) * e->operand_bytes;
-    double eff = cdse_eff_lookup(e->gemm_table, f) * e->gemm_scale;
-    double compute = f / (e->gemm_peak * eff);
     double memory = bytes / e->hbm;
     *flops += f;
+    if (e->gemm_sms > 0.0) {
+        double eff =
+            e->gemm_shape_eff * e->gemm_scale * perf_gemm_shape_factor(e->gemm_sms, m, n, k);
+        double compute = GEMM_KERNEL_FIXED_S + f / (e->gemm_peak * eff);
+        return compute > memory ? compute : memory;
+    }
+    double eff = cdse_eff_lookup(e->gemm_table, f) * e->gemm_scale;
+    double compute = f / (e->gemm_peak * eff);
     return compute > memory ? compute : memory;
 }
 
@@ -85,16 +139,15 @@ static double batched_gemm_time(const env *e, double batch, double m, double n, 
     return compute > memory ? compute : memory;
 }
 
-/* GEMM libraries compute C = A B in output tiles (a thread block per tile): a GEMM of m x n costs
- * ceil(m / GEMM_TILE) ceil(n / GEMM_TILE) whole tiles ("tile quantization", NVIDIA Matrix
- * Multiplication Background User's Guide DU-09799-001, Sec. 3.1; 128 x 128 is one of cuBLAS's
- * typical tiles, Sec. 2.3). The systems' efficiency tables hold GEMMs whose sizes are tile
- * multiples; an expert's GEMM (rows set by routing, the FFN split over etp) is costed on its
- * padded tiles and counted with its real FLOPs. */
-#define GEMM_TILE 128.0
-
+/* An expert's GEMM (rows set by routing, the FFN split over etp) is costed on its padded tiles
+ * and counted with its real FLOPs: GEMM libraries compute whole output tiles ("tile
+ * quantization", NVIDIA Matrix Multiplication Background User's Guide DU-09799-001, Sec. 3.1).
+ * The efficiency tables hold GEMMs whose sizes are tile multiples, so the table path pads; the
+ * shape model quantizes the tiles itself. */
 static double expert_gemm_time(const env *e, double m, double n, double k, double *flops)
 {
+    if (e->gemm_sms > 0.0)
+        return perf_gemm_time(e, m, n, k, flops);
     double padded_m = ceil(m / GEMM_TILE) * GEMM_TILE, padded_n = ceil(n / GEMM_TILE) * GEMM_TILE;
     double padded_flops = 0.0;
     *flops += 2.0 * m * n * k;
@@ -243,6 +296,25 @@ static double flash_flops(const dims *x)
     return 2.0 * rows * keys * (x->d_qk + x->d_v);
 }
 
+/* Ring attention's merge of the per-step partial results (Transformer Engine
+ * AttnFuncWithCPAndKVP2P, transformer_engine/pytorch/attention/dot_product_attention/
+ * context_parallel.py). Forward: each of the cp steps leaves a partial output in the activation
+ * dtype; after the last one, flash_attn_fwd_out_correction_init rescales the first (read 2 B,
+ * write 2 B per output element) and flash_attn_fwd_out_correction adds each further one in
+ * place (out.add_(out_per_step * exp(lse_step - lse)): read 2 + 2 B, write 2 B). Backward: each
+ * step's dq_, dk_, dv_ are copied (step 0) or added (dq.add_(dq_), dk.add_(dk_), dv.add_(dv_))
+ * into the accumulated gradients. Counted for the slowest rank, whose steps all take the full
+ * queries and half of the keys and values (the causal load-balanced split; rank cp - 1). The
+ * per-row softmax statistics (one value per query and head) are negligible beside the head
+ * dimension. */
+#define CP_MERGE_FIRST_BYTES 4.0
+#define CP_MERGE_STEP_BYTES  6.0
+
+double perf_cp_merge_bytes(const dims *x, double elements)
+{
+    return elements * (CP_MERGE_FIRST_BYTES + CP_MERGE_STEP_BYTES * (x->c - 1.0));
+}
+
 static void attention_costs(const env *e, const dims *x, bool flash, layer_cost *c)
 {
     double scores = x->b * x->heads_local * x->s_local * x->s_full; /* score elements */
@@ -253,6 +325,14 @@ static void attention_costs(const env *e, const dims *x, bool flash, layer_cost 
         double eff = e->sys->attention_efficiency;
         c->attn_fwd = f / (e->attn_peak * eff);
         c->attn_bwd = FLASH_BWD_FACTOR * c->attn_fwd;
+        if (x->c > 1.0) {
+            double rows = x->b * x->s_local;
+            double kv_heads = x->mla ? x->heads_local : x->kv_local;
+            double out = rows * x->heads_local * x->d_v;
+            double grads = rows * (x->heads_local * x->d_qk + 0.5 * kv_heads * (x->d_qk + x->d_v));
+            c->attn_fwd += perf_cp_merge_bytes(x, out) / e->hbm;
+            c->attn_bwd += perf_cp_merge_bytes(x, grads) / e->hbm;
+        }
         c->attn_flops_fwd = f;
         c->flops_fwd += f;
         return;

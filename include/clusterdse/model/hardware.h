@@ -124,6 +124,16 @@ typedef enum cdse_pool_partition {
     CDSE_PARTITION_EVEN,         /* equal layers per stage and batch per replica (Megatron-LM) */
 } cdse_pool_partition;
 
+/* The GEMM shape model (perf_layer.c, gemm_time): where it is given (sms > 0 and efficiency >
+ * 0), a GEMM's efficiency follows from its own M, N and K (output tiles, waves on `sms`
+ * streaming multiprocessors, split-K, the main loop's length, a fixed time per kernel) instead
+ * of the gemm_efficiency tables, which then serve no GEMM. */
+typedef struct cdse_gemm_shape {
+    double sms;            /* streaming multiprocessors (CUs) of the GPU */
+    double efficiency;     /* bf16/fp16 GEMM of full waves and long K, fraction of peak */
+    double efficiency_fp8; /* the same for fp8 GEMMs, fraction of the fp8 peak (0: efficiency) */
+} cdse_gemm_shape;
+
 typedef struct cdse_system {
     char name[CDSE_NAME_MAX];
     char gpu[CDSE_NAME_MAX];
@@ -131,6 +141,7 @@ typedef struct cdse_system {
     double peak_tflops[CDSE_DTYPE_COUNT]; /* dense; 0 = dtype unsupported */
     cdse_eff_table gemm_eff;              /* GEMM efficiency vs GEMM FLOPs (bf16/fp16) */
     cdse_eff_table gemm_eff_fp8;          /* n == 0: same as gemm_eff */
+    cdse_gemm_shape gemm_shape;           /* sms == 0: the tables above */
     double attention_efficiency;          /* fused (flash) attention, fraction of bf16 peak */
     double hbm_gib;
     double hbm_bandwidth_gbs;
