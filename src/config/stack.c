@@ -166,6 +166,10 @@ static const key_spec stack_keys[] = {
               "HBM traffic of element-wise kernels relative to fused ones (eager > 1)"),
     FLOAT_KEY(cdse_stack, "logit_bytes", logit_bytes, 1.0, false, 32.0, false, CDSE_LOGIT_BYTES,
               "4", "bytes per logit the loss holds at its peak beside the activations"),
+    FLOAT_KEY(cdse_stack, "logit_bytes_tp", logit_bytes_tp, 0.0, false, 32.0, false, 0.0,
+              "logit_bytes",
+              "the same with tensor parallelism (a vocabulary-parallel loss); 0: as "
+              "logit_bytes"),
 };
 static const key_table stack_table = {"stack profile", stack_keys,
                                       (int)(sizeof stack_keys / sizeof stack_keys[0])};
@@ -185,6 +189,8 @@ int cdse_stack_load_file(const char *path, cdse_stack *stack, cdse_diag *diag)
         return rc;
     rc = cdse__parse_group(&ctx, config_root_setting(&cfg), &stack_table, stack, true);
     config_destroy(&cfg);
+    if (stack->logit_bytes_tp <= 0.0) /* omitted (or 0): as without tensor parallelism */
+        stack->logit_bytes_tp = stack->logit_bytes;
     return rc;
 }
 

@@ -29,4 +29,5 @@ const cdse_stack cdse_stack_default = {
     .attention_scale = 1.0,
     .elementwise_scale = 1.0,
     .logit_bytes = CDSE_LOGIT_BYTES,
+    .logit_bytes_tp = CDSE_LOGIT_BYTES,
 };

@@ -224,6 +224,30 @@ static void test_cp_ring_step_exposed(void **state)
     assert_rel(whole.t_cp_comm_s, 2.0 * layer_wide, 1e-12);
 }
 
+/* The loss's logits at its peak (the stack's logit_bytes, logit_bytes_tp with tensor
+ * parallelism): one micro-batch of 512 tokens on t = 2 holds 512 x 4096 / 2 = 1048576 logits of
+ * the vocabulary shard; at 16 B (PyTorch's vocabulary-parallel log_softmax in its backward pass:
+ * kept output, incoming gradient, exp(output) and its product, fp32 each) instead of the 4 B of
+ * fp32 logits the activations grow by 1048576 x 12 = 12582912 B, and logit_bytes (without TP)
+ * does not enter. */
+static void test_loss_parallel_logits(void **state)
+{
+    (void)state;
+    cdse_model m = llama(2);
+    cdse_system s = sys();
+    cdse_strategy st = strat(2, 2, 1, 1, 1);
+    st.sequence_parallel = true;
+    titan.logit_bytes = 4.0;
+    titan.logit_bytes_tp = 4.0;
+    cdse_result fp32_logits, parallel_loss;
+    eval_ok(&m, &s, &st, &fp32_logits);
+    titan.logit_bytes = 99.0; /* not used with t = 2 */
+    titan.logit_bytes_tp = 16.0;
+    eval_ok(&m, &s, &st, &parallel_loss);
+    assert_rel(parallel_loss.mem_activations_gib - fp32_logits.mem_activations_gib,
+               12582912.0 / GIB, 1e-9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_fsdp2_pipeline_memory),
         cmocka_unit_test(test_zero3_without_fsdp2),
         cmocka_unit_test(test_cp_ring_step_exposed),
+        cmocka_unit_test(test_loss_parallel_logits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

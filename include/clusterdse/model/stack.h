@@ -111,6 +111,9 @@ typedef struct cdse_stack {
     /* Bytes per logit that the loss holds at its peak, beside the layers' activations
      * (CDSE_LOGIT_BYTES when a file omits it). */
     double logit_bytes;
+    /* The same with tensor parallelism, whose loss runs on vocabulary shards (a vocabulary-
+     * parallel loss); logit_bytes when a file omits it. */
+    double logit_bytes_tp;
 } cdse_stack;
 
 /* The fp32 logits of a micro-batch that the loss keeps for its backward pass (Korthikanti et al.
