@@ -251,10 +251,8 @@ static void test_loss_parallel_logits(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fsdp2_memory_per_rank),
-        cmocka_unit_test(test_fsdp2_pipeline_memory),
-        cmocka_unit_test(test_zero3_without_fsdp2),
-        cmocka_unit_test(test_cp_ring_step_exposed),
+        cmocka_unit_test(test_fsdp2_memory_per_rank), cmocka_unit_test(test_fsdp2_pipeline_memory),
+        cmocka_unit_test(test_zero3_without_fsdp2),   cmocka_unit_test(test_cp_ring_step_exposed),
         cmocka_unit_test(test_loss_parallel_logits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
