@@ -10,6 +10,9 @@
 
 static const char *const zero3_names[] = {"deepspeed", "fsdp", NULL};
 static const char *const fp8_scaling_names[] = {"delayed", "current", NULL}; /* cdse_fp8_scaling */
+static const char *const selective_names[] = {"attention_core", "op",
+                                              NULL};                   /* cdse_selective_policy */
+static const char *const cp_overlap_names[] = {"layer", "step", NULL}; /* cdse_cp_overlap */
 static const char *const checkpoint_names[] = {"sync", "async", "memory",
                                                NULL}; /* cdse_checkpoint_mode */
 
@@ -129,6 +132,44 @@ static const key_spec stack_keys[] = {
      .help = "how its checkpoints are saved (goodput): sync (training waits for the file "
              "system), async (waits for the copy to host memory), memory (host memory "
              "replicated to a peer node, read back from it on a restart)"},
+    {.name = "fsdp2",
+     .type = KEY_BOOL,
+     .offset = offsetof(cdse_stack, fsdp2),
+     .has_default = true,
+     .def = 0.0,
+     .def_text = "false",
+     .help = "ZeRO-3 as FSDP2 (fully_shard): fp32 sharded parameters as master weights, bf16 "
+             "blocks gathered and prefetched; with pipeline parallelism parameters and fp32 "
+             "gradients unsharded for the iteration"},
+    {.name = "selective_policy",
+     .type = KEY_ENUM,
+     .offset = offsetof(cdse_stack, selective_policy),
+     .choices = selective_names,
+     .has_default = true,
+     .def = CDSE_SELECTIVE_ATTENTION_CORE,
+     .def_text = "\"attention_core\"",
+     .help = "what selective recomputation keeps: attention_core (recomputes the attention "
+             "core) or op (torchtitan: every other matmul's output and the attention output)"},
+    {.name = "cp_overlap",
+     .type = KEY_ENUM,
+     .offset = offsetof(cdse_stack, cp_overlap),
+     .choices = cp_overlap_names,
+     .has_default = true,
+     .def = CDSE_CP_OVERLAP_LAYER,
+     .def_text = "\"layer\"",
+     .help = "context parallelism's key/value exchange against attention: layer (whole "
+             "exchange vs whole attention) or step (each ring step vs its block, fp32 merges)"},
+    FLOAT_KEY(cdse_stack, "attention_scale", attention_scale, 0.0, true, 1.0, false, 1.0, "1",
+              "achieved fused-attention efficiency relative to the system's "
+              "attention_efficiency"),
+    FLOAT_KEY(cdse_stack, "elementwise_scale", elementwise_scale, 1.0, false, 16.0, false, 1.0, "1",
+              "HBM traffic of element-wise kernels relative to fused ones (eager > 1)"),
+    FLOAT_KEY(cdse_stack, "logit_bytes", logit_bytes, 1.0, false, 32.0, false, CDSE_LOGIT_BYTES,
+              "4", "bytes per logit the loss holds at its peak beside the activations"),
+    FLOAT_KEY(cdse_stack, "logit_bytes_tp", logit_bytes_tp, 0.0, false, 32.0, false, 0.0,
+              "logit_bytes",
+              "the same with tensor parallelism (a vocabulary-parallel loss); 0: as "
+              "logit_bytes"),
 };
 static const key_table stack_table = {"stack profile", stack_keys,
                                       (int)(sizeof stack_keys / sizeof stack_keys[0])};
@@ -148,6 +189,8 @@ int cdse_stack_load_file(const char *path, cdse_stack *stack, cdse_diag *diag)
         return rc;
     rc = cdse__parse_group(&ctx, config_root_setting(&cfg), &stack_table, stack, true);
     config_destroy(&cfg);
+    if (stack->logit_bytes_tp <= 0.0) /* omitted (or 0): as without tensor parallelism */
+        stack->logit_bytes_tp = stack->logit_bytes;
     return rc;
 }
 

@@ -58,6 +58,8 @@ void perf_fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->v = st->vpp;
     x->m = st->grad_accum;
     x->heads_local = (double)model->heads / st->tp;
+    const cdse_stack *stack = st->stack != NULL ? st->stack : &cdse_stack_default;
+    x->logit_bytes = st->tp > 1 ? stack->logit_bytes_tp : stack->logit_bytes;
     x->kv_local = model->kv_heads >= st->tp ? (double)model->kv_heads / st->tp : 1.0;
     x->gpt = !model->gated_mlp;
     x->experts = model->experts;

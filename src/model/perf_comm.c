@@ -180,6 +180,25 @@ static double prefetched(double comm, double window, double units)
     return first + exposed(comm - first, window - window / units);
 }
 
+/* FSDP2 under a pipeline schedule (the stack's fsdp2, p > 1): parameters stay gathered from the
+ * first micro-batch's forward pass to the last one's backward pass and gradients are
+ * reduce-scattered once, after the last micro-batch (torchtitan apply_fsdp: reshard_after_forward
+ * False with pipeline parallelism; torch/distributed/pipelining/stage.py: no resharding and no
+ * gradient sync before the last backward; perf_memory.c fsdp2_state_memory). One all-gather per
+ * block, prefetched during the first micro-batch's forward pass, and one reduce-scatter per block
+ * during the last one's backward pass, both per iteration. */
+static double fsdp2_pipeline_time(cdse_comm_plan *plan, const cdse_system *system, int comm_group,
+                                  int group, int stride, double params, double weight_bytes,
+                                  double grad_bytes, const dp_windows *w)
+{
+    double calls = w->layers;
+    double ag = calls * cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_ALLGATHER, group,
+                                           stride, weight_bytes / calls, calls);
+    double rs = calls * cdse_comm_plan_add(plan, system, comm_group, CDSE_COLL_REDUCE_SCATTER,
+                                           group, stride, params * grad_bytes / calls, calls);
+    return prefetched(ag, w->fwd, w->layers) + prefetched(rs, w->bwd, w->layers);
+}
+
 /* ZeRO-3 / FSDP for `params` parameters per GPU sharded over the group: per micro-batch, the
  * parameters are all-gathered for the forward pass and again for the backward pass (and, with
  * DeepSpeed, again for the recomputed forward), and the gradients reduce-scattered (Rajbhandari
@@ -198,6 +217,9 @@ static double zero3_time(cdse_comm_plan *plan, const cdse_system *system, const 
                          const dp_windows *w)
 {
     bool deepspeed = stk->zero3_style == CDSE_ZERO3_DEEPSPEED;
+    if (stk->fsdp2 && w->p > 1.0 && !deepspeed)
+        return fsdp2_pipeline_time(plan, system, comm_group, group, stride, params, weight_bytes,
+                                   stk->grad_bytes, w);
     double gathers = deepspeed ? 1.0 + w->recompute : 1.0; /* in the backward pass */
     double calls = deepspeed ? w->layers * w->tensors_per_layer
                              : fmax(ceil(params / stk->zero3_bucket_params), w->layers);

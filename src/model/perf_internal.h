@@ -82,7 +82,8 @@ typedef struct dims {
     double q_rank, kv_rank, rope, d_qk, d_v;
     /* Sliding-window attention: share of the layers that slide, keys per query in them. */
     double swa_share, swa_keys;
-    double node_limit; /* NVLink domains a token's routed copies may reach (0 = any) */
+    double node_limit;  /* NVLink domains a token's routed copies may reach (0 = any) */
+    double logit_bytes; /* bytes per logit the loss holds at its peak (the stack's) */
 } dims;
 
 /* One call of each per-layer collective, from the communication plan (0 when not issued). */
@@ -119,6 +120,7 @@ typedef struct layer_cost {
     double tp_bwd_exposed;                   /* backward TP collectives that cannot overlap */
     double tp_bwd_overlapped, tp_bwd_window; /* the others and the GEMMs they overlap */
     double cp_fwd, cp_bwd;                   /* CP ring exchange (before overlap) */
+    double cp_window_fwd, cp_window_bwd;     /* the attention time it can hide behind */
     double ep_fwd, ep_bwd;                   /* EP dispatch + combine all-to-alls (exposed) */
     double ep_hidden_fwd, ep_hidden_bwd;     /* computation they hide behind (overlap_hidden) */
     double shared_fwd;                       /* shared experts' forward GEMMs */

@@ -306,7 +306,8 @@ static double flash_flops(const dims *x)
  * into the accumulated gradients. Counted for the slowest rank, whose steps all take the full
  * queries and half of the keys and values (the causal load-balanced split; rank cp - 1). The
  * per-row softmax statistics (one value per query and head) are negligible beside the head
- * dimension. */
+ * dimension. PyTorch's ring (stack key cp_overlap = "step") merges its own way, in fp32
+ * (cp_costs, CP_MERGE_FWD_BYTES): the two are never both charged. */
 #define CP_MERGE_FIRST_BYTES 4.0
 #define CP_MERGE_STEP_BYTES  6.0
 
@@ -322,10 +323,10 @@ static void attention_costs(const env *e, const dims *x, bool flash, layer_cost 
         double f = 4.0 * scores * x->dh * FLASH_CAUSAL_FRACTION;
         if (x->mla || x->swa_share > 0.0)
             f = flash_flops(x);
-        double eff = e->sys->attention_efficiency;
+        double eff = e->sys->attention_efficiency * e->stk->attention_scale;
         c->attn_fwd = f / (e->attn_peak * eff);
         c->attn_bwd = FLASH_BWD_FACTOR * c->attn_fwd;
-        if (x->c > 1.0) {
+        if (x->c > 1.0 && e->stk->cp_overlap != CDSE_CP_OVERLAP_STEP) {
             double rows = x->b * x->s_local;
             double kv_heads = x->mla ? x->heads_local : x->kv_local;
             double out = rows * x->heads_local * x->d_v;
@@ -388,9 +389,12 @@ static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, la
         mlp_rows = x->top_k * x->route_factor + (x->shared > 0.0 ? 1.0 : 0.0);
         mlp_width = (x->top_k * x->route_factor + x->shared) * x->moe_ffn / x->t / mlp_rows;
     }
-    double fwd = x->tokens * (h_share * per_h + mlp_rows * mlp_width * act);
-    c->norm_bytes = x->tokens * h_share * 2.0 * LAYERNORM_FWD_BYTES;
-    c->act_bytes = x->tokens * mlp_rows * mlp_width * act;
+    /* Eager PyTorch runs each norm and activation as several kernels (the stack's
+     * elementwise_scale, 1 for fused kernels). */
+    double scale = e->stk->elementwise_scale;
+    double fwd = scale * x->tokens * (h_share * per_h + mlp_rows * mlp_width * act);
+    c->norm_bytes = scale * x->tokens * h_share * 2.0 * LAYERNORM_FWD_BYTES;
+    c->act_bytes = scale * x->tokens * mlp_rows * mlp_width * act;
     if (e->st->precision == CDSE_FP8) {
         /* Transformer Engine casts each GEMM input to fp8 and, with TN-only FP8 GEMMs, writes a
          * transposed copy for the weight gradient: read 2 B, write 1 + 1 B per element (1 B on
@@ -437,8 +441,22 @@ static void tp_costs(const env *e, const dims *x, bool sp, layer_cost *c)
     c->tp_bwd_window = 2.0 * c->col_gemm;
 }
 
+/* PyTorch's ring attention (torch/distributed/tensor/experimental/_attention.py,
+ * _SDPAMerger._merge_one and step, with _cp_options.convert_to_f32 True) merges each ring step's
+ * partial output into the running one in fp32: out.to(float32) (read 2, write 4), out - block_out
+ * (read 4 + 4, write 4), sigmoid(lse difference) * that (read 4, write 4; the per-row lse terms
+ * are 1 / head_dim of it), out - product (read 4 + 4, write 4): 38 B per output element and step.
+ * Its backward (_templated_ring_attention_backward) accumulates the query, key and value
+ * gradients of every step in fp32 (each: cast read 2 write 4, add read 4 + 4 write 4 = 18 B):
+ * 54 B per element (keys and values counted at the query's size: torchtitan repeats the
+ * key/value heads before attention, torchtitan/models/llama/model.py repeat_kv). */
+#define CP_MERGE_FWD_BYTES 38.0
+#define CP_MERGE_BWD_BYTES 54.0
+
 static void cp_costs(const env *e, const dims *x, layer_cost *c)
 {
+    c->cp_window_fwd = c->attn_fwd;
+    c->cp_window_bwd = c->attn_bwd;
     if (x->c <= 1.0)
         return;
     /* Ring attention: c - 1 steps forward; backward passes keys/values and their gradients
@@ -446,6 +464,22 @@ static void cp_costs(const env *e, const dims *x, layer_cost *c)
     double step = e->comm.cp_step;
     c->cp_fwd = (x->c - 1.0) * step;
     c->cp_bwd = 2.0 * c->cp_fwd;
+    if (e->stk->cp_overlap != CDSE_CP_OVERLAP_STEP)
+        return;
+    /* Step by step (_templated_ring_attention: step i waits for its keys and values, launches
+     * the next step's exchange, then runs its block): a transfer hides behind one block's
+     * attention only. With causal load balancing (_cp_options.enable_load_balance: each rank
+     * holds sequence chunks r and 2c - 1 - r) every one of the c blocks does the same work,
+     * 1 / c of the layer's attention (step 0 the causal diagonal of both chunks, the others
+     * half of the keys or half of the queries in full). Summed over the c - 1 transfers:
+     * (c - 1) exposed(step, attention / c) = exposed(cp_fwd, (c - 1) / c of the attention),
+     * exposed() being linear in both its arguments. The merges add to the attention time. */
+    double blocks = (x->c - 1.0) / x->c;
+    double elements = x->tokens * x->heads_local * x->dh;
+    c->attn_fwd += (x->c - 1.0) * elements * CP_MERGE_FWD_BYTES / e->hbm;
+    c->attn_bwd += (x->c - 1.0) * elements * CP_MERGE_BWD_BYTES / e->hbm;
+    c->cp_window_fwd = blocks * c->attn_fwd;
+    c->cp_window_bwd = blocks * c->attn_bwd;
 }
 
 static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c,
@@ -463,12 +497,15 @@ static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c,
 
 /* Forward work that fine-grained recomputation repeats in the backward pass (the modules of
  * module_savings): their forward kernels, and with `moe` the dispatch and combine again.
- * core_attn adds nothing when `selective` already repeats the attention core. */
+ * core_attn adds nothing when `selective` already repeats the attention core (not under the
+ * stack's per-op policy, which keeps the attention output). */
 static void module_recompute(const env *e, bool moe, const layer_cost *lc, layer_step *step)
 {
     int mods = e->st->recompute_modules;
     double t = 0.0, f = 0.0;
-    if ((mods & CDSE_RECOMPUTE_CORE_ATTN) && e->st->recompute != CDSE_RECOMPUTE_SELECTIVE) {
+    bool core_repeated = e->st->recompute == CDSE_RECOMPUTE_SELECTIVE &&
+                         e->stk->selective_policy == CDSE_SELECTIVE_ATTENTION_CORE;
+    if ((mods & CDSE_RECOMPUTE_CORE_ATTN) && !core_repeated) {
         t += lc->attn_fwd;
         f += lc->attn_flops_fwd;
     }
@@ -498,6 +535,27 @@ static void module_recompute(const env *e, bool moe, const layer_cost *lc, layer
     step->recompute_flops += f;
 }
 
+/* torchtitan's per-op selective checkpointing (selective_policy "op"): the forward kernels whose
+ * outputs the policy does not keep run again in the backward pass. It keeps every other matmul's
+ * output, counted in call order from 1 (torchtitan/parallelisms/parallelize_llama.py at 9dec370,
+ * _save_list and _custom_policy, lines 214-262: "Saves output of all compute ops, except every
+ * second mm"), and the attention output; a Llama block calls wq, wk, wv, wo, then w1, w3, w2
+ * (model.py Attention.forward, FeedForward.forward: w2(silu(w1(x)) * w3(x))), so wk, wo and w3
+ * run again, and every element-wise kernel (norms, rotary, SwiGLU, residual adds, FP8 casts),
+ * none of which the policy keeps. FP8 linears count too: torchao's Float8Linear calls aten.mm
+ * on Float8Tensor operands (torchao/float8/float8_linear.py at eab345c), which the policy sees
+ * before the subclass dispatches it. */
+static void op_policy_recompute(const dims *x, const layer_cost *lc, layer_step *step)
+{
+    double q_out = x->q / x->t, kv_out = x->kv_local * x->dh, ffn = x->ffn / x->t;
+    double qkv_width = q_out + 2.0 * kv_out;
+    double wk = qkv_width > 0.0 ? lc->qkv_fwd * kv_out / qkv_width : 0.0;
+    /* FC1 is w1 and w3 side by side in a gated MLP; a plain MLP has no w3. */
+    double w3 = x->gpt ? 0.0 : 0.5 * (lc->col_gemm - lc->qkv_fwd);
+    step->recompute = wk + lc->proj_fwd + w3 + lc->ew_fwd;
+    step->recompute_flops = 2.0 * x->tokens * x->h * (kv_out + q_out + (x->gpt ? 0.0 : ffn));
+}
+
 /* Forward collectives are on the critical path; backward TP collectives overlap the
  * weight-gradient GEMMs (Megatron-LM's asynchronous TP all-reduce), CP exchanges overlap the
  * attention core; full recomputation repeats the forward pass with its collectives. */
@@ -508,9 +566,9 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
     layer_costs(e, x, moe, out, known);
     const layer_cost *lc = out;
     double tp_fwd = lc->tp_fwd;
-    double cp_fwd = exposed(lc->cp_fwd, lc->attn_fwd);
-    double hidden_fwd = overlap_hidden(lc->cp_fwd, lc->attn_fwd) + lc->ep_hidden_fwd;
-    double hidden_bwd = overlap_hidden(lc->cp_bwd, lc->attn_bwd) + lc->ep_hidden_bwd;
+    double cp_fwd = exposed(lc->cp_fwd, lc->cp_window_fwd);
+    double hidden_fwd = overlap_hidden(lc->cp_fwd, lc->cp_window_fwd) + lc->ep_hidden_fwd;
+    double hidden_bwd = overlap_hidden(lc->cp_bwd, lc->cp_window_bwd) + lc->ep_hidden_bwd;
     step->fwd = lc->linear_fwd + lc->attn_fwd + lc->ew_fwd;
     step->bwd = 2.0 * lc->linear_fwd + lc->attn_bwd + lc->ew_bwd;
     if (e->st->tp_comm_overlap && e->stk->overlap_tp_comm) {
@@ -527,7 +585,7 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
         step->tp = tp_fwd + lc->tp_bwd_exposed + exposed(lc->tp_bwd_overlapped, lc->tp_bwd_window);
         hidden_bwd += overlap_hidden(lc->tp_bwd_overlapped, lc->tp_bwd_window);
     }
-    step->cp = cp_fwd + exposed(lc->cp_bwd, lc->attn_bwd);
+    step->cp = cp_fwd + exposed(lc->cp_bwd, lc->cp_window_bwd);
     step->ep = lc->ep_fwd + lc->ep_bwd;
     step->recompute = 0.0;
     step->recompute_flops = 0.0;
@@ -540,6 +598,9 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
         step->ep += share * lc->ep_fwd;
         hidden_bwd += share * hidden_fwd;
         step->recompute_flops = share * lc->flops_fwd;
+    } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE &&
+               e->stk->selective_policy == CDSE_SELECTIVE_OP) {
+        op_policy_recompute(x, lc, step);
     } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE) {
         /* The attention core is checkpointed and run again in the backward pass; with flash
          * attention that saves no memory (the core keeps no score matrix) but still costs the

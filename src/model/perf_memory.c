@@ -98,6 +98,22 @@ static double module_savings(const env *e, const dims *x, bool moe)
     return saved;
 }
 
+/* Activation bytes of one layer and micro-batch under torchtitan's per-op selective
+ * checkpointing (selective_policy "op", the policy of op_policy_recompute in perf_layer.c): the
+ * block's input (the checkpoint's, split over TP ranks with sequence parallelism), the outputs of
+ * the matmuls it keeps (wq, wv, w1 on the local heads and FFN columns; w2's [tokens, h] partial
+ * sums), the attention output and its fp32 log-sum-exp per row, and with TP the outputs of the
+ * reduce-scatters after wo and w2 (_c10d_functional.reduce_scatter_tensor is in the save list),
+ * all bf16 (a Float8 matmul's output is bf16). */
+static double op_policy_layer_bytes(const dims *x, bool sequence_parallel)
+{
+    double sb = x->tokens;
+    double input = x->h * (sequence_parallel ? 1.0 / x->t : 1.0);
+    double mms = x->q / x->t + x->kv_local * x->dh + (x->gpt ? 0.0 : x->ffn / x->t) + x->h;
+    double scattered = x->t > 1.0 ? 2.0 * x->h / x->t : 0.0;
+    return sb * (ACT_BYTES * (input + mms + x->q / x->t + scattered) + 4.0 * x->heads_local);
+}
+
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al. 2022 Table 2,
  * generalized to GQA, gated MLPs, no dropout for Llama-style models, flash attention, and MoE
  * MLPs whose activations grow with the routed copies of each token). In FP8 training the inputs
@@ -110,6 +126,8 @@ static double layer_activation_bytes(const env *e, const dims *x, bool moe)
     double repl_share = st->sequence_parallel ? 1.0 / x->t : 1.0;
     if (st->recompute == CDSE_RECOMPUTE_FULL)
         return ACT_BYTES * sb * x->h * repl_share; /* the layer input only */
+    if (st->recompute == CDSE_RECOMPUTE_SELECTIVE && e->stk->selective_policy == CDSE_SELECTIVE_OP)
+        return op_policy_layer_bytes(x, st->sequence_parallel);
     bool fp8 = st->precision == CDSE_FP8;
     double in = fp8 ? FP8_GEMM_OPERAND_BYTES : ACT_BYTES; /* a saved GEMM input */
     /* Kept on every TP rank unless SP: both norm inputs, QKV and FC1 inputs, dropout masks. */
@@ -306,6 +324,58 @@ static void state_memory(const env *e, const dims *x, const stage_param_count *p
     }
 }
 
+/* FSDP2 (the stack's fsdp2 with ZeRO-3), as torchtitan applies fully_shard to each transformer
+ * block and to the root module (embedding, final norm, output layer), with
+ * MixedPrecisionPolicy(param_dtype bf16, reduce_dtype fp32) (torchtitan/parallelisms/
+ * parallelize_llama.py at 9dec370, apply_fsdp, lines 309-339; config_manager.py
+ * mixed_precision_param "bfloat16", mixed_precision_reduce "float32"):
+ *  - sharded state: the fp32 parameters, which are what the optimizer updates (no separate
+ *    master copy), their fp32 gradients and AdamW's two fp32 moments: 4 + 4 + 8 B / (dp cp);
+ *  - without pipeline parallelism, the bf16 (FP8 with float8 all-gather: the stack's
+ *    fp8_param_gather) parameters of the units gathered at once: the root (gathered for the
+ *    output layer and the loss) and one block prefetched beside it (FSDP2's implicit prefetch
+ *    of the next unit), and the bf16 gradients of the largest unit: 2 B per parameter of it.
+ *    The root's (output layer's) gradient lives from the start of the backward pass, the
+ *    memory's peak, to the root's reduce-scatter after the last block. The fp32 copy a unit's
+ *    reduce-scatter makes (reduce_dtype; FSDP2 foreach_reduce) comes after the unit's backward
+ *    pass has freed its activations, more bytes than the copy in every unit counted here, so
+ *    it never raises the peak;
+ *  - with pipeline parallelism, torchtitan keeps every block unsharded after its forward pass
+ *    (reshard_after_forward False) and PyTorch's pipeline stage keeps parameters unsharded after
+ *    backward and accumulates gradients unsharded until the last micro-batch
+ *    (torch/distributed/pipelining/stage.py, backward_maybe_with_nosync:
+ *    set_reshard_after_backward(False), set_requires_gradient_sync(False)), in the reduce dtype
+ *    (fp32): the stage's parameters in bf16 (FP8) plus fp32 gradients, 2 (1) + 4 B each.
+ * FP8 weights are cast per use (torchao): no cache lives across the iteration. */
+#define FSDP2_SHARDED_PARAM_BYTES  4.0
+#define FSDP2_ADAM_BYTES           8.0
+#define FSDP2_UNSHARDED_GRAD_BYTES ACT_BYTES
+
+static void fsdp2_state_memory(const env *e, const dims *x, const stage_param_count *params,
+                               cdse_result *r)
+{
+    double gib = CDSE_GIB;
+    double dense = params->dense + params->embed;
+    double all = dense + params->experts;
+    double shard = x->d * x->c;
+    double sharded_experts = params->experts / x->edp;
+    double gathered = perf_layer_weight_bytes(e); /* bf16, or FP8 with float8 all-gather */
+    double sharded = dense / shard + sharded_experts;
+    r->mem_optimizer_gib = FSDP2_ADAM_BYTES * sharded / gib;
+    r->mem_fp8_cache_gib = 0.0;
+    if (x->p > 1.0) {
+        r->mem_weights_gib = (FSDP2_SHARDED_PARAM_BYTES * sharded + gathered * all) / gib;
+        r->mem_gradients_gib = (e->stk->grad_bytes * sharded + GRAD_BYTES * all) / gib;
+        return;
+    }
+    double block = (params->dense + params->experts) / x->stage_layers;
+    double root = params->embed;
+    r->mem_weights_gib =
+        (FSDP2_SHARDED_PARAM_BYTES * sharded + gathered * block + WEIGHT_BYTES * root) / gib;
+    r->mem_gradients_gib =
+        (e->stk->grad_bytes * sharded + FSDP2_UNSHARDED_GRAD_BYTES * fmax(block, root)) / gib;
+}
+
 /* Whether the strategy moves `what` (CDSE_OFFLOAD_*) to the second tier (offload_model). */
 static bool offloads(const env *e, int what)
 {
@@ -324,10 +394,11 @@ static double offloaded_share(const cdse_strategy *st, double stage_layers)
     return fmin(1.0, st->offload_layers * st->vpp / stage_layers);
 }
 
-/* fp32 logits of one micro-batch on the last stage (Korthikanti et al. 2022 Sec. 4.3). */
+/* The logits of one micro-batch on the last stage at the loss's peak: fp32 (Korthikanti et al.
+ * 2022 Sec. 4.3), or what the stack's loss holds (cdse_stack.logit_bytes). */
 static double logits_bytes(const dims *x)
 {
-    return x->tokens * x->vocab / x->t * 4.0;
+    return x->tokens * x->vocab / x->t * x->logit_bytes;
 }
 
 /* The transformer layers' bytes of one micro-batch of `act_per_mb` (the single stage's include its
@@ -483,6 +554,8 @@ void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cds
     } else {
         state_memory(e, x, params, dense_b, expert_b, r);
     }
+    if (e->stk->fsdp2 && st->zero >= 3)
+        fsdp2_state_memory(e, x, params, r);
     r->mem_activations_gib = act / CDSE_GIB;
     r->mem_other_gib = e->sys->reserved_gib;
     r->mem_offloaded_gib = 0.0;

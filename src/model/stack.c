@@ -26,4 +26,8 @@ const cdse_stack cdse_stack_default = {
     .grad_accum_bytes = 0.0, /* gradient_accumulation_fusion: the wgrad GEMM adds into main_grad */
     .fp8_scaling = CDSE_FP8_CURRENT,
     .fp8_param_gather = true,
+    .attention_scale = 1.0,
+    .elementwise_scale = 1.0,
+    .logit_bytes = CDSE_LOGIT_BYTES,
+    .logit_bytes_tp = CDSE_LOGIT_BYTES,
 };

@@ -18,6 +18,21 @@ typedef enum cdse_fp8_scaling {
                              an amax pass precedes every cast that no producer kernel fuses */
 } cdse_fp8_scaling;
 
+/* What "selective" recomputation (cdse_strategy.recompute) checkpoints in the stack. */
+typedef enum cdse_selective_policy {
+    CDSE_SELECTIVE_ATTENTION_CORE = 0, /* the attention core (Korthikanti et al. 2022 Sec. 5) */
+    CDSE_SELECTIVE_OP,                 /* torchtitan's per-op policy: every other matmul's output,
+                                          the attention output, the rest recomputed */
+} cdse_selective_policy;
+
+/* How the stack's context parallelism overlaps its key/value exchange with attention. */
+typedef enum cdse_cp_overlap {
+    CDSE_CP_OVERLAP_LAYER = 0, /* the whole exchange against the layer's whole attention */
+    CDSE_CP_OVERLAP_STEP,      /* each ring step's transfer against that step's attention block
+                                  (causal load balancing: 1 / cp of the layer's attention), with
+                                  the partial results merged in fp32 after every step */
+} cdse_cp_overlap;
+
 /* How the stack saves its checkpoints (goodput.h). */
 typedef enum cdse_checkpoint_mode {
     CDSE_CKPT_SYNC = 0, /* training waits while every rank writes to the file system */
@@ -78,7 +93,32 @@ typedef struct cdse_stack {
      * fp8_params, Megatron-Core --fp8-param-gather); false when a file omits it. */
     bool fp8_param_gather;
     int checkpoint; /* cdse_checkpoint_mode (CDSE_CKPT_SYNC when a file omits it) */
+    /* FSDP2 (torch.distributed.fsdp.fully_shard) as torchtitan applies it with ZeRO-3: sharded
+     * fp32 parameters serve as the optimizer's master weights, bf16 copies of one block gathered
+     * (and the next prefetched) for compute; with pipeline parallelism the stage's parameters
+     * and fp32 gradients stay unsharded over the micro-batches of an iteration (perf_memory.c,
+     * perf_comm.c). false when a file omits it. */
+    bool fsdp2;
+    int selective_policy; /* cdse_selective_policy (attention core when a file omits it) */
+    int cp_overlap;       /* cdse_cp_overlap (per layer when a file omits it) */
+    /* Achieved fused-attention efficiency relative to the system's attention_efficiency, in
+     * (0, 1] (1 when a file omits it). */
+    double attention_scale;
+    /* HBM traffic of the element-wise kernels relative to the fused kernels the evaluator costs
+     * (1 when a file omits it; above 1 for eager PyTorch, which runs a norm or an activation as
+     * several kernels). */
+    double elementwise_scale;
+    /* Bytes per logit that the loss holds at its peak, beside the layers' activations
+     * (CDSE_LOGIT_BYTES when a file omits it). */
+    double logit_bytes;
+    /* The same with tensor parallelism, whose loss runs on vocabulary shards (a vocabulary-
+     * parallel loss); logit_bytes when a file omits it. */
+    double logit_bytes_tp;
 } cdse_stack;
+
+/* The fp32 logits of a micro-batch that the loss keeps for its backward pass (Korthikanti et al.
+ * 2022 Sec. 4.3): 4 B per logit. */
+#define CDSE_LOGIT_BYTES 4.0
 
 /* Whether `stack` (NULL: the built-in one, which has them all) has what a configuration asks
  * for: fused attention, selective recomputation, sequence parallelism. Without it the
