@@ -54,7 +54,9 @@ double cdse_level_bandwidth(const cdse_system *system, int level, int coll)
 double cdse_level_latency(const cdse_system *system, int level, int coll)
 {
     const cdse_net_level *lv = &system->level[level];
-    if (lv->coll_latency_us[coll] > 0.0)
+    /* A fit (`clusterdse fit`) gives both figures, and its latency may be 0 (a least-median
+     * candidate through the origin): a fitted bandwidth marks the latency as fitted too. */
+    if (lv->coll_latency_us[coll] > 0.0 || lv->coll_bandwidth_gbs[coll] > 0.0)
         return lv->coll_latency_us[coll] * 1e-6;
     return lv->latency_us * 1e-6;
 }

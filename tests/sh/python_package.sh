@@ -42,7 +42,8 @@ grep -q '<figure id="fig-pareto"' rep/report.html ||
     { echo "python_package: clusterdse-report wrote no Pareto figure"; exit 1; }
 # The installed study command: its list, an unknown study refused (exit 1), and a summary of a
 # store read by the installed package (per cluster size, the spread over the systems).
-run "$dir/venv/bin/clusterdse-study" --help | grep -q 'comet-grid' ||
+run "$dir/venv/bin/clusterdse-study" --help >study-help.txt
+grep -q 'comet-grid' study-help.txt ||
     { echo "python_package: clusterdse-study --help lists no comet-grid"; exit 1; }
 if "$dir/venv/bin/clusterdse-study" no-such-study 2>err.txt; then
     echo "python_package: clusterdse-study accepted an unknown study"; exit 1

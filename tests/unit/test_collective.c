@@ -295,6 +295,14 @@ static void test_fitted_parameters_override(void **state)
     assert_rel(cdse_allgather_time(&s, &span, B), ag, 1e-12);
     /* Send/recv across nodes: the fitted 9 us with the default bandwidth. */
     assert_rel(cdse_sendrecv_time(&s, 8, B), B / BW1 + 9e-6, 1e-12);
+    /* A fit whose latency is 0 (fit.c's least-median candidates include latency 0) keeps it:
+     * reduce-scatter on 8 NVLink ranks fitted at 100 GB/s and 0 us is 7/8 B / 100e9, no latency
+     * term (the level's 2 us would add 7 x 2 us). */
+    s.level[0].coll_bandwidth_gbs[CDSE_COLL_REDUCE_SCATTER] = 100.0;
+    s.level[0].coll_latency_us[CDSE_COLL_REDUCE_SCATTER] = 0.0;
+    cdse_span node;
+    cdse_group_span(&s, 8, 1, &node);
+    assert_rel(cdse_reduce_scatter_time(&s, &node, B), 7.0 / 8.0 * B / 100e9, 1e-12);
 }
 
 /* A ring or pipeline step over a group waits for its slowest hop: the transfer on the outermost
@@ -314,9 +322,10 @@ static void test_group_p2p_outermost_hop(void **state)
     assert_rel(cdse_group_p2p_time(&s, &span, B), B / BW0 + LAT0, 1e-12);
     cdse_group_span(&s, 8, 2, &span);
     assert_rel(cdse_group_p2p_time(&s, &span, B), B / BW1 + LAT1, 1e-12);
-    /* Fitted send/recv parameters apply. */
+    /* Fitted send/recv parameters apply (a fit gives both: 12.5 GB/s and 7 us). */
     s.level[1].coll_bandwidth_gbs[CDSE_COLL_SENDRECV] = 12.5;
-    assert_rel(cdse_group_p2p_time(&s, &span, B), B / 12.5e9 + LAT1, 1e-12);
+    s.level[1].coll_latency_us[CDSE_COLL_SENDRECV] = 7.0;
+    assert_rel(cdse_group_p2p_time(&s, &span, B), B / 12.5e9 + 7e-6, 1e-12);
 }
 
 int main(void)
