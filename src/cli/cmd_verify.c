@@ -1,6 +1,7 @@
 /* clusterdse verify OUT.h5 [-n K]: replay the communication of the best stored configurations
  * on the allocation and store predicted vs measured times under /verify. */
 #include <mpi.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "clusterdse/sweep/topk.h"
 #include "clusterdse/calibrate/verify.h"
 #include "commands.h"
+#include "options.h"
 #include "store_guard.h"
 #include "store_query.h"
 
@@ -17,103 +19,95 @@
 #define VERIFY_DEFAULT_MAX_BYTES (64LL << 20)
 #define VERIFY_MAX_TOP           100
 
-static void verify_usage(FILE *out)
-{
-    fprintf(out,
-            "usage: mpirun -np N clusterdse verify OUT.h5 [-n K] [--where EXPR]\n"
-            "                                    [--system NAME] [--max-bytes B]\n"
-            "                                    [--time-budget MS] [--datasheet]\n"
-            "\n"
-            "Replays the communication plan of the best K configurations stored in OUT.h5 (by\n"
-            "the job's objective), as the evaluator costs it: every collective of the iteration\n"
-            "(TP, CP, EP, PP, DP and expert-DP groups) with its bytes, calls per iteration and\n"
-            "exposed share. Each runs on groups of the configuration's size and stride (from its\n"
-            "placement) where the N ranks allow it, else on the largest that fits (marked\n"
-            "scaled), with messages of at most B bytes. The model's\n"
-            "prediction for the configuration's system and the measured time (median over\n"
-            "iterations of the slowest rank) are printed and stored as /verify in OUT.h5.\n"
-            "Only configurations whose system has a measured network level (a profile\n"
-            "written by clusterdse fit) are replayed: a datasheet network has nothing of this\n"
-            "allocation to verify (--datasheet replays them all the same: the allocation against\n"
-            "a profile that was not fitted on it).\n"
-            "\n"
-            "  -n K              configurations to replay (default %d, at most %d)\n"
-            "  --where EXPR      only configurations where EXPR holds (the syntax of\n"
-            "                    `clusterdse top --help`, e.g. 'tp == 8 && pp == 1')\n"
-            "  --system NAME     only configurations on system NAME of the job\n"
-            "  --max-bytes B     largest message to run (default %lld = 64 MiB)\n"
-            "  --time-budget MS  target time per measurement (default 200)\n"
-            "  --datasheet       also replay configurations on systems without a measured level\n"
-            "  -h, --help        this text\n"
-            "Exit codes: 0 done, 1 bad input, 2 runtime failure.\n",
-            VERIFY_DEFAULT_TOP, VERIFY_MAX_TOP, VERIFY_DEFAULT_MAX_BYTES);
-}
-
 typedef struct verify_args {
     const char *store;
     const char *where, *system;
-    int top;
-    long long max_bytes;
+    long top;
+    long max_bytes;
     double budget_ms;
     bool datasheet; /* --datasheet: replay datasheet systems too */
 } verify_args;
 
+static int verify_store(void *args, const char *arg, char *err, size_t size)
+{
+    verify_args *a = args;
+    if (a->store != NULL) {
+        snprintf(err, size, "unexpected argument '%s'", arg);
+        return -1;
+    }
+    a->store = arg;
+    return 0;
+}
+
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+_Static_assert(VERIFY_DEFAULT_MAX_BYTES == 67108864LL, "the --max-bytes row says 67108864");
+_Static_assert(CDSE_PLAN_MAX_BYTES == 1073741824LL, "the --max-bytes row says 1073741824");
+#define VERIFY_FIELD(f) offsetof(verify_args, f)
+static const cdse_cli_option verify_options[] = {
+    {"-n", 0, "K",
+     "configurations to replay (default " STR(VERIFY_DEFAULT_TOP) ", at most " STR(
+         VERIFY_MAX_TOP) ")",
+     CDSE_CLI_INT, VERIFY_FIELD(top), 1, VERIFY_MAX_TOP, "1 to " STR(VERIFY_MAX_TOP), NULL},
+    {"--where", 0, "EXPR",
+     "only configurations where EXPR holds (the syntax of\n"
+     "`clusterdse top --help`, e.g. 'tp == 8 && pp == 1')",
+     CDSE_CLI_STRING, VERIFY_FIELD(where), 0, 0, NULL, NULL},
+    {"--system", 0, "NAME", "only configurations on system NAME of the job", CDSE_CLI_STRING,
+     VERIFY_FIELD(system), 0, 0, NULL, NULL},
+    {"--max-bytes", 0, "B", "largest message to run (default 67108864 = 64 MiB)", CDSE_CLI_INT,
+     VERIFY_FIELD(max_bytes), 64, (double)CDSE_PLAN_MAX_BYTES, "64 to 1073741824", NULL},
+    {"--time-budget", 0, "MS", "target time per measurement (default 200)", CDSE_CLI_POSITIVE,
+     VERIFY_FIELD(budget_ms), 0, 3.6e6, "0 < MS <= 3.6e6", NULL},
+    {"--datasheet", 0, NULL, "also replay configurations on systems without a measured level",
+     CDSE_CLI_FLAG, VERIFY_FIELD(datasheet), 0, 0, NULL, NULL},
+    {"--help", 'h', NULL, "this text", CDSE_CLI_HELP, 0, 0, 0, NULL, NULL},
+};
+
+static void verify_usage(FILE *out);
+static const cdse_cli_command verify_command = {
+    "verify", verify_options, CDSE_CLI_COUNT(verify_options), 17, verify_store, verify_usage,
+};
+
+static void verify_usage(FILE *out)
+{
+    fputs("usage: mpirun -np N clusterdse verify OUT.h5 [-n K] [--where EXPR]\n"
+          "                                    [--system NAME] [--max-bytes B]\n"
+          "                                    [--time-budget MS] [--datasheet]\n"
+          "\n"
+          "Replays the communication plan of the best K configurations stored in OUT.h5 (by\n"
+          "the job's objective), as the evaluator costs it: every collective of the iteration\n"
+          "(TP, CP, EP, PP, DP and expert-DP groups) with its bytes, calls per iteration and\n"
+          "exposed share. Each runs on groups of the configuration's size and stride (from its\n"
+          "placement) where the N ranks allow it, else on the largest that fits (marked\n"
+          "scaled), with messages of at most B bytes. The model's\n"
+          "prediction for the configuration's system and the measured time (median over\n"
+          "iterations of the slowest rank) are printed and stored as /verify in OUT.h5.\n"
+          "Only configurations whose system has a measured network level (a profile\n"
+          "written by clusterdse fit) are replayed: a datasheet network has nothing of this\n"
+          "allocation to verify (--datasheet replays them all the same: the allocation against\n"
+          "a profile that was not fitted on it).\n"
+          "\n",
+          out);
+    cdse_cli_print_options(&verify_command, out);
+    fputs("Exit codes: 0 done, 1 bad input, 2 runtime failure.\n", out);
+}
+
+/* -1 to go on, else the exit code. */
 static int parse_verify_args(int argc, char **argv, verify_args *a)
 {
-    a->store = NULL;
-    a->where = a->system = NULL;
+    memset(a, 0, sizeof *a);
     a->top = VERIFY_DEFAULT_TOP;
     a->max_bytes = VERIFY_DEFAULT_MAX_BYTES;
     a->budget_ms = 200;
-    a->datasheet = false;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        bool more = i + 1 < argc;
-        char *end = NULL;
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            verify_usage(stdout);
-            return 0;
-        } else if (strcmp(arg, "-n") == 0 && more) {
-            a->top = (int)strtol(argv[++i], &end, 10);
-            if (*end || a->top < 1 || a->top > VERIFY_MAX_TOP) {
-                fprintf(stderr, "clusterdse verify: -n %s; allowed: 1 to %d\n", argv[i],
-                        VERIFY_MAX_TOP);
-                return 1;
-            }
-        } else if (strcmp(arg, "--max-bytes") == 0 && more) {
-            a->max_bytes = strtoll(argv[++i], &end, 10);
-            if (*end || a->max_bytes < 64 || a->max_bytes > CDSE_PLAN_MAX_BYTES) {
-                fprintf(stderr, "clusterdse verify: --max-bytes %s; allowed: 64 to %lld\n", argv[i],
-                        (long long)CDSE_PLAN_MAX_BYTES);
-                return 1;
-            }
-        } else if (strcmp(arg, "--where") == 0 && more) {
-            a->where = argv[++i];
-        } else if (strcmp(arg, "--datasheet") == 0) {
-            a->datasheet = true;
-        } else if (strcmp(arg, "--system") == 0 && more) {
-            a->system = argv[++i];
-        } else if (strcmp(arg, "--time-budget") == 0 && more) {
-            a->budget_ms = strtod(argv[++i], &end);
-            if (*end || !(a->budget_ms > 0 && a->budget_ms <= 3.6e6)) {
-                fprintf(stderr, "clusterdse verify: --time-budget %s; allowed: 0 < MS <= 3.6e6\n",
-                        argv[i]);
-                return 1;
-            }
-        } else if (arg[0] != '-' && a->store == NULL) {
-            a->store = arg;
-        } else {
-            fprintf(stderr, "clusterdse verify: unexpected argument '%s'\n", arg);
-            verify_usage(stderr);
-            return 1;
-        }
-    }
-    if (a->store == NULL) {
-        fprintf(stderr, "clusterdse verify: need OUT.h5\n");
-        verify_usage(stderr);
-        return 1;
-    }
-    return -1;
+    int rc = cdse_cli_parse(&verify_command, argc, argv, a);
+    if (rc >= 0)
+        return rc;
+    if (a->store != NULL)
+        return -1;
+    fprintf(stderr, "clusterdse verify: need OUT.h5\n");
+    verify_usage(stderr);
+    return 1;
 }
 
 static int cmp_double(const void *a, const void *b)
