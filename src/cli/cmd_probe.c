@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "clusterdse/calibrate/probe.h"
+#include "clusterdse/sweep/share.h"
 #include "commands.h"
 #include "options.h"
 #include "output_dir.h"
@@ -120,10 +121,7 @@ static int load_plan(const probe_args *a, int rank, int size, cdse_probe_plan *p
             status = 1;
         }
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (status == 0)
-        MPI_Bcast(plan, (int)sizeof *plan, MPI_BYTE, 0, MPI_COMM_WORLD);
-    return status;
+    return cdse_share(MPI_COMM_WORLD, status, plan, sizeof *plan);
 }
 
 int cdse_cmd_probe(int argc, char **argv)
@@ -161,7 +159,7 @@ int cdse_cmd_probe(int argc, char **argv)
             }
         }
         cdse_probe_result_free(&result);
-        MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        status = cdse_share(MPI_COMM_WORLD, status, NULL, 0);
     }
     free(text);
     if (!initialized)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clusterdse/calibrate/calibrate.h"
+#include "clusterdse/sweep/share.h"
 #include "clusterdse/sweep/sweep.h"
 #include "clusterdse/sweep/table.h"
 #include "clusterdse/sweep/topk.h"
@@ -102,43 +103,40 @@ static int sweep_chunk(void *args, const char *value, char *err, size_t size)
 #define STR_(x)        #x
 #define STR(x)         STR_(x)
 #define SWEEP_FIELD(f) offsetof(sweep_args, f)
-static const cdse_cli_option sweep_options[] =
-    {
-        {"--output", 'o', "OUT.h5",
-         "the store, at most 1023 bytes (default: the job's `output`,\n"
-         "results/NAME.h5)",
-         CDSE_CLI_STRING, SWEEP_FIELD(output), 0, 0, NULL, NULL},
-        {"--resume", 0, NULL, "continue an interrupted store (starts one if OUT does not exist)",
-         CDSE_CLI_FLAG, SWEEP_FIELD(resume), 0, 0, NULL, NULL},
-        {"--force", 0, NULL,
-         "replace an existing store (never the job file nor a file\n"
-         "that is not a store); store a space of 10^10 or more\n"
-         "configurations with objective.store = \"all\"",
-         CDSE_CLI_FLAG, SWEEP_FIELD(force), 0, 0, NULL, NULL},
-        {"--dry-run", 0, NULL,
-         "print the space per axis, the number of configurations, the\n"
-         "estimated time (at this machine's rate, measured on a sample)\n"
-         "and store size; evaluate nothing else, write nothing",
-         CDSE_CLI_FLAG, SWEEP_FIELD(dry_run), 0, 0, NULL, NULL},
-        {"--ranks", 0, "N", "the rank count --dry-run estimates for (default: mpirun's)",
-         CDSE_CLI_INT, SWEEP_FIELD(ranks), 1, 1000000000, "an integer from 1 to 1000000000", NULL},
-        {"--quiet", 0, NULL, "no progress lines", CDSE_CLI_FLAG, SWEEP_FIELD(quiet), 0, 0, NULL,
-         NULL},
-        {"--tty", 0, NULL,
-         "progress as one updating line even when stderr is not a terminal\n"
-         "(under mpirun the ranks' stderr is a pipe: default, a line every 5 s)",
-         CDSE_CLI_FLAG, SWEEP_FIELD(tty), 0, 0, NULL, NULL},
-        {"--chunk", 0, "N",
-         "fixed chunk size, 1 to " STR(CDSE_SWEEP_CHUNK_LIMIT) " configurations (default: "
-                                                               "guided,\n" STR(CDSE_SWEEP_CHUNK_MIN) " to " STR(
-                                                                   CDSE_SWEEP_CHUNK_MAX) ")",
-         CDSE_CLI_CALL, 0, 0, 0,
-         "a whole number of configurations from 1 to " STR(
-             CDSE_SWEEP_CHUNK_LIMIT) " (one chunk's results travel in one MPI message)",
-         sweep_chunk},
-        {"--flush", 0, "S", "commit to the store at least every S seconds (default 2)",
-         CDSE_CLI_POSITIVE, SWEEP_FIELD(flush_s), 0, 1e12, "a positive number of seconds", NULL},
-        {"--help", 'h', NULL, "this text", CDSE_CLI_HELP, 0, 0, 0, NULL, NULL},
+/* --chunk's help and bounds, with the limits of sweep.h. */
+static const char chunk_help[] =
+    "fixed chunk size, 1 to " STR(CDSE_SWEEP_CHUNK_LIMIT) " configurations (default: guided,\n" STR(
+        CDSE_SWEEP_CHUNK_MIN) " to " STR(CDSE_SWEEP_CHUNK_MAX) ")";
+static const char chunk_allowed[] = "a whole number of configurations from 1 to " STR(
+    CDSE_SWEEP_CHUNK_LIMIT) " (one chunk's results travel in one MPI message)";
+static const cdse_cli_option sweep_options[] = {
+    {"--output", 'o', "OUT.h5",
+     "the store, at most 1023 bytes (default: the job's `output`,\n"
+     "results/NAME.h5)",
+     CDSE_CLI_STRING, SWEEP_FIELD(output), 0, 0, NULL, NULL},
+    {"--resume", 0, NULL, "continue an interrupted store (starts one if OUT does not exist)",
+     CDSE_CLI_FLAG, SWEEP_FIELD(resume), 0, 0, NULL, NULL},
+    {"--force", 0, NULL,
+     "replace an existing store (never the job file nor a file\n"
+     "that is not a store); store a space of 10^10 or more\n"
+     "configurations with objective.store = \"all\"",
+     CDSE_CLI_FLAG, SWEEP_FIELD(force), 0, 0, NULL, NULL},
+    {"--dry-run", 0, NULL,
+     "print the space per axis, the number of configurations, the\n"
+     "estimated time (at this machine's rate, measured on a sample)\n"
+     "and store size; evaluate nothing else, write nothing",
+     CDSE_CLI_FLAG, SWEEP_FIELD(dry_run), 0, 0, NULL, NULL},
+    {"--ranks", 0, "N", "the rank count --dry-run estimates for (default: mpirun's)", CDSE_CLI_INT,
+     SWEEP_FIELD(ranks), 1, 1000000000, "an integer from 1 to 1000000000", NULL},
+    {"--quiet", 0, NULL, "no progress lines", CDSE_CLI_FLAG, SWEEP_FIELD(quiet), 0, 0, NULL, NULL},
+    {"--tty", 0, NULL,
+     "progress as one updating line even when stderr is not a terminal\n"
+     "(under mpirun the ranks' stderr is a pipe: default, a line every 5 s)",
+     CDSE_CLI_FLAG, SWEEP_FIELD(tty), 0, 0, NULL, NULL},
+    {"--chunk", 0, "N", chunk_help, CDSE_CLI_CALL, 0, 0, 0, chunk_allowed, sweep_chunk},
+    {"--flush", 0, "S", "commit to the store at least every S seconds (default 2)",
+     CDSE_CLI_POSITIVE, SWEEP_FIELD(flush_s), 0, 1e12, "a positive number of seconds", NULL},
+    {"--help", 'h', NULL, "this text", CDSE_CLI_HELP, 0, 0, 0, NULL, NULL},
 };
 
 static void sweep_usage(FILE *out);
@@ -175,7 +173,8 @@ static int parse_args(int argc, char **argv, sweep_args *a, int rank)
     return 1;
 }
 
-/* Rank 0 loads the job; the others receive it as bytes (no file access needed on them). */
+/* Rank 0 loads the job; the others receive it as bytes (no file access needed on them). 0, or
+ * the same code on every rank (rank 0 said why). */
 static int share_job(int rank, const sweep_args *a, cdse_job *job, MPI_Comm comm)
 {
     int rc = 0;
@@ -187,20 +186,18 @@ static int share_job(int rank, const sweep_args *a, cdse_job *job, MPI_Comm comm
         if (rc != 0)
             fprintf(stderr, "clusterdse sweep: %s\n", diag.msg);
     }
-    MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+    rc = cdse_share(comm, rc, job, sizeof *job);
     if (rc != 0)
         return rc;
-    char *text = rank == 0 ? job->text : NULL;
-    MPI_Bcast(job, (int)sizeof *job, MPI_BYTE, 0, comm);
-    if (rank != 0) {
-        job->text = malloc(job->text_len + 1);
-        if (job->text == NULL)
-            MPI_Abort(comm, 2);
-    } else {
-        job->text = text;
+    void *text = rank == 0 ? job->text : NULL; /* the others' pointer is rank 0's: not theirs */
+    size_t size = job->text_len + 1;
+    rc = cdse_share_alloc(comm, CDSE_OK, &text, &size);
+    if (rc != 0 && rank == 0) {
+        fprintf(stderr, "clusterdse sweep: out of memory for the job's text on a rank\n");
+        cdse_job_free(job);
     }
-    MPI_Bcast(job->text, (int)job->text_len + 1, MPI_CHAR, 0, comm);
-    return 0;
+    job->text = rc == 0 ? text : NULL;
+    return rc;
 }
 
 static void output_path(const sweep_args *a, const cdse_job *job, char *out, size_t size)
@@ -224,8 +221,7 @@ static int prepare_output_dir(int rank, const char *path, MPI_Comm comm)
         if (bad)
             fprintf(stderr, "clusterdse sweep: %s\n", err);
     }
-    MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
-    return bad;
+    return cdse_share(comm, bad, NULL, 0);
 }
 
 /* Prints the best rows of /top by the job's metric (ties by index). */
@@ -317,8 +313,7 @@ static int calibrate(int rank, const sweep_args *a, cdse_job *job, const char *p
     if (job->probe_plan[0] == '\0')
         return 0;
     int refuse = rank == 0 && !a->resume && !a->force && access(path, F_OK) == 0;
-    MPI_Bcast(&refuse, 1, MPI_INT, 0, comm);
-    if (refuse)
+    if (cdse_share(comm, refuse, NULL, 0) != 0)
         return 0;
     char probes[CDSE_PATH_MAX + 16];
     size_t len = strlen(path);
@@ -337,11 +332,16 @@ static int calibrate(int rank, const sweep_args *a, cdse_job *job, const char *p
 static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
 {
     cdse_job *job = calloc(1, sizeof *job);
-    if (job == NULL)
-        MPI_Abort(comm, 2);
-    if (share_job(rank, a, job, comm) != 0) {
+    if (cdse_agree(comm, job != NULL ? CDSE_OK : CDSE_ENOMEM) != CDSE_OK) {
+        if (rank == 0)
+            fprintf(stderr, "clusterdse sweep: out of memory\n");
         free(job);
-        return 1;
+        return 2;
+    }
+    int shared = share_job(rank, a, job, comm);
+    if (shared != 0) {
+        free(job);
+        return shared == CDSE_ENOMEM ? 2 : 1;
     }
     int refuse = 0;
     if (a->dry_run) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "clusterdse/calibrate/probe.h"
+#include "clusterdse/sweep/share.h"
 #include "clusterdse/sweep/store.h"
 #include "clusterdse/sweep/topk.h"
 #include "clusterdse/calibrate/verify.h"
@@ -44,11 +45,11 @@ static int verify_store(void *args, const char *arg, char *err, size_t size)
 _Static_assert(VERIFY_DEFAULT_MAX_BYTES == 67108864LL, "the --max-bytes row says 67108864");
 _Static_assert(CDSE_PLAN_MAX_BYTES == 1073741824LL, "the --max-bytes row says 1073741824");
 #define VERIFY_FIELD(f) offsetof(verify_args, f)
+static const char top_help[] = "configurations to replay (default " STR(
+    VERIFY_DEFAULT_TOP) ", at most " STR(VERIFY_MAX_TOP) ")";
+static const char top_allowed[] = "1 to " STR(VERIFY_MAX_TOP);
 static const cdse_cli_option verify_options[] = {
-    {"-n", 0, "K",
-     "configurations to replay (default " STR(VERIFY_DEFAULT_TOP) ", at most " STR(
-         VERIFY_MAX_TOP) ")",
-     CDSE_CLI_INT, VERIFY_FIELD(top), 1, VERIFY_MAX_TOP, "1 to " STR(VERIFY_MAX_TOP), NULL},
+    {"-n", 0, "K", top_help, CDSE_CLI_INT, VERIFY_FIELD(top), 1, VERIFY_MAX_TOP, top_allowed, NULL},
     {"--where", 0, "EXPR",
      "only configurations where EXPR holds (the syntax of\n"
      "`clusterdse top --help`, e.g. 'tp == 8 && pp == 1')",
@@ -347,12 +348,17 @@ int cdse_cmd_verify(int argc, char **argv)
         fprintf(stderr, "clusterdse verify: needs at least 2 ranks (mpirun -np N)\n");
         status = 1;
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    void *shared = ops;
+    size_t bytes = rank == 0 ? (size_t)n * sizeof *ops : 0;
+    status = cdse_share_alloc(MPI_COMM_WORLD, status, &shared, &bytes);
+    if (status == CDSE_ENOMEM) {
+        if (rank == 0)
+            fprintf(stderr, "clusterdse verify: out of memory for %d ops on a rank\n", n);
+        status = 2;
+    }
+    ops = shared;
+    n = (int)(bytes / sizeof *ops);
     if (status == 0) {
-        MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        if (rank != 0)
-            ops = calloc((size_t)n + 1, sizeof *ops);
-        MPI_Bcast(ops, n * (int)sizeof *ops, MPI_BYTE, 0, MPI_COMM_WORLD);
         if (rank == 0) {
             printf("# times in microseconds per call; pred = model for the configuration, run_pred "
                    "= model for the group and message run here; ratio = measured / run_pred\n");
@@ -381,7 +387,7 @@ int cdse_cmd_verify(int argc, char **argv)
                 free(ratios);
             }
         }
-        MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        status = cdse_share(MPI_COMM_WORLD, status, NULL, 0);
     }
     free(ops);
     if (!initialized)
