@@ -137,92 +137,99 @@ static bool asks_what_a_stack_lacks(const cdse_job *job)
     return false;
 }
 
-static int master_open(master *m, const cdse_store_meta *meta, bool *already_complete)
+/* Resume: whether the store can be continued by this job (its fingerprint, the statuses it
+ * counts); CDSE_EMISMATCH with the reason otherwise. */
+static int resume_check(master *m)
 {
     const cdse_sweep_options *opt = m->opt;
     const cdse_job *job = m->job;
-    *already_complete = false;
-    bool exists = access(opt->output, F_OK) == 0;
-    cdse_done *done = NULL;
-    size_t n_done = 0;
-    int rc;
-    if (opt->resume && exists) {
-        rc = cdse_store_open(opt->output, true, &m->store, m->diag);
-        if (rc != 0)
-            return rc;
-        if (cdse_store_fingerprint(m->store) != job->fingerprint) {
-            cdse_diag_set(m->diag,
-                          "%s was made by a different job (fingerprint %016llx, this job "
-                          "%016llx): refusing to resume; use another -o, or --force to start over",
-                          opt->output, (unsigned long long)cdse_store_fingerprint(m->store),
-                          (unsigned long long)job->fingerprint);
-            return CDSE_EMISMATCH;
-        }
-        if (cdse_store_statuses(m->store) <= CDSE_ST_STACK_UNSUPPORTED &&
-            asks_what_a_stack_lacks(job)) {
-            cdse_diag_set(m->diag,
-                          "%s was made before the status stack_unsupported, which this job's "
-                          "configurations can have (a stack without fused attention, selective "
-                          "recomputation or sequence parallelism asked for it): refusing to "
-                          "resume; use another -o, or --force to start over",
-                          opt->output);
-            return CDSE_EMISMATCH;
-        }
-        if (cdse_store_statuses(m->store) <= CDSE_ST_OVER_HEADROOM) {
-            /* Every job can have it (a reserved figure above the headroom line), and the store
-             * has neither its count nor the columns it is judged by (mem_reserved_gib). */
-            cdse_diag_set(m->diag,
-                          "%s was made before the status over_headroom (objective.memory_headroom) "
-                          "and the column mem_reserved_gib: refusing to resume; use another -o, "
-                          "or --force to start over",
-                          opt->output);
-            return CDSE_EMISMATCH;
-        }
-        rc = cdse_store_read_progress(m->store, &done, &n_done, m->diag);
-        cdse_store_sum_counts(done, n_done, &m->counts);
-        m->feasible_seen = m->counts.feasible;
-        /* The stored best are re-evaluated from their indices: evaluation is pure. */
-        const char *sets[2] = {"top", "pareto"};
-        for (int s = 0; s < 2 && rc == 0; s++) {
-            uint64_t n = 0;
-            rc = cdse_store_rows(m->store, sets[s], &n, m->diag);
-            size_t row_size = cdse_store_row_size();
-            unsigned char *rows = rc == 0 ? malloc(n ? n * row_size : 1) : NULL;
-            if (rc == 0 && rows == NULL)
-                rc = CDSE_ENOMEM;
-            if (rc == 0)
-                rc = cdse_store_read_rows(m->store, sets[s], 0, (size_t)n, rows, m->diag);
-            for (uint64_t i = 0; rc == 0 && i < n; i++) {
-                cdse_record stored, fresh;
-                cdse_store_unpack(rows + i * row_size, &stored);
-                if (stored.index >= job->space.size) {
-                    cdse_diag_set(m->diag, "%s: /%s holds index %llu outside the space",
-                                  opt->output, sets[s], (unsigned long long)stored.index);
-                    rc = CDSE_EINVAL;
-                    break;
-                }
-                cdse_record_eval(job, stored.index, &fresh);
-                sweep__best_offer(m->best, &fresh);
+    if (cdse_store_fingerprint(m->store) != job->fingerprint) {
+        cdse_diag_set(m->diag,
+                      "%s was made by a different job (fingerprint %016llx, this job "
+                      "%016llx): refusing to resume; use another -o, or --force to start over",
+                      opt->output, (unsigned long long)cdse_store_fingerprint(m->store),
+                      (unsigned long long)job->fingerprint);
+        return CDSE_EMISMATCH;
+    }
+    if (cdse_store_statuses(m->store) <= CDSE_ST_STACK_UNSUPPORTED &&
+        asks_what_a_stack_lacks(job)) {
+        cdse_diag_set(m->diag,
+                      "%s was made before the status stack_unsupported, which this job's "
+                      "configurations can have (a stack without fused attention, selective "
+                      "recomputation or sequence parallelism asked for it): refusing to "
+                      "resume; use another -o, or --force to start over",
+                      opt->output);
+        return CDSE_EMISMATCH;
+    }
+    if (cdse_store_statuses(m->store) <= CDSE_ST_OVER_HEADROOM) {
+        /* Every job can have it (a reserved figure above the headroom line), and the store
+         * has neither its count nor the columns it is judged by (mem_reserved_gib). */
+        cdse_diag_set(m->diag,
+                      "%s was made before the status over_headroom (objective.memory_headroom) "
+                      "and the column mem_reserved_gib: refusing to resume; use another -o, "
+                      "or --force to start over",
+                      opt->output);
+        return CDSE_EMISMATCH;
+    }
+    return CDSE_OK;
+}
+
+/* Resume: the stored best are re-evaluated from their indices (evaluation is pure) and offered
+ * to the best-so-far. */
+static int resume_best(master *m)
+{
+    const cdse_job *job = m->job;
+    const char *sets[2] = {"top", "pareto"};
+    int rc = 0;
+    for (int s = 0; s < 2 && rc == 0; s++) {
+        uint64_t n = 0;
+        rc = cdse_store_rows(m->store, sets[s], &n, m->diag);
+        size_t row_size = cdse_store_row_size();
+        unsigned char *rows = rc == 0 ? malloc(n ? n * row_size : 1) : NULL;
+        if (rc == 0 && rows == NULL)
+            rc = CDSE_ENOMEM;
+        if (rc == 0)
+            rc = cdse_store_read_rows(m->store, sets[s], 0, (size_t)n, rows, m->diag);
+        for (uint64_t i = 0; rc == 0 && i < n; i++) {
+            cdse_record stored, fresh;
+            cdse_store_unpack(rows + i * row_size, &stored);
+            if (stored.index >= job->space.size) {
+                cdse_diag_set(m->diag, "%s: /%s holds index %llu outside the space", m->opt->output,
+                              sets[s], (unsigned long long)stored.index);
+                rc = CDSE_EINVAL;
+                break;
             }
-            free(rows);
+            cdse_record_eval(job, stored.index, &fresh);
+            sweep__best_offer(m->best, &fresh);
         }
-    } else {
-        rc = cdse_store_create(opt->output, job, meta, opt->force, &m->store, m->diag);
+        free(rows);
     }
-    if (rc != 0) {
-        free(done);
+    return rc;
+}
+
+/* Resume: reopens the store, checks it, and restores its done ranges (*done, malloc'd), counts
+ * and best. */
+static int resume_store(master *m, cdse_done **done, size_t *n_done)
+{
+    int rc = cdse_store_open(m->opt->output, true, &m->store, m->diag);
+    if (rc != 0)
         return rc;
-    }
-    if (rc == 0)
-        rc = reload_tail(m);
-    if (rc != 0) {
-        free(done);
+    rc = resume_check(m);
+    if (rc != 0)
         return rc;
-    }
+    rc = cdse_store_read_progress(m->store, done, n_done, m->diag);
+    cdse_store_sum_counts(*done, *n_done, &m->counts);
+    m->feasible_seen = m->counts.feasible;
+    return rc == 0 ? resume_best(m) : rc;
+}
+
+/* The work generator's gaps: the complement of the `done` ranges; returns what remains. */
+static int plan_gaps(master *m, const cdse_done *done, size_t n_done, uint64_t *remaining)
+{
+    const cdse_job *job = m->job;
     cdse_range *ranges = malloc((n_done ? n_done : 1) * sizeof *ranges);
     for (size_t i = 0; ranges != NULL && i < n_done; i++)
         ranges[i] = (cdse_range){done[i].begin, done[i].end};
-    free(done);
     if (ranges != NULL)
         m->gen.n_gaps = sweep__gaps(ranges, n_done, job->space.size, &m->gen.gaps);
     free(ranges);
@@ -230,12 +237,35 @@ static int master_open(master *m, const cdse_store_meta *meta, bool *already_com
         cdse_diag_set(m->diag, "out of memory");
         return CDSE_ENOMEM;
     }
-    uint64_t remaining = 0;
+    *remaining = 0;
     for (size_t i = 0; i < m->gen.n_gaps; i++)
-        remaining += m->gen.gaps[i].end - m->gen.gaps[i].begin;
-    m->gen.remaining = remaining;
+        *remaining += m->gen.gaps[i].end - m->gen.gaps[i].begin;
+    m->gen.remaining = *remaining;
     m->gen.pos = m->gen.n_gaps ? m->gen.gaps[0].begin : 0;
-    m->done_total = m->done_at_start = job->space.size - remaining;
+    m->done_total = m->done_at_start = job->space.size - *remaining;
+    return CDSE_OK;
+}
+
+static int master_open(master *m, const cdse_store_meta *meta, bool *already_complete)
+{
+    const cdse_sweep_options *opt = m->opt;
+    *already_complete = false;
+    bool exists = access(opt->output, F_OK) == 0;
+    cdse_done *done = NULL;
+    size_t n_done = 0;
+    int rc;
+    if (opt->resume && exists)
+        rc = resume_store(m, &done, &n_done);
+    else
+        rc = cdse_store_create(opt->output, m->job, meta, opt->force, &m->store, m->diag);
+    if (rc == 0)
+        rc = reload_tail(m);
+    uint64_t remaining = 0;
+    if (rc == 0)
+        rc = plan_gaps(m, done, n_done, &remaining);
+    free(done);
+    if (rc != 0)
+        return rc;
     *already_complete = remaining == 0 && opt->resume && exists;
     return CDSE_OK;
 }
@@ -270,6 +300,85 @@ static int run_master(master *m, const cdse_store_meta *meta, cdse_sweep_stats *
     return rc;
 }
 
+/* Whether one chunk's message fits an MPI message (an int count); CDSE_EINVAL with the reason
+ * otherwise. `opt` is the same on every rank: all return together. */
+static int check_chunk_size(const cdse_job *job, uint64_t chunk_max, cdse_diag *diag)
+{
+    if (sweep__job_message_bound(job, chunk_max) <= INT_MAX)
+        return CDSE_OK;
+    if (job->objective.prune && sweep__message_bound(chunk_max) <= INT_MAX) {
+        char line[16] = ""; /* the line of top, unless it was left at its default */
+        if (job->objective.top_line > 0)
+            snprintf(line, sizeof line, ":%d", job->objective.top_line);
+        cdse_diag_set(diag,
+                      "%s%s: objective.top = %d: a pruned chunk's best (top per group of a "
+                      "unit) would not fit one MPI message; allowed: a smaller top, or no "
+                      "pruning",
+                      job->path, line, job->objective.top);
+    } else
+        cdse_diag_set(diag, "chunk size %llu: allowed: 1 to %d configurations",
+                      (unsigned long long)chunk_max, CDSE_SWEEP_CHUNK_LIMIT);
+    return CDSE_EINVAL;
+}
+
+/* Rank 0's state before the store is opened: the work generator and the buffers. */
+static void master_init(master *m, const cdse_job *job, const cdse_sweep_options *opt,
+                        MPI_Comm comm, int ranks, uint64_t chunk_min, uint64_t chunk_max,
+                        cdse_diag *diag)
+{
+    memset(m, 0, sizeof *m);
+    m->job = job;
+    m->opt = opt;
+    m->comm = comm;
+    m->ranks = ranks;
+    m->diag = diag;
+    m->gen.ranks = ranks;
+    m->gen.chunk_min = chunk_min;
+    m->gen.chunk_max = chunk_max;
+    m->gen.unit = 1;
+    if (job->objective.prune) {
+        int unit_axis, box_axis;
+        sweep__prune_layout(&job->space, &m->gen.unit, &unit_axis, &box_axis);
+    }
+    m->row_size = cdse_store_row_size();
+    m->chunk_rows = cdse_store_chunk_rows();
+    m->scratch = malloc(m->chunk_rows * m->row_size);
+    m->packed = malloc(cdse_store_chunk_bound());
+    m->best = sweep__best_create(&job->objective, true);
+    char note[CDSE_PARETO_COST_NOTE_MAX];
+    m->pareto_cost = cdse_pareto_cost_note(job, note, sizeof note);
+}
+
+/* Closes (or, after a failed write, abandons) the store and frees rank 0's state; returns rc,
+ * or the close's failure when rc was 0. */
+static int master_close(master *m, int rc, cdse_sweep_stats *stats, cdse_diag *diag)
+{
+    if (m->store != NULL && rc == CDSE_EIO) {
+        cdse_store_abandon(m->store); /* the file stays as its last commit left it */
+        stats->store_abandoned = true;
+    } else if (m->store != NULL) {
+        cdse_diag closing;
+        int crc = cdse_store_close(m->store, &closing);
+        if (rc == 0 && crc != 0) {
+            rc = crc;
+            *diag = closing;
+        }
+    }
+    sweep__best_free(m->best);
+    free(m->gen.gaps);
+    free(m->scratch);
+    free(m->packed);
+    free(m->tail);
+    free(m->seg);
+    for (size_t i = 0; i < m->q_n; i++)
+        free(m->queue[m->q_head + i].data);
+    free(m->queue);
+    for (size_t i = 0; i < m->n_open; i++)
+        free(m->open[i]);
+    free(m->open);
+    return rc;
+}
+
 int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm comm,
                    cdse_sweep_stats *stats, cdse_diag *diag)
 {
@@ -281,48 +390,14 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
     uint64_t chunk_max = opt->chunk_max ? opt->chunk_max : CDSE_SWEEP_CHUNK_MAX;
     if (chunk_max < chunk_min)
         chunk_max = chunk_min;
-    if (sweep__job_message_bound(job, chunk_max) >
-        INT_MAX) { /* opt is the same everywhere: all return */
-        if (job->objective.prune && sweep__message_bound(chunk_max) <= INT_MAX) {
-            char line[16] = ""; /* the line of top, unless it was left at its default */
-            if (job->objective.top_line > 0)
-                snprintf(line, sizeof line, ":%d", job->objective.top_line);
-            cdse_diag_set(diag,
-                          "%s%s: objective.top = %d: a pruned chunk's best (top per group of a "
-                          "unit) would not fit one MPI message; allowed: a smaller top, or no "
-                          "pruning",
-                          job->path, line, job->objective.top);
-        } else
-            cdse_diag_set(diag, "chunk size %llu: allowed: 1 to %d configurations",
-                          (unsigned long long)chunk_max, CDSE_SWEEP_CHUNK_LIMIT);
+    if (check_chunk_size(job, chunk_max, diag) != CDSE_OK)
         return CDSE_EINVAL;
-    }
     cdse_store_meta meta;
     gather_meta(comm, rank, ranks, &meta);
     int rc;
     if (rank == 0) {
         master m;
-        memset(&m, 0, sizeof m);
-        m.job = job;
-        m.opt = opt;
-        m.comm = comm;
-        m.ranks = ranks;
-        m.diag = diag;
-        m.gen.ranks = ranks;
-        m.gen.chunk_min = chunk_min;
-        m.gen.chunk_max = chunk_max;
-        m.gen.unit = 1;
-        if (job->objective.prune) {
-            int unit_axis, box_axis;
-            sweep__prune_layout(&job->space, &m.gen.unit, &unit_axis, &box_axis);
-        }
-        m.row_size = cdse_store_row_size();
-        m.chunk_rows = cdse_store_chunk_rows();
-        m.scratch = malloc(m.chunk_rows * m.row_size);
-        m.packed = malloc(cdse_store_chunk_bound());
-        m.best = sweep__best_create(&job->objective, true);
-        char note[CDSE_PARETO_COST_NOTE_MAX];
-        m.pareto_cost = cdse_pareto_cost_note(job, note, sizeof note);
+        master_init(&m, job, opt, comm, ranks, chunk_min, chunk_max, diag);
         if (m.best == NULL || m.scratch == NULL || m.packed == NULL) {
             int go = CDSE_ENOMEM;
             MPI_Bcast(&go, 1, MPI_INT, 0, comm);
@@ -331,29 +406,7 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
         } else {
             rc = run_master(&m, &meta, stats);
         }
-        if (m.store != NULL && rc == CDSE_EIO) {
-            cdse_store_abandon(m.store); /* the file stays as its last commit left it */
-            stats->store_abandoned = true;
-        } else if (m.store != NULL) {
-            cdse_diag closing;
-            int crc = cdse_store_close(m.store, &closing);
-            if (rc == 0 && crc != 0) {
-                rc = crc;
-                *diag = closing;
-            }
-        }
-        sweep__best_free(m.best);
-        free(m.gen.gaps);
-        free(m.scratch);
-        free(m.packed);
-        free(m.tail);
-        free(m.seg);
-        for (size_t i = 0; i < m.q_n; i++)
-            free(m.queue[m.q_head + i].data);
-        free(m.queue);
-        for (size_t i = 0; i < m.n_open; i++)
-            free(m.open[i]);
-        free(m.open);
+        rc = master_close(&m, rc, stats, diag);
     } else {
         int go = 0;
         MPI_Bcast(&go, 1, MPI_INT, 0, comm);
