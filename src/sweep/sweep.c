@@ -6,6 +6,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "sweep_internal.h"
 
+#include "clusterdse/sweep/share.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,8 +276,7 @@ static int run_master(master *m, const cdse_store_meta *meta, cdse_sweep_stats *
 {
     bool already_complete = false;
     int rc = master_open(m, meta, &already_complete);
-    int go = rc;
-    MPI_Bcast(&go, 1, MPI_INT, 0, m->comm);
+    cdse_share(m->comm, rc, NULL, 0); /* the workers start, or return with rank 0 */
     if (rc != 0)
         return rc;
     m->t_start = m->t_last_flush = m->t_last_progress = now_s();
@@ -394,25 +395,20 @@ int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm 
         return CDSE_EINVAL;
     cdse_store_meta meta;
     gather_meta(comm, rank, ranks, &meta);
-    int rc;
+    int rc = CDSE_OK; /* rank 0's, which every rank returns */
     if (rank == 0) {
         master m;
         master_init(&m, job, opt, comm, ranks, chunk_min, chunk_max, diag);
         if (m.best == NULL || m.scratch == NULL || m.packed == NULL) {
-            int go = CDSE_ENOMEM;
-            MPI_Bcast(&go, 1, MPI_INT, 0, comm);
+            cdse_share(comm, CDSE_ENOMEM, NULL, 0);
             cdse_diag_set(diag, "out of memory");
             rc = CDSE_ENOMEM;
         } else {
             rc = run_master(&m, &meta, stats);
         }
         rc = master_close(&m, rc, stats, diag);
-    } else {
-        int go = 0;
-        MPI_Bcast(&go, 1, MPI_INT, 0, comm);
-        if (go == 0)
-            worker_loop(job, opt, comm, chunk_max);
+    } else if (cdse_share(comm, CDSE_OK, NULL, 0) == CDSE_OK) {
+        worker_loop(job, opt, comm, chunk_max);
     }
-    MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
-    return rc;
+    return cdse_share(comm, rc, NULL, 0);
 }
