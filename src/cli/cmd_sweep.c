@@ -329,6 +329,28 @@ static int calibrate(int rank, const sweep_args *a, cdse_job *job, const char *p
     return rc;
 }
 
+/* Rank 0 says how the sweep ended: the summary and the best rows, how to resume, or what failed. */
+static void report_end(const sweep_args *a, const cdse_job *job, const char *path, int ranks,
+                       int rc, const cdse_sweep_stats *stats, const cdse_diag *diag)
+{
+    if (rc == 0 || rc == CDSE_EINTR) {
+        if (!a->quiet)
+            print_summary(path, ranks, stats);
+        if (stats->already_complete)
+            fprintf(stderr, "sweep: %s was already complete\n", path);
+    }
+    if (rc == 0)
+        print_top(path, job, SWEEP_TOP_ROWS);
+    else if (rc == CDSE_EINTR)
+        fprintf(stderr,
+                "sweep: interrupted with %llu of %llu configurations done; the store is "
+                "consistent: continue with\n  clusterdse sweep %s%s-o %s --resume\n",
+                (unsigned long long)stats->done, (unsigned long long)stats->total,
+                a->job_path ? a->job_path : "", a->job_path ? " " : "", path);
+    else
+        fprintf(stderr, "clusterdse sweep: %s\n", diag->msg);
+}
+
 static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
 {
     cdse_job *job = calloc(1, sizeof *job);
@@ -388,24 +410,8 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
     cdse_sweep_stats stats;
     cdse_diag diag = {""};
     int rc = cdse_sweep_run(job, &opt, comm, &stats, &diag);
-    if (rank == 0) {
-        if (rc == 0 || rc == CDSE_EINTR) {
-            if (!a->quiet)
-                print_summary(path, ranks, &stats);
-            if (stats.already_complete)
-                fprintf(stderr, "sweep: %s was already complete\n", path);
-        }
-        if (rc == 0)
-            print_top(path, job, SWEEP_TOP_ROWS);
-        else if (rc == CDSE_EINTR)
-            fprintf(stderr,
-                    "sweep: interrupted with %llu of %llu configurations done; the store is "
-                    "consistent: continue with\n  clusterdse sweep %s%s-o %s --resume\n",
-                    (unsigned long long)stats.done, (unsigned long long)stats.total,
-                    a->job_path ? a->job_path : "", a->job_path ? " " : "", path);
-        else
-            fprintf(stderr, "clusterdse sweep: %s\n", diag.msg);
-    }
+    if (rank == 0)
+        report_end(a, job, path, ranks, rc, &stats, &diag);
     cdse_job_free(job);
     free(job);
     if (stats.store_abandoned)

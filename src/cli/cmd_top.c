@@ -232,6 +232,46 @@ static void note_pruned(cdse_store *store, const char *path)
             path, (unsigned long long)counts.evaluated, (unsigned long long)counts.pruned);
 }
 
+/* Prints the ranked rows (CSV, or the table with its header line and the band note) and the
+ * notes on what the store does not hold; 0, or 2 when the standard output fails. */
+static int print_ranked(const top_args *a, cdse_store *store, const cdse_job *names,
+                        const ranking *k, cdse_table *table, const cdse_record **sorted,
+                        uint64_t matched, const char *dataset)
+{
+    const char *by = a->by ? a->by : cdse_metric_name(cdse_store_metric(store));
+    if (a->csv) {
+        cdse_csv_header(stdout);
+        for (size_t i = 0; i < k->best.n; i++)
+            cdse_csv_row(stdout, sorted[i], names);
+    } else {
+        printf("# %zu of %llu matching rows of %s/%s by %s%s%s\n", k->best.n,
+               (unsigned long long)matched, a->path, dataset, by,
+               k->metric < 0 ? (k->sign < 0 ? " (descending)" : " (ascending)") : "",
+               cdse_store_complete(store) ? "" : " [store incomplete]");
+        for (size_t i = 0; i < k->best.n; i++)
+            cdse_table_observe(table, sorted[i]);
+        cdse_table_print_header(table, stdout);
+        for (size_t i = 0; i < k->best.n; i++)
+            cdse_table_print_row(table, stdout, sorted[i]);
+        band_note(sorted, k->best.n, k->metric);
+    }
+    char note[CDSE_PARETO_COST_NOTE_MAX];
+    if (strcmp(dataset, "pareto_cost") == 0 && k->best.n == 0 &&
+        (cdse_store_pareto_cost_note(store, note, sizeof note), strncmp(note, "empty", 5) == 0)) {
+        fprintf(stderr, "clusterdse top: note: /pareto_cost is %s\n", note);
+    } else if (matched == 0 && cdse_store_get_mode(store) != CDSE_STORE_ALL)
+        fprintf(stderr,
+                "clusterdse top: note: %s keeps only %s configurations (store = \"%s\"); the "
+                "others are counted in /counts but not stored\n",
+                a->path, cdse_store_get_mode(store) == CDSE_STORE_BEST ? "the best" : "feasible",
+                cdse_store_get_mode(store) == CDSE_STORE_BEST ? "best" : "feasible");
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "clusterdse top: writing standard output: %s\n", strerror(errno));
+        return 2;
+    }
+    return 0;
+}
+
 static int run(const top_args *a)
 {
     cdse_store_quiet_hdf5();
@@ -284,41 +324,8 @@ static int run(const top_args *a)
             code = 2;
         }
     }
-    if (code == 0) {
-        const char *by = a->by ? a->by : cdse_metric_name(cdse_store_metric(store));
-        if (a->csv) {
-            cdse_csv_header(stdout);
-            for (size_t i = 0; i < k.best.n; i++)
-                cdse_csv_row(stdout, sorted[i], names);
-        } else {
-            printf("# %zu of %llu matching rows of %s/%s by %s%s%s\n", k.best.n,
-                   (unsigned long long)matched, a->path, dataset, by,
-                   k.metric < 0 ? (k.sign < 0 ? " (descending)" : " (ascending)") : "",
-                   cdse_store_complete(store) ? "" : " [store incomplete]");
-            for (size_t i = 0; i < k.best.n; i++)
-                cdse_table_observe(table, sorted[i]);
-            cdse_table_print_header(table, stdout);
-            for (size_t i = 0; i < k.best.n; i++)
-                cdse_table_print_row(table, stdout, sorted[i]);
-            band_note(sorted, k.best.n, k.metric);
-        }
-        char note[CDSE_PARETO_COST_NOTE_MAX];
-        if (strcmp(dataset, "pareto_cost") == 0 && k.best.n == 0 &&
-            (cdse_store_pareto_cost_note(store, note, sizeof note),
-             strncmp(note, "empty", 5) == 0)) {
-            fprintf(stderr, "clusterdse top: note: /pareto_cost is %s\n", note);
-        } else if (matched == 0 && cdse_store_get_mode(store) != CDSE_STORE_ALL)
-            fprintf(stderr,
-                    "clusterdse top: note: %s keeps only %s configurations (store = \"%s\"); the "
-                    "others are counted in /counts but not stored\n",
-                    a->path,
-                    cdse_store_get_mode(store) == CDSE_STORE_BEST ? "the best" : "feasible",
-                    cdse_store_get_mode(store) == CDSE_STORE_BEST ? "best" : "feasible");
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            fprintf(stderr, "clusterdse top: writing standard output: %s\n", strerror(errno));
-            code = 2;
-        }
-    }
+    if (code == 0)
+        code = print_ranked(a, store, names, &k, table, sorted, matched, dataset);
     free(sorted);
     free(table);
     cdse_expr_free(where);

@@ -163,12 +163,101 @@ static int select_setup(const verify_args *a, const cdse_job *job, cdse_expr **w
 }
 
 /* Rank 0: the ops of the best K configurations. Returns an exit code (0 = go on). */
+/* The job a store was made by (its text in *text, malloc'd) and the rows of its /top (*packed,
+ * malloc'd; *rows of them). Returns 0 or the exit code, after a message. */
+static int read_top(const verify_args *a, cdse_store *store, cdse_job *job, char **text,
+                    char **packed, uint64_t *rows)
+{
+    cdse_diag diag = {""};
+    char job_path[CDSE_PATH_MAX];
+    int status = 0;
+    if (cdse_store_job_path(store, job_path, sizeof job_path, &diag) != 0 ||
+        cdse_store_job_text(store, text, &diag) != 0 ||
+        cdse_store_rows(store, "top", rows, &diag) != 0) {
+        fprintf(stderr, "clusterdse verify: %s\n", diag.msg); /* the store's words name it */
+        status = 2;
+    } else if (cdse_job_load_text(*text, job_path[0] ? job_path : a->store, job, &diag) != 0) {
+        fprintf(stderr, "clusterdse verify: %s: %s\n", a->store, diag.msg);
+        status = 1;
+    }
+    size_t row_size = cdse_store_row_size();
+    *packed = status == 0 && *rows > 0 ? malloc(row_size * *rows) : NULL;
+    if (status == 0 && *rows == 0) {
+        fprintf(stderr, "clusterdse verify: %s: no configurations in /top\n", a->store);
+        status = 1;
+    } else if (status == 0 && !*packed) {
+        status = 2;
+    } else if (status == 0 &&
+               cdse_store_read_rows(store, "top", 0, (size_t)*rows, *packed, &diag) != 0) {
+        fprintf(stderr, "clusterdse verify: %s\n", diag.msg);
+        status = 2;
+    }
+    return status;
+}
+
+/* The configurations of /top that -n, --where, --system and --datasheet select, into `best`;
+ * *feasible of them passed the filters, *datasheet of those are on a system without a measured
+ * level. Returns 0 or the exit code. */
+static int select_best(const verify_args *a, const cdse_job *job, const char *packed, uint64_t rows,
+                       int metric, cdse_topk *best, size_t *feasible, size_t *datasheet)
+{
+    cdse_expr *where = NULL;
+    int system_index = -1;
+    bool measured[CDSE_MAX_SYSTEMS] = {false};
+    int status = select_setup(a, job, &where, &system_index, measured);
+    size_t row_size = cdse_store_row_size();
+    for (uint64_t i = 0; status == 0 && i < rows; i++) {
+        cdse_record record;
+        cdse_store_unpack(packed + i * row_size, &record);
+        if (record.result.status != CDSE_ST_OK ||
+            (system_index >= 0 && record.system != system_index) ||
+            (where != NULL && !cdse_cli_where_holds(where, &record)))
+            continue;
+        (*feasible)++;
+        if (!measured[record.system]) {
+            (*datasheet)++;
+            continue;
+        }
+        if (cdse_topk_offer(best, &record, cdse_record_cost(&record, metric)) != CDSE_OK)
+            status = 2;
+    }
+    cdse_expr_free(where);
+    return status;
+}
+
+/* The ops of the k best configurations (sorted), each evaluated again from its index with this
+ * version's plan, as `world` ranks replay them; *ops_out is calloc'd, *n_out ops. */
+static void plan_ops(const verify_args *a, const cdse_job *job, const cdse_record **sorted,
+                     size_t k, int world, cdse_verify_op **ops_out, int *n_out)
+{
+    cdse_verify_op *ops = calloc(k * CDSE_VERIFY_MAX_OPS + 1, sizeof *ops);
+    for (size_t i = 0; ops && i < k; i++) {
+        cdse_record r;
+        cdse_comm_plan plan;
+        cdse_verify_plan(job, sorted[i]->index, &r, &plan);
+        if (r.result.time_per_iteration_s != sorted[i]->result.time_per_iteration_s)
+            fprintf(stderr,
+                    "clusterdse verify: %s: configuration %llu evaluates to %.6g s per "
+                    "iteration, the store says %.6g s (made by another version?); replaying "
+                    "the plan of this version\n",
+                    a->store, (unsigned long long)r.index, r.result.time_per_iteration_s,
+                    sorted[i]->result.time_per_iteration_s);
+        cdse_system system; /* with the configuration's hardware-axis values */
+        cdse_record_system(job, r.index, &system);
+        int n = cdse_verify_ops(&r, &plan, &job->model[r.model], &system, world, a->max_bytes,
+                                ops + *n_out);
+        for (int j = 0; j < n; j++)
+            ops[*n_out + j].top_rank = (int32_t)(i + 1);
+        *n_out += n;
+    }
+    *ops_out = ops;
+}
+
 static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out, int *n_out)
 {
     *ops_out = NULL;
     *n_out = 0;
     cdse_diag diag = {""};
-    char job_path[CDSE_PATH_MAX];
     cdse_store_quiet_hdf5();
     cdse_cli_store_guard("clusterdse verify");
     cdse_store *store = NULL;
@@ -177,59 +266,22 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
         fprintf(stderr, "clusterdse verify: %s\n", diag.msg);
         return opened == CDSE_EINVAL ? 1 : 2; /* not a store: input; damaged: a read failure */
     }
-    char *text = NULL;
+    char *text = NULL, *packed = NULL;
     cdse_job *job = calloc(1, sizeof *job);
     uint64_t rows = 0;
     int status = 0;
     if (job == NULL) {
         fprintf(stderr, "clusterdse verify: out of memory\n");
         status = 2;
-    } else if (cdse_store_job_path(store, job_path, sizeof job_path, &diag) != 0 ||
-               cdse_store_job_text(store, &text, &diag) != 0 ||
-               cdse_store_rows(store, "top", &rows, &diag) != 0) {
-        fprintf(stderr, "clusterdse verify: %s\n", diag.msg); /* the store's words name it */
-        status = 2;
-    } else if (cdse_job_load_text(text, job_path[0] ? job_path : a->store, job, &diag) != 0) {
-        fprintf(stderr, "clusterdse verify: %s: %s\n", a->store, diag.msg);
-        status = 1;
+    } else {
+        status = read_top(a, store, job, &text, &packed, &rows);
     }
-    size_t row_size = cdse_store_row_size();
-    char *packed = status == 0 && rows > 0 ? malloc(row_size * rows) : NULL;
     cdse_topk best;
     cdse_topk_init(&best, (size_t)a->top, false);
-    if (status == 0 && rows == 0) {
-        fprintf(stderr, "clusterdse verify: %s: no configurations in /top\n", a->store);
-        status = 1;
-    } else if (status == 0 && !packed) {
-        status = 2;
-    } else if (status == 0 &&
-               cdse_store_read_rows(store, "top", 0, (size_t)rows, packed, &diag) != 0) {
-        fprintf(stderr, "clusterdse verify: %s\n", diag.msg);
-        status = 2;
-    }
     int metric = status == 0 ? cdse_store_metric(store) : 0;
-    cdse_expr *where = NULL;
-    int system_index = -1;
-    bool measured[CDSE_MAX_SYSTEMS] = {false};
-    if (status == 0)
-        status = select_setup(a, job, &where, &system_index, measured);
     size_t feasible = 0, datasheet = 0;
-    for (uint64_t i = 0; status == 0 && i < rows; i++) {
-        cdse_record record;
-        cdse_store_unpack(packed + i * row_size, &record);
-        if (record.result.status != CDSE_ST_OK ||
-            (system_index >= 0 && record.system != system_index) ||
-            (where != NULL && !cdse_cli_where_holds(where, &record)))
-            continue;
-        feasible++;
-        if (!measured[record.system]) {
-            datasheet++;
-            continue;
-        }
-        if (cdse_topk_offer(&best, &record, cdse_record_cost(&record, metric)) != CDSE_OK)
-            status = 2;
-    }
-    cdse_expr_free(where);
+    if (status == 0)
+        status = select_best(a, job, packed, rows, metric, &best, &feasible, &datasheet);
     if (status == 0 && datasheet > 0)
         printf("# %zu of the %zu selected configurations are on systems without a measured "
                "network level: not replayed (a datasheet network has nothing of this allocation to "
@@ -249,31 +301,10 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
     if (status == 0 && (sorted == NULL || cdse_topk_sorted(&best, sorted, NULL) != CDSE_OK))
         status = 2;
     if (status == 0) {
-        size_t k = best.n;
-        cdse_verify_op *ops = calloc(k * CDSE_VERIFY_MAX_OPS + 1, sizeof *ops);
-        for (size_t i = 0; ops && i < k; i++) {
-            cdse_record r;
-            cdse_comm_plan plan;
-            cdse_verify_plan(job, sorted[i]->index, &r, &plan);
-            if (r.result.time_per_iteration_s != sorted[i]->result.time_per_iteration_s)
-                fprintf(stderr,
-                        "clusterdse verify: %s: configuration %llu evaluates to %.6g s per "
-                        "iteration, the store says %.6g s (made by another version?); replaying "
-                        "the plan of this version\n",
-                        a->store, (unsigned long long)r.index, r.result.time_per_iteration_s,
-                        sorted[i]->result.time_per_iteration_s);
-            cdse_system system; /* with the configuration's hardware-axis values */
-            cdse_record_system(job, r.index, &system);
-            int n = cdse_verify_ops(&r, &plan, &job->model[r.model], &system, world, a->max_bytes,
-                                    ops + *n_out);
-            for (int j = 0; j < n; j++)
-                ops[*n_out + j].top_rank = (int32_t)(i + 1);
-            *n_out += n;
-        }
-        *ops_out = ops;
+        plan_ops(a, job, sorted, best.n, world, ops_out, n_out);
         printf("# clusterdse verify: %s: best %zu of %zu %s (by %s), "
                "%d collectives, on %d ranks\n",
-               a->store, k, feasible - datasheet,
+               a->store, best.n, feasible - datasheet,
                a->where || a->system ? "selected configurations" : "feasible stored configurations",
                cdse_metric_name(metric), *n_out, world);
     }
@@ -288,7 +319,6 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
     return status;
 }
 
-/* Every rank: time each op; rank 0 fills the measured fields. */
 static int measure_ops(const verify_args *a, int rank, cdse_verify_op *ops, int n)
 {
     cdse_probe_plan timing;
