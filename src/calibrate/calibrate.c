@@ -7,29 +7,24 @@
 
 #include "clusterdse/calibrate/fit.h"
 #include "clusterdse/calibrate/probe.h"
+#include "clusterdse/sweep/share.h"
 
-/* Reads a whole file on rank 0 and broadcasts it; NULL on every rank if it cannot be read. */
-static char *share_text(const char *path, MPI_Comm comm, int rank, cdse_diag *diag)
+/* Reads a whole file on rank 0 and shares it: 0 with the text on every rank (theirs to free),
+ * else the same code on every rank (CDSE_EIO: rank 0 could not read it, with diag; CDSE_ENOMEM:
+ * a rank could not hold it). */
+static int share_text(const char *path, MPI_Comm comm, int rank, char **text, cdse_diag *diag)
 {
-    long length = -1;
-    char *text = NULL;
-    if (rank == 0 && cdse_plan_read_file(path, &text, diag) == 0)
-        length = (long)strlen(text);
-    MPI_Bcast(&length, 1, MPI_LONG, 0, comm);
-    if (length < 0)
-        return NULL;
-    if (rank != 0 && (text = malloc((size_t)length + 1)) == NULL)
-        MPI_Abort(comm, 2);
-    MPI_Bcast(text, (int)length + 1, MPI_CHAR, 0, comm);
-    return text;
-}
-
-/* The same return code on every rank: the worst. */
-static int agree(int rc, MPI_Comm comm)
-{
-    int worst = rc;
-    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, comm);
-    return worst;
+    *text = NULL;
+    int rc = rank == 0 ? cdse_plan_read_file(path, text, diag) : CDSE_OK;
+    size_t size = rc == 0 && rank == 0 ? strlen(*text) + 1 : 0;
+    rc = cdse_share_alloc(comm, rc == 0 ? CDSE_OK : CDSE_EIO, (void **)text, &size);
+    if (rc == CDSE_ENOMEM)
+        cdse_diag_set(diag, "out of memory for the probe plan %s on a rank", path);
+    if (rc != 0 && rank == 0) {
+        free(*text);
+        *text = NULL;
+    }
+    return rc;
 }
 
 /* Where the fitted network of `system` is written: the probes' path with ".probes.h5" (or
@@ -101,7 +96,7 @@ int cdse_sweep_calibrate(cdse_job *job, MPI_Comm comm, const char *probes_path, 
     memset(&probes, 0, sizeof probes);
 
     int reusing = rank == 0 && reuse && access(probes_path, R_OK) == 0;
-    MPI_Bcast(&reusing, 1, MPI_INT, 0, comm);
+    cdse_share(comm, CDSE_OK, &reusing, sizeof reusing);
     int rc = CDSE_OK;
     char *text = NULL;
     if (reusing) {
@@ -111,24 +106,24 @@ int cdse_sweep_calibrate(cdse_job *job, MPI_Comm comm, const char *probes_path, 
                 fprintf(log, "sweep: probe: reusing the measurements in %s\n", probes_path);
         }
     } else {
-        text = share_text(job->probe_plan, comm, rank, diag);
-        rc = agree(text != NULL ? CDSE_OK : CDSE_EIO, comm);
+        rc = share_text(job->probe_plan, comm, rank, &text, diag);
         cdse_probe_plan plan;
         if (rc == 0)
-            rc = agree(cdse_plan_load_text(text, job->probe_plan, ranks, &plan, diag), comm);
+            rc = cdse_agree(comm, cdse_plan_load_text(text, job->probe_plan, ranks, &plan, diag));
         if (rc == 0) {
             if (rank == 0 && log != NULL)
                 fprintf(log, "sweep: probe: running %s on %d ranks\n", job->probe_plan, ranks);
-            rc = agree(cdse_probe_run(&plan, comm, rank == 0 ? log : NULL, &probes, diag), comm);
+            rc = cdse_agree(comm,
+                            cdse_probe_run(&plan, comm, rank == 0 ? log : NULL, &probes, diag));
         }
         if (rc == 0 && rank == 0)
             rc = cdse_probe_write(probes_path, &probes, text, true, diag);
     }
     if (rc == 0 && rank == 0)
         rc = fit_systems(job, &probes, probes_path, log, diag);
-    rc = agree(rc, comm);
+    rc = cdse_agree(comm, rc);
     if (rc == 0)
-        MPI_Bcast(job->system, (int)sizeof job->system, MPI_BYTE, 0, comm);
+        cdse_share(comm, rc, job->system, sizeof job->system);
     free(text);
     cdse_probe_result_free(&probes);
     return rc;

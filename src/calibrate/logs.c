@@ -292,10 +292,58 @@ static bool nccl_header(const char *line, nccl_cols *cols)
     return cols->time_oop > 0;
 }
 
+/* One row of a nccl-tests table (lines that are not rows are skipped): appended to r. 0, or
+ * CDSE_EINVAL with the reason. */
+static int nccl_row(char *line, const nccl_cols *cols, const log_bench *bench,
+                    const host_count *hosts, const cdse_log_hint *hint, cdse_probe_result *r,
+                    cdse_log_info *li, const char *path, int lineno, cdse_diag *diag)
+{
+    char *tok[64];
+    int n = split(line, tok, 64);
+    double size, t_oop, t_ip = 0;
+    if (n < cols->n || !parse_number(tok[0], &size))
+        return 0; /* NCCL INFO lines and other output between the rows */
+    if (bench == NULL) {
+        cdse_diag_set(diag,
+                      "%s: which nccl-tests benchmark wrote this log? It has no "
+                      "'# Collective test starting:' line; name the file after the "
+                      "binary (e.g. all_gather_perf.log)",
+                      path);
+        return CDSE_EINVAL;
+    }
+    if (!parse_number(tok[cols->time_oop], &t_oop) || !(t_oop > 0) || !(size > 0)) {
+        cdse_diag_set(diag, "%s:%d: expected a size and a time in microseconds", path, lineno);
+        return CDSE_EINVAL;
+    }
+    if (cols->time_ip < 0 || cols->time_ip >= n || !parse_number(tok[cols->time_ip], &t_ip))
+        t_ip = 0;
+    li->ranks = hosts->ranks > 0 ? hosts->ranks : hint->ranks;
+    li->nodes = hosts->ranks > 0 ? hosts->n_hosts : 0;
+    li->ranks_per_node = hosts->max_per_host;
+    li->level = level_of(hint, li);
+    if (li->ranks < 2) {
+        cdse_diag_set(diag,
+                      "%s: no '#  Rank N ... on HOST device' lines: give the ranks with "
+                      "--ranks N and the level with --level",
+                      path);
+        return CDSE_EINVAL;
+    }
+    cdse_probe_row row;
+    base_row(&row, bench->coll, "nccl-tests", li);
+    nccl_dtype(cols->type >= 0 && cols->type < n ? tok[cols->type] : "float", row.dtype,
+               sizeof row.dtype);
+    row.bytes = (int64_t)size;
+    row.iterations = 0;
+    row.t_min_us = row.t_avg_us = row.t_max_us = row.t_itermax_us = row.t_median_us = t_oop;
+    row.t_best_us = t_ip > 0 && t_ip < t_oop ? t_ip : t_oop;
+    fill_bw(&row, bench->coll);
+    return append_row(r, &row);
+}
+
 static int read_nccl(FILE *f, const char *path, const cdse_log_hint *hint, cdse_probe_result *r,
                      cdse_log_info *li, cdse_diag *diag)
 {
-    char line[LOG_LINE_MAX], *tok[64];
+    char line[LOG_LINE_MAX];
     host_count *hosts = calloc(1, sizeof *hosts);
     if (hosts == NULL)
         return CDSE_ENOMEM;
@@ -333,49 +381,7 @@ static int read_nccl(FILE *f, const char *path, const cdse_log_hint *hint, cdse_
         } else if (line[0] == '#') {
             nccl_header(line, &cols);
         } else if (cols.n > 0) {
-            int n = split(line, tok, 64);
-            double size, t_oop, t_ip = 0;
-            if (n < cols.n || !parse_number(tok[0], &size))
-                continue; /* NCCL INFO lines and other output between the rows */
-            if (bench == NULL) {
-                cdse_diag_set(diag,
-                              "%s: which nccl-tests benchmark wrote this log? It has no "
-                              "'# Collective test starting:' line; name the file after the "
-                              "binary (e.g. all_gather_perf.log)",
-                              path);
-                rc = CDSE_EINVAL;
-                break;
-            }
-            if (!parse_number(tok[cols.time_oop], &t_oop) || !(t_oop > 0) || !(size > 0)) {
-                cdse_diag_set(diag, "%s:%d: expected a size and a time in microseconds", path,
-                              lineno);
-                rc = CDSE_EINVAL;
-                break;
-            }
-            if (cols.time_ip < 0 || cols.time_ip >= n || !parse_number(tok[cols.time_ip], &t_ip))
-                t_ip = 0;
-            li->ranks = hosts->ranks > 0 ? hosts->ranks : hint->ranks;
-            li->nodes = hosts->ranks > 0 ? hosts->n_hosts : 0;
-            li->ranks_per_node = hosts->max_per_host;
-            li->level = level_of(hint, li);
-            if (li->ranks < 2) {
-                cdse_diag_set(diag,
-                              "%s: no '#  Rank N ... on HOST device' lines: give the ranks with "
-                              "--ranks N and the level with --level",
-                              path);
-                rc = CDSE_EINVAL;
-                break;
-            }
-            cdse_probe_row row;
-            base_row(&row, bench->coll, "nccl-tests", li);
-            nccl_dtype(cols.type >= 0 && cols.type < n ? tok[cols.type] : "float", row.dtype,
-                       sizeof row.dtype);
-            row.bytes = (int64_t)size;
-            row.iterations = 0;
-            row.t_min_us = row.t_avg_us = row.t_max_us = row.t_itermax_us = row.t_median_us = t_oop;
-            row.t_best_us = t_ip > 0 && t_ip < t_oop ? t_ip : t_oop;
-            fill_bw(&row, bench->coll);
-            rc = append_row(r, &row);
+            rc = nccl_row(line, &cols, bench, hosts, hint, r, li, path, lineno, diag);
         }
     }
     if (rc == 0 && r->n_rows == first_row) {
@@ -426,10 +432,65 @@ static bool osu_header(const char *line, osu_cols *cols)
     return cols->avg > 0;
 }
 
+/* One row of an OSU table (an empty line and the 0-byte row are skipped): appended to r. 0, or
+ * CDSE_EINVAL with the reason. */
+static int osu_row(char *line, const osu_cols *cols, const log_bench *bench, const char *dtype,
+                   const cdse_log_hint *hint, cdse_probe_result *r, cdse_log_info *li,
+                   const char *path, int lineno, cdse_diag *diag)
+{
+    char *tok[64];
+    int n = split(line, tok, 64);
+    double size, value;
+    if (n == 0)
+        return 0;
+    if (n <= cols->avg || !parse_number(tok[0], &size) || !parse_number(tok[cols->avg], &value) ||
+        !(value > 0)) {
+        cdse_diag_set(diag, "%s:%d: expected a size and a %s", path, lineno,
+                      bench->bandwidth ? "bandwidth in MB/s" : "latency in microseconds");
+        return CDSE_EINVAL;
+    }
+    if (size <= 0)
+        return 0; /* osu_latency's 0-byte row */
+    int ranks = bench->coll == CDSE_COLL_SENDRECV ? 2 : hint->ranks;
+    if (ranks < 2) {
+        cdse_diag_set(diag,
+                      "%s: an OSU log does not say how many ranks ran it: give --ranks N "
+                      "before it",
+                      path);
+        return CDSE_EINVAL;
+    }
+    li->ranks = ranks;
+    li->nodes = 0;
+    li->level = hint->level;
+    if (li->level < 0) {
+        cdse_diag_set(diag,
+                      "%s: an OSU log does not say where its ranks ran: give --level "
+                      "NAME (intra_node, inter_node or a --base level) before it",
+                      path);
+        return CDSE_EINVAL;
+    }
+    cdse_probe_row row;
+    base_row(&row, bench->coll, "osu", li);
+    snprintf(row.dtype, sizeof row.dtype, "%s", dtype);
+    row.bytes = (int64_t)(bench->size_times_n ? size * ranks : size);
+    /* osu_bw: MB/s of 1e6 bytes (osu_bw.c: size / 1e6 x iterations x window / t). */
+    double t = bench->bandwidth ? size / value : value;
+    double v;
+    row.t_avg_us = row.t_median_us = row.t_itermax_us = row.t_best_us = t;
+    row.t_min_us = cols->min > 0 && cols->min < n && parse_number(tok[cols->min], &v) ? v : t;
+    row.t_max_us = cols->max > 0 && cols->max < n && parse_number(tok[cols->max], &v) ? v : t;
+    row.iterations =
+        cols->iterations > 0 && cols->iterations < n && parse_number(tok[cols->iterations], &v)
+            ? (int32_t)v
+            : 0;
+    fill_bw(&row, bench->coll);
+    return append_row(r, &row);
+}
+
 static int read_osu(FILE *f, const char *path, const cdse_log_hint *hint, cdse_probe_result *r,
                     cdse_log_info *li, cdse_diag *diag)
 {
-    char line[LOG_LINE_MAX], title[128], *tok[64];
+    char line[LOG_LINE_MAX], title[128];
     const log_bench *bench = NULL;
     osu_cols cols = {-1, -1, -1, -1};
     char dtype[8] = "uint8"; /* OSU's default: MPI_CHAR */
@@ -463,55 +524,7 @@ static int read_osu(FILE *f, const char *path, const cdse_log_hint *hint, cdse_p
         } else if (osu_header(line, &cols)) {
             continue;
         } else if (line[0] != '#' && bench != NULL && cols.avg > 0) {
-            int n = split(line, tok, 64);
-            double size, value;
-            if (n == 0)
-                continue;
-            if (n <= cols.avg || !parse_number(tok[0], &size) ||
-                !parse_number(tok[cols.avg], &value) || !(value > 0)) {
-                cdse_diag_set(diag, "%s:%d: expected a size and a %s", path, lineno,
-                              bench->bandwidth ? "bandwidth in MB/s" : "latency in microseconds");
-                rc = CDSE_EINVAL;
-                break;
-            }
-            if (size <= 0)
-                continue; /* osu_latency's 0-byte row */
-            int ranks = bench->coll == CDSE_COLL_SENDRECV ? 2 : hint->ranks;
-            if (ranks < 2) {
-                cdse_diag_set(diag,
-                              "%s: an OSU log does not say how many ranks ran it: give --ranks N "
-                              "before it",
-                              path);
-                rc = CDSE_EINVAL;
-                break;
-            }
-            li->ranks = ranks;
-            li->nodes = 0;
-            li->level = hint->level;
-            if (li->level < 0) {
-                cdse_diag_set(diag,
-                              "%s: an OSU log does not say where its ranks ran: give --level "
-                              "NAME (intra_node, inter_node or a --base level) before it",
-                              path);
-                rc = CDSE_EINVAL;
-                break;
-            }
-            cdse_probe_row row;
-            base_row(&row, bench->coll, "osu", li);
-            snprintf(row.dtype, sizeof row.dtype, "%s", dtype);
-            row.bytes = (int64_t)(bench->size_times_n ? size * ranks : size);
-            /* osu_bw: MB/s of 1e6 bytes (osu_bw.c: size / 1e6 x iterations x window / t). */
-            double t = bench->bandwidth ? size / value : value;
-            double v;
-            row.t_avg_us = row.t_median_us = row.t_itermax_us = row.t_best_us = t;
-            row.t_min_us = cols.min > 0 && cols.min < n && parse_number(tok[cols.min], &v) ? v : t;
-            row.t_max_us = cols.max > 0 && cols.max < n && parse_number(tok[cols.max], &v) ? v : t;
-            row.iterations =
-                cols.iterations > 0 && cols.iterations < n && parse_number(tok[cols.iterations], &v)
-                    ? (int32_t)v
-                    : 0;
-            fill_bw(&row, bench->coll);
-            rc = append_row(r, &row);
+            rc = osu_row(line, &cols, bench, dtype, hint, r, li, path, lineno, diag);
         }
     }
     if (rc == 0 && r->n_rows == first_row) {

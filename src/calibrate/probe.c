@@ -114,6 +114,39 @@ typedef struct shape_comm {
     int group_size, stride, n_groups, level, n_nodes;
 } shape_comm;
 
+/* Which levels the groups of a shape cross: 0 if every group sits within a node, 1 if every
+ * group has one member per node, -1 otherwise; and the most nodes a group spans. Collective over
+ * comm. */
+static void shape_levels(const topo *t, MPI_Comm comm, shape_comm *sc)
+{
+    int code[2] = {INT32_MAX, INT32_MIN}, spanned = 0;
+    if (sc->group != MPI_COMM_NULL) {
+        int *nodes = malloc(sizeof(int) * (size_t)sc->group_size);
+        MPI_Allgather(&t->node, 1, MPI_INT, nodes, 1, MPI_INT, sc->group);
+        int distinct = 0, max_per = 0;
+        for (int i = 0; i < sc->group_size; i++) {
+            int same = 0, first = 1;
+            for (int j = 0; j < sc->group_size; j++) {
+                same += nodes[j] == nodes[i];
+                if (j < i && nodes[j] == nodes[i])
+                    first = 0;
+            }
+            distinct += first;
+            max_per = same > max_per ? same : max_per;
+        }
+        free(nodes);
+        int level = distinct == 1 ? 0 : (max_per == 1 ? 1 : -1);
+        code[0] = level;
+        code[1] = level;
+        spanned = distinct;
+    }
+    int lo, hi;
+    MPI_Allreduce(&code[0], &lo, 1, MPI_INT, MPI_MIN, comm);
+    MPI_Allreduce(&code[1], &hi, 1, MPI_INT, MPI_MAX, comm);
+    MPI_Allreduce(&spanned, &sc->n_nodes, 1, MPI_INT, MPI_MAX, comm);
+    sc->level = lo == hi ? lo : -1;
+}
+
 static bool shape_make(const cdse_probe_shape *shape, const topo *t, MPI_Comm comm, shape_comm *sc,
                        char *why, size_t why_size)
 {
@@ -168,34 +201,7 @@ static bool shape_make(const cdse_probe_shape *shape, const topo *t, MPI_Comm co
         return false;
     }
     MPI_Comm_split(comm, color, t->rank, &sc->group);
-    /* Which levels the groups cross: 0 if every group sits within a node, 1 if every group has
-     * one member per node, -1 otherwise. */
-    int code[2] = {INT32_MAX, INT32_MIN}, spanned = 0;
-    if (sc->group != MPI_COMM_NULL) {
-        int *nodes = malloc(sizeof(int) * (size_t)sc->group_size);
-        MPI_Allgather(&t->node, 1, MPI_INT, nodes, 1, MPI_INT, sc->group);
-        int distinct = 0, max_per = 0;
-        for (int i = 0; i < sc->group_size; i++) {
-            int same = 0, first = 1;
-            for (int j = 0; j < sc->group_size; j++) {
-                same += nodes[j] == nodes[i];
-                if (j < i && nodes[j] == nodes[i])
-                    first = 0;
-            }
-            distinct += first;
-            max_per = same > max_per ? same : max_per;
-        }
-        free(nodes);
-        int level = distinct == 1 ? 0 : (max_per == 1 ? 1 : -1);
-        code[0] = level;
-        code[1] = level;
-        spanned = distinct;
-    }
-    int lo, hi;
-    MPI_Allreduce(&code[0], &lo, 1, MPI_INT, MPI_MIN, comm);
-    MPI_Allreduce(&code[1], &hi, 1, MPI_INT, MPI_MAX, comm);
-    MPI_Allreduce(&spanned, &sc->n_nodes, 1, MPI_INT, MPI_MAX, comm);
-    sc->level = lo == hi ? lo : -1;
+    shape_levels(t, comm, sc);
     return true;
 }
 

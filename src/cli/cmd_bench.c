@@ -10,6 +10,7 @@
 #include "clusterdse/config/job.h"
 #include "clusterdse/sweep/report.h"
 #include "commands.h"
+#include "options.h"
 
 /* GPT-3 175B on 1024 H100 GPUs with every strategy axis swept: 10,321,920 configurations. */
 static const char bench_job[] =
@@ -31,17 +32,6 @@ static const char bench_job[] =
     "  precision = [ \"bf16\", \"fp8\" ];\n"
     "  flash_attention = [ true, false ];\n"
     "};\n";
-
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: clusterdse bench [JOB.cfg] [-n COUNT] [-h|--help]\n\n"
-            "Measures the evaluator's rate on one core: every configuration of the space is\n"
-            "decoded from its index, checked and evaluated, as the sweep does. Without JOB.cfg\n"
-            "the space is GPT-3 175B on 1024 H100 GPUs with every strategy axis swept\n"
-            "(10,321,920 configurations). -n evaluates only the first COUNT configurations.\n"
-            "The last line is 'configs_per_s_per_core: N'.\n");
-}
 
 static double now(void)
 {
@@ -65,32 +55,59 @@ static int parse_count(const char *text, uint64_t *count)
     return 0;
 }
 
+typedef struct bench_args {
+    const char *path; /* NULL: the GPT-3 175B space above */
+    uint64_t limit;   /* -n: 0 for the whole space */
+} bench_args;
+
+static int bench_count(void *args, const char *value, char *err, size_t size)
+{
+    (void)err, (void)size;
+    return parse_count(value, &((bench_args *)args)->limit);
+}
+
+static int bench_job_path(void *args, const char *arg, char *err, size_t size)
+{
+    bench_args *a = args;
+    if (a->path != NULL || arg[0] == '-') {
+        snprintf(err, size, "unexpected argument '%s'", arg);
+        return -1;
+    }
+    a->path = arg;
+    return 0;
+}
+
+static const cdse_cli_option bench_options[] = {
+    {"-n", 0, "COUNT", "evaluate only the first COUNT configurations", CDSE_CLI_CALL, 0, 0, 0,
+     "a positive integer", bench_count},
+    {"--help", 'h', NULL, "this text", CDSE_CLI_HELP, 0, 0, 0, NULL, NULL},
+};
+
+static void usage(FILE *out);
+static const cdse_cli_command bench_command = {
+    "bench", bench_options, CDSE_CLI_COUNT(bench_options), 11, bench_job_path, usage,
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: clusterdse bench [JOB.cfg] [-n COUNT] [-h|--help]\n\n"
+            "Measures the evaluator's rate on one core: every configuration of the space is\n"
+            "decoded from its index, checked and evaluated, as the sweep does. Without JOB.cfg\n"
+            "the space is GPT-3 175B on 1024 H100 GPUs with every strategy axis swept\n"
+            "(10,321,920 configurations). -n evaluates only the first COUNT configurations.\n"
+            "The last line is 'configs_per_s_per_core: N'.\n\n");
+    cdse_cli_print_options(&bench_command, out);
+}
+
 int cdse_cmd_bench(int argc, char **argv)
 {
-    const char *path = NULL;
-    uint64_t limit = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "-n") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "clusterdse bench: option '-n' needs a value (COUNT, a positive "
-                                "integer)\n");
-                return 1;
-            }
-            if (parse_count(argv[++i], &limit) != 0) {
-                fprintf(stderr, "clusterdse bench: -n %s: allowed: a positive integer\n", argv[i]);
-                return 1;
-            }
-        } else if (argv[i][0] != '-' && path == NULL) {
-            path = argv[i];
-        } else {
-            fprintf(stderr, "clusterdse bench: unknown argument '%s'\n", argv[i]);
-            usage(stderr);
-            return 1;
-        }
-    }
+    bench_args a = {NULL, 0};
+    int code = cdse_cli_parse(&bench_command, argc, argv, &a);
+    if (code >= 0)
+        return code;
+    const char *path = a.path;
+    uint64_t limit = a.limit;
 
     cdse_job *job = malloc(sizeof *job);
     if (job == NULL) {

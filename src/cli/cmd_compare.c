@@ -1,6 +1,7 @@
 /* clusterdse compare: the best configuration of each system of a store side by side, with each
  * quantity's ratio to the first system's. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,11 @@
 #include "clusterdse/sweep/store.h"
 #include "clusterdse/sweep/table.h"
 #include "commands.h"
+#include "options.h"
 #include "store_guard.h"
 #include "store_query.h"
 
-static const char usage_text[] =
+static const char usage_head[] =
     "usage: clusterdse compare OUT.h5 [--by METRIC] [--where EXPR] [--gpus N]\n"
     "\n"
     "Prints the best feasible configuration of each system of a sweep's store side by side,\n"
@@ -20,15 +22,8 @@ static const char usage_text[] =
     "A job that gives gpus or nodes per system compares, e.g., 4,096 H100 with 2,048 B200.\n"
     "It reads /results; a store with only /top (objective.store = \"best\") answers from /top\n"
     "what /top holds, and refuses what it cannot answer from it.\n"
-    "\n"
-    "  --by METRIC     time_per_iteration, tokens_per_s, time_to_train, gpu_hours, mfu,\n"
-    "                  cost_to_train, energy_to_train, tokens_per_kwh,\n"
-    "                  time_to_train_effective, interruptions_expected,\n"
-    "                  checkpoint_interval_s, goodput (default: the job's)\n"
-    "  --where EXPR    only rows where EXPR holds (the syntax of `clusterdse top --help`),\n"
-    "                  e.g. 'precision==\"bf16\" && tp<=4'\n"
-    "  --gpus N        only configurations on N GPUs (\"at 1,024 GPUs, which system?\")\n"
-    "  -h, --help      this text\n"
+    "\n";
+static const char usage_tail[] =
     "\n"
     "exit codes: 0 done, 1 bad input (arguments, expression, not a store, a question /top\n"
     "            cannot answer), 2 read failure\n";
@@ -106,47 +101,65 @@ static int offer_best(void *ctx, const cdse_record *rec, cdse_diag *diag)
     return CDSE_OK;
 }
 
+static int compare_store(void *args, const char *arg, char *err, size_t size)
+{
+    compare_args *a = args;
+    if (a->path != NULL) {
+        snprintf(err, size, "one store at a time (%s and %s)", a->path, arg);
+        return -1;
+    }
+    a->path = arg;
+    return 0;
+}
+
+static int compare_by(void *args, const char *value, char *err, size_t size)
+{
+    (void)err, (void)size;
+    ((compare_args *)args)->by = value;
+    return cdse_metric_parse(value) < 0 ? -1 : 0;
+}
+
+#define COMPARE_FIELD(f) offsetof(compare_args, f)
+static const cdse_cli_option compare_options[] = {
+    {"--by", 0, "METRIC",
+     "time_per_iteration, tokens_per_s, time_to_train, gpu_hours, mfu,\n"
+     "cost_to_train, energy_to_train, tokens_per_kwh,\n"
+     "time_to_train_effective, interruptions_expected,\n"
+     "checkpoint_interval_s, goodput (default: the job's)",
+     CDSE_CLI_CALL, 0, 0, 0, "a metric (see --help)", compare_by},
+    {"--where", 0, "EXPR",
+     "only rows where EXPR holds (the syntax of `clusterdse top --help`),\n"
+     "e.g. 'precision==\"bf16\" && tp<=4'",
+     CDSE_CLI_STRING, COMPARE_FIELD(where), 0, 0, NULL, NULL},
+    {"--gpus", 0, "N", "only configurations on N GPUs (\"at 1,024 GPUs, which system?\")",
+     CDSE_CLI_INT, COMPARE_FIELD(gpus), 1, 1000000000, "a positive integer", NULL},
+    {"--help", 'h', NULL, "this text", CDSE_CLI_HELP, 0, 0, 0, NULL, NULL},
+};
+
+static void compare_usage(FILE *out);
+static const cdse_cli_command compare_command = {
+    "compare", compare_options, CDSE_CLI_COUNT(compare_options), 15, compare_store, compare_usage,
+};
+
+static void compare_usage(FILE *out)
+{
+    fputs(usage_head, out);
+    cdse_cli_print_options(&compare_command, out);
+    fputs(usage_tail, out);
+}
+
+/* -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, compare_args *a)
 {
     memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        bool valued =
-            strcmp(s, "--by") == 0 || strcmp(s, "--where") == 0 || strcmp(s, "--gpus") == 0;
-        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
-            fputs(usage_text, stdout);
-            return 0;
-        } else if (valued && i + 1 >= argc) {
-            fprintf(stderr, "clusterdse compare: option '%s' needs a value\n%s", s, usage_text);
-            return 1;
-        } else if (strcmp(s, "--by") == 0) {
-            a->by = argv[++i];
-        } else if (strcmp(s, "--where") == 0) {
-            a->where = argv[++i];
-        } else if (strcmp(s, "--gpus") == 0) {
-            char *end;
-            a->gpus = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || a->gpus < 1 || a->gpus > 1000000000L) {
-                fprintf(stderr, "clusterdse compare: --gpus %s: allowed: a positive integer\n",
-                        argv[i]);
-                return 1;
-            }
-        } else if (s[0] != '-' && a->path == NULL) {
-            a->path = s;
-        } else {
-            fprintf(stderr, "clusterdse compare: unknown argument '%s'\n%s", s, usage_text);
-            return 1;
-        }
-    }
-    if (a->path == NULL) {
-        fprintf(stderr, "clusterdse compare: a store is required\n%s", usage_text);
-        return 1;
-    }
-    if (a->by && cdse_metric_parse(a->by) < 0) {
-        fprintf(stderr, "clusterdse compare: --by %s: allowed: a metric (see --help)\n", a->by);
-        return 1;
-    }
-    return -1;
+    int rc = cdse_cli_parse(&compare_command, argc, argv, a);
+    if (rc >= 0)
+        return rc;
+    if (a->path != NULL)
+        return -1;
+    fprintf(stderr, "clusterdse compare: a store is required\n");
+    compare_usage(stderr);
+    return 1;
 }
 
 /* "overall", "per system", "per (system, gpus)": objective.group_by in words. */

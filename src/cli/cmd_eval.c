@@ -2,6 +2,7 @@
  * prints a table or CSV. */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "clusterdse/sweep/topk.h"
 #include "commands.h"
 #include "dry_run.h"
+#include "options.h"
 
 /* Beyond this many configurations a single process takes minutes and prints gigabytes: the
  * distributed `clusterdse sweep` is the tool. */
@@ -28,120 +30,78 @@ typedef struct eval_options {
     const char *columns;            /* --columns: the table's columns, NULL for the choice */
 } eval_options;
 
-/* Option handlers return -1 to continue, or an exit code (0 after --help). */
-typedef int (*option_fn)(eval_options *opt, const char *value);
-
-static int opt_help(eval_options *opt, const char *value);
-static int opt_help_keys(eval_options *opt, const char *value)
+static int opt_help_keys(void *opt, const char *value, char *err, size_t size)
 {
-    (void)opt, (void)value;
+    (void)opt, (void)value, (void)err, (void)size;
     cdse_job_print_keys(stdout);
-    return 0;
+    return CDSE_CLI_DONE;
 }
-static int opt_help_columns(eval_options *opt, const char *value)
+static int opt_help_columns(void *opt, const char *value, char *err, size_t size)
 {
-    (void)opt, (void)value;
+    (void)opt, (void)value, (void)err, (void)size;
     cdse_columns_print(stdout);
+    return CDSE_CLI_DONE;
+}
+static int opt_by(void *opt, const char *value, char *err, size_t size)
+{
+    (void)err, (void)size;
+    ((eval_options *)opt)->metric = cdse_metric_parse(value);
+    return ((eval_options *)opt)->metric < 0 ? -1 : 0;
+}
+static int opt_job(void *opt, const char *arg, char *err, size_t size)
+{
+    eval_options *o = opt;
+    if (o->job_path != NULL) {
+        snprintf(err, size, "unexpected argument '%s'", arg);
+        return -1;
+    }
+    o->job_path = arg;
     return 0;
 }
-static int opt_csv(eval_options *opt, const char *value)
-{
-    (void)value;
-    opt->csv = true;
-    return -1;
-}
-static int opt_all(eval_options *opt, const char *value)
-{
-    (void)value;
-    opt->feasible_only = false;
-    opt->all_given = true;
-    return -1;
-}
-static int opt_feasible(eval_options *opt, const char *value)
-{
-    (void)value;
-    opt->feasible_only = true;
-    opt->feasible_given = true;
-    return -1;
-}
-static int opt_show_job(eval_options *opt, const char *value)
-{
-    (void)value;
-    opt->show_job = true;
-    return -1;
-}
-static int opt_dry_run(eval_options *opt, const char *value)
-{
-    (void)value;
-    opt->dry_run = true;
-    return -1;
-}
-static int opt_best(eval_options *opt, const char *value)
-{
-    char *end;
-    opt->best = strtol(value, &end, 10);
-    if (*end != '\0' || opt->best < 1 || opt->best > 1000000) {
-        fprintf(stderr, "clusterdse eval: -n %s: allowed: an integer from 1 to 1000000\n", value);
-        return 1;
-    }
-    return -1;
-}
-static int opt_by(eval_options *opt, const char *value)
-{
-    opt->metric = cdse_metric_parse(value);
-    if (opt->metric < 0) {
-        fprintf(stderr,
-                "clusterdse eval: --by %s: allowed: time_per_iteration, tokens_per_s, "
-                "time_to_train, gpu_hours, mfu, cost_to_train, energy_to_train, tokens_per_kwh, "
-                "time_to_train_effective, interruptions_expected, checkpoint_interval_s, "
-                "goodput\n",
-                value);
-        return 1;
-    }
-    return -1;
-}
 
-static int opt_columns(eval_options *opt, const char *value)
-{
-    opt->columns = value;
-    return -1;
-}
-
-/* One table drives parsing and the option list of --help. */
-typedef struct eval_option {
-    const char *name;
-    const char *alias;
-    const char *value; /* name of the option's argument, or NULL */
-    option_fn apply;
-    const char *help;
-} eval_option;
-
-static const eval_option options[] = {
-    {"--csv", NULL, NULL, opt_csv,
-     "CSV with every column (header line first) instead of the table"},
-    {"--all", NULL, NULL, opt_all, "print every configuration (the default)"},
-    {"--feasible", NULL, NULL, opt_feasible, "print only configurations with status ok"},
-    {"-n", NULL, "N", opt_best,
+#define EVAL_FIELD(f) offsetof(eval_options, f)
+static const cdse_cli_option options[] = {
+    {"--csv", 0, NULL, "CSV with every column (header line first) instead of the table",
+     CDSE_CLI_FLAG, EVAL_FIELD(csv), 0, 0, NULL, NULL},
+    {"--all", 0, NULL, "print every configuration (the default)", CDSE_CLI_FLAG,
+     EVAL_FIELD(all_given), 0, 0, NULL, NULL},
+    {"--feasible", 0, NULL, "print only configurations with status ok", CDSE_CLI_FLAG,
+     EVAL_FIELD(feasible_given), 0, 0, NULL, NULL},
+    {"-n", 0, "N",
      "print only the N best feasible configurations, best first\n"
-     "                  (ranked by objective.metric; ties by index)"},
-    {"--by", NULL, "METRIC", opt_by, "rank by METRIC instead (the metrics below)"},
-    {"--columns", NULL, "LIST", opt_columns,
+     "(ranked by objective.metric; ties by index)",
+     CDSE_CLI_INT, EVAL_FIELD(best), 1, 1000000, "an integer from 1 to 1000000", NULL},
+    {"--by", 0, "METRIC", "rank by METRIC instead (the metrics below)", CDSE_CLI_CALL, 0, 0, 0,
+     "time_per_iteration, tokens_per_s, time_to_train, gpu_hours, mfu, cost_to_train, "
+     "energy_to_train, tokens_per_kwh, time_to_train_effective, interruptions_expected, "
+     "checkpoint_interval_s, goodput",
+     opt_by},
+    {"--columns", 0, "LIST",
      "the table's columns, names joined by ',' (--help-columns), in\n"
-     "                  this order; default: the configuration columns whose value\n"
-     "                  differs between the rows printed, then status, time_s,\n"
-     "                  t_low, t_high, tok/s, mfu, mem_gib, res_gib, days and the\n"
-     "                  ranking metric"},
-    {"--show-job", NULL, NULL, opt_show_job,
+     "this order; default: the configuration columns whose value\n"
+     "differs between the rows printed, then status, time_s,\n"
+     "t_low, t_high, tok/s, mfu, mem_gib, res_gib, days and the\n"
+     "ranking metric",
+     CDSE_CLI_STRING, EVAL_FIELD(columns), 0, 0, NULL, NULL},
+    {"--show-job", 0, NULL,
      "print the effective job (defaults resolved, models and\n"
-     "                  systems inline) instead of evaluating it"},
-    {"--dry-run", NULL, NULL, opt_dry_run,
+     "systems inline) instead of evaluating it",
+     CDSE_CLI_FLAG, EVAL_FIELD(show_job), 0, 0, NULL, NULL},
+    {"--dry-run", 0, NULL,
      "print the space per axis, the number of configurations and\n"
-     "                  the estimated time (rate measured on a sample) instead"},
-    {"--help-keys", NULL, NULL, opt_help_keys, "print the job-file key reference"},
-    {"--help-columns", NULL, NULL, opt_help_columns, "print the output column reference"},
-    {"--help", "-h", NULL, opt_help, "this text"},
+     "the estimated time (rate measured on a sample) instead",
+     CDSE_CLI_FLAG, EVAL_FIELD(dry_run), 0, 0, NULL, NULL},
+    {"--help-keys", 0, NULL, "print the job-file key reference", CDSE_CLI_CALL, 0, 0, 0, NULL,
+     opt_help_keys},
+    {"--help-columns", 0, NULL, "print the output column reference", CDSE_CLI_CALL, 0, 0, 0, NULL,
+     opt_help_columns},
+    {"--help", 'h', NULL, "this text", CDSE_CLI_HELP, 0, 0, 0, NULL, NULL},
 };
-static const int n_options = (int)(sizeof options / sizeof options[0]);
+
+static void usage(FILE *out);
+static const cdse_cli_command eval_command = {
+    "eval", options, CDSE_CLI_COUNT(options), 15, opt_job, usage,
+};
 
 static void usage(FILE *out)
 {
@@ -156,57 +116,20 @@ static void usage(FILE *out)
             "in index order, infeasible ones included with their status.\n"
             "\n",
             (unsigned long long)EVAL_MAX_CONFIGS);
-    for (int i = 0; i < n_options; i++) {
-        char flag[40];
-        snprintf(flag, sizeof flag, "%s%s%s%s%s", options[i].alias ? options[i].alias : "",
-                 options[i].alias ? ", " : "", options[i].name, options[i].value ? " " : "",
-                 options[i].value ? options[i].value : "");
-        fprintf(out, "  %-15s %s\n", flag, options[i].help);
-    }
+    cdse_cli_print_options(&eval_command, out);
     fputc('\n', out);
     cdse_cli_print_metrics(out);
     fprintf(out, "\nexit codes: 0 done, 1 bad input (the message names file:line and key), 2 "
                  "runtime failure\n");
 }
 
-static int opt_help(eval_options *opt, const char *value)
-{
-    (void)opt, (void)value;
-    usage(stdout);
-    return 0;
-}
-
-static const eval_option *find_option(const char *arg)
-{
-    for (int i = 0; i < n_options; i++)
-        if (strcmp(arg, options[i].name) == 0 ||
-            (options[i].alias != NULL && strcmp(arg, options[i].alias) == 0))
-            return &options[i];
-    return NULL;
-}
-
 /* Returns -1 to continue, or an exit code. */
 static int parse_args(int argc, char **argv, eval_options *opt)
 {
-    for (int i = 1; i < argc; i++) {
-        const eval_option *option = find_option(argv[i]);
-        if (option != NULL) {
-            if (option->value != NULL && i + 1 >= argc) {
-                fprintf(stderr, "clusterdse eval: option '%s' needs a value (%s)\n", argv[i],
-                        option->value);
-                return 1;
-            }
-            int rc = option->apply(opt, option->value != NULL ? argv[++i] : NULL);
-            if (rc >= 0)
-                return rc;
-        } else if (argv[i][0] == '-' || opt->job_path != NULL) {
-            fprintf(stderr, "clusterdse eval: unexpected argument '%s'\n", argv[i]);
-            usage(stderr);
-            return 1;
-        } else {
-            opt->job_path = argv[i];
-        }
-    }
+    int rc = cdse_cli_parse(&eval_command, argc, argv, opt);
+    if (rc >= 0)
+        return rc;
+    opt->feasible_only = opt->feasible_given;
     if (opt->all_given && opt->feasible_given) {
         fprintf(stderr, "clusterdse eval: --all and --feasible exclude each other; allowed: one "
                         "of them (default: --all)\n");

@@ -1,5 +1,7 @@
 /* clusterdse fit PROBES.h5 -o PROFILE.cfg: latency and bandwidth per network level and
  * collective from probe data, written as a network profile. */
+#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "clusterdse/config/job.h"
 #include "clusterdse/sweep/store.h"
 #include "commands.h"
+#include "options.h"
 #include "output_dir.h"
 #include "store_guard.h"
 
@@ -38,129 +41,142 @@ typedef struct fit_args {
     const char *job, *system; /* --job JOB --system NAME: that system of the job is the base */
     cdse_fit_options options;
     bool force;
+    long ranks;        /* the last --ranks: for the inputs after it (0: none yet) */
+    const char *level; /* the last --level: for the inputs after it */
 } fit_args;
 
-static void fit_usage(FILE *out)
+static int parse_time(void *args, const char *v, char *err, size_t size)
 {
-    fprintf(out,
-            "usage: clusterdse fit INPUT... -o PROFILE.cfg [--base SYSTEM] [--levels A,B]\n"
-            "                      [--name NAME] [--time median|avg|itermax|min|max|best]\n"
-            "                      [--dtype NAME] [--min-bytes B] [--max-bytes B]\n"
-            "                      [--estimator NAME] [--force]\n"
-            "   INPUT: PROBES.h5 (clusterdse probe), or a nccl-tests or OSU log, each\n"
-            "          optionally after [--ranks N] [--level NAME] that apply to the logs after\n"
-            "          them\n"
-            "\n"
-            "Fits latency (us per step) and effective bandwidth (GB/s) per network level and\n"
-            "collective to measured collectives, in the terms of the sweep's collective\n"
-            "model (ring allreduce 2(n-1)/n B/bw + 2(n-1) lat; allgather, reduce_scatter,\n"
-            "alltoall (n-1)/n B/bw + (n-1) lat; sendrecv B/bw + lat), and writes a network\n"
-            "profile (libconfig) that a job's system can use with network_profile = \"FILE\".\n"
-            "Inputs: the /probes table of a probe store; nccl-tests logs (all_reduce_perf,\n"
-            "all_gather_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf: size column,\n"
-            "out-of-place time; --time best takes the faster of out-of-place and in-place);\n"
-            "OSU logs (osu_allreduce, osu_allgather, osu_reduce_scatter, osu_alltoall,\n"
-            "osu_latency, osu_bw: sizes converted to the nccl-tests convention).\n"
-            "Level 0 (intra_node) is fitted on groups within a node, level 1 (inter_node) on\n"
-            "groups with one rank per node; groups that mix both are not used. A log's level\n"
-            "comes from its rank lines' host names (nccl-tests) or from --level.\n"
-            "Prints R^2, worst and median relative error per fit and a hold-out check (fit on\n"
-            "every other size, error on the others).\n"
-            "\n"
-            "  -o, --output FILE  profile to write (required)\n"
-            "  --base SYSTEM      write a complete system: SYSTEM's keys (calibration/systems/\n"
-            "                     SYSTEM.cfg or a path) with measured levels replaced: by\n"
-            "                     default only the outermost (from inter_node rows); the\n"
-            "                     innermost (intra_node rows) only when --levels names it\n"
-            "  --levels A,B       the levels to replace (names of --base's levels, or\n"
-            "                     intra_node, inter_node without --base); each must be measured\n"
-            "  --force            write a fitted bandwidth more than 3x away from the base\n"
-            "                     level's (refused otherwise), and overwrite FILE\n"
-            "  --ranks N          ranks of the logs after it (OSU logs do not say)\n"
-            "  --level NAME       level of the logs after it: intra_node, inter_node, or the\n"
-            "                     innermost / outermost level of --base (OSU logs need it)\n"
-            "  --name NAME        profile name (default: fitted, or SYSTEM-fitted)\n"
-            "  --time WHICH       time to fit: median (default: median over iterations of the\n"
-            "                     slowest rank, robust to preemption), avg (mean over ranks),\n"
-            "                     itermax (mean over iterations of the slowest rank), min, max\n"
-            "                     (over ranks of the per-rank means), best (fastest iteration\n"
-            "                     of the slowest rank: for a machine shared with other work)\n"
-            "  --dtype NAME       datatype rows to fit (default float if present)\n"
-            "  --min-bytes B      fit only messages of at least B bytes: the sizes a training\n"
-            "                     job sends (its TP, PP and DP messages are MBs), leaving out\n"
-            "                     the small-message regime that one (latency, bandwidth) pair\n"
-            "                     cannot follow together with the large one\n"
-            "  --max-bytes B      fit only messages of at most B bytes (e.g. below a cache\n"
-            "                     cliff; docs/calibration.md)\n"
-            "  --estimator NAME   single, hybrid, large, robust or lmeds for every pair\n"
-            "                     (default: the one whose pairs predict held-out sizes best)\n"
-            "  --job JOB --system NAME\n"
-            "                     write the network of system NAME of job file JOB with the\n"
-            "                     fits applied exactly as the job's probe section applies them\n"
-            "                     (the same bytes as the profile a sweep writes for it)\n"
-            "  -h, --help         this text\n"
-            "Exit codes: 0 done, 1 bad input, 2 runtime failure.\n");
-}
-
-static int parse_time(const char *v, fit_args *a)
-{
+    (void)err, (void)size;
+    fit_args *a = args;
     for (int t = 0; t < CDSE_FT_COUNT; t++)
         if (strcmp(v, cdse_fit_time_name(t)) == 0)
             a->options.time = t;
-    if (strcmp(v, cdse_fit_time_name(a->options.time)) == 0)
-        return 0;
-    fprintf(stderr, "clusterdse fit: --time %s; allowed: median, avg, itermax, min, max, best\n",
-            v);
-    return 1;
+    return strcmp(v, cdse_fit_time_name(a->options.time)) == 0 ? 0 : -1;
 }
 
-static int parse_dtype(const char *v, fit_args *a)
+static int parse_dtype(void *args, const char *v, char *err, size_t size)
 {
+    (void)err, (void)size;
+    fit_args *a = args;
     for (int d = 0; d < CDSE_PDT_COUNT; d++)
         if (strcmp(v, cdse_probe_dtype_name(d)) == 0)
             a->options.dtype = d;
-    if (a->options.dtype >= 0)
-        return 0;
-    fprintf(stderr, "clusterdse fit: --dtype %s; allowed: float, double, int32, uint8\n", v);
-    return 1;
+    return a->options.dtype >= 0 ? 0 : -1;
 }
 
-static int parse_bytes(const char *arg, const char *v, fit_args *a)
+static int parse_estimator(void *args, const char *v, char *err, size_t size)
 {
-    char *end = NULL;
-    double bytes = strtod(v, &end);
-    if (*end || !(bytes >= 0)) {
-        fprintf(stderr, "clusterdse fit: %s %s; allowed: a byte count >= 0\n", arg, v);
-        return 1;
-    }
-    if (strcmp(arg, "--min-bytes") == 0)
-        a->options.min_bytes = bytes;
-    else
-        a->options.max_bytes = bytes;
-    return 0;
-}
-
-static int parse_int_arg(const char *arg, const char *v, int lo, int *out)
-{
-    char *end = NULL;
-    long n = strtol(v, &end, 10);
-    if (*end || n < lo || n > 1000000) {
-        fprintf(stderr, "clusterdse fit: %s %s; allowed: a whole number from %d to 1000000\n", arg,
-                v, lo);
-        return 1;
-    }
-    *out = (int)n;
-    return 0;
-}
-
-static int parse_estimator(const char *v, fit_args *a)
-{
+    (void)err, (void)size;
+    fit_args *a = args;
     a->options.estimator = cdse_fit_choice_parse(v);
-    if (a->options.estimator >= 0)
-        return 0;
-    fprintf(stderr,
-            "clusterdse fit: --estimator %s; allowed: single, hybrid, large, robust, lmeds\n", v);
-    return 1;
+    return a->options.estimator >= 0 ? 0 : -1;
+}
+
+/* An input, with the --ranks and --level given before it. */
+static int fit_input_arg(void *args, const char *arg, char *err, size_t size)
+{
+    fit_args *a = args;
+    if (a->n_in == FIT_MAX_INPUTS) {
+        snprintf(err, size, "unexpected argument '%s' (at most %d inputs)", arg, FIT_MAX_INPUTS);
+        return -1;
+    }
+    a->in[a->n_in++] = (fit_input){.path = arg, .ranks = (int)a->ranks, .level_name = a->level};
+    return 0;
+}
+
+#define FIT_FIELD(f) offsetof(fit_args, f)
+static const cdse_cli_option fit_options[] = {
+    {"--output", 'o', "FILE", "profile to write (required)", CDSE_CLI_STRING, FIT_FIELD(output), 0,
+     0, NULL, NULL},
+    {"--base", 0, "SYSTEM",
+     "write a complete system: SYSTEM's keys (calibration/systems/\n"
+     "SYSTEM.cfg or a path) with measured levels replaced: by\n"
+     "default only the outermost (from inter_node rows); the\n"
+     "innermost (intra_node rows) only when --levels names it",
+     CDSE_CLI_STRING, FIT_FIELD(base), 0, 0, NULL, NULL},
+    {"--levels", 0, "A,B",
+     "the levels to replace (names of --base's levels, or\n"
+     "intra_node, inter_node without --base); each must be measured",
+     CDSE_CLI_STRING, FIT_FIELD(levels), 0, 0, NULL, NULL},
+    {"--force", 0, NULL,
+     "write a fitted bandwidth more than 3x away from the base\n"
+     "level's (refused otherwise), and overwrite FILE",
+     CDSE_CLI_FLAG, FIT_FIELD(force), 0, 0, NULL, NULL},
+    {"--ranks", 0, "N", "ranks of the logs after it (OSU logs do not say)", CDSE_CLI_INT,
+     FIT_FIELD(ranks), 2, 1000000, "a whole number from 2 to 1000000", NULL},
+    {"--level", 0, "NAME",
+     "level of the logs after it: intra_node, inter_node, or the\n"
+     "innermost / outermost level of --base (OSU logs need it)",
+     CDSE_CLI_STRING, FIT_FIELD(level), 0, 0, NULL, NULL},
+    {"--name", 0, "NAME", "profile name (default: fitted, or SYSTEM-fitted)", CDSE_CLI_STRING,
+     FIT_FIELD(name), 0, 0, NULL, NULL},
+    {"--time", 0, "WHICH",
+     "time to fit: median (default: median over iterations of the\n"
+     "slowest rank, robust to preemption), avg (mean over ranks),\n"
+     "itermax (mean over iterations of the slowest rank), min, max\n"
+     "(over ranks of the per-rank means), best (fastest iteration\n"
+     "of the slowest rank: for a machine shared with other work)",
+     CDSE_CLI_CALL, 0, 0, 0, "median, avg, itermax, min, max, best", parse_time},
+    {"--dtype", 0, "NAME", "datatype rows to fit (default float if present)", CDSE_CLI_CALL, 0, 0,
+     0, "float, double, int32, uint8", parse_dtype},
+    {"--min-bytes", 0, "B",
+     "fit only messages of at least B bytes: the sizes a training\n"
+     "job sends (its TP, PP and DP messages are MBs), leaving out\n"
+     "the small-message regime that one (latency, bandwidth) pair\n"
+     "cannot follow together with the large one",
+     CDSE_CLI_REAL, FIT_FIELD(options.min_bytes), 0, HUGE_VAL, "a byte count >= 0", NULL},
+    {"--max-bytes", 0, "B",
+     "fit only messages of at most B bytes (e.g. below a cache\n"
+     "cliff; docs/calibration.md)",
+     CDSE_CLI_REAL, FIT_FIELD(options.max_bytes), 0, HUGE_VAL, "a byte count >= 0", NULL},
+    {"--estimator", 0, "NAME",
+     "single, hybrid, large, robust or lmeds for every pair\n"
+     "(default: the one whose pairs predict held-out sizes best)",
+     CDSE_CLI_CALL, 0, 0, 0, "single, hybrid, large, robust, lmeds", parse_estimator},
+    {"--job", 0, "JOB", NULL, CDSE_CLI_STRING, FIT_FIELD(job), 0, 0, NULL, NULL},
+    {"--system", 0, "NAME",
+     "write the network of system NAME of job file JOB with the\n"
+     "fits applied exactly as the job's probe section applies them\n"
+     "(the same bytes as the profile a sweep writes for it)",
+     CDSE_CLI_STRING, FIT_FIELD(system), 0, 0, NULL, NULL},
+    {"--help", 'h', NULL, "this text", CDSE_CLI_HELP, 0, 0, 0, NULL, NULL},
+};
+
+static void fit_usage(FILE *out);
+static const cdse_cli_command fit_command = {
+    "fit", fit_options, CDSE_CLI_COUNT(fit_options), 18, fit_input_arg, fit_usage,
+};
+
+static void fit_usage(FILE *out)
+{
+    fputs("usage: clusterdse fit INPUT... -o PROFILE.cfg [--base SYSTEM] [--levels A,B]\n"
+          "                      [--name NAME] [--time median|avg|itermax|min|max|best]\n"
+          "                      [--dtype NAME] [--min-bytes B] [--max-bytes B]\n"
+          "                      [--estimator NAME] [--force]\n"
+          "   INPUT: PROBES.h5 (clusterdse probe), or a nccl-tests or OSU log, each\n"
+          "          optionally after [--ranks N] [--level NAME] that apply to the logs after\n"
+          "          them\n"
+          "\n"
+          "Fits latency (us per step) and effective bandwidth (GB/s) per network level and\n"
+          "collective to measured collectives, in the terms of the sweep's collective\n"
+          "model (ring allreduce 2(n-1)/n B/bw + 2(n-1) lat; allgather, reduce_scatter,\n"
+          "alltoall (n-1)/n B/bw + (n-1) lat; sendrecv B/bw + lat), and writes a network\n"
+          "profile (libconfig) that a job's system can use with network_profile = \"FILE\".\n"
+          "Inputs: the /probes table of a probe store; nccl-tests logs (all_reduce_perf,\n"
+          "all_gather_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf: size column,\n"
+          "out-of-place time; --time best takes the faster of out-of-place and in-place);\n"
+          "OSU logs (osu_allreduce, osu_allgather, osu_reduce_scatter, osu_alltoall,\n"
+          "osu_latency, osu_bw: sizes converted to the nccl-tests convention).\n"
+          "Level 0 (intra_node) is fitted on groups within a node, level 1 (inter_node) on\n"
+          "groups with one rank per node; groups that mix both are not used. A log's level\n"
+          "comes from its rank lines' host names (nccl-tests) or from --level.\n"
+          "Prints R^2, worst and median relative error per fit and a hold-out check (fit on\n"
+          "every other size, error on the others).\n"
+          "\n",
+          out);
+    cdse_cli_print_options(&fit_command, out);
+    fputs("Exit codes: 0 done, 1 bad input, 2 runtime failure.\n", out);
 }
 
 /* Returns -1 to go on, else the exit code. */
@@ -168,54 +184,9 @@ static int parse_fit_args(int argc, char **argv, fit_args *a)
 {
     memset(a, 0, sizeof *a);
     cdse_fit_options_default(&a->options);
-    int ranks = 0;
-    const char *level = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        bool more = i + 1 < argc;
-        int bad = 0;
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            fit_usage(stdout);
-            return 0;
-        } else if ((strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) && more) {
-            a->output = argv[++i];
-        } else if (strcmp(arg, "--base") == 0 && more) {
-            a->base = argv[++i];
-        } else if (strcmp(arg, "--levels") == 0 && more) {
-            a->levels = argv[++i];
-        } else if (strcmp(arg, "--level") == 0 && more) {
-            level = argv[++i];
-        } else if (strcmp(arg, "--ranks") == 0 && more) {
-            bad = parse_int_arg(arg, argv[i + 1], 2, &ranks);
-            i++;
-        } else if (strcmp(arg, "--job") == 0 && more) {
-            a->job = argv[++i];
-        } else if (strcmp(arg, "--system") == 0 && more) {
-            a->system = argv[++i];
-        } else if (strcmp(arg, "--name") == 0 && more) {
-            a->name = argv[++i];
-        } else if (strcmp(arg, "--time") == 0 && more) {
-            bad = parse_time(argv[++i], a);
-        } else if (strcmp(arg, "--dtype") == 0 && more) {
-            bad = parse_dtype(argv[++i], a);
-        } else if (strcmp(arg, "--estimator") == 0 && more) {
-            bad = parse_estimator(argv[++i], a);
-        } else if ((strcmp(arg, "--min-bytes") == 0 || strcmp(arg, "--max-bytes") == 0) && more) {
-            bad = parse_bytes(arg, argv[i + 1], a);
-            i++;
-        } else if (strcmp(arg, "--force") == 0) {
-            a->force = true;
-        } else if (arg[0] != '-' && a->n_in < FIT_MAX_INPUTS) {
-            a->in[a->n_in++] = (fit_input){.path = arg, .ranks = ranks, .level_name = level};
-        } else {
-            fprintf(stderr, "clusterdse fit: unexpected argument '%s'%s\n", arg,
-                    a->n_in == FIT_MAX_INPUTS ? " (at most 32 inputs)" : "");
-            fit_usage(stderr);
-            return 1;
-        }
-        if (bad)
-            return 1;
-    }
+    int rc = cdse_cli_parse(&fit_command, argc, argv, a);
+    if (rc >= 0)
+        return rc;
     if (a->n_in == 0 || a->output == NULL) {
         fprintf(stderr, "clusterdse fit: need an INPUT (PROBES.h5 or a log) and -o PROFILE.cfg\n");
         fit_usage(stderr);

@@ -1,13 +1,47 @@
 /* clusterdse probe PLAN.cfg -o PROBES.h5: measure MPI collectives on the allocation. */
 #include <mpi.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "clusterdse/calibrate/probe.h"
+#include "clusterdse/sweep/share.h"
 #include "commands.h"
+#include "options.h"
 #include "output_dir.h"
+
+typedef struct probe_args {
+    const char *plan;
+    const char *output;
+    bool force;
+} probe_args;
+
+static int probe_plan(void *args, const char *arg, char *err, size_t size)
+{
+    probe_args *a = args;
+    if (a->plan != NULL) {
+        snprintf(err, size, "unexpected argument '%s'", arg);
+        return -1;
+    }
+    a->plan = arg;
+    return 0;
+}
+
+#define PROBE_FIELD(f) offsetof(probe_args, f)
+static const cdse_cli_option probe_options[] = {
+    {"--output", 'o', "FILE", "HDF5 file to write (required)", CDSE_CLI_STRING, PROBE_FIELD(output),
+     0, 0, NULL, NULL},
+    {"--force", 0, NULL, "overwrite FILE if it exists", CDSE_CLI_FLAG, PROBE_FIELD(force), 0, 0,
+     NULL, NULL},
+    {"--help", 'h', NULL, "this text", CDSE_CLI_HELP, 0, 0, 0, NULL, NULL},
+};
+
+static void probe_usage(FILE *out);
+static const cdse_cli_command probe_command = {
+    "probe", probe_options, CDSE_CLI_COUNT(probe_options), 18, probe_plan, probe_usage,
+};
 
 static void probe_usage(FILE *out)
 {
@@ -17,45 +51,22 @@ static void probe_usage(FILE *out)
             "Times MPI collectives (allreduce, allgather, reduce_scatter, alltoall, sendrecv)\n"
             "on the communicator shapes of PLAN.cfg, prints an OSU-style table on stdout and\n"
             "stores it as /probes (and the local reduction rate as /reduce_local) in PROBES.h5.\n"
-            "\n"
-            "  -o, --output FILE  HDF5 file to write (required)\n"
-            "  --force            overwrite FILE if it exists\n"
-            "  -h, --help         this text\n"
-            "\n"
-            "Plan keys (libconfig):\n");
+            "\n");
+    cdse_cli_print_options(&probe_command, out);
+    fprintf(out, "\nPlan keys (libconfig):\n");
     cdse_plan_print_keys(out);
     fprintf(out, "\nExample plans: calibration/plans/quick.cfg (tests), node.cfg (one node),\n"
                  "full.cfg (a multi-node allocation)\n"
                  "Exit codes: 0 done, 1 bad input, 2 runtime failure.\n");
 }
 
-typedef struct probe_args {
-    const char *plan;
-    const char *output;
-    bool force;
-} probe_args;
-
 /* Returns -1 to continue, else an exit code. */
 static int parse_args(int argc, char **argv, probe_args *a)
 {
     memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            probe_usage(stdout);
-            return 0;
-        } else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
-                   i + 1 < argc) {
-            a->output = argv[++i];
-        } else if (strcmp(argv[i], "--force") == 0) {
-            a->force = true;
-        } else if (argv[i][0] != '-' && a->plan == NULL) {
-            a->plan = argv[i];
-        } else {
-            fprintf(stderr, "clusterdse probe: unexpected argument '%s'\n", argv[i]);
-            probe_usage(stderr);
-            return 1;
-        }
-    }
+    int rc = cdse_cli_parse(&probe_command, argc, argv, a);
+    if (rc >= 0)
+        return rc;
     if (a->plan == NULL || a->output == NULL) {
         fprintf(stderr, "clusterdse probe: need PLAN.cfg and -o PROBES.h5\n");
         probe_usage(stderr);
@@ -110,10 +121,7 @@ static int load_plan(const probe_args *a, int rank, int size, cdse_probe_plan *p
             status = 1;
         }
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (status == 0)
-        MPI_Bcast(plan, (int)sizeof *plan, MPI_BYTE, 0, MPI_COMM_WORLD);
-    return status;
+    return cdse_share(MPI_COMM_WORLD, status, plan, sizeof *plan);
 }
 
 int cdse_cmd_probe(int argc, char **argv)
@@ -151,7 +159,7 @@ int cdse_cmd_probe(int argc, char **argv)
             }
         }
         cdse_probe_result_free(&result);
-        MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        status = cdse_share(MPI_COMM_WORLD, status, NULL, 0);
     }
     free(text);
     if (!initialized)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,41 +11,27 @@
 #include <unistd.h>
 
 #include "clusterdse/calibrate/calibrate.h"
+#include "clusterdse/sweep/share.h"
 #include "clusterdse/sweep/sweep.h"
 #include "clusterdse/sweep/table.h"
 #include "clusterdse/sweep/topk.h"
 #include "commands.h"
 #include "store_guard.h"
 #include "dry_run.h"
+#include "options.h"
 #include "output_dir.h"
 
 #define SWEEP_TOP_ROWS 10 /* rows of the table printed at the end */
 
-static const char usage_text[] =
+static const char usage_head[] =
     "usage: mpirun -np N clusterdse sweep [JOB.cfg] [-o OUT.h5] [--resume] [--force] [--quiet]\n"
     "       clusterdse sweep [JOB.cfg] --dry-run [--ranks N]\n"
     "\n"
     "Evaluates every configuration of the job's space over the MPI ranks and stores the results\n"
     "in an HDF5 file (layout: docs/store.md). Without JOB.cfg, runs the built-in quickstart job\n"
     "(jobs/quickstart.cfg). Prints progress on stderr and the ten best configurations on stdout.\n"
-    "\n"
-    "  -o, --output OUT.h5  the store, at most 1023 bytes (default: the job's `output`,\n"
-    "                       results/NAME.h5)\n"
-    "  --resume             continue an interrupted store (starts one if OUT does not exist)\n"
-    "  --force              replace an existing store (never the job file nor a file\n"
-    "                       that is not a store); store a space of 10^10 or more\n"
-    "                       configurations with objective.store = \"all\"\n"
-    "  --dry-run            print the space per axis, the number of configurations, the\n"
-    "                       estimated time (at this machine's rate, measured on a sample)\n"
-    "                       and store size; evaluate nothing else, write nothing\n"
-    "  --ranks N            the rank count --dry-run estimates for (default: mpirun's)\n"
-    "  --quiet              no progress lines\n"
-    "  --tty                progress as one updating line even when stderr is not a terminal\n"
-    "                       (under mpirun the ranks' stderr is a pipe: default, a line every 5 s)\n"
-    "  --chunk N            fixed chunk size, 1 to %d configurations (default: guided,\n"
-    "                       %d to %d)\n"
-    "  --flush S            commit to the store at least every S seconds (default 2)\n"
-    "  -h, --help           this text\n"
+    "\n";
+static const char usage_tail[] =
     "\n"
     "SIGTERM or SIGUSR1 (what Slurm sends before the time limit) stop handing out work; the\n"
     "sweep finishes the chunks in flight, commits them and exits with 3: run again with\n"
@@ -58,9 +45,9 @@ static const char usage_text[] =
 typedef struct sweep_args {
     const char *job_path; /* NULL: the embedded quickstart job */
     const char *output;
-    bool resume, force, quiet, help, tty, dry_run;
-    int ranks; /* --ranks: for --dry-run; 0 = the communicator's size */
-    uint64_t chunk;
+    bool resume, force, quiet, tty, dry_run;
+    long ranks; /* --ranks: for --dry-run; 0 = the communicator's size */
+    double chunk;
     double flush_s;
 } sweep_args;
 
@@ -90,95 +77,104 @@ static void install_handlers(void)
     sigaction(SIGXFSZ, &sa, NULL);
 }
 
-/* Whether option argv[i] lacks its value (the last argument): then says so in err. */
-static bool missing_value(int argc, int i, const char *option, const char *what, char *err,
-                          size_t err_size)
+static int sweep_job(void *args, const char *arg, char *err, size_t size)
 {
-    if (i + 1 < argc)
-        return false;
-    snprintf(err, err_size, "option '%s' needs a value (%s)", option, what);
-    return true;
-}
-
-static int parse_args(int argc, char **argv, sweep_args *a, char *err, size_t err_size)
-{
-    memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0)
-            a->help = true;
-        else if (strcmp(s, "--resume") == 0)
-            a->resume = true;
-        else if (strcmp(s, "--force") == 0)
-            a->force = true;
-        else if (strcmp(s, "--quiet") == 0)
-            a->quiet = true;
-        else if (strcmp(s, "--tty") == 0)
-            a->tty = true;
-        else if (strcmp(s, "--dry-run") == 0)
-            a->dry_run = true;
-        else if (strcmp(s, "--ranks") == 0) {
-            char *end = NULL;
-            if (missing_value(argc, i, s, "an integer from 1 to 1000000000", err, err_size))
-                return -1;
-            long v = strtol(argv[i + 1], &end, 10);
-            if (*end != '\0' || v < 1 || v > 1000000000) {
-                snprintf(err, err_size, "--ranks %s: allowed: an integer from 1 to 1000000000",
-                         argv[i + 1]);
-                return -1;
-            }
-            a->ranks = (int)v;
-            i++;
-        } else if (strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0) {
-            if (missing_value(argc, i, s, "a file name", err, err_size))
-                return -1;
-            a->output = argv[++i];
-            if (cdse_output_path_check(s, a->output, err, err_size) != 0)
-                return -1;
-        } else if (strcmp(s, "--chunk") == 0) {
-            char *end = NULL;
-            if (missing_value(argc, i, s, "a number of configurations", err, err_size))
-                return -1;
-            double v = strtod(argv[i + 1], &end);
-            if (*end != '\0' || !(v >= 1) || v > CDSE_SWEEP_CHUNK_LIMIT || v != floor(v)) {
-                snprintf(err, err_size,
-                         "--chunk %s: allowed: a whole number of configurations from 1 to %d "
-                         "(one chunk's results travel in one MPI message)",
-                         argv[i + 1], CDSE_SWEEP_CHUNK_LIMIT);
-                return -1;
-            }
-            a->chunk = (uint64_t)v;
-            i++;
-        } else if (strcmp(s, "--flush") == 0) {
-            char *end = NULL;
-            if (missing_value(argc, i, s, "seconds", err, err_size))
-                return -1;
-            double v = strtod(argv[i + 1], &end);
-            if (*end != '\0' || !(v > 0) || v > 1e12) {
-                snprintf(err, err_size, "--flush %s: allowed: a positive number of seconds",
-                         argv[i + 1]);
-                return -1;
-            }
-            a->flush_s = v;
-            i++;
-        } else if (s[0] == '-' && s[1] != '\0') {
-            snprintf(err, err_size, "unknown option %s", s);
-            return -1;
-        } else if (a->job_path == NULL)
-            a->job_path = s;
-        else {
-            snprintf(err, err_size, "more than one job file (%s and %s)", a->job_path, s);
-            return -1;
-        }
-    }
-    if (a->resume && a->force) {
-        snprintf(err, err_size, "--resume and --force exclude each other");
+    sweep_args *a = args;
+    if (a->job_path != NULL) {
+        snprintf(err, size, "more than one job file (%s and %s)", a->job_path, arg);
         return -1;
     }
+    a->job_path = arg;
     return 0;
 }
 
-/* Rank 0 loads the job; the others receive it as bytes (no file access needed on them). */
+/* --chunk: a whole number of configurations (also written as 1e5). */
+static int sweep_chunk(void *args, const char *value, char *err, size_t size)
+{
+    (void)err, (void)size;
+    char *end = NULL;
+    double v = strtod(value, &end);
+    if (end == value || *end != '\0' || !(v >= 1) || v > CDSE_SWEEP_CHUNK_LIMIT || v != floor(v))
+        return -1;
+    ((sweep_args *)args)->chunk = v;
+    return 0;
+}
+
+#define STR_(x)        #x
+#define STR(x)         STR_(x)
+#define SWEEP_FIELD(f) offsetof(sweep_args, f)
+/* --chunk's help and bounds, with the limits of sweep.h. */
+static const char chunk_help[] =
+    "fixed chunk size, 1 to " STR(CDSE_SWEEP_CHUNK_LIMIT) " configurations (default: guided,\n" STR(
+        CDSE_SWEEP_CHUNK_MIN) " to " STR(CDSE_SWEEP_CHUNK_MAX) ")";
+static const char chunk_allowed[] = "a whole number of configurations from 1 to " STR(
+    CDSE_SWEEP_CHUNK_LIMIT) " (one chunk's results travel in one MPI message)";
+static const cdse_cli_option sweep_options[] = {
+    {"--output", 'o', "OUT.h5",
+     "the store, at most 1023 bytes (default: the job's `output`,\n"
+     "results/NAME.h5)",
+     CDSE_CLI_STRING, SWEEP_FIELD(output), 0, 0, NULL, NULL},
+    {"--resume", 0, NULL, "continue an interrupted store (starts one if OUT does not exist)",
+     CDSE_CLI_FLAG, SWEEP_FIELD(resume), 0, 0, NULL, NULL},
+    {"--force", 0, NULL,
+     "replace an existing store (never the job file nor a file\n"
+     "that is not a store); store a space of 10^10 or more\n"
+     "configurations with objective.store = \"all\"",
+     CDSE_CLI_FLAG, SWEEP_FIELD(force), 0, 0, NULL, NULL},
+    {"--dry-run", 0, NULL,
+     "print the space per axis, the number of configurations, the\n"
+     "estimated time (at this machine's rate, measured on a sample)\n"
+     "and store size; evaluate nothing else, write nothing",
+     CDSE_CLI_FLAG, SWEEP_FIELD(dry_run), 0, 0, NULL, NULL},
+    {"--ranks", 0, "N", "the rank count --dry-run estimates for (default: mpirun's)", CDSE_CLI_INT,
+     SWEEP_FIELD(ranks), 1, 1000000000, "an integer from 1 to 1000000000", NULL},
+    {"--quiet", 0, NULL, "no progress lines", CDSE_CLI_FLAG, SWEEP_FIELD(quiet), 0, 0, NULL, NULL},
+    {"--tty", 0, NULL,
+     "progress as one updating line even when stderr is not a terminal\n"
+     "(under mpirun the ranks' stderr is a pipe: default, a line every 5 s)",
+     CDSE_CLI_FLAG, SWEEP_FIELD(tty), 0, 0, NULL, NULL},
+    {"--chunk", 0, "N", chunk_help, CDSE_CLI_CALL, 0, 0, 0, chunk_allowed, sweep_chunk},
+    {"--flush", 0, "S", "commit to the store at least every S seconds (default 2)",
+     CDSE_CLI_POSITIVE, SWEEP_FIELD(flush_s), 0, 1e12, "a positive number of seconds", NULL},
+    {"--help", 'h', NULL, "this text", CDSE_CLI_HELP, 0, 0, 0, NULL, NULL},
+};
+
+static void sweep_usage(FILE *out);
+static const cdse_cli_command sweep_command = {
+    "sweep", sweep_options, CDSE_CLI_COUNT(sweep_options), 20, sweep_job, sweep_usage,
+};
+
+static void sweep_usage(FILE *out)
+{
+    fputs(usage_head, out);
+    cdse_cli_print_options(&sweep_command, out);
+    fputs(usage_tail, out);
+}
+
+/* Every rank parses the same arguments; rank 0 says what is wrong. -1 to go on, else the exit
+ * code. */
+static int parse_args(int argc, char **argv, sweep_args *a, int rank)
+{
+    memset(a, 0, sizeof *a);
+    int rc = cdse_cli_parse_quiet(&sweep_command, argc, argv, a, rank != 0);
+    if (rc >= 0)
+        return rc;
+    char err[CDSE_PATH_MAX + 256] = "";
+    if (a->output != NULL)
+        cdse_output_path_check("-o", a->output, err, sizeof err);
+    if (err[0] == '\0' && a->resume && a->force)
+        snprintf(err, sizeof err, "--resume and --force exclude each other");
+    if (err[0] == '\0')
+        return -1;
+    if (rank == 0) {
+        fprintf(stderr, "clusterdse sweep: %s\n", err);
+        sweep_usage(stderr);
+    }
+    return 1;
+}
+
+/* Rank 0 loads the job; the others receive it as bytes (no file access needed on them). 0, or
+ * the same code on every rank (rank 0 said why). */
 static int share_job(int rank, const sweep_args *a, cdse_job *job, MPI_Comm comm)
 {
     int rc = 0;
@@ -190,20 +186,18 @@ static int share_job(int rank, const sweep_args *a, cdse_job *job, MPI_Comm comm
         if (rc != 0)
             fprintf(stderr, "clusterdse sweep: %s\n", diag.msg);
     }
-    MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+    rc = cdse_share(comm, rc, job, sizeof *job);
     if (rc != 0)
         return rc;
-    char *text = rank == 0 ? job->text : NULL;
-    MPI_Bcast(job, (int)sizeof *job, MPI_BYTE, 0, comm);
-    if (rank != 0) {
-        job->text = malloc(job->text_len + 1);
-        if (job->text == NULL)
-            MPI_Abort(comm, 2);
-    } else {
-        job->text = text;
+    void *text = rank == 0 ? job->text : NULL; /* the others' pointer is rank 0's: not theirs */
+    size_t size = job->text_len + 1;
+    rc = cdse_share_alloc(comm, CDSE_OK, &text, &size);
+    if (rc != 0 && rank == 0) {
+        fprintf(stderr, "clusterdse sweep: out of memory for the job's text on a rank\n");
+        cdse_job_free(job);
     }
-    MPI_Bcast(job->text, (int)job->text_len + 1, MPI_CHAR, 0, comm);
-    return 0;
+    job->text = rc == 0 ? text : NULL;
+    return rc;
 }
 
 static void output_path(const sweep_args *a, const cdse_job *job, char *out, size_t size)
@@ -227,8 +221,7 @@ static int prepare_output_dir(int rank, const char *path, MPI_Comm comm)
         if (bad)
             fprintf(stderr, "clusterdse sweep: %s\n", err);
     }
-    MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
-    return bad;
+    return cdse_share(comm, bad, NULL, 0);
 }
 
 /* Prints the best rows of /top by the job's metric (ties by index). */
@@ -320,8 +313,7 @@ static int calibrate(int rank, const sweep_args *a, cdse_job *job, const char *p
     if (job->probe_plan[0] == '\0')
         return 0;
     int refuse = rank == 0 && !a->resume && !a->force && access(path, F_OK) == 0;
-    MPI_Bcast(&refuse, 1, MPI_INT, 0, comm);
-    if (refuse)
+    if (cdse_share(comm, refuse, NULL, 0) != 0)
         return 0;
     char probes[CDSE_PATH_MAX + 16];
     size_t len = strlen(path);
@@ -337,19 +329,46 @@ static int calibrate(int rank, const sweep_args *a, cdse_job *job, const char *p
     return rc;
 }
 
+/* Rank 0 says how the sweep ended: the summary and the best rows, how to resume, or what failed. */
+static void report_end(const sweep_args *a, const cdse_job *job, const char *path, int ranks,
+                       int rc, const cdse_sweep_stats *stats, const cdse_diag *diag)
+{
+    if (rc == 0 || rc == CDSE_EINTR) {
+        if (!a->quiet)
+            print_summary(path, ranks, stats);
+        if (stats->already_complete)
+            fprintf(stderr, "sweep: %s was already complete\n", path);
+    }
+    if (rc == 0)
+        print_top(path, job, SWEEP_TOP_ROWS);
+    else if (rc == CDSE_EINTR)
+        fprintf(stderr,
+                "sweep: interrupted with %llu of %llu configurations done; the store is "
+                "consistent: continue with\n  clusterdse sweep %s%s-o %s --resume\n",
+                (unsigned long long)stats->done, (unsigned long long)stats->total,
+                a->job_path ? a->job_path : "", a->job_path ? " " : "", path);
+    else
+        fprintf(stderr, "clusterdse sweep: %s\n", diag->msg);
+}
+
 static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
 {
     cdse_job *job = calloc(1, sizeof *job);
-    if (job == NULL)
-        MPI_Abort(comm, 2);
-    if (share_job(rank, a, job, comm) != 0) {
+    if (cdse_agree(comm, job != NULL ? CDSE_OK : CDSE_ENOMEM) != CDSE_OK) {
+        if (rank == 0)
+            fprintf(stderr, "clusterdse sweep: out of memory\n");
         free(job);
-        return 1;
+        return 2;
+    }
+    int shared = share_job(rank, a, job, comm);
+    if (shared != 0) {
+        free(job);
+        return shared == CDSE_ENOMEM ? 2 : 1;
     }
     int refuse = 0;
     if (a->dry_run) {
         if (rank == 0)
-            cdse_dry_run(job, a->ranks ? a->ranks : ranks, true, stdout);
+            cdse_dry_run(job, a->ranks ? (int)a->ranks : ranks, true, stdout);
     } else {
         refuse =
             cdse_dry_run_check_store(job, a->force, "clusterdse sweep", rank == 0 ? stderr : NULL);
@@ -378,8 +397,8 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
         .progress = (rank == 0 && !a->quiet) ? stderr : NULL,
         .progress_tty = a->tty || isatty(STDERR_FILENO) != 0,
         .stop = &stop_requested,
-        .chunk_min = a->chunk,
-        .chunk_max = a->chunk,
+        .chunk_min = (uint64_t)a->chunk,
+        .chunk_max = (uint64_t)a->chunk,
         .flush_interval_s = a->flush_s,
     };
     if (rank == 0 && !a->quiet)
@@ -391,24 +410,8 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
     cdse_sweep_stats stats;
     cdse_diag diag = {""};
     int rc = cdse_sweep_run(job, &opt, comm, &stats, &diag);
-    if (rank == 0) {
-        if (rc == 0 || rc == CDSE_EINTR) {
-            if (!a->quiet)
-                print_summary(path, ranks, &stats);
-            if (stats.already_complete)
-                fprintf(stderr, "sweep: %s was already complete\n", path);
-        }
-        if (rc == 0)
-            print_top(path, job, SWEEP_TOP_ROWS);
-        else if (rc == CDSE_EINTR)
-            fprintf(stderr,
-                    "sweep: interrupted with %llu of %llu configurations done; the store is "
-                    "consistent: continue with\n  clusterdse sweep %s%s-o %s --resume\n",
-                    (unsigned long long)stats.done, (unsigned long long)stats.total,
-                    a->job_path ? a->job_path : "", a->job_path ? " " : "", path);
-        else
-            fprintf(stderr, "clusterdse sweep: %s\n", diag.msg);
-    }
+    if (rank == 0)
+        report_end(a, job, path, ranks, rc, &stats, &diag);
     cdse_job_free(job);
     free(job);
     if (stats.store_abandoned)
@@ -427,22 +430,9 @@ int cdse_cmd_sweep(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     sweep_args a;
-    char err[256] = "";
-    int code;
-    if (parse_args(argc, argv, &a, err, sizeof err) != 0) {
-        if (rank == 0) {
-            fprintf(stderr, "clusterdse sweep: %s\n", err);
-            fprintf(stderr, usage_text, CDSE_SWEEP_CHUNK_LIMIT, CDSE_SWEEP_CHUNK_MIN,
-                    CDSE_SWEEP_CHUNK_MAX);
-        }
-        code = 1;
-    } else if (a.help) {
-        if (rank == 0)
-            printf(usage_text, CDSE_SWEEP_CHUNK_LIMIT, CDSE_SWEEP_CHUNK_MIN, CDSE_SWEEP_CHUNK_MAX);
-        code = 0;
-    } else {
+    int code = parse_args(argc, argv, &a, rank);
+    if (code < 0)
         code = run(rank, ranks, &a, MPI_COMM_WORLD);
-    }
     MPI_Finalize();
     if (store_abandoned) { /* HDF5's exit handler would flush the unfinished commit into it */
         fflush(stdout);

@@ -1,6 +1,8 @@
 /* clusterdse top: the best rows of a store by a metric or column, with a filter. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,55 +14,34 @@
 #include "clusterdse/sweep/topk.h"
 #include "commands.h"
 #include "output_dir.h"
+#include "options.h"
 #include "output_file.h"
 #include "store_query.h"
 #include "store_guard.h"
 
 #define TOP_DEFAULT_ROWS 10
 
-static const char usage_text[] =
+static const char usage_head[] =
     "usage: clusterdse top OUT.h5 [-n N] [--by METRIC|COLUMN] [--where EXPR] [--csv]\n"
     "                     [--from results|top|pareto|pareto_cost] [--all] [--asc|--desc]\n"
     "                     [--columns LIST]\n"
     "\n"
     "Prints the best rows of a sweep's store.\n"
-    "\n"
-    "  -n N            rows to print (default 10)\n"
-    "  --by NAME       rank by a metric (below: best first) or by any column (ascending;\n"
-    "                  see --desc).\n"
-    "                  Default: the job's objective.metric\n"
-    "  --where EXPR    keep rows where EXPR holds, e.g.\n"
-    "                    'tp==8 && mem_total_gib<70'\n"
-    "                    'model==\"llama3-70b\" && (recompute==\"none\" || pp<=4)'\n"
-    "                  operators: || && ! == != < <= > >= + - * / ( ); model, system, status,\n"
-    "                  recompute, precision, offload, pool_split, placement, recompute_modules,\n"
-    "                  moe_dispatcher, moe_overlap and stack compare (== !=) with strings only;\n"
-    "                  true/false with sequence_parallel, flash_attention, tp_comm_overlap\n"
-    "  --csv           CSV with every column (the columns of `eval --csv`)\n"
-    "  --columns LIST  the table's columns, names joined by ',' (eval --help-columns), in\n"
-    "                  this order; default: the configuration columns whose value differs\n"
-    "                  between the rows printed (the others on a '# same in every row:'\n"
-    "                  line), then status, time_s, t_low, t_high, tok/s, mfu, mem_gib,\n"
-    "                  res_gib, days (t_low, t_high, res_gib when the store has them)\n"
-    "                  and --by\n"
-    "  --from DATASET  results (default when stored), top (best per group), pareto\n"
-    "                  (time vs GPUs), pareto_cost (time vs cost to train)\n"
-    "  --all           include infeasible rows (default: status == \"ok\" only)\n"
-    "  --asc, --desc   direction when ranking by a column\n"
-    "  -h, --help      this text\n"
     "\n";
 static const char exit_text[] =
     "\nexit codes: 0 done, 1 bad input (arguments, expression, not a store), 2 read failure\n";
 
+/* The datasets of a sweep store that --from takes. */
+static const char from_allowed[] = "results, top, pareto or pareto_cost";
+
 /* Whether --from names a dataset of a sweep store; otherwise says what is allowed. */
-static bool from_valid(const char *from, char *err, size_t size)
+static int from_valid(const char *from)
 {
     static const char *const sets[] = {"results", "top", "pareto", "pareto_cost"};
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
         if (strcmp(from, sets[i]) == 0)
-            return true;
-    snprintf(err, size, "--from takes results, top, pareto or pareto_cost, not '%s'", from);
-    return false;
+            return 0;
+    return -1;
 }
 
 typedef struct top_args {
@@ -70,75 +51,94 @@ typedef struct top_args {
     const char *where;
     const char *from;
     const char *columns;
-    bool csv, all, desc, asc, help;
+    bool csv, all, desc, asc;
 } top_args;
 
-static int parse_args(int argc, char **argv, top_args *a, char *err, size_t size)
+/* A store's path: one. */
+static int top_store(void *args, const char *arg, char *err, size_t size)
+{
+    top_args *a = args;
+    if (a->path != NULL) {
+        snprintf(err, size, "one store at a time (%s and %s)", a->path, arg);
+        return -1;
+    }
+    a->path = arg;
+    return 0;
+}
+
+static int top_from(void *args, const char *value, char *err, size_t size)
+{
+    (void)err, (void)size;
+    ((top_args *)args)->from = value;
+    return from_valid(value);
+}
+
+#define TOP_FIELD(f) offsetof(top_args, f)
+static const cdse_cli_option top_options[] = {
+    {"-n", 0, "N", "rows to print (default 10)", CDSE_CLI_INT, TOP_FIELD(n), 1, LONG_MAX,
+     "a positive integer", NULL},
+    {"--by", 0, "NAME",
+     "rank by a metric (below: best first) or by any column (ascending;\n"
+     "see --desc).\n"
+     "Default: the job's objective.metric",
+     CDSE_CLI_STRING, TOP_FIELD(by), 0, 0, NULL, NULL},
+    {"--where", 0, "EXPR",
+     "keep rows where EXPR holds, e.g.\n"
+     "  'tp==8 && mem_total_gib<70'\n"
+     "  'model==\"llama3-70b\" && (recompute==\"none\" || pp<=4)'\n"
+     "operators: || && ! == != < <= > >= + - * / ( ); model, system, status,\n"
+     "recompute, precision, offload, pool_split, placement, recompute_modules,\n"
+     "moe_dispatcher, moe_overlap and stack compare (== !=) with strings only;\n"
+     "true/false with sequence_parallel, flash_attention, tp_comm_overlap",
+     CDSE_CLI_STRING, TOP_FIELD(where), 0, 0, NULL, NULL},
+    {"--csv", 0, NULL, "CSV with every column (the columns of `eval --csv`)", CDSE_CLI_FLAG,
+     TOP_FIELD(csv), 0, 0, NULL, NULL},
+    {"--columns", 0, "LIST",
+     "the table's columns, names joined by ',' (eval --help-columns), in\n"
+     "this order; default: the configuration columns whose value differs\n"
+     "between the rows printed (the others on a '# same in every row:'\n"
+     "line), then status, time_s, t_low, t_high, tok/s, mfu, mem_gib,\n"
+     "res_gib, days (t_low, t_high, res_gib when the store has them)\n"
+     "and --by",
+     CDSE_CLI_STRING, TOP_FIELD(columns), 0, 0, NULL, NULL},
+    {"--from", 0, "DATASET",
+     "results (default when stored), top (best per group), pareto\n"
+     "(time vs GPUs), pareto_cost (time vs cost to train)",
+     CDSE_CLI_CALL, 0, 0, 0, from_allowed, top_from},
+    {"--all", 0, NULL, "include infeasible rows (default: status == \"ok\" only)", CDSE_CLI_FLAG,
+     TOP_FIELD(all), 0, 0, NULL, NULL},
+    {"--asc", 0, NULL, NULL, CDSE_CLI_FLAG, TOP_FIELD(asc), 0, 0, NULL, NULL},
+    {"--desc", 0, NULL, "direction when ranking by a column", CDSE_CLI_FLAG, TOP_FIELD(desc), 0, 0,
+     NULL, NULL},
+    {"--help", 'h', NULL, "this text", CDSE_CLI_HELP, 0, 0, 0, NULL, NULL},
+};
+
+static void top_usage(FILE *out);
+static const cdse_cli_command top_command = {
+    "top", top_options, CDSE_CLI_COUNT(top_options), 15, top_store, top_usage,
+};
+
+/* -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, top_args *a)
 {
     memset(a, 0, sizeof *a);
     a->n = TOP_DEFAULT_ROWS;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        bool has_value = i + 1 < argc;
-        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0)
-            a->help = true;
-        else if (strcmp(s, "--csv") == 0)
-            a->csv = true;
-        else if (strcmp(s, "--all") == 0)
-            a->all = true;
-        else if (strcmp(s, "--desc") == 0)
-            a->desc = true;
-        else if (strcmp(s, "--asc") == 0)
-            a->asc = true;
-        else if ((strcmp(s, "-n") == 0 || strcmp(s, "--by") == 0 || strcmp(s, "--where") == 0 ||
-                  strcmp(s, "--from") == 0 || strcmp(s, "--columns") == 0) &&
-                 !has_value) {
-            snprintf(err, size, "option '%s' needs a value", s);
-            return -1;
-        } else if (strcmp(s, "-n") == 0) {
-            char *end;
-            a->n = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || a->n < 1) {
-                snprintf(err, size, "-n takes a positive integer, not '%s'", argv[i]);
-                return -1;
-            }
-        } else if (strcmp(s, "--by") == 0)
-            a->by = argv[++i];
-        else if (strcmp(s, "--where") == 0)
-            a->where = argv[++i];
-        else if (strcmp(s, "--from") == 0)
-            a->from = argv[++i];
-        else if (strcmp(s, "--columns") == 0)
-            a->columns = argv[++i];
-        else if (s[0] == '-' && s[1] != '\0') {
-            snprintf(err, size, "unknown option %s", s);
-            return -1;
-        } else if (a->path == NULL)
-            a->path = s;
-        else {
-            snprintf(err, size, "one store at a time (%s and %s)", a->path, s);
-            return -1;
-        }
-    }
-    if (a->help)
-        return 0;
-    if (a->path == NULL) {
-        snprintf(err, size, "no store given");
+    int rc = cdse_cli_parse(&top_command, argc, argv, a);
+    if (rc >= 0)
+        return rc;
+    const char *err = NULL;
+    if (a->path == NULL)
+        err = "no store given";
+    else if (a->asc && a->desc)
+        err = "--asc and --desc exclude each other";
+    else if (a->csv && a->columns)
+        err = "--columns chooses the table's columns; --csv writes every column "
+              "(allowed: one of them)";
+    if (err == NULL)
         return -1;
-    }
-    if (a->from && !from_valid(a->from, err, size))
-        return -1;
-    if (a->asc && a->desc) {
-        snprintf(err, size, "--asc and --desc exclude each other");
-        return -1;
-    }
-    if (a->csv && a->columns) {
-        snprintf(err, size,
-                 "--columns chooses the table's columns; --csv writes every column "
-                 "(allowed: one of them)");
-        return -1;
-    }
-    return 0;
+    fprintf(stderr, "clusterdse top: %s\n", err);
+    top_usage(stderr);
+    return 1;
 }
 
 /* ---- ranking -------------------------------------------------------------------------------- */
@@ -232,6 +232,46 @@ static void note_pruned(cdse_store *store, const char *path)
             path, (unsigned long long)counts.evaluated, (unsigned long long)counts.pruned);
 }
 
+/* Prints the ranked rows (CSV, or the table with its header line and the band note) and the
+ * notes on what the store does not hold; 0, or 2 when the standard output fails. */
+static int print_ranked(const top_args *a, cdse_store *store, const cdse_job *names,
+                        const ranking *k, cdse_table *table, const cdse_record **sorted,
+                        uint64_t matched, const char *dataset)
+{
+    const char *by = a->by ? a->by : cdse_metric_name(cdse_store_metric(store));
+    if (a->csv) {
+        cdse_csv_header(stdout);
+        for (size_t i = 0; i < k->best.n; i++)
+            cdse_csv_row(stdout, sorted[i], names);
+    } else {
+        printf("# %zu of %llu matching rows of %s/%s by %s%s%s\n", k->best.n,
+               (unsigned long long)matched, a->path, dataset, by,
+               k->metric < 0 ? (k->sign < 0 ? " (descending)" : " (ascending)") : "",
+               cdse_store_complete(store) ? "" : " [store incomplete]");
+        for (size_t i = 0; i < k->best.n; i++)
+            cdse_table_observe(table, sorted[i]);
+        cdse_table_print_header(table, stdout);
+        for (size_t i = 0; i < k->best.n; i++)
+            cdse_table_print_row(table, stdout, sorted[i]);
+        band_note(sorted, k->best.n, k->metric);
+    }
+    char note[CDSE_PARETO_COST_NOTE_MAX];
+    if (strcmp(dataset, "pareto_cost") == 0 && k->best.n == 0 &&
+        (cdse_store_pareto_cost_note(store, note, sizeof note), strncmp(note, "empty", 5) == 0)) {
+        fprintf(stderr, "clusterdse top: note: /pareto_cost is %s\n", note);
+    } else if (matched == 0 && cdse_store_get_mode(store) != CDSE_STORE_ALL)
+        fprintf(stderr,
+                "clusterdse top: note: %s keeps only %s configurations (store = \"%s\"); the "
+                "others are counted in /counts but not stored\n",
+                a->path, cdse_store_get_mode(store) == CDSE_STORE_BEST ? "the best" : "feasible",
+                cdse_store_get_mode(store) == CDSE_STORE_BEST ? "best" : "feasible");
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "clusterdse top: writing standard output: %s\n", strerror(errno));
+        return 2;
+    }
+    return 0;
+}
+
 static int run(const top_args *a)
 {
     cdse_store_quiet_hdf5();
@@ -284,41 +324,8 @@ static int run(const top_args *a)
             code = 2;
         }
     }
-    if (code == 0) {
-        const char *by = a->by ? a->by : cdse_metric_name(cdse_store_metric(store));
-        if (a->csv) {
-            cdse_csv_header(stdout);
-            for (size_t i = 0; i < k.best.n; i++)
-                cdse_csv_row(stdout, sorted[i], names);
-        } else {
-            printf("# %zu of %llu matching rows of %s/%s by %s%s%s\n", k.best.n,
-                   (unsigned long long)matched, a->path, dataset, by,
-                   k.metric < 0 ? (k.sign < 0 ? " (descending)" : " (ascending)") : "",
-                   cdse_store_complete(store) ? "" : " [store incomplete]");
-            for (size_t i = 0; i < k.best.n; i++)
-                cdse_table_observe(table, sorted[i]);
-            cdse_table_print_header(table, stdout);
-            for (size_t i = 0; i < k.best.n; i++)
-                cdse_table_print_row(table, stdout, sorted[i]);
-            band_note(sorted, k.best.n, k.metric);
-        }
-        char note[CDSE_PARETO_COST_NOTE_MAX];
-        if (strcmp(dataset, "pareto_cost") == 0 && k.best.n == 0 &&
-            (cdse_store_pareto_cost_note(store, note, sizeof note),
-             strncmp(note, "empty", 5) == 0)) {
-            fprintf(stderr, "clusterdse top: note: /pareto_cost is %s\n", note);
-        } else if (matched == 0 && cdse_store_get_mode(store) != CDSE_STORE_ALL)
-            fprintf(stderr,
-                    "clusterdse top: note: %s keeps only %s configurations (store = \"%s\"); the "
-                    "others are counted in /counts but not stored\n",
-                    a->path,
-                    cdse_store_get_mode(store) == CDSE_STORE_BEST ? "the best" : "feasible",
-                    cdse_store_get_mode(store) == CDSE_STORE_BEST ? "best" : "feasible");
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            fprintf(stderr, "clusterdse top: writing standard output: %s\n", strerror(errno));
-            code = 2;
-        }
-    }
+    if (code == 0)
+        code = print_ranked(a, store, names, &k, table, sorted, matched, dataset);
     free(sorted);
     free(table);
     cdse_expr_free(where);
@@ -330,7 +337,9 @@ static int run(const top_args *a)
 
 static void top_usage(FILE *out)
 {
-    fputs(usage_text, out);
+    fputs(usage_head, out);
+    cdse_cli_print_options(&top_command, out);
+    fputc('\n', out);
     cdse_cli_print_metrics(out);
     fputs(exit_text, out);
 }
@@ -338,45 +347,28 @@ static void top_usage(FILE *out)
 int cdse_cmd_top(int argc, char **argv)
 {
     top_args a;
-    char err[256] = "";
-    if (parse_args(argc, argv, &a, err, sizeof err) != 0) {
-        fprintf(stderr, "clusterdse top: %s\n", err);
-        top_usage(stderr);
-        return 1;
-    }
-    if (a.help) {
-        top_usage(stdout);
-        return 0;
-    }
-    return run(&a);
+    int rc = parse_args(argc, argv, &a);
+    return rc >= 0 ? rc : run(&a);
 }
 
 /* ---- export: every row, streamed --------------------------------------------------------------
  */
 
-static const char export_usage[] =
+static const char export_usage_head[] =
     "usage: clusterdse export OUT.h5 [--from results|top|pareto|pareto_cost] [--where EXPR]\n"
     "                        [--feasible] [-o FILE.csv [--force]]\n"
     "\n"
     "Writes the rows of a store as CSV (the columns of `eval --csv`, header first) in the order\n"
     "they are stored, streaming: memory does not grow with the store.\n"
-    "\n"
-    "  --from DATASET  results (default when stored), top (best per group), pareto\n"
-    "                  (time vs GPUs), pareto_cost (time vs cost to train)\n"
-    "  --where EXPR    keep rows where EXPR holds (the syntax of `clusterdse top --help`)\n"
-    "  --feasible      only rows with status ok (default: every stored row)\n"
-    "  -o, --output FILE\n"
-    "                  write to FILE instead of the standard output, whole or not at all (a\n"
-    "                  temporary file beside it, renamed to FILE at the end)\n"
-    "  --force         overwrite an existing FILE (never the store read, nor an HDF5 file)\n"
-    "  -h, --help      this text\n"
+    "\n";
+static const char export_usage_tail[] =
     "\n"
     "exit codes: 0 done, 1 bad input (arguments, expression, not a store, FILE exists),\n"
     "            2 read or write failure (FILE is then left as it was)\n";
 
 typedef struct export_args {
     const char *path, *from, *where, *output;
-    bool feasible, force, help;
+    bool feasible, force;
 } export_args;
 
 /* Where export_row writes (`out`, named `name`), and the names it writes. */
@@ -387,42 +379,67 @@ typedef struct export_ctx {
     bool write_failed;
 } export_ctx;
 
-static int parse_export(int argc, char **argv, export_args *a, char *err, size_t size)
+static int export_store(void *args, const char *arg, char *err, size_t size)
+{
+    export_args *a = args;
+    if (a->path != NULL) {
+        snprintf(err, size, "one store at a time (%s and %s)", a->path, arg);
+        return -1;
+    }
+    a->path = arg;
+    return 0;
+}
+
+static int export_from(void *args, const char *value, char *err, size_t size)
+{
+    (void)err, (void)size;
+    ((export_args *)args)->from = value;
+    return from_valid(value);
+}
+
+#define EXPORT_FIELD(f) offsetof(export_args, f)
+static const cdse_cli_option export_options[] = {
+    {"--from", 0, "DATASET",
+     "results (default when stored), top (best per group), pareto\n"
+     "(time vs GPUs), pareto_cost (time vs cost to train)",
+     CDSE_CLI_CALL, 0, 0, 0, from_allowed, export_from},
+    {"--where", 0, "EXPR", "keep rows where EXPR holds (the syntax of `clusterdse top --help`)",
+     CDSE_CLI_STRING, EXPORT_FIELD(where), 0, 0, NULL, NULL},
+    {"--feasible", 0, NULL, "only rows with status ok (default: every stored row)", CDSE_CLI_FLAG,
+     EXPORT_FIELD(feasible), 0, 0, NULL, NULL},
+    {"--output", 'o', "FILE",
+     "write to FILE instead of the standard output, whole or not at all (a\n"
+     "temporary file beside it, renamed to FILE at the end)",
+     CDSE_CLI_STRING, EXPORT_FIELD(output), 0, 0, NULL, NULL},
+    {"--force", 0, NULL, "overwrite an existing FILE (never the store read, nor an HDF5 file)",
+     CDSE_CLI_FLAG, EXPORT_FIELD(force), 0, 0, NULL, NULL},
+    {"--help", 'h', NULL, "this text", CDSE_CLI_HELP, 0, 0, 0, NULL, NULL},
+};
+
+static void export_usage(FILE *out);
+static const cdse_cli_command export_command = {
+    "export", export_options, CDSE_CLI_COUNT(export_options), 15, export_store, export_usage,
+};
+
+static void export_usage(FILE *out)
+{
+    fputs(export_usage_head, out);
+    cdse_cli_print_options(&export_command, out);
+    fputs(export_usage_tail, out);
+}
+
+/* -1 to go on, else the exit code. */
+static int parse_export(int argc, char **argv, export_args *a)
 {
     memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        bool valued = strcmp(s, "--from") == 0 || strcmp(s, "--where") == 0 ||
-                      strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0;
-        if (valued && i + 1 >= argc) {
-            snprintf(err, size, "option '%s' needs a value", s);
-            return -1;
-        } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
-            a->help = true;
-        } else if (strcmp(s, "--feasible") == 0) {
-            a->feasible = true;
-        } else if (strcmp(s, "--force") == 0) {
-            a->force = true;
-        } else if (valued) {
-            const char **value = s[1] == 'o' || s[2] == 'o' ? &a->output
-                                 : s[2] == 'f'              ? &a->from
-                                                            : &a->where;
-            *value = argv[++i];
-        } else if (s[0] == '-' && s[1] != '\0') {
-            snprintf(err, size, "unknown option %s", s);
-            return -1;
-        } else if (a->path == NULL) {
-            a->path = s;
-        } else {
-            snprintf(err, size, "one store at a time (%s and %s)", a->path, s);
-            return -1;
-        }
-    }
-    if (!a->help && a->path == NULL)
-        snprintf(err, size, "no store given");
-    else if (a->from)
-        from_valid(a->from, err, size);
-    return err[0] ? -1 : 0;
+    int rc = cdse_cli_parse(&export_command, argc, argv, a);
+    if (rc >= 0)
+        return rc;
+    if (a->path != NULL)
+        return -1;
+    fprintf(stderr, "clusterdse export: no store given\n");
+    export_usage(stderr);
+    return 1;
 }
 
 static int export_row(void *vctx, const cdse_record *rec, cdse_diag *diag)
@@ -506,15 +523,9 @@ static int export_run(const export_args *a)
 int cdse_cmd_export(int argc, char **argv)
 {
     export_args a;
-    char err[256] = "";
-    if (parse_export(argc, argv, &a, err, sizeof err) != 0) {
-        fprintf(stderr, "clusterdse export: %s\n%s", err, export_usage);
-        return 1;
-    }
-    if (a.help) {
-        fputs(export_usage, stdout);
-        return 0;
-    }
+    int rc = parse_export(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
     /* Before the store is opened: -o must not be the store, nor anything else to keep. */
     char out_err[2 * CDSE_PATH_MAX + 128];
     if (a.output != NULL &&

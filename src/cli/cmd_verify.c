@@ -1,15 +1,18 @@
 /* clusterdse verify OUT.h5 [-n K]: replay the communication of the best stored configurations
  * on the allocation and store predicted vs measured times under /verify. */
 #include <mpi.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clusterdse/calibrate/probe.h"
+#include "clusterdse/sweep/share.h"
 #include "clusterdse/sweep/store.h"
 #include "clusterdse/sweep/topk.h"
 #include "clusterdse/calibrate/verify.h"
 #include "commands.h"
+#include "options.h"
 #include "store_guard.h"
 #include "store_query.h"
 
@@ -17,103 +20,95 @@
 #define VERIFY_DEFAULT_MAX_BYTES (64LL << 20)
 #define VERIFY_MAX_TOP           100
 
-static void verify_usage(FILE *out)
-{
-    fprintf(out,
-            "usage: mpirun -np N clusterdse verify OUT.h5 [-n K] [--where EXPR]\n"
-            "                                    [--system NAME] [--max-bytes B]\n"
-            "                                    [--time-budget MS] [--datasheet]\n"
-            "\n"
-            "Replays the communication plan of the best K configurations stored in OUT.h5 (by\n"
-            "the job's objective), as the evaluator costs it: every collective of the iteration\n"
-            "(TP, CP, EP, PP, DP and expert-DP groups) with its bytes, calls per iteration and\n"
-            "exposed share. Each runs on groups of the configuration's size and stride (from its\n"
-            "placement) where the N ranks allow it, else on the largest that fits (marked\n"
-            "scaled), with messages of at most B bytes. The model's\n"
-            "prediction for the configuration's system and the measured time (median over\n"
-            "iterations of the slowest rank) are printed and stored as /verify in OUT.h5.\n"
-            "Only configurations whose system has a measured network level (a profile\n"
-            "written by clusterdse fit) are replayed: a datasheet network has nothing of this\n"
-            "allocation to verify (--datasheet replays them all the same: the allocation against\n"
-            "a profile that was not fitted on it).\n"
-            "\n"
-            "  -n K              configurations to replay (default %d, at most %d)\n"
-            "  --where EXPR      only configurations where EXPR holds (the syntax of\n"
-            "                    `clusterdse top --help`, e.g. 'tp == 8 && pp == 1')\n"
-            "  --system NAME     only configurations on system NAME of the job\n"
-            "  --max-bytes B     largest message to run (default %lld = 64 MiB)\n"
-            "  --time-budget MS  target time per measurement (default 200)\n"
-            "  --datasheet       also replay configurations on systems without a measured level\n"
-            "  -h, --help        this text\n"
-            "Exit codes: 0 done, 1 bad input, 2 runtime failure.\n",
-            VERIFY_DEFAULT_TOP, VERIFY_MAX_TOP, VERIFY_DEFAULT_MAX_BYTES);
-}
-
 typedef struct verify_args {
     const char *store;
     const char *where, *system;
-    int top;
-    long long max_bytes;
+    long top;
+    long max_bytes;
     double budget_ms;
     bool datasheet; /* --datasheet: replay datasheet systems too */
 } verify_args;
 
+static int verify_store(void *args, const char *arg, char *err, size_t size)
+{
+    verify_args *a = args;
+    if (a->store != NULL) {
+        snprintf(err, size, "unexpected argument '%s'", arg);
+        return -1;
+    }
+    a->store = arg;
+    return 0;
+}
+
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+_Static_assert(VERIFY_DEFAULT_MAX_BYTES == 67108864LL, "the --max-bytes row says 67108864");
+_Static_assert(CDSE_PLAN_MAX_BYTES == 1073741824LL, "the --max-bytes row says 1073741824");
+#define VERIFY_FIELD(f) offsetof(verify_args, f)
+static const char top_help[] = "configurations to replay (default " STR(
+    VERIFY_DEFAULT_TOP) ", at most " STR(VERIFY_MAX_TOP) ")";
+static const char top_allowed[] = "1 to " STR(VERIFY_MAX_TOP);
+static const cdse_cli_option verify_options[] = {
+    {"-n", 0, "K", top_help, CDSE_CLI_INT, VERIFY_FIELD(top), 1, VERIFY_MAX_TOP, top_allowed, NULL},
+    {"--where", 0, "EXPR",
+     "only configurations where EXPR holds (the syntax of\n"
+     "`clusterdse top --help`, e.g. 'tp == 8 && pp == 1')",
+     CDSE_CLI_STRING, VERIFY_FIELD(where), 0, 0, NULL, NULL},
+    {"--system", 0, "NAME", "only configurations on system NAME of the job", CDSE_CLI_STRING,
+     VERIFY_FIELD(system), 0, 0, NULL, NULL},
+    {"--max-bytes", 0, "B", "largest message to run (default 67108864 = 64 MiB)", CDSE_CLI_INT,
+     VERIFY_FIELD(max_bytes), 64, (double)CDSE_PLAN_MAX_BYTES, "64 to 1073741824", NULL},
+    {"--time-budget", 0, "MS", "target time per measurement (default 200)", CDSE_CLI_POSITIVE,
+     VERIFY_FIELD(budget_ms), 0, 3.6e6, "0 < MS <= 3.6e6", NULL},
+    {"--datasheet", 0, NULL, "also replay configurations on systems without a measured level",
+     CDSE_CLI_FLAG, VERIFY_FIELD(datasheet), 0, 0, NULL, NULL},
+    {"--help", 'h', NULL, "this text", CDSE_CLI_HELP, 0, 0, 0, NULL, NULL},
+};
+
+static void verify_usage(FILE *out);
+static const cdse_cli_command verify_command = {
+    "verify", verify_options, CDSE_CLI_COUNT(verify_options), 17, verify_store, verify_usage,
+};
+
+static void verify_usage(FILE *out)
+{
+    fputs("usage: mpirun -np N clusterdse verify OUT.h5 [-n K] [--where EXPR]\n"
+          "                                    [--system NAME] [--max-bytes B]\n"
+          "                                    [--time-budget MS] [--datasheet]\n"
+          "\n"
+          "Replays the communication plan of the best K configurations stored in OUT.h5 (by\n"
+          "the job's objective), as the evaluator costs it: every collective of the iteration\n"
+          "(TP, CP, EP, PP, DP and expert-DP groups) with its bytes, calls per iteration and\n"
+          "exposed share. Each runs on groups of the configuration's size and stride (from its\n"
+          "placement) where the N ranks allow it, else on the largest that fits (marked\n"
+          "scaled), with messages of at most B bytes. The model's\n"
+          "prediction for the configuration's system and the measured time (median over\n"
+          "iterations of the slowest rank) are printed and stored as /verify in OUT.h5.\n"
+          "Only configurations whose system has a measured network level (a profile\n"
+          "written by clusterdse fit) are replayed: a datasheet network has nothing of this\n"
+          "allocation to verify (--datasheet replays them all the same: the allocation against\n"
+          "a profile that was not fitted on it).\n"
+          "\n",
+          out);
+    cdse_cli_print_options(&verify_command, out);
+    fputs("Exit codes: 0 done, 1 bad input, 2 runtime failure.\n", out);
+}
+
+/* -1 to go on, else the exit code. */
 static int parse_verify_args(int argc, char **argv, verify_args *a)
 {
-    a->store = NULL;
-    a->where = a->system = NULL;
+    memset(a, 0, sizeof *a);
     a->top = VERIFY_DEFAULT_TOP;
     a->max_bytes = VERIFY_DEFAULT_MAX_BYTES;
     a->budget_ms = 200;
-    a->datasheet = false;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        bool more = i + 1 < argc;
-        char *end = NULL;
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            verify_usage(stdout);
-            return 0;
-        } else if (strcmp(arg, "-n") == 0 && more) {
-            a->top = (int)strtol(argv[++i], &end, 10);
-            if (*end || a->top < 1 || a->top > VERIFY_MAX_TOP) {
-                fprintf(stderr, "clusterdse verify: -n %s; allowed: 1 to %d\n", argv[i],
-                        VERIFY_MAX_TOP);
-                return 1;
-            }
-        } else if (strcmp(arg, "--max-bytes") == 0 && more) {
-            a->max_bytes = strtoll(argv[++i], &end, 10);
-            if (*end || a->max_bytes < 64 || a->max_bytes > CDSE_PLAN_MAX_BYTES) {
-                fprintf(stderr, "clusterdse verify: --max-bytes %s; allowed: 64 to %lld\n", argv[i],
-                        (long long)CDSE_PLAN_MAX_BYTES);
-                return 1;
-            }
-        } else if (strcmp(arg, "--where") == 0 && more) {
-            a->where = argv[++i];
-        } else if (strcmp(arg, "--datasheet") == 0) {
-            a->datasheet = true;
-        } else if (strcmp(arg, "--system") == 0 && more) {
-            a->system = argv[++i];
-        } else if (strcmp(arg, "--time-budget") == 0 && more) {
-            a->budget_ms = strtod(argv[++i], &end);
-            if (*end || !(a->budget_ms > 0 && a->budget_ms <= 3.6e6)) {
-                fprintf(stderr, "clusterdse verify: --time-budget %s; allowed: 0 < MS <= 3.6e6\n",
-                        argv[i]);
-                return 1;
-            }
-        } else if (arg[0] != '-' && a->store == NULL) {
-            a->store = arg;
-        } else {
-            fprintf(stderr, "clusterdse verify: unexpected argument '%s'\n", arg);
-            verify_usage(stderr);
-            return 1;
-        }
-    }
-    if (a->store == NULL) {
-        fprintf(stderr, "clusterdse verify: need OUT.h5\n");
-        verify_usage(stderr);
-        return 1;
-    }
-    return -1;
+    int rc = cdse_cli_parse(&verify_command, argc, argv, a);
+    if (rc >= 0)
+        return rc;
+    if (a->store != NULL)
+        return -1;
+    fprintf(stderr, "clusterdse verify: need OUT.h5\n");
+    verify_usage(stderr);
+    return 1;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -168,12 +163,101 @@ static int select_setup(const verify_args *a, const cdse_job *job, cdse_expr **w
 }
 
 /* Rank 0: the ops of the best K configurations. Returns an exit code (0 = go on). */
+/* The job a store was made by (its text in *text, malloc'd) and the rows of its /top (*packed,
+ * malloc'd; *rows of them). Returns 0 or the exit code, after a message. */
+static int read_top(const verify_args *a, cdse_store *store, cdse_job *job, char **text,
+                    char **packed, uint64_t *rows)
+{
+    cdse_diag diag = {""};
+    char job_path[CDSE_PATH_MAX];
+    int status = 0;
+    if (cdse_store_job_path(store, job_path, sizeof job_path, &diag) != 0 ||
+        cdse_store_job_text(store, text, &diag) != 0 ||
+        cdse_store_rows(store, "top", rows, &diag) != 0) {
+        fprintf(stderr, "clusterdse verify: %s\n", diag.msg); /* the store's words name it */
+        status = 2;
+    } else if (cdse_job_load_text(*text, job_path[0] ? job_path : a->store, job, &diag) != 0) {
+        fprintf(stderr, "clusterdse verify: %s: %s\n", a->store, diag.msg);
+        status = 1;
+    }
+    size_t row_size = cdse_store_row_size();
+    *packed = status == 0 && *rows > 0 ? malloc(row_size * *rows) : NULL;
+    if (status == 0 && *rows == 0) {
+        fprintf(stderr, "clusterdse verify: %s: no configurations in /top\n", a->store);
+        status = 1;
+    } else if (status == 0 && !*packed) {
+        status = 2;
+    } else if (status == 0 &&
+               cdse_store_read_rows(store, "top", 0, (size_t)*rows, *packed, &diag) != 0) {
+        fprintf(stderr, "clusterdse verify: %s\n", diag.msg);
+        status = 2;
+    }
+    return status;
+}
+
+/* The configurations of /top that -n, --where, --system and --datasheet select, into `best`;
+ * *feasible of them passed the filters, *datasheet of those are on a system without a measured
+ * level. Returns 0 or the exit code. */
+static int select_best(const verify_args *a, const cdse_job *job, const char *packed, uint64_t rows,
+                       int metric, cdse_topk *best, size_t *feasible, size_t *datasheet)
+{
+    cdse_expr *where = NULL;
+    int system_index = -1;
+    bool measured[CDSE_MAX_SYSTEMS] = {false};
+    int status = select_setup(a, job, &where, &system_index, measured);
+    size_t row_size = cdse_store_row_size();
+    for (uint64_t i = 0; status == 0 && i < rows; i++) {
+        cdse_record record;
+        cdse_store_unpack(packed + i * row_size, &record);
+        if (record.result.status != CDSE_ST_OK ||
+            (system_index >= 0 && record.system != system_index) ||
+            (where != NULL && !cdse_cli_where_holds(where, &record)))
+            continue;
+        (*feasible)++;
+        if (!measured[record.system]) {
+            (*datasheet)++;
+            continue;
+        }
+        if (cdse_topk_offer(best, &record, cdse_record_cost(&record, metric)) != CDSE_OK)
+            status = 2;
+    }
+    cdse_expr_free(where);
+    return status;
+}
+
+/* The ops of the k best configurations (sorted), each evaluated again from its index with this
+ * version's plan, as `world` ranks replay them; *ops_out is calloc'd, *n_out ops. */
+static void plan_ops(const verify_args *a, const cdse_job *job, const cdse_record **sorted,
+                     size_t k, int world, cdse_verify_op **ops_out, int *n_out)
+{
+    cdse_verify_op *ops = calloc(k * CDSE_VERIFY_MAX_OPS + 1, sizeof *ops);
+    for (size_t i = 0; ops && i < k; i++) {
+        cdse_record r;
+        cdse_comm_plan plan;
+        cdse_verify_plan(job, sorted[i]->index, &r, &plan);
+        if (r.result.time_per_iteration_s != sorted[i]->result.time_per_iteration_s)
+            fprintf(stderr,
+                    "clusterdse verify: %s: configuration %llu evaluates to %.6g s per "
+                    "iteration, the store says %.6g s (made by another version?); replaying "
+                    "the plan of this version\n",
+                    a->store, (unsigned long long)r.index, r.result.time_per_iteration_s,
+                    sorted[i]->result.time_per_iteration_s);
+        cdse_system system; /* with the configuration's hardware-axis values */
+        cdse_record_system(job, r.index, &system);
+        int n = cdse_verify_ops(&r, &plan, &job->model[r.model], &system, world, a->max_bytes,
+                                ops + *n_out);
+        for (int j = 0; j < n; j++)
+            ops[*n_out + j].top_rank = (int32_t)(i + 1);
+        *n_out += n;
+    }
+    *ops_out = ops;
+}
+
 static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out, int *n_out)
 {
     *ops_out = NULL;
     *n_out = 0;
     cdse_diag diag = {""};
-    char job_path[CDSE_PATH_MAX];
     cdse_store_quiet_hdf5();
     cdse_cli_store_guard("clusterdse verify");
     cdse_store *store = NULL;
@@ -182,59 +266,22 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
         fprintf(stderr, "clusterdse verify: %s\n", diag.msg);
         return opened == CDSE_EINVAL ? 1 : 2; /* not a store: input; damaged: a read failure */
     }
-    char *text = NULL;
+    char *text = NULL, *packed = NULL;
     cdse_job *job = calloc(1, sizeof *job);
     uint64_t rows = 0;
     int status = 0;
     if (job == NULL) {
         fprintf(stderr, "clusterdse verify: out of memory\n");
         status = 2;
-    } else if (cdse_store_job_path(store, job_path, sizeof job_path, &diag) != 0 ||
-               cdse_store_job_text(store, &text, &diag) != 0 ||
-               cdse_store_rows(store, "top", &rows, &diag) != 0) {
-        fprintf(stderr, "clusterdse verify: %s\n", diag.msg); /* the store's words name it */
-        status = 2;
-    } else if (cdse_job_load_text(text, job_path[0] ? job_path : a->store, job, &diag) != 0) {
-        fprintf(stderr, "clusterdse verify: %s: %s\n", a->store, diag.msg);
-        status = 1;
+    } else {
+        status = read_top(a, store, job, &text, &packed, &rows);
     }
-    size_t row_size = cdse_store_row_size();
-    char *packed = status == 0 && rows > 0 ? malloc(row_size * rows) : NULL;
     cdse_topk best;
     cdse_topk_init(&best, (size_t)a->top, false);
-    if (status == 0 && rows == 0) {
-        fprintf(stderr, "clusterdse verify: %s: no configurations in /top\n", a->store);
-        status = 1;
-    } else if (status == 0 && !packed) {
-        status = 2;
-    } else if (status == 0 &&
-               cdse_store_read_rows(store, "top", 0, (size_t)rows, packed, &diag) != 0) {
-        fprintf(stderr, "clusterdse verify: %s\n", diag.msg);
-        status = 2;
-    }
     int metric = status == 0 ? cdse_store_metric(store) : 0;
-    cdse_expr *where = NULL;
-    int system_index = -1;
-    bool measured[CDSE_MAX_SYSTEMS] = {false};
-    if (status == 0)
-        status = select_setup(a, job, &where, &system_index, measured);
     size_t feasible = 0, datasheet = 0;
-    for (uint64_t i = 0; status == 0 && i < rows; i++) {
-        cdse_record record;
-        cdse_store_unpack(packed + i * row_size, &record);
-        if (record.result.status != CDSE_ST_OK ||
-            (system_index >= 0 && record.system != system_index) ||
-            (where != NULL && !cdse_cli_where_holds(where, &record)))
-            continue;
-        feasible++;
-        if (!measured[record.system]) {
-            datasheet++;
-            continue;
-        }
-        if (cdse_topk_offer(&best, &record, cdse_record_cost(&record, metric)) != CDSE_OK)
-            status = 2;
-    }
-    cdse_expr_free(where);
+    if (status == 0)
+        status = select_best(a, job, packed, rows, metric, &best, &feasible, &datasheet);
     if (status == 0 && datasheet > 0)
         printf("# %zu of the %zu selected configurations are on systems without a measured "
                "network level: not replayed (a datasheet network has nothing of this allocation to "
@@ -254,31 +301,10 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
     if (status == 0 && (sorted == NULL || cdse_topk_sorted(&best, sorted, NULL) != CDSE_OK))
         status = 2;
     if (status == 0) {
-        size_t k = best.n;
-        cdse_verify_op *ops = calloc(k * CDSE_VERIFY_MAX_OPS + 1, sizeof *ops);
-        for (size_t i = 0; ops && i < k; i++) {
-            cdse_record r;
-            cdse_comm_plan plan;
-            cdse_verify_plan(job, sorted[i]->index, &r, &plan);
-            if (r.result.time_per_iteration_s != sorted[i]->result.time_per_iteration_s)
-                fprintf(stderr,
-                        "clusterdse verify: %s: configuration %llu evaluates to %.6g s per "
-                        "iteration, the store says %.6g s (made by another version?); replaying "
-                        "the plan of this version\n",
-                        a->store, (unsigned long long)r.index, r.result.time_per_iteration_s,
-                        sorted[i]->result.time_per_iteration_s);
-            cdse_system system; /* with the configuration's hardware-axis values */
-            cdse_record_system(job, r.index, &system);
-            int n = cdse_verify_ops(&r, &plan, &job->model[r.model], &system, world, a->max_bytes,
-                                    ops + *n_out);
-            for (int j = 0; j < n; j++)
-                ops[*n_out + j].top_rank = (int32_t)(i + 1);
-            *n_out += n;
-        }
-        *ops_out = ops;
+        plan_ops(a, job, sorted, best.n, world, ops_out, n_out);
         printf("# clusterdse verify: %s: best %zu of %zu %s (by %s), "
                "%d collectives, on %d ranks\n",
-               a->store, k, feasible - datasheet,
+               a->store, best.n, feasible - datasheet,
                a->where || a->system ? "selected configurations" : "feasible stored configurations",
                cdse_metric_name(metric), *n_out, world);
     }
@@ -293,7 +319,6 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
     return status;
 }
 
-/* Every rank: time each op; rank 0 fills the measured fields. */
 static int measure_ops(const verify_args *a, int rank, cdse_verify_op *ops, int n)
 {
     cdse_probe_plan timing;
@@ -353,12 +378,17 @@ int cdse_cmd_verify(int argc, char **argv)
         fprintf(stderr, "clusterdse verify: needs at least 2 ranks (mpirun -np N)\n");
         status = 1;
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    void *shared = ops;
+    size_t bytes = rank == 0 ? (size_t)n * sizeof *ops : 0;
+    status = cdse_share_alloc(MPI_COMM_WORLD, status, &shared, &bytes);
+    if (status == CDSE_ENOMEM) {
+        if (rank == 0)
+            fprintf(stderr, "clusterdse verify: out of memory for %d ops on a rank\n", n);
+        status = 2;
+    }
+    ops = shared;
+    n = (int)(bytes / sizeof *ops);
     if (status == 0) {
-        MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        if (rank != 0)
-            ops = calloc((size_t)n + 1, sizeof *ops);
-        MPI_Bcast(ops, n * (int)sizeof *ops, MPI_BYTE, 0, MPI_COMM_WORLD);
         if (rank == 0) {
             printf("# times in microseconds per call; pred = model for the configuration, run_pred "
                    "= model for the group and message run here; ratio = measured / run_pred\n");
@@ -387,7 +417,7 @@ int cdse_cmd_verify(int argc, char **argv)
                 free(ratios);
             }
         }
-        MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        status = cdse_share(MPI_COMM_WORLD, status, NULL, 0);
     }
     free(ops);
     if (!initialized)

@@ -7,6 +7,9 @@
 #   master_recv  rank 0 cannot allocate the buffer for the workers' results (allocated once, for
 #                the largest result a chunk can make, before any work goes out: a result is
 #                never left unreceived for want of memory)
+#   share_alloc  a rank other than 0 cannot allocate its copy of what rank 0 read (the job's text;
+#                @2: the probe section's plan, src/calibrate/calibrate.c): every rank stops with
+#                exit 2 and one message, none calls MPI_Abort (src/sweep/share.c, issue 28)
 #   store_swap_in@2, store_swap_back@1, store_progress@1  the first commit fails part-way (/top's
 #                rename into place, /counts' old table's rename back, the /progress write; which
 #                commit is first depends on timing, so later ones are not aimed at): every rank
@@ -55,6 +58,22 @@ for np in 2 3; do
     expect 2 "out of memory before the sweep could start" \
         mpirun -np "$np" -x CDSE_FAULT=master_recv "$CLUSTERDSE" sweep "$job" -o "$dir/f.h5" \
         --force --quiet --chunk 16
+done
+cat >"$dir/probe.cfg" <<'JOB'
+name = "self-calibrated";
+models = ( "llama3-8b" );
+systems = ( { base = "h100-sxm-dgx"; name = "measured"; } );
+space = { gpus = [ 8 ]; tp = [ 1, 2 ]; global_batch = [ 64 ]; };
+probe = { plan = "quick"; systems = [ "measured" ]; };
+JOB
+for np in 2 3; do
+    expect 2 "out of memory for the job's text on a rank" \
+        mpirun -np "$np" -x CDSE_FAULT=share_alloc "$CLUSTERDSE" sweep "$job" -o "$dir/f.h5" \
+        --force --quiet
+    expect 2 "out of memory for the probe plan" \
+        mpirun -np "$np" -x CDSE_FAULT=share_alloc@2 "$CLUSTERDSE" sweep "$dir/probe.cfg" \
+        -o "$dir/p.h5" --force --quiet
+    grep -q MPI_Abort "$dir/err" && { echo "sweep_alloc_faults: MPI_Abort"; exit 1; }
 done
 # Without the fault, the same build sweeps normally.
 expect 0 "" mpirun -np 2 "$CLUSTERDSE" sweep "$job" -o "$dir/f.h5" --force --quiet --chunk 16
