@@ -72,6 +72,32 @@ cat net.txt
 awk 'NR == 1 { a = $1 } END { exit !($1 <= a * (1 + 1e-9)) }' net.txt ||
     fail "network_better: the better network is slower (network_split_stage.cfg)"
 
+# last_not_slower FILE: the last row's time per iteration is no longer than the first's.
+last_not_slower() {
+    column time_per_iteration_s "$1" | tee /dev/stderr |
+        awk 'NR == 1 { a = $1 } END { exit !($1 <= a * (1 + 1e-9)) }'
+}
+
+# Issue 31, metamorphic compute_better and memory_bw_better (from tests/metamorphic/open): the
+# layer's collectives share its computation. GPT-OSS 20B, H100, cp 2, ep 2 with all-to-all overlap:
+# a higher attention efficiency (B) exposed more CP and EP time than it saved, each hiding behind
+# the same attention (was 1.85848 -> 1.86153 s); GPT-OSS 120B, B200, tp 8 with userbuffer overlap,
+# ep 4 with all-to-all overlap: a higher HBM bandwidth (B) exposed more TP and EP (was 83.8514 ->
+# 84.1286 s).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/ep_cp_share_window.cfg" --csv
+last_not_slower out.txt || fail "compute_better: the better attention is slower (ep_cp_share_window.cfg)"
+expect 0 '' "$CLUSTERDSE" eval "$jobs/tp_ep_share_window.cfg" --csv
+last_not_slower out.txt || fail "memory_bw_better: the better HBM is slower (tp_ep_share_window.cfg)"
+
+# Issue 31, metamorphic recompute_modules: GPT-3 350M, MI300X, host-bound layers; recomputing the
+# norms (B) relaunches their kernels, so it is not faster than none (was 0.139121 -> 0.139059 s,
+# then equal: the norms' launches were charged by their FLOPs, none).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/norm_recompute_launches.cfg" --csv
+column time_per_iteration_s out.txt >norms.txt
+cat norms.txt
+awk 'NR == 1 { a = $1 } END { exit !($1 > a) }' norms.txt ||
+    fail "recompute_modules: recomputing the norms is not slower (norm_recompute_launches.cfg)"
+
 # M3: GPT-3 760M, ZeRO-3, 64 B200: none, selective, full (was 0.2128, 0.2110, 0.1945 s).
 expect 0 '' "$CLUSTERDSE" eval "$jobs/recompute.cfg" --csv
 times_nondecreasing out.txt recompute || fail "M3: recomputation made the iteration faster"
