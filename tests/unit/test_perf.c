@@ -2079,7 +2079,10 @@ static cdse_system tier_sys(void)
  *                   rank 1 2 x 12596224 x 18 + 6 x 77594624 = 919031808 B;
  *   after:          rank 0 (12596224 + 22020096) x 6 + 4 x 77594624 = 518076416 B,
  *                   rank 1 2 x 12596224 x 6 + 6 x 77594624 = 616722432 B, the peak
- *   (rank 3: (12596224 + 21497856) x 6 + 77594624 + logits 4 x 512 x 2 x 20992 = 368142336 B). */
+ *   (rank 3: (12596224 + 21497856) x 6 + 77594624 + logits 4 x 512 x 2 x 20992 = 368142336 B).
+ * The tier holds what the rank that offloads the most places there: rank 0's optimizer state,
+ * (12596224 + 22020096) x 12 B (rank 1: 2 x 12596224 x 12, rank 3: (12596224 + 21497856) x 12),
+ * though rank 1 is the one reported. */
 static void test_split_peak_stage_offload(void **state)
 {
     (void)state;
@@ -2096,9 +2099,34 @@ static void test_split_peak_stage_offload(void **state)
     double layer = 12596224.0;
     assert_rel(r.mem_weights_gib, 2.0 * 2.0 * layer / GIB, 1e-12);
     assert_true(r.mem_optimizer_gib == 0.0);
-    assert_rel(r.mem_offloaded_gib, 12.0 * 2.0 * layer / GIB, 1e-12);
+    assert_rel(r.mem_offloaded_gib, 12.0 * (layer + 22020096.0) / GIB, 1e-12);
     assert_rel(r.mem_activations_gib, 6.0 * 77594624.0 / GIB, 1e-12);
     assert_rel(r.mem_total_gib, 616722432.0 / GIB + 1.5, 1e-12);
+}
+
+/* Block recomputation with activation offload: the layers that keep every activation are the ones
+ * that free HBM before the recomputed layers rebuild theirs, but with every layer offloaded
+ * (offload_layers 0) they hold nothing there, so the layer being recomputed is rebuilt beside what
+ * stays: the recomputation buffer of every-layer recomputation, s b h (34 + 5 a s / h) - 2 s b h
+ * (test_recompute_layers_memory), is charged to runtime memory (issue 31: without it recompute
+ * layers 2 of a chunk reported less memory than every layer). With offload_layers 1 the last 3
+ * layers keep theirs in HBM: no buffer. 4 layers, p = 1, recompute_layers 1. */
+static void test_recompute_layers_offload_buffer(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = tier_sys();
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    st.recompute_layers = 1;
+    st.offload = CDSE_OFFLOAD_ACTIVATIONS;
+    double kept = SBH * (34.0 + 5.0 * A * S / H), input = 2.0 * SBH;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_runtime_gib, (kept - input) / GIB, 1e-12);
+    st.offload_layers = 1;
+    eval_ok(&m, &s, &st, &r);
+    assert_true(r.mem_runtime_gib == 0.0);
 }
 
 /* Optimizer state offloaded (ZeRO-Offload, Ren et al. 2021): 12 B x 15223808 parameters of the
@@ -2131,7 +2159,12 @@ static void test_offload_optimizer(void **state)
  * test_activations_pipeline_1f1b): the first stage holds min(p, m) = 4 micro-batches of 2
  * layers, 8 s b h (34 + 5 a s / h) bytes; layer-wise offload (perf*.c) keeps two layers' worth in
  * HBM, 2 s b h (34 + 5 a s / h) (the whole of one micro-batch here), and the other 6 on the tier:
- * resident + offloaded = the activations held without offload. */
+ * resident + offloaded = the activations held without offload. The last rank holds one
+ * micro-batch, its 2 layers (two layers' worth: all of it stays) and its fp32 logits
+ * 4 s b V = 16777216 B, which are not offloaded: after offload it holds more than rank 0 and is
+ * the rank reported (issue 31: chosen before offload, rank 0 was reported, and recomputation,
+ * shrinking rank 0's passes, moved the peak to the last rank and reported more memory). The
+ * tier holds rank 0's 6 layers' worth, the most any rank places there. */
 static void test_offload_activations(void **state)
 {
     (void)state;
@@ -2143,7 +2176,7 @@ static void test_offload_activations(void **state)
     eval_ok(&m, &s, &st, &r);
     double per_layer = SBH * (34.0 + 5.0 * A * S / H);
     assert_rel(r.mem_offloaded_gib, 6.0 * per_layer / GIB, 1e-12);
-    assert_rel(r.mem_activations_gib, 2.0 * per_layer / GIB, 1e-12);
+    assert_rel(r.mem_activations_gib, (2.0 * per_layer + 4.0 * S * B * V) / GIB, 1e-12);
 }
 
 /* Activation offload traffic: every micro-batch writes its activations to the tier during its
@@ -2823,6 +2856,7 @@ int main(void)
         cmocka_unit_test(test_offload_layers_traffic),
         cmocka_unit_test(test_offload_layers_invalid),
         cmocka_unit_test(test_recompute_layers_memory),
+        cmocka_unit_test(test_recompute_layers_offload_buffer),
         cmocka_unit_test(test_recompute_layers_times),
         cmocka_unit_test(test_recompute_layers_floor),
         cmocka_unit_test(test_recompute_layers_invalid),
