@@ -392,11 +392,23 @@ typedef struct layer_windows {
     double hidden[PASSES];
 } layer_windows;
 
+/* max(0, v) and min(a, b) of finite values without the library calls fmax and fmin compile to
+ * (their NaN rules): the hot path. */
+static inline double positive(double v)
+{
+    return v > 0.0 ? v : 0.0;
+}
+
+static inline double smaller(double a, double b)
+{
+    return a < b ? a : b;
+}
+
 /* `comm` hidden behind one piece of one pass: returns the time hidden. */
 static double hide_in(layer_windows *w, int pass, int piece, double comm)
 {
     double *left = &w->left[pass][piece];
-    double h = fmax(0.0, fmin(comm, *left));
+    double h = positive(smaller(comm, *left));
     *left -= h;
     w->hidden[pass] += h;
     return h;
@@ -414,7 +426,7 @@ static double hide_spread(layer_windows *w, int first, int last, int pieces, dou
                 free_time += w->left[p][k];
     if (!(free_time > 0.0) || !(comm > 0.0))
         return 0.0;
-    double h = fmin(comm, free_time), use = h / free_time;
+    double h = smaller(comm, free_time), use = h / free_time;
     for (int p = first; p <= last; p++)
         for (int k = 0; k < PIECES; k++)
             if (pieces & (1 << k)) {
@@ -437,7 +449,7 @@ static void forward_pieces(const layer_cost *lc, double share, double piece[PIEC
     piece[PIECE_SHARED] = share * lc->shared_fwd;
     piece[PIECE_SHARED_COL] = 0.0;
     piece[PIECE_COL] = 0.0;
-    piece[PIECE_LINEAR] = share * fmax(0.0, lc->linear_fwd - lc->shared_fwd);
+    piece[PIECE_LINEAR] = share * positive(lc->linear_fwd - lc->shared_fwd);
     piece[PIECE_ATTN] = share * lc->attn_fwd;
     piece[PIECE_EW] = share * lc->ew_fwd;
 }
@@ -449,9 +461,9 @@ static void backward_pieces(const layer_cost *lc, double col, double shared_col,
                             double piece[PIECES])
 {
     piece[PIECE_SHARED_COL] = shared_col;
-    piece[PIECE_COL] = fmax(0.0, col - shared_col);
-    piece[PIECE_SHARED] = fmax(0.0, 2.0 * lc->shared_fwd - shared_col);
-    piece[PIECE_LINEAR] = fmax(0.0, 2.0 * lc->linear_fwd - col - piece[PIECE_SHARED]);
+    piece[PIECE_COL] = positive(col - shared_col);
+    piece[PIECE_SHARED] = positive(2.0 * lc->shared_fwd - shared_col);
+    piece[PIECE_LINEAR] = positive(2.0 * lc->linear_fwd - col - piece[PIECE_SHARED]);
     piece[PIECE_ATTN] = lc->attn_bwd;
     piece[PIECE_EW] = lc->ew_bwd;
 }
@@ -538,7 +550,7 @@ static void module_recompute(const env *e, const dims *x, bool moe, const layer_
         *launches += DENSE_MLP_LAUNCHES;
     }
     if (moe && (mods & CDSE_RECOMPUTE_MOE)) {
-        piece[PIECE_LINEAR] += fmax(0.0, lc->moe_fwd - lc->shared_fwd);
+        piece[PIECE_LINEAR] += positive(lc->moe_fwd - lc->shared_fwd);
         piece[PIECE_SHARED] += lc->shared_fwd;
         piece[PIECE_EW] += act;
         *flops += lc->moe_flops;
@@ -615,7 +627,7 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
     forward_pieces(lc, 1.0, w.left[PASS_FWD]);
     double col = tp_overlap ? 0.0 : lc->tp_bwd_window;
     double shared_col = col > 0.0 ? (st->sequence_parallel ? 2.0 : 1.0) * lc->shared_col : 0.0;
-    backward_pieces(lc, col, fmin(col, shared_col), w.left[PASS_BWD]);
+    backward_pieces(lc, col, smaller(col, shared_col), w.left[PASS_BWD]);
     double rec_tp, rec_cp, rec_ep;
     recompute_of(e, x, moe, lc, step, w.left[PASS_RECOMPUTE], &rec_tp, &rec_cp, &rec_ep);
 
