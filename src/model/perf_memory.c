@@ -438,7 +438,8 @@ static int split_peak_stage(const env *e, const dims *x, const stage_param_count
         /* What stays in HBM after offload decides the rank that peaks. */
         double extra = k == 2 ? logits : 0.0;
         double held = resident_activations(e, x, act[k], extra, per_mb);
-        *tier_most = fmax(*tier_most, tier_gib(e, x, &c, act[k], extra, per_mb));
+        if (e->st->offload != 0)
+            *tier_most = fmax(*tier_most, tier_gib(e, x, &c, act[k], extra, per_mb));
         double total =
             resident_state_gib(e, &c) + (1.0 + e->stk->allocator_overhead) * held / CDSE_GIB;
         if (total > best) {
@@ -499,8 +500,9 @@ void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cds
             double held_first = resident_activations(e, x, ranks[0], 0.0, per_mb);
             double held_last = resident_activations(e, x, ranks[2], logits, per_mb);
             peak = held_last > held_first ? 2 : 0;
-            tier_most = fmax(tier_gib(e, x, r, ranks[0], 0.0, per_mb),
-                             tier_gib(e, x, r, ranks[2], logits, per_mb));
+            tier_most = st->offload == 0 ? 0.0
+                                         : fmax(tier_gib(e, x, r, ranks[0], 0.0, per_mb),
+                                                tier_gib(e, x, r, ranks[2], logits, per_mb));
         }
         act = ranks[peak];
         double extra = peak == 2 ? logits : 0.0;
@@ -509,7 +511,8 @@ void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cds
         /* The tier holds what the rank that offloads the most places there (rank 0, with the most
          * passes in flight, unless the state differs), which need not be the rank reported:
          * offload_model adds what the reported rank moves. */
-        r->mem_offloaded_gib = fmax(0.0, tier_most - tier_gib(e, x, r, act, extra, per_mb));
+        r->mem_offloaded_gib =
+            st->offload == 0 ? 0.0 : fmax(0.0, tier_most - tier_gib(e, x, r, act, extra, per_mb));
     } else {
         state_memory(e, x, params, dense_b, expert_b, r);
         r->mem_offloaded_gib = 0.0;
