@@ -121,9 +121,9 @@ typedef struct layer_cost {
     double tp_bwd_overlapped, tp_bwd_window; /* the others and the GEMMs they overlap */
     double cp_fwd, cp_bwd;                   /* CP ring exchange (before overlap) */
     double cp_window_fwd, cp_window_bwd;     /* the attention time it can hide behind */
-    double ep_fwd, ep_bwd;                   /* EP dispatch + combine all-to-alls (exposed) */
-    double ep_hidden_fwd, ep_hidden_bwd;     /* computation they hide behind (overlap_hidden) */
+    double ep_fwd, ep_bwd;                   /* EP dispatch + combine (before overlap) */
     double shared_fwd;                       /* shared experts' forward GEMMs */
+    double shared_col;                       /* of which the column-parallel one (FC1) */
     /* Forward time and FLOPs of the modules fine-grained recomputation can repeat. */
     double mla_up_fwd, mla_up_flops; /* latent attention's up projections */
     double mlp_fwd, mlp_flops;       /* dense MLP GEMMs (dense layers) */
@@ -154,7 +154,7 @@ typedef struct layer_step {
     double recompute_launch; /* share of the forward pass's kernel launches repeated */
     double fwd_comm;         /* exposed communication of the forward pass alone */
     /* Computation of the forward and of the backward pass (with recomputation) that hides the
-     * layer's own collectives (TP, CP, EP): it cannot hide another stream too. */
+     * layer's own collectives (TP, CP, EP; layer_windows): it cannot hide another stream too. */
     double hidden_fwd, hidden_bwd;
 } layer_step;
 

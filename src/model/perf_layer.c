@@ -56,12 +56,6 @@
 #define DROPOUT_ADD_FWD_BYTES  7.0
 #define RESIDUAL_ADD_FWD_BYTES 6.0
 
-/* The computation of `window` that hides `comm` (exposed): that time hides nothing else. */
-static double overlap_hidden(double comm, double window)
-{
-    return fmax(0.0, comm < window ? comm : window);
-}
-
 /* The GEMM shape model (systems with a gemm_shape group). A GEMM C = A B of m x n x k runs
  * as output tiles of GEMM_TILE x GEMM_TILE, one thread block per tile, in waves of `sms` tiles
  * (NVIDIA, "Matrix Multiplication Background User's Guide", DU-09799-001: Sec. 3.1 tile
@@ -159,7 +153,7 @@ static double expert_gemm_time(const env *e, double m, double n, double k, doubl
  * imbalance of the busiest rank), shared experts on all tokens. Experts are split over TP like
  * the dense MLP (Megatron-Core expert tensor parallelism = tp). */
 static double moe_mlp_time(const env *e, const dims *x, double *flops, double *col,
-                           double *shared_time, double *shared_flops)
+                           double *shared_time, double *shared_col, double *shared_flops)
 {
     double gated = x->gpt ? 1.0 : 2.0;
     double router = perf_gemm_time(e, x->tokens, x->experts, x->h, flops);
@@ -187,6 +181,7 @@ static double moe_mlp_time(const env *e, const dims *x, double *flops, double *c
         elementwise += rows * x->experts / x->e * x->h * MOE_SORT_BYTES / e->hbm;
     *col = fc1 + shared_fc1;
     *shared_time = shared_fc1 + shared_fc2;
+    *shared_col = shared_fc1;
     return router + fc1 + fc2 + shared_fc1 + shared_fc2 + elementwise;
 }
 
@@ -239,7 +234,8 @@ static void linear_costs(const env *e, const dims *x, bool moe, layer_cost *c,
     c->attn_linear_flops = f;
     double mlp, mlp_col, attention_flops = f, mlp_flops = 0.0;
     if (moe) {
-        mlp = moe_mlp_time(e, x, &mlp_flops, &mlp_col, &c->shared_fwd, &c->shared_flops);
+        mlp = moe_mlp_time(e, x, &mlp_flops, &mlp_col, &c->shared_fwd, &c->shared_col,
+                           &c->shared_flops);
         c->moe_fwd = mlp;
         c->moe_flops = mlp_flops;
     } else {
@@ -257,32 +253,14 @@ static void linear_costs(const env *e, const dims *x, bool moe, layer_cost *c,
 }
 
 /* Dispatch and combine all-to-alls (plan_ep_comm): forward dispatch + combine, backward the
- * two again on gradients; exposed unless the strategy overlaps them with the shared experts'
- * GEMMs or with the other micro-batch's computation (the layer's forward and backward).
- * Called after the computation costs of the layer are set. */
+ * two again on gradients, before any overlap (layer_step_of hides them with the strategy's
+ * moe_overlap). */
 static void ep_costs(const env *e, const dims *x, layer_cost *c)
 {
     if (x->e <= 1.0)
         return;
-    double fwd = e->comm.ep_dispatch + e->comm.ep_combine;
-    double bwd = 2.0 * e->comm.ep_combine;
-    c->ep_fwd = fwd;
-    c->ep_bwd = bwd;
-    c->ep_hidden_fwd = c->ep_hidden_bwd = 0.0;
-    if (e->st->moe_overlap == CDSE_MOE_OVERLAP_SHARED) {
-        c->ep_fwd = exposed(fwd, c->shared_fwd);
-        c->ep_bwd = exposed(bwd, 2.0 * c->shared_fwd);
-        c->ep_hidden_fwd = overlap_hidden(fwd, c->shared_fwd);
-        c->ep_hidden_bwd = overlap_hidden(bwd, 2.0 * c->shared_fwd);
-    } else if (e->st->moe_overlap == CDSE_MOE_OVERLAP_A2A) {
-        double window = 3.0 * c->linear_fwd + c->attn_fwd + c->attn_bwd + c->ew_fwd + c->ew_bwd;
-        double all = exposed(fwd + bwd, window);
-        double hidden = overlap_hidden(fwd + bwd, window);
-        c->ep_fwd = all * fwd / (fwd + bwd);
-        c->ep_bwd = all - c->ep_fwd;
-        c->ep_hidden_fwd = hidden * fwd / (fwd + bwd);
-        c->ep_hidden_bwd = hidden - c->ep_hidden_fwd;
-    }
+    c->ep_fwd = e->comm.ep_dispatch + e->comm.ep_combine;
+    c->ep_bwd = 2.0 * e->comm.ep_combine;
 }
 
 /* Flash attention with latent attention's head dimensions or sliding windows: 2 FLOPs per
@@ -495,44 +473,216 @@ static void layer_costs(const env *e, const dims *x, bool moe, layer_cost *c,
         ep_costs(e, x, c);
 }
 
+/* The computation of one layer and micro-batch behind which its collectives can run, per pass
+ * (the forward pass, the backward pass, and the forward work recomputation repeats in the
+ * backward pass), in pieces that no two collectives' windows cut differently. */
+enum {
+    PIECE_SHARED,     /* shared experts' GEMMs outside TP's backward window */
+    PIECE_SHARED_COL, /* shared experts' GEMMs inside it (their FC1, backward) */
+    PIECE_COL,        /* the other GEMMs of TP's backward window (column-parallel, backward) */
+    PIECE_LINEAR,     /* every other linear layer (projections, MLP, router, experts) */
+    PIECE_ATTN,       /* attention core */
+    PIECE_EW,         /* memory-bound element-wise kernels */
+    PIECES
+};
+enum { PASS_FWD, PASS_BWD, PASS_RECOMPUTE, PASSES };
+#define LINEAR_PIECES                                                                              \
+    ((1 << PIECE_SHARED) | (1 << PIECE_SHARED_COL) | (1 << PIECE_COL) | (1 << PIECE_LINEAR))
+#define ALL_PIECES ((1 << PIECES) - 1)
+
+/* The layer's collectives share its computation (issue 31: each hiding behind the whole of a
+ * window it shared with another, a shorter computation exposed up to twice what it saved): what
+ * hides one collective's time does not hide another's. They take their windows narrowest first,
+ * each from what the earlier ones left (layer_step_of): the CP ring behind the attention core of
+ * its pass; EP behind the shared experts and TP's overlapped backward collectives behind the
+ * column-parallel GEMMs, each in its own pieces first, then in the one they share; TP with
+ * userbuffer overlap behind the linear GEMMs; EP with 1F1B all-to-all overlap behind all of it.
+ * Together they hide the most their windows allow (windows nested or, for the pair, sharing one
+ * piece), and when any piece shrinks no collective hides more and no piece has more left, so
+ * less computation never exposes more than it saves. `left` holds what is free of each piece,
+ * `hidden` per pass the computation that hides a collective. */
+typedef struct layer_windows {
+    double left[PASSES][PIECES];
+    double hidden[PASSES];
+} layer_windows;
+
+/* max(0, v) and min(a, b) of finite values without the library calls fmax and fmin compile to
+ * (their NaN rules): the hot path. */
+static inline double positive(double v)
+{
+    return v > 0.0 ? v : 0.0;
+}
+
+static inline double smaller(double a, double b)
+{
+    return a < b ? a : b;
+}
+
+/* `comm` hidden behind one piece of one pass: returns the time hidden. */
+static double hide_in(layer_windows *w, int pass, int piece, double comm)
+{
+    double *left = &w->left[pass][piece];
+    double h = positive(smaller(comm, *left));
+    *left -= h;
+    w->hidden[pass] += h;
+    return h;
+}
+
+/* `comm` hidden behind `pieces` (a mask) of the passes first..last, the same share of each:
+ * then what is left of each piece grows with every piece, so no pass is left less free time by
+ * a longer computation in another. Returns the time hidden. */
+static double hide_spread(layer_windows *w, int first, int last, int pieces, double comm)
+{
+    double free_time = 0.0;
+    for (int p = first; p <= last; p++)
+        for (int k = 0; k < PIECES; k++)
+            if (pieces & (1 << k))
+                free_time += w->left[p][k];
+    if (!(free_time > 0.0) || !(comm > 0.0))
+        return 0.0;
+    double h = smaller(comm, free_time), use = h / free_time;
+    for (int p = first; p <= last; p++)
+        for (int k = 0; k < PIECES; k++)
+            if (pieces & (1 << k)) {
+                double t = w->left[p][k] * use;
+                w->left[p][k] -= t;
+                w->hidden[p] += t;
+            }
+    return h;
+}
+
+/* What a collective of `comm` costs when `hidden` of it runs behind computation (exposed). */
+static double exposed_part(double comm, double hidden)
+{
+    return comm - hidden + OVERLAP_INTERFERENCE * hidden;
+}
+
+/* The forward pass's pieces, scaled by `share` (the layers full recomputation runs again). */
+static void forward_pieces(const layer_cost *lc, double share, double piece[PIECES])
+{
+    piece[PIECE_SHARED] = share * lc->shared_fwd;
+    piece[PIECE_SHARED_COL] = 0.0;
+    piece[PIECE_COL] = 0.0;
+    piece[PIECE_LINEAR] = share * positive(lc->linear_fwd - lc->shared_fwd);
+    piece[PIECE_ATTN] = share * lc->attn_fwd;
+    piece[PIECE_EW] = share * lc->ew_fwd;
+}
+
+/* The backward pass's pieces (data- and weight-gradient GEMMs, each as long as the forward one):
+ * `col` the GEMMs behind which TP's backward collectives run (tp_costs' window; 0 when TP
+ * overlaps otherwise), `shared_col` the shared experts' part of them. */
+static void backward_pieces(const layer_cost *lc, double col, double shared_col,
+                            double piece[PIECES])
+{
+    piece[PIECE_SHARED_COL] = shared_col;
+    piece[PIECE_COL] = positive(col - shared_col);
+    piece[PIECE_SHARED] = positive(2.0 * lc->shared_fwd - shared_col);
+    piece[PIECE_LINEAR] = positive(2.0 * lc->linear_fwd - col - piece[PIECE_SHARED]);
+    piece[PIECE_ATTN] = lc->attn_bwd;
+    piece[PIECE_EW] = lc->ew_bwd;
+}
+
+/* Kernel launches of a layer's forward pass, by module (the host's launch time of the kernels
+ * recomputation repeats is their share of the forward's, layer_step's recompute_launch): one per
+ * GEMM (cuBLAS), per norm (one fused LayerNorm/RMSNorm kernel: apex FusedLayerNorm, Transformer
+ * Engine's layernorm/rmsnorm forward), per activation function (Megatron's fused bias-GeLU and
+ * bias-SwiGLU) and per residual add (fused bias-dropout-add); the attention core one fused
+ * kernel with flash attention, four without (Megatron-LM CoreAttention: baddbmm, fused
+ * scale-mask-softmax, dropout, bmm); latent attention's down projections, latent norms and up
+ * projections (Megatron-Core MLASelfAttention); the MoE MLP's router GEMM, fused top-k softmax,
+ * permutation, grouped FC1, activation, grouped FC2 and unpermutation (Megatron-Core
+ * moe/router.py, token_dispatcher.py, experts.py GroupedMLP), the sort by local expert and back
+ * with several local experts (MOE_SORT_BYTES), and the shared experts' FC1, activation, FC2. */
+#define NORM_LAUNCHES         2.0 /* the layer's two norms */
+#define RESIDUAL_ADD_LAUNCHES 2.0
+#define FLASH_CORE_LAUNCHES   1.0
+#define UNFUSED_CORE_LAUNCHES 4.0
+#define DENSE_MLP_LAUNCHES    3.0
+#define MOE_MLP_LAUNCHES      7.0
+#define MOE_SORT_LAUNCHES     2.0
+#define ACTIVATION_LAUNCHES   1.0
+
+static double core_launches(const env *e)
+{
+    return e->st->flash_attention ? FLASH_CORE_LAUNCHES : UNFUSED_CORE_LAUNCHES;
+}
+
+/* Latent attention's up projections (the recompute module mla_up_proj). */
+static double mla_up_launches(const dims *x)
+{
+    return x->mla ? (x->q_rank > 0.0 ? 2.0 : 1.0) : 0.0;
+}
+
+static double shared_expert_launches(const dims *x)
+{
+    return x->shared > 0.0 ? DENSE_MLP_LAUNCHES : 0.0;
+}
+
+static double moe_mlp_launches(const dims *x)
+{
+    return MOE_MLP_LAUNCHES + (x->experts / x->e > 1.0 ? MOE_SORT_LAUNCHES : 0.0) +
+           shared_expert_launches(x);
+}
+
+static double layer_launches(const env *e, const dims *x, bool moe)
+{
+    /* QKV and output projection; latent attention: the query's down projection, norm and up
+     * projection (or its one projection), the key/value's three, the output projection. */
+    double attention = x->mla ? (x->q_rank > 0.0 ? 3.0 : 1.0) + 3.0 + 1.0 : 2.0;
+    double mlp = moe ? moe_mlp_launches(x) : DENSE_MLP_LAUNCHES;
+    return NORM_LAUNCHES + RESIDUAL_ADD_LAUNCHES + attention + core_launches(e) + mlp;
+}
+
 /* Forward work that fine-grained recomputation repeats in the backward pass (the modules of
- * module_savings): their forward kernels, and with `moe` the dispatch and combine again.
- * core_attn adds nothing when `selective` already repeats the attention core (not under the
- * stack's per-op policy, which keeps the attention output). */
-static void module_recompute(const env *e, bool moe, const layer_cost *lc, layer_step *step)
+ * module_savings), added to the pieces `piece` of its pass: their forward kernels (`flops`,
+ * `launches` their FLOPs and kernel launches), and with `moe` the dispatch and combine again
+ * (`ep`, before overlap). core_attn adds nothing when `selective` already repeats the attention
+ * core (not under the stack's per-op policy, which keeps the attention output). */
+static void module_recompute(const env *e, const dims *x, bool moe, const layer_cost *lc,
+                             double piece[PIECES], double *ep, double *flops, double *launches)
 {
     int mods = e->st->recompute_modules;
-    double t = 0.0, f = 0.0;
+    double act = lc->act_bytes / e->hbm;
     bool core_repeated = e->st->recompute == CDSE_RECOMPUTE_SELECTIVE &&
                          e->stk->selective_policy == CDSE_SELECTIVE_ATTENTION_CORE;
     if ((mods & CDSE_RECOMPUTE_CORE_ATTN) && !core_repeated) {
-        t += lc->attn_fwd;
-        f += lc->attn_flops_fwd;
+        piece[PIECE_ATTN] += lc->attn_fwd;
+        *flops += lc->attn_flops_fwd;
+        *launches += core_launches(e);
     }
-    if (mods & CDSE_RECOMPUTE_LAYERNORM)
-        t += lc->norm_bytes / e->hbm;
+    if (mods & CDSE_RECOMPUTE_LAYERNORM) {
+        piece[PIECE_EW] += lc->norm_bytes / e->hbm;
+        *launches += NORM_LAUNCHES;
+    }
     if (mods & CDSE_RECOMPUTE_MLA_UP_PROJ) {
-        t += lc->mla_up_fwd;
-        f += lc->mla_up_flops;
+        piece[PIECE_LINEAR] += lc->mla_up_fwd;
+        *flops += lc->mla_up_flops;
+        *launches += mla_up_launches(x);
     }
     if (!moe && (mods & CDSE_RECOMPUTE_MLP)) {
-        t += lc->mlp_fwd + lc->act_bytes / e->hbm;
-        f += lc->mlp_flops;
+        piece[PIECE_LINEAR] += lc->mlp_fwd;
+        piece[PIECE_EW] += act;
+        *flops += lc->mlp_flops;
+        *launches += DENSE_MLP_LAUNCHES;
     }
     if (moe && (mods & CDSE_RECOMPUTE_MOE)) {
-        t += lc->moe_fwd + lc->act_bytes / e->hbm;
-        f += lc->moe_flops;
-        step->ep += lc->ep_fwd;
+        piece[PIECE_LINEAR] += positive(lc->moe_fwd - lc->shared_fwd);
+        piece[PIECE_SHARED] += lc->shared_fwd;
+        piece[PIECE_EW] += act;
+        *flops += lc->moe_flops;
+        *ep += lc->ep_fwd;
+        *launches += moe_mlp_launches(x);
     } else if (moe) {
-        if (mods & CDSE_RECOMPUTE_MOE_ACT)
-            t += lc->act_bytes / e->hbm;
+        if (mods & CDSE_RECOMPUTE_MOE_ACT) {
+            piece[PIECE_EW] += act;
+            *launches += ACTIVATION_LAUNCHES;
+        }
         if (mods & CDSE_RECOMPUTE_SHARED_EXPERTS) {
-            t += lc->shared_fwd;
-            f += lc->shared_flops;
+            piece[PIECE_SHARED] += lc->shared_fwd;
+            *flops += lc->shared_flops;
+            *launches += shared_expert_launches(x);
         }
     }
-    step->recompute += t;
-    step->recompute_flops += f;
 }
 
 /* torchtitan's per-op selective checkpointing (selective_policy "op"): the forward kernels whose
@@ -544,82 +694,152 @@ static void module_recompute(const env *e, bool moe, const layer_cost *lc, layer
  * run again, and every element-wise kernel (norms, rotary, SwiGLU, residual adds, FP8 casts),
  * none of which the policy keeps. FP8 linears count too: torchao's Float8Linear calls aten.mm
  * on Float8Tensor operands (torchao/float8/float8_linear.py at eab345c), which the policy sees
- * before the subclass dispatches it. */
-static void op_policy_recompute(const dims *x, const layer_cost *lc, layer_step *step)
+ * before the subclass dispatches it. Added to the recomputed pass's pieces; `flops` and
+ * `launches` receive its FLOPs and kernel launches (the GEMMs wk, wo, w3 and the norms, residual
+ * adds and activation of layer_launches). */
+static void op_policy_recompute(const dims *x, const layer_cost *lc, double piece[PIECES],
+                                double *flops, double *launches)
 {
     double q_out = x->q / x->t, kv_out = x->kv_local * x->dh, ffn = x->ffn / x->t;
     double qkv_width = q_out + 2.0 * kv_out;
     double wk = qkv_width > 0.0 ? lc->qkv_fwd * kv_out / qkv_width : 0.0;
     /* FC1 is w1 and w3 side by side in a gated MLP; a plain MLP has no w3. */
     double w3 = x->gpt ? 0.0 : 0.5 * (lc->col_gemm - lc->qkv_fwd);
-    step->recompute = wk + lc->proj_fwd + w3 + lc->ew_fwd;
-    step->recompute_flops = 2.0 * x->tokens * x->h * (kv_out + q_out + (x->gpt ? 0.0 : ffn));
+    piece[PIECE_LINEAR] += wk + lc->proj_fwd + w3;
+    piece[PIECE_EW] += lc->ew_fwd;
+    *flops += 2.0 * x->tokens * x->h * (kv_out + q_out + (x->gpt ? 0.0 : ffn));
+    *launches +=
+        2.0 + (x->gpt ? 0.0 : 1.0) + NORM_LAUNCHES + RESIDUAL_ADD_LAUNCHES + ACTIVATION_LAUNCHES;
 }
 
-/* Forward collectives are on the critical path; backward TP collectives overlap the
- * weight-gradient GEMMs (Megatron-LM's asynchronous TP all-reduce), CP exchanges overlap the
- * attention core; full recomputation repeats the forward pass with its collectives. */
-/* `out` receives the layer's costs; `known` as in linear_costs. */
+/* The recomputation of a layer into `step` (recompute, its FLOPs and share of the forward's
+ * launches) and into the pieces of the recomputed pass; `tp`, `cp`, `ep` receive the collectives
+ * it repeats (before overlap). Full recomputation runs the recomputed layers' forward pass again
+ * with its collectives; selective the attention core (with flash attention that saves no memory,
+ * the core keeps no score matrix, but still costs the forward kernel: Megatron-Core checkpoints
+ * core attention whatever its kernel); recompute_modules their modules. */
+static void recompute_of(const env *e, const dims *x, bool moe, const layer_cost *lc,
+                         layer_step *step, double piece[PIECES], double *tp, double *cp, double *ep)
+{
+    const cdse_strategy *st = e->st;
+    *tp = *cp = *ep = 0.0;
+    if (st->recompute == CDSE_RECOMPUTE_FULL) {
+        double share = recomputed_share(st, x->stage_layers);
+        forward_pieces(lc, share, piece);
+        *tp = share * lc->tp_fwd;
+        *cp = share * lc->cp_fwd;
+        *ep = share * lc->ep_fwd;
+        step->recompute = share * step->fwd;
+        step->recompute_flops = share * lc->flops_fwd;
+        step->recompute_launch = share;
+        return;
+    }
+    double flops = 0.0, launches = 0.0;
+    if (st->recompute == CDSE_RECOMPUTE_SELECTIVE &&
+        e->stk->selective_policy == CDSE_SELECTIVE_OP) {
+        op_policy_recompute(x, lc, piece, &flops, &launches);
+    } else if (st->recompute == CDSE_RECOMPUTE_SELECTIVE) {
+        piece[PIECE_ATTN] = lc->attn_fwd;
+        flops = lc->attn_flops_fwd;
+        launches = core_launches(e);
+    }
+    if (st->recompute_modules != 0)
+        module_recompute(e, x, moe, lc, piece, ep, &flops, &launches);
+    double t = 0.0;
+    for (int k = 0; k < PIECES; k++)
+        t += piece[k];
+    step->recompute = t;
+    step->recompute_flops = flops;
+    step->recompute_launch = launches > 0.0 ? launches / layer_launches(e, x, moe) : 0.0;
+}
+
+/* Forward collectives are on the critical path unless the strategy overlaps them; backward TP
+ * collectives overlap the weight-gradient GEMMs (Megatron-LM's asynchronous TP all-reduce), CP
+ * exchanges the attention core, EP all-to-alls what moe_overlap gives them; the collectives of a
+ * layer share its computation (layer_windows). `out` receives the layer's costs; `known` as in
+ * linear_costs. */
 static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *step, layer_cost *out,
                           const layer_cost *known)
 {
     layer_costs(e, x, moe, out, known);
     const layer_cost *lc = out;
-    double tp_fwd = lc->tp_fwd;
-    double cp_fwd = exposed(lc->cp_fwd, lc->cp_window_fwd);
-    double hidden_fwd = overlap_hidden(lc->cp_fwd, lc->cp_window_fwd) + lc->ep_hidden_fwd;
-    double hidden_bwd = overlap_hidden(lc->cp_bwd, lc->cp_window_bwd) + lc->ep_hidden_bwd;
+    const cdse_strategy *st = e->st;
+    bool tp_overlap = st->tp_comm_overlap && e->stk->overlap_tp_comm;
+    int ep_overlap = moe ? st->moe_overlap : CDSE_MOE_OVERLAP_NONE;
     step->fwd = lc->linear_fwd + lc->attn_fwd + lc->ew_fwd;
     step->bwd = 2.0 * lc->linear_fwd + lc->attn_bwd + lc->ew_bwd;
-    if (e->st->tp_comm_overlap && e->stk->overlap_tp_comm) {
-        /* Every TP collective is split into chunks pipelined with the GEMM it feeds or drains
-         * (Transformer Engine userbuffers; Wang et al. 2022, "Overlap Communication with Dependent
-         * Computation via Decomposition"): hidden behind all linear GEMMs of the layer. */
-        double all = tp_fwd + lc->tp_bwd_exposed + lc->tp_bwd_overlapped;
-        double tp_hidden_fwd = overlap_hidden(tp_fwd, lc->linear_fwd);
-        hidden_fwd += tp_hidden_fwd;
-        hidden_bwd += overlap_hidden(all, 3.0 * lc->linear_fwd) - tp_hidden_fwd;
-        tp_fwd = exposed(tp_fwd, lc->linear_fwd);
-        step->tp = exposed(all, 3.0 * lc->linear_fwd);
+    layer_windows w;
+    memset(&w, 0, sizeof w);
+    forward_pieces(lc, 1.0, w.left[PASS_FWD]);
+    double col = tp_overlap ? 0.0 : lc->tp_bwd_window;
+    double shared_col = col > 0.0 ? (st->sequence_parallel ? 2.0 : 1.0) * lc->shared_col : 0.0;
+    backward_pieces(lc, col, smaller(col, shared_col), w.left[PASS_BWD]);
+    double rec_tp, rec_cp, rec_ep;
+    recompute_of(e, x, moe, lc, step, w.left[PASS_RECOMPUTE], &rec_tp, &rec_cp, &rec_ep);
+
+    /* CP: the ring exchange behind the attention core of its pass, at most its window
+     * (cp_costs: all of the attention, or per ring step one block of it). */
+    double cp_rec_window = recomputed_share(st, x->stage_layers) * lc->cp_window_fwd;
+    double cp_fwd = exposed_part(
+        lc->cp_fwd, hide_in(&w, PASS_FWD, PIECE_ATTN, smaller(lc->cp_fwd, lc->cp_window_fwd)));
+    step->cp =
+        cp_fwd +
+        exposed_part(lc->cp_bwd,
+                     hide_in(&w, PASS_BWD, PIECE_ATTN, smaller(lc->cp_bwd, lc->cp_window_bwd))) +
+        exposed_part(rec_cp,
+                     hide_in(&w, PASS_RECOMPUTE, PIECE_ATTN, smaller(rec_cp, cp_rec_window)));
+
+    /* EP behind the shared experts of its pass; in the backward pass beside TP's overlapped
+     * collectives, each first in its own piece, then in the one they share. */
+    bool ep_shared = ep_overlap == CDSE_MOE_OVERLAP_SHARED;
+    double ep_fwd_hidden = 0.0, ep_bwd_hidden = 0.0, ep_rec_hidden = 0.0;
+    if (ep_shared) {
+        ep_fwd_hidden = hide_in(&w, PASS_FWD, PIECE_SHARED, lc->ep_fwd);
+        ep_rec_hidden = hide_in(&w, PASS_RECOMPUTE, PIECE_SHARED, rec_ep);
+    }
+    double tp_overlapped = tp_overlap ? 0.0 : lc->tp_bwd_overlapped;
+    double ep_bwd = ep_shared ? lc->ep_bwd : 0.0;
+    double tp_hidden = hide_in(&w, PASS_BWD, PIECE_COL, tp_overlapped);
+    ep_bwd_hidden = hide_in(&w, PASS_BWD, PIECE_SHARED, ep_bwd);
+    tp_hidden += hide_in(&w, PASS_BWD, PIECE_SHARED_COL, tp_overlapped - tp_hidden);
+    ep_bwd_hidden += hide_in(&w, PASS_BWD, PIECE_SHARED_COL, ep_bwd - ep_bwd_hidden);
+
+    /* TP: forward and recomputed collectives exposed, the backward ones behind their GEMMs; with
+     * userbuffer overlap every TP collective is split into chunks pipelined with the GEMM it
+     * feeds or drains (Transformer Engine userbuffers; Wang et al. 2022, "Overlap Communication
+     * with Dependent Computation via Decomposition"): behind the linear GEMMs of its pass. */
+    double tp_fwd = lc->tp_fwd;
+    if (tp_overlap) {
+        double bwd = lc->tp_bwd_exposed + lc->tp_bwd_overlapped;
+        tp_fwd = exposed_part(tp_fwd, hide_spread(&w, PASS_FWD, PASS_FWD, LINEAR_PIECES, tp_fwd));
+        step->tp =
+            tp_fwd + exposed_part(bwd, hide_spread(&w, PASS_BWD, PASS_BWD, LINEAR_PIECES, bwd)) +
+            exposed_part(rec_tp,
+                         hide_spread(&w, PASS_RECOMPUTE, PASS_RECOMPUTE, LINEAR_PIECES, rec_tp));
     } else {
-        step->tp = tp_fwd + lc->tp_bwd_exposed + exposed(lc->tp_bwd_overlapped, lc->tp_bwd_window);
-        hidden_bwd += overlap_hidden(lc->tp_bwd_overlapped, lc->tp_bwd_window);
+        step->tp =
+            lc->tp_fwd + lc->tp_bwd_exposed + exposed_part(tp_overlapped, tp_hidden) + rec_tp;
     }
-    step->cp = cp_fwd + exposed(lc->cp_bwd, lc->cp_window_bwd);
-    step->ep = lc->ep_fwd + lc->ep_bwd;
-    step->recompute = 0.0;
-    step->recompute_flops = 0.0;
-    if (e->st->recompute == CDSE_RECOMPUTE_FULL) {
-        /* The recomputed layers' forward again, with its collectives. */
-        double share = recomputed_share(e->st, x->stage_layers);
-        step->recompute = share * step->fwd;
-        step->tp += share * tp_fwd;
-        step->cp += share * cp_fwd;
-        step->ep += share * lc->ep_fwd;
-        hidden_bwd += share * hidden_fwd;
-        step->recompute_flops = share * lc->flops_fwd;
-    } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE &&
-               e->stk->selective_policy == CDSE_SELECTIVE_OP) {
-        op_policy_recompute(x, lc, step);
-    } else if (e->st->recompute == CDSE_RECOMPUTE_SELECTIVE) {
-        /* The attention core is checkpointed and run again in the backward pass; with flash
-         * attention that saves no memory (the core keeps no score matrix) but still costs the
-         * forward kernel (Megatron-Core checkpoints core attention whatever its kernel). */
-        step->recompute = lc->attn_fwd;
-        step->recompute_flops = lc->attn_flops_fwd;
+
+    /* EP: exposed; behind the shared experts; or, with 1F1B all-to-all overlap (the dispatch and
+     * combine of one micro-batch run during another's computation), behind all of the layer's
+     * computation that is left, the forward's share of it in proportion to its all-to-alls. */
+    double ep_fwd;
+    if (ep_overlap == CDSE_MOE_OVERLAP_A2A) {
+        double all = lc->ep_fwd + lc->ep_bwd + rec_ep;
+        step->ep = exposed_part(all, hide_spread(&w, PASS_FWD, PASS_RECOMPUTE, ALL_PIECES, all));
+        ep_fwd = all > 0.0 ? step->ep * lc->ep_fwd / all : 0.0;
+    } else if (ep_shared) {
+        ep_fwd = exposed_part(lc->ep_fwd, ep_fwd_hidden);
+        step->ep =
+            ep_fwd + exposed_part(lc->ep_bwd, ep_bwd_hidden) + exposed_part(rec_ep, ep_rec_hidden);
+    } else {
+        ep_fwd = lc->ep_fwd;
+        step->ep = lc->ep_fwd + lc->ep_bwd + rec_ep;
     }
-    if (e->st->recompute != CDSE_RECOMPUTE_FULL && e->st->recompute_modules != 0) {
-        module_recompute(e, moe, lc, step);
-        if (moe && (e->st->recompute_modules & CDSE_RECOMPUTE_MOE))
-            hidden_bwd += lc->ep_hidden_fwd; /* the dispatch and combine again */
-    }
-    step->hidden_fwd = hidden_fwd;
-    step->hidden_bwd = hidden_bwd;
-    /* The host launches the recomputed kernels again: their share of the forward pass's launches
-     * is taken as the share of its FLOPs they repeat (all of them with full recomputation), a
-     * figure of the layer's shape only, so no faster GPU changes it. */
-    step->recompute_launch = lc->flops_fwd > 0.0 ? step->recompute_flops / lc->flops_fwd : 0.0;
-    step->fwd_comm = tp_fwd + cp_fwd + lc->ep_fwd;
+    step->hidden_fwd = w.hidden[PASS_FWD];
+    step->hidden_bwd = w.hidden[PASS_BWD] + w.hidden[PASS_RECOMPUTE];
+    step->fwd_comm = tp_fwd + cp_fwd + ep_fwd;
 }
 
 /* The average layer of a stage: MoE layers are spread evenly over the pipeline stages. */

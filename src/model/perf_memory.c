@@ -199,13 +199,18 @@ static double stage_layer_bytes(const env *e, const dims *x, bool moe)
  * recompute_modules their modules' activations. With block recomputation of fewer than a chunk's
  * layers nothing is added: the backward pass reaches a chunk's first (recomputed) layers after its
  * last layers, which keep every activation, freed at least one layer's worth of the same
- * micro-batch. */
+ * micro-batch; unless activation offload moved every layer's to the tier (offload_layers 0), when
+ * nothing of them was in HBM to free (issue 31: without the buffer, recomputing fewer layers
+ * reported less memory than recomputing all). */
 double perf_recompute_buffer(const env *e, const dims *x)
 {
     const cdse_strategy *st = e->st;
     if (st->recompute == CDSE_RECOMPUTE_NONE && st->recompute_modules == 0)
         return 0.0;
-    if (st->recompute == CDSE_RECOMPUTE_FULL && recomputed_share(st, x->stage_layers) < 1.0)
+    bool every_layer_offloaded = (st->offload & CDSE_OFFLOAD_ACTIVATIONS) &&
+                                 perf_tier_bandwidth(e->sys) > 0.0 && st->offload_layers <= 0;
+    if (st->recompute == CDSE_RECOMPUTE_FULL && recomputed_share(st, x->stage_layers) < 1.0 &&
+        !every_layer_offloaded)
         return 0.0;
     double buffer = 0.0;
     for (int moe = 0; moe < 2; moe++) {
@@ -465,15 +470,25 @@ static double resident_state_gib(const env *e, const cdse_result *c)
            c->mem_fp8_cache_gib;
 }
 
+/* GiB a rank with the state of `c` and `act` activation bytes (`extra` of them not per pass)
+ * places on the second tier: what offload_model moves of it. */
+static double tier_gib(const env *e, const dims *x, const cdse_result *c, double act, double extra,
+                       double per_mb)
+{
+    double gib = (offloads(e, CDSE_OFFLOAD_WEIGHTS) ? c->mem_weights_gib : 0.0) +
+                 (offloads(e, CDSE_OFFLOAD_OPTIMIZER) ? c->mem_optimizer_gib : 0.0);
+    return gib + (act - resident_activations(e, x, act, extra, per_mb)) / CDSE_GIB;
+}
+
 /* Under the embedding-aware split the ranks differ in what they hold: rank 0 one layer fewer and
  * the embedding, the middle ranks full stages, the last rank one layer fewer and the output
  * layer (untied, or the tied embedding's copy: Megatron keeps the word embedding on both ends).
  * Of ranks 0, 1 and the last, the one with the most memory left in HBM after offload (with the
  * allocator's share of the activations, memory's runtime term): its state into `r`, its index in
- * `act` returned. */
+ * `act` returned; `tier_most` receives the most any of them places on the tier (tier_gib). */
 static int split_peak_stage(const env *e, const dims *x, const stage_param_count *params,
                             const double dense_b[3], const double expert_b[3], const double act[3],
-                            double logits, double per_mb, cdse_result *r)
+                            double logits, double per_mb, cdse_result *r, double *tier_most)
 {
     double layer_dense = params->dense / x->stage_layers;
     double layer_experts = params->experts / x->stage_layers;
@@ -485,13 +500,17 @@ static int split_peak_stage(const env *e, const dims *x, const stage_param_count
     };
     double best = -1.0;
     int peak = 0;
+    *tier_most = 0.0;
     for (int k = 0; k < 3; k++) {
         if (k == 1 && x->p <= 2.0)
             continue; /* with two stages there is no middle rank */
         cdse_result c = *r;
         state_memory(e, x, &stage[k], dense_b, expert_b, &c);
         /* What stays in HBM after offload decides the rank that peaks. */
-        double held = resident_activations(e, x, act[k], k == 2 ? logits : 0.0, per_mb);
+        double extra = k == 2 ? logits : 0.0;
+        double held = resident_activations(e, x, act[k], extra, per_mb);
+        if (e->st->offload != 0)
+            *tier_most = fmax(*tier_most, tier_gib(e, x, &c, act[k], extra, per_mb));
         double total =
             resident_state_gib(e, &c) + (1.0 + e->stk->allocator_overhead) * held / CDSE_GIB;
         if (total > best) {
@@ -505,7 +524,9 @@ static int split_peak_stage(const env *e, const dims *x, const stage_param_count
 
 /* Memory of the stage that peaks. `params` receives the parameter counts, `updated` the parameters
  * this GPU updates in the optimizer step, `act_per_mb` the activation bytes of one micro-batch and
- * `in_flight_out` the micro-batches whose activations are held at once. */
+ * `in_flight_out` the micro-batches whose activations are held at once; `r` the stage's figures,
+ * with mem_offloaded_gib what another rank places on the tier beyond it (offload_model adds the
+ * stage's own). */
 void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cdse_result *r,
                        stage_param_count *params, double *updated, double *act_per_mb,
                        double *in_flight_out)
@@ -537,28 +558,40 @@ void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cds
     if (x->p > 1.0) {
         double ranks[3];
         rank_activations(x, per_mb, logits, cdse_split_embedding(st), ranks);
-        /* Without the split the rank with the most activations before offload (rank 0: most
-         * passes; the last rank: logits) is kept, with rank 0's state. With activation offload
-         * the last rank's resident logits can exceed rank 0's resident passes: that case is not
-         * distinguished (the logits of one micro-batch at most). */
+        /* The rank with the most activations left in HBM after offload (issue 31: chosen before
+         * it, the last rank's logits, which stay, lost to rank 0's passes, which leave, and more
+         * recomputation could report more memory). */
         int peak;
+        double tier_most;
         if (cdse_split_embedding(st)) {
-            peak = split_peak_stage(e, x, params, dense_b, expert_b, ranks, logits, per_mb, r);
+            peak = split_peak_stage(e, x, params, dense_b, expert_b, ranks, logits, per_mb, r,
+                                    &tier_most);
         } else { /* rank 0 holds the most passes and the embedding, the last rank the logits */
-            peak = ranks[2] > ranks[0] ? 2 : 0;
             state_memory(e, x, params, dense_b, expert_b, r);
+            double held_first = resident_activations(e, x, ranks[0], 0.0, per_mb);
+            double held_last = resident_activations(e, x, ranks[2], logits, per_mb);
+            peak = held_last > held_first ? 2 : 0;
+            tier_most = st->offload == 0 ? 0.0
+                                         : fmax(tier_gib(e, x, r, ranks[0], 0.0, per_mb),
+                                                tier_gib(e, x, r, ranks[2], logits, per_mb));
         }
         act = ranks[peak];
+        double extra = peak == 2 ? logits : 0.0;
         /* The passes in flight, without the last rank's logits (one micro-batch's at a time). */
-        *in_flight_out = (act - (peak == 2 ? logits : 0.0)) / per_mb;
+        *in_flight_out = (act - extra) / per_mb;
+        /* The tier holds what the rank that offloads the most places there (rank 0, with the most
+         * passes in flight, unless the state differs), which need not be the rank reported:
+         * offload_model adds what the reported rank moves. */
+        r->mem_offloaded_gib =
+            st->offload == 0 ? 0.0 : fmax(0.0, tier_most - tier_gib(e, x, r, act, extra, per_mb));
     } else {
         state_memory(e, x, params, dense_b, expert_b, r);
+        r->mem_offloaded_gib = 0.0;
     }
     if (e->stk->fsdp2 && st->zero >= 3)
         fsdp2_state_memory(e, x, params, r);
     r->mem_activations_gib = act / CDSE_GIB;
     r->mem_other_gib = e->sys->reserved_gib;
-    r->mem_offloaded_gib = 0.0;
 }
 
 /* Moves the state selected by the offload mask to the second tier; returns the HBM bytes/s
@@ -622,7 +655,9 @@ void perf_offload_model(const env *e, const dims *x, double compute_time, double
         moved += r->mem_weights_gib;
         r->mem_weights_gib = 0.0;
     }
-    r->mem_offloaded_gib = moved;
+    /* memory_model left in mem_offloaded_gib what another pipeline rank places on the tier beyond
+     * the reported one. */
+    r->mem_offloaded_gib += moved;
     r->t_offload_s = serial + exposed(overlapped, compute_time);
 }
 

@@ -34,8 +34,8 @@
  *   --show N      violations printed with their pair job per relation (default 3)
  *   --lines       the other violations as one line each
  *   --quiet       no listing of refused generated jobs
- *   --known FILE  pass when each relation finds exactly the violations FILE lists (a ratchet:
- *                 tests/metamorphic/known_violations.txt, for the default run)
+ *   --known FILE  pass when each relation finds exactly the violations FILE lists (a ratchet, as
+ *                 tests/validation/known_gaps.txt, for a run with violations still open)
  *   --emit-job K  print one generated job of kind K for tests/sh/metamorphic_sweep.sh
  * Exit 0: no violation (or exactly the known ones); 1: violations; 2: the zoo or a generated job
  * could not be read. */
@@ -1083,8 +1083,8 @@ static int usage(void)
     return 2;
 }
 
-/* Reads the violations a run is known to find per relation (tests/metamorphic/
- * known_violations.txt: "RELATION COUNT REASON", '#' comments), a ratchet like
+/* Reads the violations a run is known to find per relation (a file of "RELATION COUNT REASON"
+ * lines, '#' comments; the default run needs none since issue 31), a ratchet like
  * tests/validation/known_gaps.txt: the run passes when each relation finds exactly the number
  * listed (0 when not listed), so that a new violation fails and a fixed one asks for the line to
  * be lowered. Returns 0, or -1 with a message naming file:line. */

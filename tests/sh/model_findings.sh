@@ -72,6 +72,50 @@ cat net.txt
 awk 'NR == 1 { a = $1 } END { exit !($1 <= a * (1 + 1e-9)) }' net.txt ||
     fail "network_better: the better network is slower (network_split_stage.cfg)"
 
+# last_not_slower FILE: the last row's time per iteration is no longer than the first's.
+last_not_slower() {
+    column time_per_iteration_s "$1" | tee /dev/stderr |
+        awk 'NR == 1 { a = $1 } END { exit !($1 <= a * (1 + 1e-9)) }'
+}
+
+# Issue 31, metamorphic compute_better and memory_bw_better (from tests/metamorphic/open): the
+# layer's collectives share its computation. GPT-OSS 20B, H100, cp 2, ep 2 with all-to-all overlap:
+# a higher attention efficiency (B) exposed more CP and EP time than it saved, each hiding behind
+# the same attention (was 1.85848 -> 1.86153 s); GPT-OSS 120B, B200, tp 8 with userbuffer overlap,
+# ep 4 with all-to-all overlap: a higher HBM bandwidth (B) exposed more TP and EP (was 83.8514 ->
+# 84.1286 s).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/ep_cp_share_window.cfg" --csv
+last_not_slower out.txt || fail "compute_better: the better attention is slower (ep_cp_share_window.cfg)"
+expect 0 '' "$CLUSTERDSE" eval "$jobs/tp_ep_share_window.cfg" --csv
+last_not_slower out.txt || fail "memory_bw_better: the better HBM is slower (tp_ep_share_window.cfg)"
+
+# Issue 31, metamorphic recompute_modules: GPT-3 350M, MI300X, host-bound layers; recomputing the
+# norms (B) relaunches their kernels, so it is not faster than none (was 0.139121 -> 0.139059 s,
+# then equal: the norms' launches were charged by their FLOPs, none).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/norm_recompute_launches.cfg" --csv
+column time_per_iteration_s out.txt >norms.txt
+cat norms.txt
+awk 'NR == 1 { a = $1 } END { exit !($1 > a) }' norms.txt ||
+    fail "recompute_modules: recomputing the norms is not slower (norm_recompute_launches.cfg)"
+
+# Issue 31, metamorphic recompute_more (activation offload, pp > 1): the reported pipeline rank is
+# the one with the most left in HBM after offload. Rows 1-2 none, 3-4 selective, 5-6 full (two
+# configurations each): more recomputation never reports more memory (was 4.70 GiB for none,
+# 5.39 GiB for full: rank 0 reported before offload, the last rank's logits stay).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/offload_peak_rank.cfg" --csv
+column mem_total_gib out.txt >peak.txt
+cat peak.txt
+awk '{ m[NR] = $1 } END { exit !(NR == 6 && m[3] <= m[1] && m[5] <= m[3] && m[4] <= m[2] &&
+                                 m[6] <= m[4]) }' peak.txt ||
+    fail "recompute_more: more recomputation reports more memory (offload_peak_rank.cfg)"
+# GPT-3 1.3B, pp 2, every layer's activations offloaded: recompute_layers 1, then every layer
+# (was 2.619 -> 3.208 GiB: the layer being recomputed was rebuilt for free with 1).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/offload_block_recompute.cfg" --csv
+column mem_total_gib out.txt >block.txt
+cat block.txt
+awk 'NR == 1 { a = $1 } END { exit !(NR == 2 && $1 <= a * (1 + 1e-9)) }' block.txt ||
+    fail "recompute_layers: every layer recomputed reports more memory (offload_block_recompute.cfg)"
+
 # M3: GPT-3 760M, ZeRO-3, 64 B200: none, selective, full (was 0.2128, 0.2110, 0.1945 s).
 expect 0 '' "$CLUSTERDSE" eval "$jobs/recompute.cfg" --csv
 times_nondecreasing out.txt recompute || fail "M3: recomputation made the iteration faster"

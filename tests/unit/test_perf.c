@@ -1419,6 +1419,41 @@ static void test_host_costs(void **state)
     assert_true(r.t_fixed_s == 0.0);
 }
 
+/* The host launches the kernels recomputation repeats (perf_layer.c recompute_of): their share
+ * of the layer forward's kernels, counted per kernel (issue 31: charged by their share of the
+ * FLOPs, the norms, which have none, were relaunched for free, and recomputing them made an
+ * iteration faster). The GPT layer's forward launches 13 kernels: two LayerNorms, QKV, the
+ * unfused attention core (baddbmm, scale-mask-softmax, dropout, bmm: 4), the projection, two
+ * bias-dropout-adds, FC1, GeLU, FC2. test_host_costs' host-bound layers (launch 1 ms per layer
+ * forward): recomputing the norms adds 2/13 of a launch to the backward pass, the selective
+ * attention core 4/13: t_fixed_s = m L ((1e-3 - f) + ((2 + k/13) 1e-3 - b)), b the backward GPU
+ * time with the recomputation. */
+static void test_recompute_launches(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 1, 2);
+    cdse_stack k = bare_stack();
+    k.launch_s_per_layer = 1e-3;
+    st.stack = &k;
+    int modules[2] = {CDSE_RECOMPUTE_LAYERNORM, 0};
+    int recompute[2] = {CDSE_RECOMPUTE_NONE, CDSE_RECOMPUTE_SELECTIVE};
+    double kernels[2] = {2.0, 4.0};
+    for (int i = 0; i < 2; i++) {
+        st.recompute_modules = modules[i];
+        st.recompute = recompute[i];
+        double f, b;
+        assert_int_equal(cdse_layer_times(&m, &s, &st, &f, &b), CDSE_ST_OK);
+        assert_true(f < 1e-3 && b < 2e-3);
+        cdse_result r;
+        eval_ok(&m, &s, &st, &r);
+        assert_true(r.t_recompute_s > 0.0);
+        assert_rel(r.t_fixed_s, 2.0 * 4.0 * ((1e-3 - f) + ((2.0 + kernels[i] / 13.0) * 1e-3 - b)),
+                   1e-12);
+    }
+}
+
 /* Runtime memory: the stack's workspaces plus its allocator's reserve over the activations,
  * beside the system's reserve (1.5 GiB in sys()): 2 + 0.1 x activations. */
 static void test_runtime_memory(void **state)
@@ -2044,7 +2079,10 @@ static cdse_system tier_sys(void)
  *                   rank 1 2 x 12596224 x 18 + 6 x 77594624 = 919031808 B;
  *   after:          rank 0 (12596224 + 22020096) x 6 + 4 x 77594624 = 518076416 B,
  *                   rank 1 2 x 12596224 x 6 + 6 x 77594624 = 616722432 B, the peak
- *   (rank 3: (12596224 + 21497856) x 6 + 77594624 + logits 4 x 512 x 2 x 20992 = 368142336 B). */
+ *   (rank 3: (12596224 + 21497856) x 6 + 77594624 + logits 4 x 512 x 2 x 20992 = 368142336 B).
+ * The tier holds what the rank that offloads the most places there: rank 0's optimizer state,
+ * (12596224 + 22020096) x 12 B (rank 1: 2 x 12596224 x 12, rank 3: (12596224 + 21497856) x 12),
+ * though rank 1 is the one reported. */
 static void test_split_peak_stage_offload(void **state)
 {
     (void)state;
@@ -2061,9 +2099,34 @@ static void test_split_peak_stage_offload(void **state)
     double layer = 12596224.0;
     assert_rel(r.mem_weights_gib, 2.0 * 2.0 * layer / GIB, 1e-12);
     assert_true(r.mem_optimizer_gib == 0.0);
-    assert_rel(r.mem_offloaded_gib, 12.0 * 2.0 * layer / GIB, 1e-12);
+    assert_rel(r.mem_offloaded_gib, 12.0 * (layer + 22020096.0) / GIB, 1e-12);
     assert_rel(r.mem_activations_gib, 6.0 * 77594624.0 / GIB, 1e-12);
     assert_rel(r.mem_total_gib, 616722432.0 / GIB + 1.5, 1e-12);
+}
+
+/* Block recomputation with activation offload: the layers that keep every activation are the ones
+ * that free HBM before the recomputed layers rebuild theirs, but with every layer offloaded
+ * (offload_layers 0) they hold nothing there, so the layer being recomputed is rebuilt beside what
+ * stays: the recomputation buffer of every-layer recomputation, s b h (34 + 5 a s / h) - 2 s b h
+ * (test_recompute_layers_memory), is charged to runtime memory (issue 31: without it recompute
+ * layers 2 of a chunk reported less memory than every layer). With offload_layers 1 the last 3
+ * layers keep theirs in HBM: no buffer. 4 layers, p = 1, recompute_layers 1. */
+static void test_recompute_layers_offload_buffer(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(4);
+    cdse_system s = tier_sys();
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    st.recompute_layers = 1;
+    st.offload = CDSE_OFFLOAD_ACTIVATIONS;
+    double kept = SBH * (34.0 + 5.0 * A * S / H), input = 2.0 * SBH;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_runtime_gib, (kept - input) / GIB, 1e-12);
+    st.offload_layers = 1;
+    eval_ok(&m, &s, &st, &r);
+    assert_true(r.mem_runtime_gib == 0.0);
 }
 
 /* Optimizer state offloaded (ZeRO-Offload, Ren et al. 2021): 12 B x 15223808 parameters of the
@@ -2096,7 +2159,12 @@ static void test_offload_optimizer(void **state)
  * test_activations_pipeline_1f1b): the first stage holds min(p, m) = 4 micro-batches of 2
  * layers, 8 s b h (34 + 5 a s / h) bytes; layer-wise offload (perf*.c) keeps two layers' worth in
  * HBM, 2 s b h (34 + 5 a s / h) (the whole of one micro-batch here), and the other 6 on the tier:
- * resident + offloaded = the activations held without offload. */
+ * resident + offloaded = the activations held without offload. The last rank holds one
+ * micro-batch, its 2 layers (two layers' worth: all of it stays) and its fp32 logits
+ * 4 s b V = 16777216 B, which are not offloaded: after offload it holds more than rank 0 and is
+ * the rank reported (issue 31: chosen before offload, rank 0 was reported, and recomputation,
+ * shrinking rank 0's passes, moved the peak to the last rank and reported more memory). The
+ * tier holds rank 0's 6 layers' worth, the most any rank places there. */
 static void test_offload_activations(void **state)
 {
     (void)state;
@@ -2108,7 +2176,7 @@ static void test_offload_activations(void **state)
     eval_ok(&m, &s, &st, &r);
     double per_layer = SBH * (34.0 + 5.0 * A * S / H);
     assert_rel(r.mem_offloaded_gib, 6.0 * per_layer / GIB, 1e-12);
-    assert_rel(r.mem_activations_gib, 2.0 * per_layer / GIB, 1e-12);
+    assert_rel(r.mem_activations_gib, (2.0 * per_layer + 4.0 * S * B * V) / GIB, 1e-12);
 }
 
 /* Activation offload traffic: every micro-batch writes its activations to the tier during its
@@ -2510,6 +2578,62 @@ static void test_moe_layer_forward(void **state)
     assert_rel(fwd, qkv + proj + router + experts + moe_ew + attn + ew + ep, 1e-12);
 }
 
+/* The layer's collectives share its computation (issue 31, perf_layer.c layer_windows): the CP
+ * ring hides behind the attention core, EP's all-to-alls with 1F1B all-to-all overlap behind what
+ * the ring left of the layer, not behind all of it again (each granted the whole window, a faster
+ * attention exposed 0.75 of what it saved twice and trained slower:
+ * tests/findings/model/ep_cp_share_window.cfg).
+ * The MoE model with t = 1, cp = 2, ep = 4 on 8 GPUs (d = 4, b = 1, 4 sequences: m = 1), NVLink
+ * slowed to 4 GB/s x 0.8 = 3.2e9 B/s (2 us) so that both streams outlast their windows. Per layer,
+ * T = b s / cp = 256 tokens (5e13 FLOP/s GEMMs, 1e12 B/s HBM):
+ *   QKV 256 x 3072 x 1024: 1610612736 FLOP -> 3.22e-5 s (8388608 B: compute-bound);
+ *   projection 256 x 1024 x 1024: 536870912 FLOP (3145728 B: compute-bound);
+ *   router 256 x 8 x 1024: (262144 + 8192 + 2048) 2 = 544768 B, memory-bound;
+ *   experts: T k ep / E = 256 rows each (two whole tiles), 2 local: FC1 256 x 4096 x 1024
+ *   (2147483648 FLOP, 11010048 B) and FC2 256 x 1024 x 2048 (1073741824 FLOP, 5767168 B), both
+ *   compute-bound; router logits and permutation T (8 x 8 + 2 x 1024 x 8) B and the sort by local
+ *   expert 2 x 256 rows x 1024 x 8 B: 8404992 B;
+ *   attention (unfused), batch 16 of 256 queries x 512 keys x 64: Q K^T 268435456 FLOP -> 5.4e-6 s
+ *   but 16 (256 x 64 + 64 x 512 + 256 x 512) 2 = 5767168 B -> 5.8e-6 s, memory-bound, A V the
+ *   same; softmax on 16 x 256 x 512 = 2097152 scores, 4 B forward, 6 B backward:
+ *   attn_fwd = (2 x 5767168 + 4 x 2097152) / 1e12, attn_bwd = (4 x 5767168 + 6 x 2097152) / 1e12;
+ *   element-wise T (20 h + 2 x 2048 x 6) = 11534336 B forward, 1.5x backward;
+ *   linear = QKV + projection + router + experts + 8404992 B; the layer computes
+ *   3 linear + attn_fwd + attn_bwd + 2.5 ew.
+ * CP ring step: b s/cp 2 kv dh 2 B = 1048576 B to the neighbour, 1048576 / 3.2e9 + 2e-6 = 3.3e-4 s,
+ * one forward, two backward: both longer than the core they overlap, so each costs its excess and
+ * 0.25 of the core. EP: 512 routed copies x h x 2 B = 1048576 B over 4 ranks of the node,
+ * 0.75 x 1048576 / 3.2e9 + 3 x 2e-6 = 2.5e-4 s, 4 per layer (dispatch and combine, forward and
+ * backward), 1.0e-3 s against the 3 linear + 2.5 ew = 5.9e-4 s the ring left: exposed
+ * 4 a2a - 0.75 (3 linear + 2.5 ew). 4 layers, m = 1. */
+static void test_layer_streams_share_window(void **state)
+{
+    (void)state;
+    cdse_model m = moe_model();
+    cdse_system s = sys();
+    s.level[0].bandwidth_gbs = 4.0;
+    cdse_strategy st = strat(8, 1, 1, 1, 4);
+    st.cp = 2;
+    st.ep = 4;
+    st.moe_overlap = CDSE_MOE_OVERLAP_A2A;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.dp, 4);
+    assert_int_equal(r.grad_accum, 1);
+    double pe = 5e13, hbm = 1e12, bw = 3.2e9;
+    double linear = (1610612736.0 + 536870912.0 + 2.0 * (2147483648.0 + 1073741824.0)) / pe +
+                    (544768.0 + 8404992.0) / hbm;
+    double attn_fwd = (2.0 * 5767168.0 + 4.0 * 2097152.0) / hbm;
+    double attn_bwd = (4.0 * 5767168.0 + 6.0 * 2097152.0) / hbm;
+    double ew = 11534336.0 / hbm;
+    double step = 1048576.0 / bw + 2e-6;
+    double a2a = 0.75 * 1048576.0 / bw + 3.0 * 2e-6;
+    double rest = 3.0 * linear + 2.5 * ew;
+    assert_true(step > attn_fwd && 2.0 * step > attn_bwd && 4.0 * a2a > rest);
+    assert_rel(r.t_cp_comm_s, 4.0 * (step - 0.75 * attn_fwd + 2.0 * step - 0.75 * attn_bwd), 1e-12);
+    assert_rel(r.t_ep_comm_s, 4.0 * (4.0 * a2a - 0.75 * rest), 1e-12);
+}
+
 /* Tile quantization of the experts' GEMMs (NVIDIA Matrix Multiplication Background User's Guide
  * Sec. 3.1: a GEMM runs whole 128 x 128 output tiles). test_moe_layer_forward with the busiest
  * expert rank at 1.1 times the balanced load: each local expert gets 512 x 1.1 = 563.2 rows,
@@ -2716,6 +2840,7 @@ int main(void)
         cmocka_unit_test(test_fp8_param_gather_memory),
         cmocka_unit_test(test_last_stage_peaks),
         cmocka_unit_test(test_host_costs),
+        cmocka_unit_test(test_recompute_launches),
         cmocka_unit_test(test_runtime_memory),
         cmocka_unit_test(test_gemm_scale),
         cmocka_unit_test(test_dp_comm_last_bucket),
@@ -2731,6 +2856,7 @@ int main(void)
         cmocka_unit_test(test_offload_layers_traffic),
         cmocka_unit_test(test_offload_layers_invalid),
         cmocka_unit_test(test_recompute_layers_memory),
+        cmocka_unit_test(test_recompute_layers_offload_buffer),
         cmocka_unit_test(test_recompute_layers_times),
         cmocka_unit_test(test_recompute_layers_floor),
         cmocka_unit_test(test_recompute_layers_invalid),
@@ -2742,6 +2868,7 @@ int main(void)
         cmocka_unit_test(test_moe_dp_comm_bucket),
         cmocka_unit_test(test_moe_activations),
         cmocka_unit_test(test_moe_layer_forward),
+        cmocka_unit_test(test_layer_streams_share_window),
         cmocka_unit_test(test_moe_recompute_flops),
         cmocka_unit_test(test_moe_expert_tiles),
         cmocka_unit_test(test_moe_gpt_single_gpu_holds_whole_model),

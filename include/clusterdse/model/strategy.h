@@ -170,7 +170,8 @@ typedef enum cdse_status {
                                  layers of a pipeline-stage chunk */
     /* Appended likewise; checked after CDSE_ST_VPP's stack rule. */
     CDSE_ST_STACK_UNSUPPORTED, /* a feature the software stack does not have: fused attention,
-                                  selective recomputation or sequence parallelism (cdse_stack) */
+                                  selective recomputation or sequence parallelism (cdse_stack),
+                                  or ZeRO-1/2 on an fsdp2 stack */
     /* Appended likewise; set by the sweep's record (src/sweep/report.c), not the evaluator: a
      * configuration that fits in HBM but whose reserved memory (mem_reserved_gib) is above
      * HBM x (1 - objective.memory_headroom). */
