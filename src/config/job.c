@@ -20,12 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bounds that keep every product the evaluator forms in `int` (tp * pp * cp, pp * vpp,
- * microbatch * dp) below 2^31: 2^10 per parallel degree and micro-batch, 2^20 GPUs. Both are far
- * beyond published systems (the largest training runs use tens of thousands of GPUs and degrees
- * up to a few hundred). */
-#define MAX_GPUS   1048576.0
-#define MAX_DEGREE 1024.0
+/* The bounds of gpus (axes.h). */
+#define MAX_GPUS ((double)CDSE_MAX_GPUS)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Objective metrics                                                                          */
@@ -644,154 +640,56 @@ static int parse_stacks(parse_ctx *ctx, const config_setting_t *setting, void *t
 
 /* --- Space --- */
 
-static const char *const recompute_names[] = {"none", "selective", "full", NULL};
-static const char *const precision_names[] = {"bf16", "fp16", "fp8", NULL};
-static const int precision_values[] = {CDSE_BF16, CDSE_FP16, CDSE_FP8};
+/* The `space` keys, one per row of CDSE_AXES (axes.h) in its order, `nodes` after `gpus`. */
+#define SPACE_KEY_INT(ID, KEY, LO, HI, DEF, DEF_TEXT, CHOICES, VALUES, HELP)                       \
+    {.name = KEY,                                                                                  \
+     .type = KEY_INT,                                                                              \
+     .is_axis = true,                                                                              \
+     .axis = CDSE_AXIS_##ID,                                                                       \
+     .min = LO,                                                                                    \
+     .max = HI,                                                                                    \
+     .required = (DEF) < 0,                                                                        \
+     .has_default = (DEF) >= 0,                                                                    \
+     .def = DEF,                                                                                   \
+     .def_text = DEF_TEXT,                                                                         \
+     .help = HELP},
+#define SPACE_KEY_OTHER(TYPE, ID, KEY, DEF, DEF_TEXT, CHOICES, VALUES, HELP)                       \
+    {.name = KEY,                                                                                  \
+     .type = TYPE,                                                                                 \
+     .is_axis = true,                                                                              \
+     .axis = CDSE_AXIS_##ID,                                                                       \
+     .choices = CHOICES,                                                                           \
+     .choice_value = VALUES,                                                                       \
+     .has_default = true,                                                                          \
+     .def = DEF,                                                                                   \
+     .def_text = DEF_TEXT,                                                                         \
+     .help = HELP},
+#define SPACE_KEY_BOOL(ID, KEY, LO, HI, ...) SPACE_KEY_OTHER(KEY_BOOL, ID, KEY, __VA_ARGS__)
+#define SPACE_KEY_ENUM(ID, KEY, LO, HI, ...) SPACE_KEY_OTHER(KEY_ENUM, ID, KEY, __VA_ARGS__)
+#define SPACE_KEY_MASK(ID, KEY, LO, HI, ...) SPACE_KEY_OTHER(KEY_OFFLOAD, ID, KEY, __VA_ARGS__)
+/* gpus, or nodes: gpus = nodes * gpus_per_node. */
+#define SPACE_KEY_GPUS(ID, KEY, LO, HI, DEF, DEF_TEXT, CHOICES, VALUES, HELP)                      \
+    {.name = KEY,                                                                                  \
+     .type = KEY_INT,                                                                              \
+     .is_axis = true,                                                                              \
+     .axis = CDSE_AXIS_##ID,                                                                       \
+     .min = LO,                                                                                    \
+     .max = HI,                                                                                    \
+     .def_text = DEF_TEXT,                                                                         \
+     .help = HELP},                                                                                \
+        {.name = "nodes",                                                                          \
+         .type = KEY_INT,                                                                          \
+         .is_axis = true,                                                                          \
+         .axis = AXIS_NODES,                                                                       \
+         .min = 1,                                                                                 \
+         .max = MAX_GPUS,                                                                          \
+         .def_text = DEF_TEXT,                                                                     \
+         .help = "nodes in the job: gpus = nodes * gpus_per_node (all systems must agree on it)"},
+#define SPACE_KEY_(ID, POS, KIND, KEY, FIELD, LO, HI, DEF, DEF_TEXT, CHOICES, VALUES, NAMES,       \
+                   COLUMN, UNIT, LABEL, PRUNE, HELP, COLUMN_HELP)                                  \
+    SPACE_KEY_##KIND(ID, KEY, LO, HI, DEF, DEF_TEXT, CHOICES, VALUES, HELP)
 
-#define AXIS_INT(key, ax, lo, hi, req, dflt, dtext, text)                                          \
-    {                                                                                              \
-        .name = key, .type = KEY_INT, .is_axis = true, .axis = ax, .min = lo, .max = hi,           \
-        .required = req, .has_default = !(req), .def = dflt, .def_text = dtext, .help = text       \
-    }
-
-static const key_spec space_keys[] = {
-    {.name = "gpus",
-     .type = KEY_INT,
-     .is_axis = true,
-     .axis = CDSE_AXIS_GPUS,
-     .min = 1,
-     .max = MAX_GPUS,
-     .def_text = "gpus or nodes required",
-     .help = "GPUs in the job"},
-    {.name = "nodes",
-     .type = KEY_INT,
-     .is_axis = true,
-     .axis = AXIS_NODES,
-     .min = 1,
-     .max = MAX_GPUS,
-     .def_text = "gpus or nodes required",
-     .help = "nodes in the job: gpus = nodes * gpus_per_node (all systems must agree on it)"},
-    AXIS_INT("tp", CDSE_AXIS_TP, 1, MAX_DEGREE, false, 1, "[1]", "tensor-parallel degree"),
-    AXIS_INT("pp", CDSE_AXIS_PP, 1, MAX_DEGREE, false, 1, "[1]", "pipeline-parallel stages"),
-    AXIS_INT("cp", CDSE_AXIS_CP, 1, MAX_DEGREE, false, 1, "[1]", "context-parallel degree"),
-    AXIS_INT("ep", CDSE_AXIS_EP, 1, MAX_DEGREE, false, 1, "[1]",
-             "expert-parallel degree (MoE models)"),
-    AXIS_INT("etp", CDSE_AXIS_ETP, 0, MAX_DEGREE, false, 0, "[0]",
-             "expert tensor-parallel size (Megatron-Core --expert-tensor-parallel-size; 0 = tp): "
-             "the MoE layers fold the ranks into etp x ep x expert-dp groups"),
-    AXIS_INT("vpp", CDSE_AXIS_VPP, 1, MAX_DEGREE, false, 1, "[1]",
-             "virtual pipeline stages per GPU (interleaved 1F1B when > 1)"),
-    AXIS_INT("microbatch", CDSE_AXIS_MICROBATCH, 1, MAX_DEGREE, false, 1, "[1]",
-             "micro-batch size (sequences)"),
-    AXIS_INT("global_batch", CDSE_AXIS_GLOBAL_BATCH, 1, INT_MAX_D, true, 0, "required",
-             "global batch size (sequences per iteration); dp and gradient accumulation derive"),
-    {.name = "recompute",
-     .type = KEY_ENUM,
-     .is_axis = true,
-     .axis = CDSE_AXIS_RECOMPUTE,
-     .choices = recompute_names,
-     .has_default = true,
-     .def = CDSE_RECOMPUTE_NONE,
-     .def_text = "[\"none\"]",
-     .help = "activation recomputation"},
-    {.name = "sequence_parallel",
-     .type = KEY_BOOL,
-     .is_axis = true,
-     .axis = CDSE_AXIS_SEQUENCE_PARALLEL,
-     .has_default = true,
-     .def = 0,
-     .def_text = "[false]",
-     .help = "Megatron sequence parallelism (with tp > 1)"},
-    AXIS_INT("zero", CDSE_AXIS_ZERO, 0, 3, false, 0, "[0]",
-             "ZeRO stage (1 = distributed optimizer)"),
-    {.name = "precision",
-     .type = KEY_ENUM,
-     .is_axis = true,
-     .axis = CDSE_AXIS_PRECISION,
-     .choices = precision_names,
-     .choice_value = precision_values,
-     .has_default = true,
-     .def = CDSE_BF16,
-     .def_text = "[\"bf16\"]",
-     .help = "compute precision of GEMMs (mixed precision with fp32 master weights)"},
-    {.name = "flash_attention",
-     .type = KEY_BOOL,
-     .is_axis = true,
-     .axis = CDSE_AXIS_FLASH_ATTENTION,
-     .has_default = true,
-     .def = 1,
-     .def_text = "[true]",
-     .help = "fused (flash) attention kernels; left out: [true], or those the job's stacks have "
-             "([false] where none has fused attention, [false, true] where some have)"},
-    {.name = "offload",
-     .type = KEY_OFFLOAD,
-     .is_axis = true,
-     .axis = CDSE_AXIS_OFFLOAD,
-     .has_default = true,
-     .def = 0,
-     .def_text = "[\"none\"]",
-     .help = "state offloaded to the system's second memory tier"},
-    AXIS_INT("offload_layers", CDSE_AXIS_OFFLOAD_LAYERS, 0, MAX_DEGREE, false, 0, "[0]",
-             "with offload \"activations\": layers of each pipeline-stage chunk whose activations "
-             "are offloaded (Megatron-Core --cpu-offloading-num-layers); 0 = every layer; "
-             "below the chunk's layers, else the configuration is offload_layers_invalid"),
-    AXIS_INT("recompute_layers", CDSE_AXIS_RECOMPUTE_LAYERS, 0, MAX_DEGREE, false, 0, "[0]",
-             "with recompute \"full\": the first layers of each pipeline-stage chunk that are "
-             "recomputed, the others keeping their activations (Megatron-Core --recompute-method "
-             "block --recompute-num-layers); 0 = every layer; below the chunk's layers, else the "
-             "configuration is recompute_layers_invalid"),
-    {.name = "recompute_modules",
-     .type = KEY_OFFLOAD,
-     .is_axis = true,
-     .axis = CDSE_AXIS_RECOMPUTE_MODULES,
-     .choices = cdse_recompute_module_names,
-     .has_default = true,
-     .def = 0,
-     .def_text = "[\"none\"]",
-     .help = "fine-grained recomputation (Megatron-Core --recompute-modules): modules whose "
-             "activations are dropped and recomputed in the backward pass"},
-    {.name = "moe_dispatcher",
-     .type = KEY_ENUM,
-     .is_axis = true,
-     .axis = CDSE_AXIS_MOE_DISPATCHER,
-     .choices = cdse_moe_dispatcher_names,
-     .has_default = true,
-     .def = CDSE_DISPATCH_ALLTOALL,
-     .def_text = "[\"alltoall\"]",
-     .help = "MoE token exchange: alltoall (NCCL all-to-all) or deepep (hierarchical: across "
-             "NVLink domains once per domain, node-limited, FP8 dispatch with fp8)"},
-    {.name = "moe_overlap",
-     .type = KEY_ENUM,
-     .is_axis = true,
-     .axis = CDSE_AXIS_MOE_OVERLAP,
-     .choices = cdse_moe_overlap_names,
-     .has_default = true,
-     .def = CDSE_MOE_OVERLAP_NONE,
-     .def_text = "[\"none\"]",
-     .help = "what hides the dispatch/combine all-to-alls: none, shared_experts (Megatron-Core "
-             "--moe-shared-expert-overlap) or a2a (--overlap-moe-expert-parallel-comm: the other "
-             "micro-batch's computation)"},
-    {.name = "tp_comm_overlap",
-     .type = KEY_BOOL,
-     .is_axis = true,
-     .axis = CDSE_AXIS_TP_COMM_OVERLAP,
-     .has_default = true,
-     .def = 0,
-     .def_text = "[false]",
-     .help = "tensor-parallel collectives pipelined with the GEMMs (Megatron-Core "
-             "--tp-comm-overlap, Transformer Engine userbuffers)"},
-    {.name = "placement",
-     .type = KEY_ENUM,
-     .is_axis = true,
-     .axis = CDSE_AXIS_PLACEMENT,
-     .choices = cdse_placement_names,
-     .has_default = true,
-     .def = 0,
-     .def_text = "[\"tp-cp-dp-pp\"]",
-     .help = "order in which the groups are laid out over the ranks, innermost first (EP is "
-             "the inner part of dp); the groups' strides decide which network levels each "
-             "collective crosses"},
-};
+static const key_spec space_keys[] = {CDSE_AXES(SPACE_KEY_)};
 static const key_table space_table = {"space", space_keys,
                                       (int)(sizeof space_keys / sizeof space_keys[0])};
 
@@ -1157,7 +1055,7 @@ static int parse_space(parse_ctx *ctx, const config_setting_t *setting, void *ta
 
 /* --- Objective --- */
 
-static const char *const store_names[] = {"all", "feasible", "best", NULL};
+const char *const cdse_store_mode_names[CDSE_STORE_MODES + 1] = {"all", "feasible", "best", NULL};
 static const char *const group_names[] = {"model",     "system", "gpus", "global_batch",
                                           "precision", "design", NULL};
 static const int group_bits[] = {CDSE_GROUP_MODEL,        CDSE_GROUP_SYSTEM,    CDSE_GROUP_GPUS,
@@ -1235,7 +1133,7 @@ static const key_spec objective_keys[] = {
     {.name = "store",
      .type = KEY_ENUM,
      .offset = offsetof(cdse_objective, store),
-     .choices = store_names,
+     .choices = cdse_store_mode_names,
      .has_default = true,
      .def = CDSE_STORE_FEASIBLE,
      .def_text = "\"feasible\"",
@@ -1518,7 +1416,7 @@ static int check_prune(parse_ctx *ctx, const config_setting_t *objective, const 
                               "prune = true with store = \"best\" (pruned configurations have "
                               "no row in /results)",
                               "needs store = \"best\", the job stores \"%s\"",
-                              store_names[o->store]);
+                              cdse_store_mode_names[o->store]);
     if (o->metric == CDSE_METRIC_MFU)
         return cdse__key_fail(ctx, objective, "prune", at, "prune with metric " PRUNE_METRICS,
                               "metric \"%s\" cannot be pruned exactly",

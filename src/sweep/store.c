@@ -126,8 +126,6 @@ void cdse_store_guard_end(void)
     guard_end();
 }
 
-static const char *const store_mode_names[] = {"all", "feasible", "best"};
-
 void cdse_store_quiet_hdf5(void)
 {
     /* CDSE_HDF5_ERRORS=1 keeps HDF5's own error stacks, for debugging. */
@@ -279,36 +277,6 @@ static hid_t bool_type(void)
     return enum_type(names, 2);
 }
 
-static const char *placement_code_name(int code)
-{
-    return cdse_placement_names[code];
-}
-
-/* Every mask of the recompute modules (below 128: an int8 code), named as the CSV writes it. */
-static hid_t modules_enum(void)
-{
-    static char text[CDSE_RECOMPUTE_MODULES_N][96];
-    const char *names[CDSE_RECOMPUTE_MODULES_N];
-    for (int i = 0; i < CDSE_RECOMPUTE_MODULES_N; i++) {
-        cdse_recompute_modules_text(i, text[i], sizeof text[i]);
-        names[i] = text[i];
-    }
-    return enum_type(names, CDSE_RECOMPUTE_MODULES_N);
-}
-
-static hid_t named_enum(int count, const char *(*name)(int))
-{
-    const char *names[64];
-    for (int i = 0; i < count && i < 64; i++)
-        names[i] = name(i);
-    return enum_type(names, count);
-}
-
-static const char *offload_code_name(int mask)
-{
-    return cdse_offload_name(mask);
-}
-
 static hid_t column_type(const cdse_column *col, const cdse_store *s)
 {
     const char *names[CDSE_MAX_MODELS > CDSE_MAX_SYSTEMS ? CDSE_MAX_MODELS : CDSE_MAX_SYSTEMS];
@@ -333,29 +301,11 @@ static hid_t column_type(const cdse_column *col, const cdse_store *s)
         for (int i = 0; i < s->n_stack_names; i++)
             names[i] = s->stack_name[i];
         return enum_type(names, s->n_stack_names);
-    case CDSE_COL_RECOMPUTE:
-        return named_enum(CDSE_RECOMPUTE_COUNT, cdse_recompute_name);
-    case CDSE_COL_PRECISION:
-        return named_enum(CDSE_DTYPE_COUNT, cdse_dtype_name);
-    case CDSE_COL_STATUS:
-        return named_enum(s->statuses, cdse_status_name);
-    case CDSE_COL_OFFLOAD:
-        /* Every mask of the three CDSE_OFFLOAD_* bits. */
-        return named_enum(8, offload_code_name);
-    case CDSE_COL_POOL_SPLIT:
-        return named_enum(CDSE_POOL_PP + 1, cdse_pool_split_name);
-    case CDSE_COL_PLACEMENT:
-        return named_enum(CDSE_PLACEMENT_COUNT, placement_code_name);
-    case CDSE_COL_DISPATCHER:
-    case CDSE_COL_MOE_OVERLAP: {
-        const char *const *table = cdse_column_names(col->kind);
-        int n = 0;
-        while (table[n] != NULL)
-            n++;
-        return enum_type(table, n);
-    }
-    case CDSE_COL_MODULES:
-        return modules_enum();
+    case CDSE_COL_ENUM:
+        /* The column's names; the status column has the statuses this store knows (fewer in a
+         * store made before a status was appended). */
+        return enum_type(col->names->name,
+                         col->names == &cdse_status_enum ? s->statuses : col->names->n);
     default:
         return H5Tcopy(H5T_NATIVE_INT8);
     }
@@ -849,7 +799,8 @@ static int write_root_attrs(hid_t file, const cdse_job *job, const cdse_store_me
     rc |= attr_string(file, "slurm_job_id", meta->slurm_job_id);
     rc |= attr_write(file, "fingerprint", H5T_NATIVE_UINT64, &fp);
     rc |= attr_string(file, "metric", cdse_metric_name(job->objective.metric));
-    rc |= attr_string(file, "store_mode", store_mode_names[mode >= 0 && mode <= 2 ? mode : 0]);
+    rc |= attr_string(file, "store_mode",
+                      cdse_store_mode_names[mode >= 0 && mode < CDSE_STORE_MODES ? mode : 0]);
     rc |= attr_write(file, "top", H5T_NATIVE_INT, &top);
     rc |= attr_write(file, "group_by", H5T_NATIVE_INT, &group_by);
     rc |= attr_write(file, "tokens", H5T_NATIVE_DOUBLE, &tokens);
@@ -1282,8 +1233,8 @@ static int read_names(hid_t file, const char *table, char names[][CDSE_NAME_MAX]
 
 static int parse_store_mode(const char *name)
 {
-    for (int i = 0; i < 3; i++)
-        if (strcmp(name, store_mode_names[i]) == 0)
+    for (int i = 0; i < CDSE_STORE_MODES; i++)
+        if (strcmp(name, cdse_store_mode_names[i]) == 0)
             return i;
     return -1;
 }

@@ -13,7 +13,10 @@ typedef enum cdse_recompute {
     CDSE_RECOMPUTE_COUNT
 } cdse_recompute;
 
-const char *cdse_recompute_name(int recompute); /* "none", "selective", "full" */
+/* "none", "selective", "full", NULL. */
+extern const char *const cdse_recompute_names[CDSE_RECOMPUTE_COUNT + 1];
+extern const cdse_names cdse_recompute_enum;
+const char *cdse_recompute_name(int recompute); /* "?" if out of range */
 int cdse_recompute_parse(const char *name);     /* -1 if unknown */
 
 /* Fine-grained recomputation (Megatron-Core --recompute-granularity selective
@@ -35,6 +38,8 @@ enum {
 extern const char *const cdse_recompute_module_names[CDSE_RECOMPUTE_MODULES + 1];
 /* A mask as text: "none" or the names joined by '+' ("mla_up_proj+layernorm"). */
 void cdse_recompute_modules_text(int mask, char *buf, size_t size);
+/* Every mask's text, code = mask (built when the program is loaded, constant afterwards). */
+extern const cdse_names cdse_recompute_modules_enum;
 
 /* How MoE layers exchange tokens (Megatron-Core --moe-token-dispatcher-type):
  *   alltoall  NCCL all-to-all over the expert-parallel group, every routed copy sent on its own;
@@ -48,6 +53,7 @@ typedef enum cdse_moe_dispatcher {
     CDSE_DISPATCH_COUNT
 } cdse_moe_dispatcher;
 extern const char *const cdse_moe_dispatcher_names[CDSE_DISPATCH_COUNT + 1];
+extern const cdse_names cdse_moe_dispatcher_enum;
 
 /* What hides the dispatch and combine all-to-alls:
  *   none            nothing (exposed);
@@ -63,6 +69,7 @@ typedef enum cdse_moe_overlap {
     CDSE_MOE_OVERLAP_COUNT
 } cdse_moe_overlap;
 extern const char *const cdse_moe_overlap_names[CDSE_MOE_OVERLAP_COUNT + 1];
+extern const cdse_names cdse_moe_overlap_enum;
 
 /* Offload of state to the second memory tier (bit mask). */
 enum {
@@ -70,6 +77,9 @@ enum {
     CDSE_OFFLOAD_ACTIVATIONS = 2,
     CDSE_OFFLOAD_OPTIMIZER = 4,
 };
+#define CDSE_OFFLOAD_MASKS 8
+/* Every mask as text, code = mask: "none", "weights", ..., "weights+activations+optimizer". */
+extern const cdse_names cdse_offload_enum;
 
 /* Rank placement: the order in which the parallel groups are laid out over the ranks, innermost
  * first (DESIGN.md "Rank placement"); the default tp, cp, dp, pp puts TP groups on consecutive
@@ -80,6 +90,7 @@ enum { CDSE_PLACE_TP = 0, CDSE_PLACE_CP, CDSE_PLACE_DP, CDSE_PLACE_PP, CDSE_PLAC
  * group indices above (stores keep these numbers). Built from the group names when the program
  * is loaded, constant afterwards. */
 extern const char *cdse_placement_names[CDSE_PLACEMENT_COUNT + 1];
+extern const cdse_names cdse_placement_enum;
 
 /* The number of an order written as the group names joined by '-', innermost first (each group
  * once), or -1. */
@@ -178,6 +189,7 @@ typedef enum cdse_status {
     CDSE_ST_COUNT
 } cdse_status;
 
+extern const cdse_names cdse_status_enum; /* "ok", "gpus_not_divisible", ... */
 const char *cdse_status_name(int status); /* "ok", "gpus_not_divisible", ... "oom" */
 int cdse_status_parse(const char *name);
 
