@@ -5,9 +5,12 @@
  * and the dry run (src/cli/dry_run.c). The same X-macro idiom as CDSE_COLLECTIVES.
  *
  * A new axis is one row appended at the end of CDSE_AXES (with POS = the next free digit
- * position, so that every index of a job without it stays the same), its use in the model
- * (src/model), and its line in docs/job-file.md. Its key, column, --where name, store field and
- * HDF5 enumeration, table column and dry-run line follow from the row.
+ * position, so that every index of a job without it stays the same, and COLUMN = the next free
+ * column), its use in the model (src/model), and its documentation (docs/job-file.md; the
+ * column in docs/eval.md, the key in README.md's summary). Its strategy field, key, column,
+ * --where name, store field and HDF5 enumeration, table column and dry-run line follow from
+ * the row; an enumeration's names may be written in the row (a compound literal, as
+ * CHECKPOINT's).
  *
  * Row: X(ID, POS, KIND, KEY, FIELD, LO, HI, DEF, DEF_TEXT, CHOICES, VALUES, NAMES, COLUMN, UNIT,
  *        LABEL, PRUNE, HELP, COLUMN_HELP)
@@ -20,7 +23,8 @@
  *             CHOICES joined by '+'; NULL: the CDSE_OFFLOAD_* parts), GPUS (the gpus axis, given
  *             as gpus or nodes)
  *   KEY       the job key under `space`; the column and --where name is the same
- *   FIELD     the cdse_strategy field it fills
+ *   FIELD     the cdse_strategy field it fills, declared from the row (strategy.h): int, or
+ *             bool for a BOOL
  *   LO, HI    bounds of an INT (and GPUS) value
  *   DEF       default value (a one-value axis), -1: required; DEF_TEXT as the key reference
  *             shows it
@@ -38,7 +42,7 @@
 #ifndef CLUSTERDSE_AXES_H
 #define CLUSTERDSE_AXES_H
 
-#include "clusterdse/model/strategy.h"
+#include <stdbool.h>
 
 /* Bounds that keep every product the evaluator forms in `int` (tp * pp * cp, pp * vpp,
  * microbatch * dp) below 2^31: 2^10 per parallel degree and micro-batch, 2^20 GPUs. Both are far
@@ -142,7 +146,9 @@
 #define CDSE_AXIS_ONE_(ID, ...) +1
 #define CDSE_STRATEGY_AXES      (0 CDSE_AXES(CDSE_AXIS_ONE_))
 
-/* Valued by position in PRECISION's CHOICES (the dtype names from bf16 on). */
+/* Valued by position in PRECISION's CHOICES (the dtype names from bf16 on). The rows name
+ * tables of strategy.h and common.h; they are read where the table is expanded, so this header
+ * includes none (strategy.h declares the strategy's fields from it). */
 extern const int cdse_precision_values[];
 
 #endif

@@ -2,6 +2,7 @@
 #ifndef CLUSTERDSE_STRATEGY_H
 #define CLUSTERDSE_STRATEGY_H
 
+#include "clusterdse/model/axes.h"
 #include "clusterdse/model/hardware.h"
 #include "clusterdse/model/stack.h"
 #include "clusterdse/model/workload.h"
@@ -117,33 +118,23 @@ void cdse_expert_strides(int placement, int etp, int ep, int edp, int pp,
 /* True when pp is the outermost group of the placement. */
 bool cdse_placement_pp_last(int placement);
 
+/* The type of an axis's strategy field, by its KIND. */
+#define CDSE_FIELD_TYPE_INT  int
+#define CDSE_FIELD_TYPE_GPUS int
+#define CDSE_FIELD_TYPE_ENUM int
+#define CDSE_FIELD_TYPE_MASK int
+#define CDSE_FIELD_TYPE_BOOL bool
+#define CDSE_STRATEGY_FIELD_(ID, POS, KIND, KEY, FIELD, ...) CDSE_FIELD_TYPE_##KIND FIELD;
+
 typedef struct cdse_strategy {
-    int gpus;
-    int tp, pp, cp, ep, vpp;
-    int etp; /* expert tensor-parallel size (Megatron-Core --expert-tensor-parallel-size); 0 = tp */
-    int microbatch;
-    int global_batch;
-    int recompute; /* cdse_recompute */
-    bool sequence_parallel;
-    int zero;      /* 0..3; 1 = distributed optimizer */
-    int precision; /* cdse_dtype: bf16, fp16 or fp8 */
-    bool flash_attention;
-    bool tp_comm_overlap;  /* TP collectives pipelined with the GEMMs (Transformer Engine
-                              userbuffers, Megatron-Core --tp-comm-overlap) */
-    int offload;           /* CDSE_OFFLOAD_* mask */
-    int placement;         /* index into cdse_placement_names; 0 = tp-cp-dp-pp */
-    int recompute_modules; /* CDSE_RECOMPUTE_* module mask (fine-grained recomputation) */
-    int moe_dispatcher;    /* cdse_moe_dispatcher */
-    int moe_overlap;       /* cdse_moe_overlap */
-    /* Activation offload of part of each model chunk (Megatron-Core --cpu-offloading-num-layers):
-     * with CDSE_OFFLOAD_ACTIVATIONS, the layers of each pipeline-stage chunk whose activations
-     * go to the second tier; 0 = every layer. */
-    int offload_layers;
-    /* Full recomputation of part of each model chunk (Megatron-Core --recompute-granularity full
-     * --recompute-method block --recompute-num-layers): with CDSE_RECOMPUTE_FULL, the first
-     * layers of each pipeline-stage chunk that are recomputed, the others keeping their
-     * activations; 0 = every layer. */
-    int recompute_layers;
+    /* One field per row of CDSE_AXES (axes.h), filled from the configuration's axis values
+     * (cdse_space_strategy): gpus, tp, pp, cp, ep, etp (0 = tp), vpp, microbatch,
+     * global_batch, recompute (cdse_recompute), sequence_parallel, zero, precision (cdse_dtype),
+     * flash_attention, offload (CDSE_OFFLOAD_* mask), offload_layers, recompute_layers,
+     * recompute_modules (CDSE_RECOMPUTE_* module mask), moe_dispatcher, moe_overlap,
+     * tp_comm_overlap, placement (index into cdse_placement_names), ... Each row's HELP says
+     * what its field means. */
+    CDSE_AXES(CDSE_STRATEGY_FIELD_)
     /* The software stack that runs it (calibration/stacks); NULL = cdse_stack_default. */
     const cdse_stack *stack;
     /* Derived by cdse_strategy_check. */
