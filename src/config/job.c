@@ -571,6 +571,9 @@ static int parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *
     int n_listed = list ? config_setting_length(setting) : 1;
     int rc = 0;
     job->n_hw_axes = 0;
+    struct cdse__hw_sources sources;
+    memset(&sources, 0, sizeof sources);
+    ctx->hw_sources = &sources;
     for (int i = 0; i < n_listed && i < CDSE_MAX_SYSTEMS && rc == 0; i++) {
         config_setting_t *entry =
             list ? config_setting_get_elem(setting, (unsigned)i) : (config_setting_t *)setting;
@@ -586,6 +589,7 @@ static int parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *
         rc = cdse__hw_check(ctx, setting, job);
     if (rc == 0)
         rc = cdse__sizes_check(ctx, setting, job);
+    ctx->hw_sources = NULL;
     if (rc != 0)
         return rc;
     for (int i = 0; i < ctx->axis_systems && rc == 0; i++) {
