@@ -139,7 +139,15 @@
       cdse_placement_names, NULL, &cdse_placement_enum, 54, "", NULL, KEPT,                        \
       "order in which the groups are laid out over the ranks, innermost first (EP is the inner "   \
       "part of dp); the groups' strides decide which network levels each collective crosses",      \
-      "rank placement order, innermost first (tp-cp-dp-pp by default)")
+      "rank placement order, innermost first (tp-cp-dp-pp by default)")                          \
+    X(CHECKPOINT, 33, ENUM, "checkpoint", checkpoint, 0, 0, 0, "[\"stack\"]",                   \
+      CDSE_CHECKPOINT_NAMES_, NULL,                                                                \
+      (&(const cdse_names){CDSE_CHECKPOINT_NAMES_, 4, NULL}), 103, "", "ckpt", FREE,               \
+      "how checkpoints are saved (goodput): stack (the stack's checkpoint key), sync, async "      \
+      "(Megatron-Core --async-save) or memory (in-memory copies on a peer node, Gemini)",          \
+      "checkpoint scheme: stack (the stack's), sync, async, memory")
+/* CHECKPOINT's codes: 0 = the stack's scheme, else cdse_checkpoint_mode + 1. */
+#define CDSE_CHECKPOINT_NAMES_ ((const char *const[]){"stack", "sync", "async", "memory", NULL})
 /* clang-format on */
 
 /* The strategy axes above, then the others: model, system, the hardware axes and the stack. */
