@@ -344,7 +344,7 @@ void cdse__hw_print_body(FILE *out, const char *body, const cdse_job *job, int s
 
 /* ---- cluster sizes per system ------------------------------------------------------------- */
 
-#define SIZE_MAX_GPUS 1048576 /* the space.gpus bound (src/config/job.c MAX_GPUS) */
+#define SIZE_MAX_GPUS CDSE_MAX_GPUS /* the space.gpus bound (axes.h) */
 
 int cdse__sizes_extract(parse_ctx *ctx, config_setting_t *entry, int system, cdse_job *job)
 {
