@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "clusterdse/model/collective.h"
+
+const char *const cdse_fit_level_names[CDSE_FIT_LEVELS + 1] = {"intra_node", "inter_node", NULL};
 #ifndef CDSE_VERSION
 #define CDSE_VERSION "0"
 #endif
@@ -773,15 +775,14 @@ void cdse_fit_network_levels(const cdse_probe_fit *fit, int ranks_per_node,
 
 static void write_fit_comments(FILE *out, const cdse_probe_fit *fit)
 {
-    static const char *const level_names[CDSE_FIT_LEVELS] = {"intra_node", "inter_node"};
     fprintf(out, "# Fits (probe level: collective R2, median error, hold-out median error):\n");
     for (int l = 0; l < CDSE_FIT_LEVELS; l++)
         for (int c = 0; c < CDSE_COLL_COUNT; c++) {
             const cdse_fit_result *f = &fit->level[l].fit[c];
             if (fit->level[l].has[c])
                 fprintf(out, "#   %s %s: R2 %.3f, median err %.1f%%, hold-out %.1f%%\n",
-                        level_names[l], cdse_coll_name(c), f->stats.r2, 100 * f->stats.median_rel,
-                        100 * f->holdout_median);
+                        cdse_fit_level_names[l], cdse_coll_name(c), f->stats.r2,
+                        100 * f->stats.median_rel, 100 * f->holdout_median);
         }
     if (fit->reduce_gbs <= 0)
         return;
@@ -792,7 +793,7 @@ static void write_fit_comments(FILE *out, const cdse_probe_fit *fit)
     for (int l = 0; l < CDSE_FIT_LEVELS; l++)
         for (int c = 0; c < CDSE_COLL_COUNT; c++)
             if (fit->level[l].comm_only_gbs[c] > 0)
-                fprintf(out, "#   %s %s: %.4g GB/s\n", level_names[l], cdse_coll_name(c),
+                fprintf(out, "#   %s %s: %.4g GB/s\n", cdse_fit_level_names[l], cdse_coll_name(c),
                         fit->level[l].comm_only_gbs[c]);
 }
 

@@ -17,7 +17,6 @@
 #include "output_dir.h"
 #include "store_guard.h"
 
-static const char *const level_names[CDSE_FIT_LEVELS] = {"intra_node", "inter_node"};
 static const char *const level_help[CDSE_FIT_LEVELS] = {"groups within one node",
                                                         "groups with one rank per node"};
 
@@ -243,11 +242,11 @@ static void print_fit_row(FILE *out, int level, int coll, const cdse_fit_result 
     fprintf(out,
             "  %-10s %-14s %5s %6d %5d %10.3f %10.3f %-6s %7.4f %7.1f%% %7.1f%% %8s   "
             "%.3f %.3f <= %.0f < %.3f %.3f\n",
-            level_names[level], cdse_probe_coll_name(coll), n_text, f->n_points, f->n_sizes,
-            f->profile.latency_us, f->profile.bandwidth_gbs, cdse_fit_choice_name(f->choice),
-            f->stats.r2, 100 * f->stats.worst_rel, 100 * f->stats.median_rel, holdout,
-            f->small.latency_us, f->small.bandwidth_gbs, f->breakpoint_bytes, f->large.latency_us,
-            f->large.bandwidth_gbs);
+            cdse_fit_level_names[level], cdse_probe_coll_name(coll), n_text, f->n_points,
+            f->n_sizes, f->profile.latency_us, f->profile.bandwidth_gbs,
+            cdse_fit_choice_name(f->choice), f->stats.r2, 100 * f->stats.worst_rel,
+            100 * f->stats.median_rel, holdout, f->small.latency_us, f->small.bandwidth_gbs,
+            f->breakpoint_bytes, f->large.latency_us, f->large.bandwidth_gbs);
 }
 
 static void print_fits(FILE *out, const cdse_probe_fit *fit, double *worst_holdout)
@@ -316,7 +315,7 @@ static int load_job_system(const fit_args *a, cdse_system *system)
 static int probe_level_of(const char *option, const char *name, const cdse_system *base)
 {
     for (int l = 0; l < CDSE_FIT_LEVELS; l++)
-        if (strcmp(name, level_names[l]) == 0)
+        if (strcmp(name, cdse_fit_level_names[l]) == 0)
             return l;
     if (base != NULL)
         for (int l = 0; l < CDSE_FIT_LEVELS; l++) {
@@ -453,7 +452,7 @@ static void print_inputs(const fit_args *a, const cdse_probe_result *pr)
         printf("# %s: %s %s%s%s, %d rows, %d ranks on %s, level %s%s%s%s\n", in->path,
                li->format == CDSE_LOG_OSU ? "OSU" : "nccl-tests", li->tool,
                li->version[0] ? " " : "", li->version, li->rows, li->ranks, nodes,
-               li->level >= 0 ? level_names[li->level] : "mixed (not fitted)",
+               li->level >= 0 ? cdse_fit_level_names[li->level] : "mixed (not fitted)",
                in->level_name ? " (--level)" : "", li->device[0] ? ", " : "", li->device);
         if (li->algo[0])
             printf("#   %s\n", li->algo);
@@ -505,7 +504,7 @@ static void print_summary(const fit_args *a, const cdse_probe_result *pr, const 
         for (int l = 0; l < CDSE_FIT_LEVELS; l++)
             for (int c = 0; c < CDSE_COLL_COUNT; c++)
                 if (fit->level[l].comm_only_gbs[c] > 0)
-                    printf(" %s %s %.3f GB/s;", level_names[l], cdse_probe_coll_name(c),
+                    printf(" %s %s %.3f GB/s;", cdse_fit_level_names[l], cdse_probe_coll_name(c),
                            fit->level[l].comm_only_gbs[c]);
         printf("\n");
     }
@@ -547,7 +546,7 @@ static int choose_levels(const fit_args *a, const cdse_probe_fit *fit, const cds
             fprintf(stderr,
                     "clusterdse fit: --levels %s: not measured: no %s rows (groups %s) were "
                     "fitted, and nothing is written onto a level that was not measured\n",
-                    name, level_names[l], level_help[l]);
+                    name, cdse_fit_level_names[l], level_help[l]);
             return 1;
         }
         use[l] = true;
@@ -579,9 +578,9 @@ static int check_against_base(const fit_args *a, const cdse_probe_fit *fit, cons
                     "%s level %s: fitted %s bandwidth %.4g GB/s (%s rows) is %.1fx %s %s's "
                     "%.4g GB/s (%s level %s); %s\n",
                     a->force ? "# --force:" : "clusterdse fit:", base->level[k].name,
-                    cdse_coll_name(c), fitted, level_names[l], ratio > 1 ? ratio : 1 / ratio,
-                    ratio > 1 ? "above" : "below", base->name, datasheet, base->name,
-                    base->level[k].name,
+                    cdse_coll_name(c), fitted, cdse_fit_level_names[l],
+                    ratio > 1 ? ratio : 1 / ratio, ratio > 1 ? "above" : "below", base->name,
+                    datasheet, base->name, base->level[k].name,
                     a->force ? "written anyway"
                              : "refused: the logs may measure another path (MPI on host buffers "
                                "over shared memory instead of NCCL over NVLink, TCP instead of "
@@ -601,13 +600,13 @@ static void level_notes(const fit_args *a, const cdse_system *system, const bool
     for (int i = 0; i < a->n_in && len < size; i++) {
         const fit_input *in = &a->in[i];
         if (in->is_log)
-            len += (size_t)snprintf(notes + len, size - len,
-                                    "#   %s: %s %s, %d ranks, %d node(s), level %s%s%s%s%s\n",
-                                    in->path, in->log.format == CDSE_LOG_OSU ? "OSU" : "nccl-tests",
-                                    in->log.tool, in->log.ranks, in->log.nodes,
-                                    in->log.level >= 0 ? level_names[in->log.level] : "mixed",
-                                    in->log.device[0] ? ", " : "", in->log.device,
-                                    in->log.algo[0] ? ", " : "", in->log.algo);
+            len += (size_t)snprintf(
+                notes + len, size - len, "#   %s: %s %s, %d ranks, %d node(s), level %s%s%s%s%s\n",
+                in->path, in->log.format == CDSE_LOG_OSU ? "OSU" : "nccl-tests", in->log.tool,
+                in->log.ranks, in->log.nodes,
+                in->log.level >= 0 ? cdse_fit_level_names[in->log.level] : "mixed",
+                in->log.device[0] ? ", " : "", in->log.device, in->log.algo[0] ? ", " : "",
+                in->log.algo);
         else
             len += (size_t)snprintf(notes + len, size - len, "#   %s: clusterdse probe store\n",
                                     in->path);
@@ -620,11 +619,12 @@ static void level_notes(const fit_args *a, const cdse_system *system, const bool
         for (int l = 0; l < CDSE_FIT_LEVELS; l++)
             if (written[l] &&
                 (a->base || a->job ? cdse_fit_target_level(l, system) == k
-                                   : strcmp(system->level[k].name, level_names[l]) == 0))
+                                   : strcmp(system->level[k].name, cdse_fit_level_names[l]) == 0))
                 from = l;
         if (from >= 0)
-            len += (size_t)snprintf(notes + len, size - len, "#   %s: measured (%s rows: %s)\n",
-                                    system->level[k].name, level_names[from], source[from]);
+            len +=
+                (size_t)snprintf(notes + len, size - len, "#   %s: measured (%s rows: %s)\n",
+                                 system->level[k].name, cdse_fit_level_names[from], source[from]);
         else
             len += (size_t)snprintf(notes + len, size - len, "#   %s: datasheet (%s)\n",
                                     system->level[k].name, a->base ? a->base : system->name);
@@ -689,7 +689,7 @@ static int build_and_write(const fit_args *a, const cdse_probe_result *pr,
             if (level_has_fit(fit, l) && !use[l] && k >= 0)
                 printf("# level %s kept from %s (datasheet): the %s rows were fitted but not "
                        "applied; name it in --levels to replace it\n",
-                       system->level[k].name, system->name, level_names[l]);
+                       system->level[k].name, system->name, cdse_fit_level_names[l]);
         }
     } else {
         cdse_fit_network_levels(fit, pr->info.ranks_per_node, use, src, system);

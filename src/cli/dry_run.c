@@ -23,30 +23,16 @@ static const char *value_name(const cdse_job *job, int axis, int64_t v, char *bu
         return job->model[v].name;
     case CDSE_AXIS_SYSTEM:
         return job->system[v].name;
-    case CDSE_AXIS_RECOMPUTE:
-        return cdse_recompute_name((int)v);
-    case CDSE_AXIS_PRECISION:
-        return cdse_dtype_name((int)v);
-    case CDSE_AXIS_OFFLOAD:
-        return cdse_offload_name((int)v);
-    case CDSE_AXIS_PLACEMENT:
-        return cdse_placement_names[v];
-    case CDSE_AXIS_RECOMPUTE_MODULES:
-        cdse_recompute_modules_text((int)v, buf, n);
-        return buf;
-    case CDSE_AXIS_MOE_DISPATCHER:
-        return cdse_moe_dispatcher_names[v];
-    case CDSE_AXIS_MOE_OVERLAP:
-        return cdse_moe_overlap_names[v];
     case CDSE_AXIS_STACK:
         return v >= 0 && v < job->n_stacks ? job->stack[v].name : "(each system's stack)";
-    case CDSE_AXIS_SEQUENCE_PARALLEL:
-    case CDSE_AXIS_FLASH_ATTENTION:
-    case CDSE_AXIS_TP_COMM_OVERLAP:
-        return v ? "true" : "false";
-    default:
-        snprintf(buf, n, "%lld", (long long)v);
-        return buf;
+    default: {
+        const char *text = cdse_axis_value_text(axis, v, buf, n);
+        if (text == NULL) {
+            snprintf(buf, n, "%lld", (long long)v);
+            text = buf;
+        }
+        return text;
+    }
     }
 }
 
@@ -109,7 +95,6 @@ static double groups_of(const cdse_job *job)
 
 static void print_store(const cdse_job *job, double feasible_share, FILE *out)
 {
-    static const char *const modes[] = {"all", "feasible", "best"};
     double size = (double)job->space.size, rows;
     double row_bytes = (double)cdse_store_row_size();
     if (job->objective.store == CDSE_STORE_ALL)
@@ -119,7 +104,7 @@ static void print_store(const cdse_job *job, double feasible_share, FILE *out)
     else
         rows = 0;
     double top_rows = groups_of(job) * job->objective.top;
-    fprintf(out, "  %-30s %s\n", "store mode", modes[job->objective.store]);
+    fprintf(out, "  %-30s %s\n", "store mode", cdse_store_mode_names[job->objective.store]);
     fprintf(out, "  %-30s %.4g (+ %.4g in /top)\n", "estimated /results rows", rows, top_rows);
     fprintf(out,
             "  %-30s %.4g GB (%.0f bytes a row before compression; deflate makes it smaller)\n",

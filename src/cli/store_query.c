@@ -47,42 +47,6 @@ static const char *stack_name(const void *ctx, int i)
     return i < job->n_stacks ? job->stack[i].name : CDSE_STACK_DEFAULT_LABEL;
 }
 
-static const char *recompute_name(const void *ctx, int i)
-{
-    (void)ctx;
-    return cdse_recompute_name(i);
-}
-
-static const char *dtype_name(const void *ctx, int i)
-{
-    (void)ctx;
-    return cdse_dtype_name(i);
-}
-
-static const char *status_name(const void *ctx, int i)
-{
-    (void)ctx;
-    return cdse_status_name(i);
-}
-
-static const char *offload_name(const void *ctx, int i)
-{
-    (void)ctx;
-    return cdse_offload_name(i);
-}
-
-static const char *pool_split_name(const void *ctx, int i)
-{
-    (void)ctx;
-    return cdse_pool_split_name(i);
-}
-
-static const char *placement_name(const void *ctx, int i)
-{
-    (void)ctx;
-    return cdse_placement_names[i];
-}
-
 static const char *bool_name(const void *ctx, int i)
 {
     (void)ctx;
@@ -94,26 +58,24 @@ static const char *table_name(const void *ctx, int i)
     return ((const char *const *)ctx)[i];
 }
 
-/* The names of a column's values: name(ctx, i) for i < n. */
+/* The names of a column's values: name(ctx, i) for i < n; `values_text` says them in a message
+ * when they are too many to list. */
 typedef struct value_names {
     const char *(*name)(const void *ctx, int i);
     const void *ctx;
     int n;
+    const char *values_text;
 } value_names;
 
 /* The names of the values of `col` (true and false for a bool column); false for a number
- * column and for recompute_modules, whose names are built (module_value). */
+ * column. */
 static bool column_value_names(const cdse_column *col, const cdse_job *job, value_names *v)
 {
-    const char *const *table = cdse_column_names(col->kind);
-    *v = (value_names){NULL, job, 0};
-    if (table != NULL) {
-        *v = (value_names){table_name, table, 0};
-        while (table[v->n] != NULL)
-            v->n++;
-        return true;
-    }
+    *v = (value_names){NULL, job, 0, NULL};
     switch (col->kind) {
+    case CDSE_COL_ENUM:
+        *v = (value_names){table_name, col->names->name, col->names->n, col->names->values_text};
+        break;
     case CDSE_COL_MODEL:
         v->name = model_name, v->n = job->n_models;
         break;
@@ -123,26 +85,8 @@ static bool column_value_names(const cdse_column *col, const cdse_job *job, valu
     case CDSE_COL_STACK:
         v->name = stack_name, v->n = job->n_stacks + 1;
         break;
-    case CDSE_COL_RECOMPUTE:
-        v->name = recompute_name, v->n = CDSE_RECOMPUTE_COUNT;
-        break;
-    case CDSE_COL_PRECISION:
-        v->name = dtype_name, v->n = CDSE_DTYPE_COUNT;
-        break;
-    case CDSE_COL_STATUS:
-        v->name = status_name, v->n = CDSE_ST_COUNT;
-        break;
-    case CDSE_COL_OFFLOAD:
-        v->name = offload_name, v->n = 8;
-        break;
     case CDSE_COL_BOOL:
         v->name = bool_name, v->n = 2;
-        break;
-    case CDSE_COL_POOL_SPLIT:
-        v->name = pool_split_name, v->n = CDSE_POOL_PP + 1;
-        break;
-    case CDSE_COL_PLACEMENT:
-        v->name = placement_name, v->n = CDSE_PLACEMENT_COUNT;
         break;
     default:
         return false;
@@ -150,33 +94,18 @@ static bool column_value_names(const cdse_column *col, const cdse_job *job, valu
     return true;
 }
 
-/* "a, b, c": the names of `v`, into out. */
+/* "a, b, c": the names of `v` (or its values_text), into out. */
 static void list_names(const value_names *v, char *out, size_t size)
 {
     size_t used = 0;
     out[0] = '\0';
+    if (v->values_text != NULL) {
+        snprintf(out, size, "%s", v->values_text);
+        return;
+    }
     for (int k = 0; k < v->n && used < size; k++)
         used +=
             (size_t)snprintf(out + used, size - used, "%s%s", k ? ", " : "", v->name(v->ctx, k));
-}
-
-#define MODULE_VALUES                                                                              \
-    "none, or module names in the order "                                                          \
-    "core_attn+moe_act+layernorm+mla_up_proj+mlp+moe+shared_experts joined by '+'"
-
-static int module_value(const cdse_column *col, const char *str, double *value, char *msg,
-                        size_t size)
-{
-    char text[96];
-    for (int i = 0; i < CDSE_RECOMPUTE_MODULES_N; i++) {
-        cdse_recompute_modules_text(i, text, sizeof text);
-        if (strcmp(str, text) == 0) {
-            *value = i;
-            return 0;
-        }
-    }
-    snprintf(msg, size, "%s has no value \"%s\"; values: %s", col->name, str, MODULE_VALUES);
-    return -1;
 }
 
 static int column_string(void *vctx, int var, const char *str, double *value, char *msg,
@@ -185,8 +114,6 @@ static int column_string(void *vctx, int var, const char *str, double *value, ch
     const names_ctx *ctx = vctx;
     const cdse_column *col = &cdse_columns[var];
     value_names v;
-    if (col->kind == CDSE_COL_MODULES)
-        return module_value(col, str, value, msg, size);
     if (!column_value_names(col, ctx->names, &v)) {
         snprintf(msg, size, "%s is a number: compare it with a number", col->name);
         return -1;
@@ -209,10 +136,6 @@ static bool column_named(void *vctx, int var, char *values, size_t size)
     const names_ctx *ctx = vctx;
     const cdse_column *col = &cdse_columns[var];
     value_names v;
-    if (col->kind == CDSE_COL_MODULES) {
-        snprintf(values, size, "%s", MODULE_VALUES);
-        return true;
-    }
     if (col->kind == CDSE_COL_BOOL || !column_value_names(col, ctx->names, &v))
         return false;
     list_names(&v, values, size);

@@ -53,13 +53,6 @@ static const hw_spec hw_specs[] = {
     "cost.gpu_power, storage.write_bandwidth, reliability.gpu_failures, "                          \
     "reliability.node_failures"
 
-/* Where each axis of the job being parsed was written, for messages after the tree changed. */
-static _Thread_local struct {
-    char path[160];
-    const char *file;
-    int line;
-} hw_src[CDSE_MAX_HW_AXES];
-
 static const hw_spec *hw_spec_find(const char *group, int level, const char *name)
 {
     for (int i = 0; i < HW_SPECS; i++) {
@@ -133,9 +126,10 @@ static int hw_take(parse_ctx *ctx, config_setting_t *list, const char *group, in
         if (job->hw_axis[h].key == spec->key && job->hw_axis[h].system == system)
             return cdse__key_fail(ctx, list, NULL, list, "one list per key", "given twice");
     int slot = job->n_hw_axes++;
-    cdse__setting_path(list, hw_src[slot].path, sizeof hw_src[slot].path);
-    hw_src[slot].file = config_setting_source_file(list);
-    hw_src[slot].line = (int)config_setting_source_line(list);
+    cdse__setting_path(list, ctx->hw_sources->axis[slot].path,
+                       sizeof ctx->hw_sources->axis[slot].path);
+    ctx->hw_sources->axis[slot].file = config_setting_source_file(list);
+    ctx->hw_sources->axis[slot].line = (int)config_setting_source_line(list);
     char key[64]; /* the name dies with the list */
     snprintf(key, sizeof key, "%s", name);
     config_setting_t *parent = config_setting_parent(list);
@@ -211,8 +205,9 @@ int cdse__hw_extract(parse_ctx *ctx, config_setting_t *entry, int system, cdse_j
 static int hw_fail(parse_ctx *ctx, int h, const char *allowed, const char *what)
 {
     cdse_diag_set(ctx->diag, "%s:%d: key '%s': %s; allowed: %s",
-                  hw_src[h].file != NULL ? hw_src[h].file : ctx->file,
-                  hw_src[h].line > 0 ? hw_src[h].line : 1, hw_src[h].path, what, allowed);
+                  ctx->hw_sources->axis[h].file != NULL ? ctx->hw_sources->axis[h].file : ctx->file,
+                  ctx->hw_sources->axis[h].line > 0 ? ctx->hw_sources->axis[h].line : 1,
+                  ctx->hw_sources->axis[h].path, what, allowed);
     return CDSE_EINVAL;
 }
 
@@ -349,21 +344,12 @@ void cdse__hw_print_body(FILE *out, const char *body, const cdse_job *job, int s
 
 /* ---- cluster sizes per system ------------------------------------------------------------- */
 
-#define SIZE_MAX_GPUS 1048576 /* the space.gpus bound (src/config/job.c MAX_GPUS) */
-
-/* Where each system's sizes were written, and whether they count nodes. */
-static _Thread_local struct {
-    int n; /* values given; 0 = none */
-    bool nodes;
-    const char *file;
-    int line;
-    char path[160];
-} size_src[CDSE_MAX_SYSTEMS];
+#define SIZE_MAX_GPUS CDSE_MAX_GPUS /* the space.gpus bound (axes.h) */
 
 int cdse__sizes_extract(parse_ctx *ctx, config_setting_t *entry, int system, cdse_job *job)
 {
     if (system == 0)
-        memset(size_src, 0, sizeof size_src);
+        memset(ctx->hw_sources->size, 0, sizeof ctx->hw_sources->size);
     if (!config_setting_is_group(entry))
         return 0;
     config_setting_t *gpus = config_setting_get_member(entry, "gpus");
@@ -394,11 +380,12 @@ int cdse__sizes_extract(parse_ctx *ctx, config_setting_t *entry, int system, cds
                 return cdse__key_fail(ctx, s, NULL, e, allowed, "%lld appears twice", v);
         job->system_gpus[system][i] = (int32_t)v;
     }
-    size_src[system].n = n;
-    size_src[system].nodes = s == nodes;
-    size_src[system].file = config_setting_source_file(s);
-    size_src[system].line = (int)config_setting_source_line(s);
-    cdse__setting_path(s, size_src[system].path, sizeof size_src[system].path);
+    ctx->hw_sources->size[system].n = n;
+    ctx->hw_sources->size[system].nodes = s == nodes;
+    ctx->hw_sources->size[system].at.file = config_setting_source_file(s);
+    ctx->hw_sources->size[system].at.line = (int)config_setting_source_line(s);
+    cdse__setting_path(s, ctx->hw_sources->size[system].at.path,
+                       sizeof ctx->hw_sources->size[system].at.path);
     config_setting_remove_elem(entry, (unsigned)config_setting_index(s));
     return 0;
 }
@@ -406,8 +393,10 @@ int cdse__sizes_extract(parse_ctx *ctx, config_setting_t *entry, int system, cds
 static int size_fail(parse_ctx *ctx, int s, const char *allowed, const char *what)
 {
     cdse_diag_set(ctx->diag, "%s:%d: key '%s': %s; allowed: %s",
-                  size_src[s].file != NULL ? size_src[s].file : ctx->file,
-                  size_src[s].line > 0 ? size_src[s].line : 1, size_src[s].path, what, allowed);
+                  ctx->hw_sources->size[s].at.file != NULL ? ctx->hw_sources->size[s].at.file
+                                                           : ctx->file,
+                  ctx->hw_sources->size[s].at.line > 0 ? ctx->hw_sources->size[s].at.line : 1,
+                  ctx->hw_sources->size[s].at.path, what, allowed);
     return CDSE_EINVAL;
 }
 
@@ -415,7 +404,7 @@ int cdse__sizes_check(parse_ctx *ctx, const config_setting_t *systems, cdse_job 
 {
     int first = -1;
     for (int s = 0; s < ctx->axis_systems; s++)
-        if (size_src[s].n > 0 && first < 0)
+        if (ctx->hw_sources->size[s].n > 0 && first < 0)
             first = s;
     job->n_system_gpus = 0;
     if (first < 0)
@@ -423,23 +412,23 @@ int cdse__sizes_check(parse_ctx *ctx, const config_setting_t *systems, cdse_job 
     const char *allowed = "gpus or nodes in every system entry, each with the same number of "
                           "values, or in none";
     for (int s = 0; s < ctx->axis_systems; s++) {
-        if (size_src[s].n == 0)
+        if (ctx->hw_sources->size[s].n == 0)
             return cdse__key_fail(ctx, systems, NULL, systems, allowed,
                                   "system '%s' gives no gpus or nodes, system '%s' does",
                                   job->system[s].name, job->system[first].name);
-        if (size_src[s].n != size_src[first].n)
+        if (ctx->hw_sources->size[s].n != ctx->hw_sources->size[first].n)
             return size_fail(ctx, s, allowed, "a different number of values than the first");
-        for (int h = 0; h < job->n_hw_axes && size_src[s].nodes; h++)
+        for (int h = 0; h < job->n_hw_axes && ctx->hw_sources->size[s].nodes; h++)
             if (job->hw_axis[h].key == CDSE_HW_GPUS_PER_NODE)
                 return size_fail(ctx, s, "gpus = [ ... ] when gpus_per_node is a hardware axis",
                                  "nodes with a list of gpus_per_node");
-        for (int i = 0; i < size_src[s].n && size_src[s].nodes; i++) {
+        for (int i = 0; i < ctx->hw_sources->size[s].n && ctx->hw_sources->size[s].nodes; i++) {
             long long g = (long long)job->system_gpus[s][i] * job->system[s].gpus_per_node;
             if (g > SIZE_MAX_GPUS)
                 return size_fail(ctx, s, "nodes * gpus_per_node <= 1048576", "too many nodes");
             job->system_gpus[s][i] = (int32_t)g;
         }
     }
-    job->n_system_gpus = size_src[first].n;
+    job->n_system_gpus = ctx->hw_sources->size[first].n;
     return 0;
 }

@@ -5,6 +5,25 @@
 
 #include "keys.h"
 
+#include "clusterdse/config/job.h"
+
+/* Where the hardware axes and the cluster sizes of the job being parsed were written, for the
+ * messages of the checks that run after the tree changed: kept by the job parser for the time it
+ * parses `systems` (parse_ctx.hw_sources). */
+typedef struct cdse__written {
+    char path[160];
+    const char *file;
+    int line;
+} cdse__written;
+struct cdse__hw_sources {
+    cdse__written axis[CDSE_MAX_HW_AXES]; /* each hardware axis */
+    struct {
+        int n; /* sizes given; 0 = none */
+        bool nodes;
+        cdse__written at;
+    } size[CDSE_MAX_SYSTEMS]; /* each system's gpus or nodes */
+};
+
 /* Records every sweepable key of the inline system entry `entry` (system `system` of the job)
  * that is given as a list, as an axis in job->hw_axis, and replaces the list in the tree by its
  * first value so that the entry parses as an ordinary profile. A list on a key that cannot be

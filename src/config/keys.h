@@ -17,7 +17,11 @@
 
 #include <libconfig.h>
 
-#include "clusterdse/config/job.h"
+#include "clusterdse/model/hardware.h"
+#include "clusterdse/model/space.h"
+
+struct cdse_job;
+struct cdse__hw_sources;
 
 typedef struct parse_ctx {
     const char *file;     /* the file being parsed, for messages */
@@ -26,8 +30,11 @@ typedef struct parse_ctx {
     int depth; /* nesting of profile files (base, network_profile, names) */
     /* While parsing a job: pools add their member profiles to job->system after the systems
      * the job lists (the first axis_systems, the values of the systems axis). */
-    cdse_job *job;
+    struct cdse_job *job;
     int axis_systems;
+    /* While parsing a job's systems: where its hardware axes and sizes were written
+     * (hw_axes.h). */
+    struct cdse__hw_sources *hw_sources;
     int world_size; /* probe plans: the ranks the plan runs on */
 } parse_ctx;
 

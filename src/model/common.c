@@ -40,19 +40,29 @@ void cdse_diag_set(cdse_diag *diag, const char *fmt, ...)
     va_end(ap);
 }
 
-static const char *const dtype_names[CDSE_DTYPE_COUNT] = {"fp32", "tf32", "bf16", "fp16", "fp8"};
+const char *cdse_names_name(const cdse_names *names, int code)
+{
+    return code >= 0 && code < names->n ? names->name[code] : "?";
+}
+
+int cdse_names_find(const cdse_names *names, const char *name)
+{
+    for (int i = 0; i < names->n; i++)
+        if (strcmp(name, names->name[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *const cdse_dtype_names[CDSE_DTYPE_COUNT + 1] = {"fp32", "tf32", "bf16",
+                                                            "fp16", "fp8",  NULL};
+const cdse_names cdse_dtype_enum = {cdse_dtype_names, CDSE_DTYPE_COUNT, NULL};
 
 const char *cdse_dtype_name(int dtype)
 {
-    if (dtype < 0 || dtype >= CDSE_DTYPE_COUNT)
-        return "?";
-    return dtype_names[dtype];
+    return cdse_names_name(&cdse_dtype_enum, dtype);
 }
 
 int cdse_dtype_parse(const char *name)
 {
-    for (int i = 0; i < CDSE_DTYPE_COUNT; i++)
-        if (strcmp(name, dtype_names[i]) == 0)
-            return i;
-    return -1;
+    return cdse_names_find(&cdse_dtype_enum, name);
 }

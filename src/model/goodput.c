@@ -108,7 +108,10 @@ static void checkpoint_times(const cdse_system *system, const cdse_strategy *str
     double copy = transfer_s(size.rank, st->host_copy_gbs);
     const cdse_net_level *out = &system->level[system->n_levels - 1];
     double peer = transfer_s(size.rank, out->bandwidth_gbs * out->efficiency);
-    int mode = strategy->stack != NULL ? strategy->stack->checkpoint : CDSE_CKPT_SYNC;
+    /* The space's checkpoint axis (axes.h: 0 = the stack's scheme, else the mode + 1). */
+    int mode = strategy->checkpoint > 0  ? strategy->checkpoint - 1
+               : strategy->stack != NULL ? strategy->stack->checkpoint
+                                         : CDSE_CKPT_SYNC;
     switch (mode) {
     case CDSE_CKPT_ASYNC:
         *stall = copy, *durable = copy + write, *reload = read;

@@ -8,13 +8,12 @@
 #include <stdint.h>
 #include <string.h>
 
-static const char *const split_names[] = {"none", "dp", "pp"};
+static const char *const split_names[CDSE_POOL_PP + 2] = {"none", "dp", "pp", NULL};
+const cdse_names cdse_pool_split_enum = {split_names, CDSE_POOL_PP + 1, NULL};
 
 const char *cdse_pool_split_name(int split)
 {
-    if (split < 0 || split > CDSE_POOL_PP)
-        return "?";
-    return split_names[split];
+    return cdse_names_name(&cdse_pool_split_enum, split);
 }
 
 /* Combines the per-type results into the pool's: the slowest type that takes part sets the

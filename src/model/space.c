@@ -2,49 +2,64 @@
  * index = sum(digit[a] * stride[a]) with stride[last] = 1 and stride[a] = stride[a+1] * n[a+1]. */
 #include "clusterdse/model/space.h"
 
+#include <stdio.h>
 #include <string.h>
 
-static const char *const axis_names[CDSE_AXIS_COUNT] = {
-    [CDSE_AXIS_MODEL] = "models",
-    [CDSE_AXIS_SYSTEM] = "systems",
-    [CDSE_AXIS_HW0] = "hw0",
-    [CDSE_AXIS_HW1] = "hw1",
-    [CDSE_AXIS_HW2] = "hw2",
-    [CDSE_AXIS_HW3] = "hw3",
-    [CDSE_AXIS_HW4] = "hw4",
-    [CDSE_AXIS_HW5] = "hw5",
-    [CDSE_AXIS_HW6] = "hw6",
-    [CDSE_AXIS_HW7] = "hw7",
-    [CDSE_AXIS_GPUS] = "gpus",
-    [CDSE_AXIS_TP] = "tp",
-    [CDSE_AXIS_PP] = "pp",
-    [CDSE_AXIS_CP] = "cp",
-    [CDSE_AXIS_EP] = "ep",
-    [CDSE_AXIS_VPP] = "vpp",
-    [CDSE_AXIS_MICROBATCH] = "microbatch",
-    [CDSE_AXIS_GLOBAL_BATCH] = "global_batch",
-    [CDSE_AXIS_RECOMPUTE] = "recompute",
-    [CDSE_AXIS_SEQUENCE_PARALLEL] = "sequence_parallel",
-    [CDSE_AXIS_ZERO] = "zero",
-    [CDSE_AXIS_PRECISION] = "precision",
-    [CDSE_AXIS_FLASH_ATTENTION] = "flash_attention",
-    [CDSE_AXIS_OFFLOAD] = "offload",
-    [CDSE_AXIS_TP_COMM_OVERLAP] = "tp_comm_overlap",
-    [CDSE_AXIS_PLACEMENT] = "placement",
-    [CDSE_AXIS_ETP] = "etp",
-    [CDSE_AXIS_RECOMPUTE_MODULES] = "recompute_modules",
-    [CDSE_AXIS_MOE_DISPATCHER] = "moe_dispatcher",
-    [CDSE_AXIS_MOE_OVERLAP] = "moe_overlap",
-    [CDSE_AXIS_STACK] = "stacks",
-    [CDSE_AXIS_OFFLOAD_LAYERS] = "offload_layers",
-    [CDSE_AXIS_RECOMPUTE_LAYERS] = "recompute_layers",
-};
+/* The digit positions are 0 .. CDSE_AXIS_COUNT - 1, each once: the rows' POS and the axes before
+ * them, as bits of one 64-bit word. */
+#define AXIS_BIT_(ID, POS, ...) | (1ULL << (POS))
+_Static_assert(CDSE_AXIS_COUNT <= 64, "the position check below needs at most 64 axes");
+_Static_assert(((((1ULL << (CDSE_AXIS_HW7 + 1)) - 1) | (1ULL << CDSE_AXIS_STACK))
+                    CDSE_AXES(AXIS_BIT_)) ==
+                   (CDSE_AXIS_COUNT == 64 ? ~0ULL : (1ULL << CDSE_AXIS_COUNT) - 1),
+               "CDSE_AXES: every POS once, no gap (axes.h)");
+
+const int cdse_precision_values[] = {CDSE_BF16, CDSE_FP16, CDSE_FP8};
+
+#define AXIS_INFO_(ID, POS, KIND, KEY, FIELD, LO, HI, DEF, DEF_TEXT, CHOICES, VALUES, NAMES,       \
+                   COLUMN, UNIT, LABEL, ...)                                                       \
+    [CDSE_AXIS_##ID] = {KEY, CDSE_AXIS_KIND_##KIND, NAMES, LABEL, COLUMN},
+static const cdse_axis_info axis_info[CDSE_AXIS_COUNT] = {
+    [CDSE_AXIS_MODEL] = {"models", 0, NULL, NULL, -1},
+    [CDSE_AXIS_SYSTEM] = {"systems", 0, NULL, NULL, -1},
+    [CDSE_AXIS_HW0] = {"hw0", 0, NULL, NULL, -1},
+    [CDSE_AXIS_HW1] = {"hw1", 0, NULL, NULL, -1},
+    [CDSE_AXIS_HW2] = {"hw2", 0, NULL, NULL, -1},
+    [CDSE_AXIS_HW3] = {"hw3", 0, NULL, NULL, -1},
+    [CDSE_AXIS_HW4] = {"hw4", 0, NULL, NULL, -1},
+    [CDSE_AXIS_HW5] = {"hw5", 0, NULL, NULL, -1},
+    [CDSE_AXIS_HW6] = {"hw6", 0, NULL, NULL, -1},
+    [CDSE_AXIS_HW7] = {"hw7", 0, NULL, NULL, -1},
+    [CDSE_AXIS_STACK] = {"stacks", 0, NULL, NULL, -1},
+    CDSE_AXES(AXIS_INFO_)};
+
+const cdse_axis_info *cdse_axis_info_of(int axis)
+{
+    return &axis_info[axis];
+}
+
+const char *cdse_axis_value_text(int axis, int64_t value, char *buf, size_t size)
+{
+    const cdse_axis_info *info = &axis_info[axis];
+    switch (info->kind) {
+    case CDSE_AXIS_KIND_OTHER:
+        return NULL;
+    case CDSE_AXIS_KIND_BOOL:
+        return value ? "true" : "false";
+    case CDSE_AXIS_KIND_ENUM:
+    case CDSE_AXIS_KIND_MASK:
+        return cdse_names_name(info->names, (int)value);
+    default:
+        snprintf(buf, size, "%lld", (long long)value);
+        return buf;
+    }
+}
 
 const char *cdse_axis_name(int axis)
 {
     if (axis < 0 || axis >= CDSE_AXIS_COUNT)
         return "?";
-    return axis_names[axis] != NULL ? axis_names[axis] : "?";
+    return axis_info[axis].key != NULL ? axis_info[axis].key : "?";
 }
 
 /* Space sizes stay below 2^63 so that indices fit a signed 64-bit integer (HDF5, Python). */
@@ -114,30 +129,16 @@ uint64_t cdse_space_encode(const cdse_space *space, const int digit[CDSE_AXIS_CO
 void cdse_space_strategy(const cdse_space *space, const int digit[CDSE_AXIS_COUNT],
                          cdse_strategy *strategy)
 {
-#define AXIS_VALUE(axis) (space->value[axis][digit[axis]])
+#define AXIS_VALUE(axis)                          (space->value[axis][digit[axis]])
+#define SET_INT(field, v)                         strategy->field = (int)(v);
+#define SET_GPUS(field, v)                        strategy->field = (int)(v);
+#define SET_ENUM(field, v)                        strategy->field = (int)(v);
+#define SET_MASK(field, v)                        strategy->field = (int)(v);
+#define SET_BOOL(field, v)                        strategy->field = (v) != 0;
+#define AXIS_SET_(ID, POS, KIND, KEY, FIELD, ...) SET_##KIND(FIELD, AXIS_VALUE(CDSE_AXIS_##ID))
     *strategy = (cdse_strategy){0};
-    strategy->gpus = (int)AXIS_VALUE(CDSE_AXIS_GPUS);
-    strategy->tp = (int)AXIS_VALUE(CDSE_AXIS_TP);
-    strategy->pp = (int)AXIS_VALUE(CDSE_AXIS_PP);
-    strategy->cp = (int)AXIS_VALUE(CDSE_AXIS_CP);
-    strategy->ep = (int)AXIS_VALUE(CDSE_AXIS_EP);
-    strategy->vpp = (int)AXIS_VALUE(CDSE_AXIS_VPP);
-    strategy->microbatch = (int)AXIS_VALUE(CDSE_AXIS_MICROBATCH);
-    strategy->global_batch = (int)AXIS_VALUE(CDSE_AXIS_GLOBAL_BATCH);
-    strategy->recompute = (int)AXIS_VALUE(CDSE_AXIS_RECOMPUTE);
-    strategy->sequence_parallel = AXIS_VALUE(CDSE_AXIS_SEQUENCE_PARALLEL) != 0;
-    strategy->zero = (int)AXIS_VALUE(CDSE_AXIS_ZERO);
-    strategy->precision = (int)AXIS_VALUE(CDSE_AXIS_PRECISION);
-    strategy->flash_attention = AXIS_VALUE(CDSE_AXIS_FLASH_ATTENTION) != 0;
-    strategy->offload = (int)AXIS_VALUE(CDSE_AXIS_OFFLOAD);
-    strategy->tp_comm_overlap = AXIS_VALUE(CDSE_AXIS_TP_COMM_OVERLAP) != 0;
-    strategy->placement = (int)AXIS_VALUE(CDSE_AXIS_PLACEMENT);
-    strategy->etp = (int)AXIS_VALUE(CDSE_AXIS_ETP);
-    strategy->recompute_modules = (int)AXIS_VALUE(CDSE_AXIS_RECOMPUTE_MODULES);
-    strategy->moe_dispatcher = (int)AXIS_VALUE(CDSE_AXIS_MOE_DISPATCHER);
-    strategy->moe_overlap = (int)AXIS_VALUE(CDSE_AXIS_MOE_OVERLAP);
-    strategy->offload_layers = (int)AXIS_VALUE(CDSE_AXIS_OFFLOAD_LAYERS);
-    strategy->recompute_layers = (int)AXIS_VALUE(CDSE_AXIS_RECOMPUTE_LAYERS);
+    CDSE_AXES(AXIS_SET_)
+#undef AXIS_SET_
 #undef AXIS_VALUE
     strategy->dp = 0;
     strategy->grad_accum = 0;

@@ -4,26 +4,31 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const recompute_names[CDSE_RECOMPUTE_COUNT] = {"none", "selective", "full"};
+const char *const cdse_recompute_names[CDSE_RECOMPUTE_COUNT + 1] = {"none", "selective", "full",
+                                                                    NULL};
+const cdse_names cdse_recompute_enum = {cdse_recompute_names, CDSE_RECOMPUTE_COUNT, NULL};
 
 const char *cdse_recompute_name(int recompute)
 {
-    if (recompute < 0 || recompute >= CDSE_RECOMPUTE_COUNT)
-        return "?";
-    return recompute_names[recompute];
+    return cdse_names_name(&cdse_recompute_enum, recompute);
 }
 
 int cdse_recompute_parse(const char *name)
 {
-    for (int i = 0; i < CDSE_RECOMPUTE_COUNT; i++)
-        if (strcmp(name, recompute_names[i]) == 0)
-            return i;
-    return -1;
+    return cdse_names_find(&cdse_recompute_enum, name);
 }
 
 const char *const cdse_moe_dispatcher_names[CDSE_DISPATCH_COUNT + 1] = {"alltoall", "deepep", NULL};
+const cdse_names cdse_moe_dispatcher_enum = {cdse_moe_dispatcher_names, CDSE_DISPATCH_COUNT, NULL};
 const char *const cdse_moe_overlap_names[CDSE_MOE_OVERLAP_COUNT + 1] = {"none", "shared_experts",
                                                                         "a2a", NULL};
+const cdse_names cdse_moe_overlap_enum = {cdse_moe_overlap_names, CDSE_MOE_OVERLAP_COUNT, NULL};
+
+static const char *const offload_names[CDSE_OFFLOAD_MASKS + 1] = {
+    "none",      "weights",           "activations",           "weights+activations",
+    "optimizer", "weights+optimizer", "activations+optimizer", "weights+activations+optimizer",
+    NULL};
+const cdse_names cdse_offload_enum = {offload_names, CDSE_OFFLOAD_MASKS, NULL};
 
 const char *const cdse_recompute_module_names[CDSE_RECOMPUTE_MODULES + 1] = {
     "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts", NULL};
@@ -40,7 +45,25 @@ void cdse_recompute_modules_text(int mask, char *buf, size_t size)
         snprintf(buf, size, "none");
 }
 
-static const char *const status_names[CDSE_ST_COUNT] = {
+#define MODULES_TEXT_MAX 96
+static char modules_text[CDSE_RECOMPUTE_MODULES_N][MODULES_TEXT_MAX];
+static const char *modules_names[CDSE_RECOMPUTE_MODULES_N + 1];
+const cdse_names cdse_recompute_modules_enum = {
+    modules_names, CDSE_RECOMPUTE_MODULES_N,
+    "none, or module names in the order "
+    "core_attn+moe_act+layernorm+mla_up_proj+mlp+moe+shared_experts joined by '+'"};
+
+/* Runs before main (GCC and clang): the table is constant from then on. */
+__attribute__((constructor)) static void modules_table(void)
+{
+    for (int mask = 0; mask < CDSE_RECOMPUTE_MODULES_N; mask++) {
+        cdse_recompute_modules_text(mask, modules_text[mask], MODULES_TEXT_MAX);
+        modules_names[mask] = modules_text[mask];
+    }
+    modules_names[CDSE_RECOMPUTE_MODULES_N] = NULL;
+}
+
+static const char *const status_names[CDSE_ST_COUNT + 1] = {
     [CDSE_ST_OK] = "ok",
     [CDSE_ST_GPUS_NOT_DIVISIBLE] = "gpus_not_divisible",
     [CDSE_ST_TP_HEADS] = "tp_heads",
@@ -62,19 +85,16 @@ static const char *const status_names[CDSE_ST_COUNT] = {
     [CDSE_ST_OVER_HEADROOM] = "over_headroom",
 };
 
+const cdse_names cdse_status_enum = {status_names, CDSE_ST_COUNT, NULL};
+
 const char *cdse_status_name(int status)
 {
-    if (status < 0 || status >= CDSE_ST_COUNT)
-        return "?";
-    return status_names[status];
+    return cdse_names_name(&cdse_status_enum, status);
 }
 
 int cdse_status_parse(const char *name)
 {
-    for (int i = 0; i < CDSE_ST_COUNT; i++)
-        if (strcmp(name, status_names[i]) == 0)
-            return i;
-    return -1;
+    return cdse_names_find(&cdse_status_enum, name);
 }
 
 /* Tensor parallelism splits heads (Shoeybi et al. 2019); key/value heads are split when there
@@ -276,6 +296,7 @@ __attribute__((constructor)) static void placement_tables(void)
     }
     cdse_placement_names[CDSE_PLACEMENT_COUNT] = NULL;
 }
+const cdse_names cdse_placement_enum = {cdse_placement_names, CDSE_PLACEMENT_COUNT, NULL};
 
 bool cdse_placement_pp_last(int placement)
 {

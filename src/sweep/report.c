@@ -349,60 +349,46 @@ bool cdse_record_bands_overlap(const cdse_record *a, const cdse_record *b, int m
 
 const char *cdse_offload_name(int offload)
 {
-    static const char *const names[8] = {
-        "none",      "weights",           "activations",           "weights+activations",
-        "optimizer", "weights+optimizer", "activations+optimizer", "weights+activations+optimizer"};
-    if (offload < 0 || offload > 7)
-        return "?";
-    return names[offload];
+    return cdse_names_name(&cdse_offload_enum, offload);
 }
 
 #define STRATEGY(field) offsetof(cdse_record, strategy.field)
 #define RESULT(field)   offsetof(cdse_record, result.field)
 #define F64(key, field, unit, text)                                                                \
     {                                                                                              \
-        key, CDSE_COL_F64, RESULT(field), unit, text                                               \
+        key, CDSE_COL_F64, RESULT(field), unit, text, NULL                                         \
     }
 
 #define GOODPUT(key, field, unit, text)                                                            \
     {                                                                                              \
-        key, CDSE_COL_F64, offsetof(cdse_record, field), unit, text                                \
+        key, CDSE_COL_F64, offsetof(cdse_record, field), unit, text, NULL                          \
     }
 
 #define HW(key, hw_key, unit, text)                                                                \
     {                                                                                              \
-        key, CDSE_COL_F64, offsetof(cdse_record, hw[hw_key]), unit, text                           \
+        key, CDSE_COL_F64, offsetof(cdse_record, hw[hw_key]), unit, text, NULL                     \
     }
 
+/* The column of a strategy axis (axes.h) at its position in the table. */
+#define AXIS_COL_INT  CDSE_COL_I32
+#define AXIS_COL_GPUS CDSE_COL_I32
+#define AXIS_COL_BOOL CDSE_COL_BOOL
+#define AXIS_COL_ENUM CDSE_COL_ENUM
+#define AXIS_COL_MASK CDSE_COL_ENUM
+#define AXIS_COLUMN_(ID, POS, KIND, KEY, FIELD, LO, HI, DEF, DEF_TEXT, CHOICES, VALUES, NAMES,     \
+                     COLUMN, UNIT, LABEL, PRUNE, HELP, COLUMN_HELP)                                \
+    [COLUMN] = {KEY, AXIS_COL_##KIND, STRATEGY(FIELD), UNIT, COLUMN_HELP, NAMES},
+
 const cdse_column cdse_columns[] = {
-    {"index", CDSE_COL_U64, offsetof(cdse_record, index), "", "position in the job's space"},
-    {"model", CDSE_COL_MODEL, offsetof(cdse_record, model), "", "model name"},
-    {"system", CDSE_COL_SYSTEM, offsetof(cdse_record, system), "", "system name"},
-    {"gpus", CDSE_COL_I32, STRATEGY(gpus), "GPUs", "GPUs in the job"},
-    {"tp", CDSE_COL_I32, STRATEGY(tp), "", "tensor-parallel degree"},
-    {"pp", CDSE_COL_I32, STRATEGY(pp), "", "pipeline-parallel stages"},
-    {"dp", CDSE_COL_I32, RESULT(dp), "", "data-parallel degree, derived (0 if not divisible)"},
-    {"cp", CDSE_COL_I32, STRATEGY(cp), "", "context-parallel degree"},
-    {"ep", CDSE_COL_I32, STRATEGY(ep), "", "expert-parallel degree"},
-    {"vpp", CDSE_COL_I32, STRATEGY(vpp), "", "virtual pipeline stages per GPU"},
-    {"microbatch", CDSE_COL_I32, STRATEGY(microbatch), "sequences", "micro-batch size"},
-    {"global_batch", CDSE_COL_I32, STRATEGY(global_batch), "sequences", "global batch size"},
-    {"grad_accum", CDSE_COL_I32, RESULT(grad_accum), "",
-     "micro-batches per pipeline per iteration, derived"},
-    {"recompute", CDSE_COL_RECOMPUTE, STRATEGY(recompute), "",
-     "activation recomputation: none, selective, full"},
-    {"sequence_parallel", CDSE_COL_BOOL, STRATEGY(sequence_parallel), "",
-     "sequence parallelism (0/1)"},
-    {"zero", CDSE_COL_I32, STRATEGY(zero), "", "ZeRO stage (1 = distributed optimizer)"},
-    {"precision", CDSE_COL_PRECISION, STRATEGY(precision), "", "compute precision"},
-    {"flash_attention", CDSE_COL_BOOL, STRATEGY(flash_attention), "",
-     "fused (flash) attention (0/1)"},
-    {"offload", CDSE_COL_OFFLOAD, STRATEGY(offload), "",
-     "state offloaded to the second memory tier"},
-    {"tp_comm_overlap", CDSE_COL_BOOL, STRATEGY(tp_comm_overlap), "",
-     "tensor-parallel communication overlapped with GEMMs (0/1)"},
-    {"status", CDSE_COL_STATUS, RESULT(status), "",
-     "ok, or the first reason the configuration cannot run"},
+    {"index", CDSE_COL_U64, offsetof(cdse_record, index), "", "position in the job's space", NULL},
+    {"model", CDSE_COL_MODEL, offsetof(cdse_record, model), "", "model name", NULL},
+    {"system", CDSE_COL_SYSTEM, offsetof(cdse_record, system), "", "system name", NULL},
+    [6] = {"dp", CDSE_COL_I32, RESULT(dp), "", "data-parallel degree, derived (0 if not divisible)",
+           NULL},
+    [12] = {"grad_accum", CDSE_COL_I32, RESULT(grad_accum), "",
+            "micro-batches per pipeline per iteration, derived", NULL},
+    [20] = {"status", CDSE_COL_ENUM, RESULT(status), "",
+            "ok, or the first reason the configuration cannot run", &cdse_status_enum},
     F64("time_per_iteration_s", time_per_iteration_s, "s", "time of one training iteration"),
     F64("tokens_per_s", tokens_per_s, "tokens/s", "training throughput of the whole job"),
     F64("model_tflops_per_gpu", model_tflops_per_gpu, "TFLOP/s",
@@ -434,30 +420,21 @@ const cdse_column cdse_columns[] = {
     F64("t_imbalance_s", t_imbalance_s, "s",
         "waiting for the slowest data-parallel rank (seq_len_histogram)"),
     {"time_to_train_days", CDSE_COL_F64, offsetof(cdse_record, time_to_train_days), "days",
-     "objective.tokens / tokens_per_s (0 without a token budget or when infeasible)"},
+     "objective.tokens / tokens_per_s (0 without a token budget or when infeasible)", NULL},
     {"gpu_hours", CDSE_COL_F64, offsetof(cdse_record, gpu_hours), "GPU-hours",
-     "gpus x time to train objective.tokens (0 likewise)"},
+     "gpus x time to train objective.tokens (0 likewise)", NULL},
     F64("seq_imbalance", seq_imbalance, "ratio",
         "slowest data-parallel rank over the mean (1 without seq_len_histogram)"),
-    {"pool_split", CDSE_COL_POOL_SPLIT, RESULT(pool_split), "",
-     "how a heterogeneous pool was used: none (not a pool), dp, pp"},
+    {"pool_split", CDSE_COL_ENUM, RESULT(pool_split), "",
+     "how a heterogeneous pool was used: none (not a pool), dp, pp", &cdse_pool_split_enum},
     F64("pool_share_0", pool_share[0], "fraction", "share of the work done by pool GPU type 0"),
     F64("pool_share_1", pool_share[1], "fraction", "share of the work done by pool GPU type 1"),
     F64("pool_share_2", pool_share[2], "fraction", "share of the work done by pool GPU type 2"),
     F64("pool_share_3", pool_share[3], "fraction", "share of the work done by pool GPU type 3"),
-    {"placement", CDSE_COL_PLACEMENT, STRATEGY(placement), "",
-     "rank placement order, innermost first (tp-cp-dp-pp by default)"},
-    {"etp", CDSE_COL_I32, STRATEGY(etp), "",
-     "expert tensor-parallel size as given (0 = tp; MoE parallel folding)"},
-    {"recompute_modules", CDSE_COL_MODULES, STRATEGY(recompute_modules), "",
-     "fine-grained recomputation: none, or Megatron-Core module names joined by '+'"},
-    {"moe_dispatcher", CDSE_COL_DISPATCHER, STRATEGY(moe_dispatcher), "",
-     "MoE token exchange: alltoall, deepep"},
-    {"moe_overlap", CDSE_COL_MOE_OVERLAP, STRATEGY(moe_overlap), "",
-     "what hides the MoE all-to-alls: none, shared_experts, a2a"},
-    {"stack", CDSE_COL_STACK, offsetof(cdse_record, stack), "",
-     "software stack that runs it (calibration/stacks; \"" CDSE_STACK_DEFAULT_LABEL
-     "\": the built-in, current Megatron-Core)"},
+    [59] = {"stack", CDSE_COL_STACK, offsetof(cdse_record, stack), "",
+            "software stack that runs it (calibration/stacks; \"" CDSE_STACK_DEFAULT_LABEL
+            "\": the built-in, current Megatron-Core)",
+            NULL},
     F64("mem_fp8_cache_gib", mem_fp8_cache_gib, "GiB",
         "FP8 copies and transposes of the weights (Transformer Engine, FP8 only; no transposes "
         "on systems with fp8_non_tn_gemm)"),
@@ -467,14 +444,9 @@ const cdse_column cdse_columns[] = {
     F64("t_fixed_s", t_fixed_s, "s",
         "host costs not hidden by the GPU: the GPU's wait for the kernel launches of small layers "
         "(recomputed kernels included), per-iteration work"),
-    {"offload_layers", CDSE_COL_I32, STRATEGY(offload_layers), "layers",
-     "with offload activations: layers per pipeline-stage chunk offloaded (0 = every layer)"},
-    {"recompute_layers", CDSE_COL_I32, STRATEGY(recompute_layers), "layers",
-     "with recompute full: layers per pipeline-stage chunk recomputed, block method (0 = every "
-     "layer)"},
     /* The system's hardware values with the job's hardware axes applied (cdse_hw_key order;
      * the names are cdse_hw_column's, checked by test_report). */
-    HW("peak_bf16_tflops", CDSE_HW_PEAK_BF16, "TFLOP/s", "dense bf16 peak per GPU"),
+    [65] = HW("peak_bf16_tflops", CDSE_HW_PEAK_BF16, "TFLOP/s", "dense bf16 peak per GPU"),
     HW("peak_fp8_tflops", CDSE_HW_PEAK_FP8, "TFLOP/s", "dense fp8 peak per GPU (0 = none)"),
     HW("hbm_gib", CDSE_HW_HBM_GIB, "GiB", "HBM capacity per GPU"),
     HW("hbm_bandwidth_gbs", CDSE_HW_HBM_BANDWIDTH, "GB/s", "HBM bandwidth per GPU"),
@@ -497,12 +469,14 @@ const cdse_column cdse_columns[] = {
     HW("gpu_power_w", CDSE_HW_GPU_POWER, "W", "average draw per GPU while training"),
     {"cost_to_train", CDSE_COL_F64, offsetof(cdse_record, cost_to_train), "currency",
      "amortized purchase (or rental) plus electricity for objective.tokens (0 without a budget or "
-     "prices, or when infeasible)"},
+     "prices, or when infeasible)",
+     NULL},
     {"energy_to_train_mwh", CDSE_COL_F64, offsetof(cdse_record, energy_to_train_mwh), "MWh",
      "facility energy (PUE included) for objective.tokens (0 without a budget or power figures, "
-     "or when infeasible)"},
+     "or when infeasible)",
+     NULL},
     {"tokens_per_kwh", CDSE_COL_F64, offsetof(cdse_record, tokens_per_kwh), "tokens/kWh",
-     "training tokens per kWh of facility energy (0 without power figures)"},
+     "training tokens per kWh of facility energy (0 without power figures)", NULL},
     /* --- goodput (issue 29; docs/job-file.md, Failures and checkpoints) --- */
     HW("storage_write_gbs", CDSE_HW_STORAGE_WRITE, "GB/s",
        "aggregate checkpoint write bandwidth of the file system (0 = unlimited)"),
@@ -532,23 +506,24 @@ const cdse_column cdse_columns[] = {
             "time_to_train_days with failures, restarts and checkpoints (time_to_train_days / "
             "goodput)"),
     {"checkpoint_flag", CDSE_COL_I32, offsetof(cdse_record, checkpoint_flag), "",
-     "1: the checkpoint interval is longer than the mean time to failure; 0: not"},
+     "1: the checkpoint interval is longer than the mean time to failure; 0: not", NULL},
     {"time_low_s", CDSE_COL_F64, offsetof(cdse_record, time_low_s), "s",
-     "low end of the error band of time_per_iteration_s (calibration/bands.cfg, docs/eval.md)"},
+     "low end of the error band of time_per_iteration_s (calibration/bands.cfg, docs/eval.md)",
+     NULL},
     {"time_high_s", CDSE_COL_F64, offsetof(cdse_record, time_high_s), "s",
-     "high end of the error band of time_per_iteration_s"},
+     "high end of the error band of time_per_iteration_s", NULL},
     {"time_to_train_days_low", CDSE_COL_F64, offsetof(cdse_record, days_low), "days",
-     "time_to_train_days at the low end of the band (0 without a token budget)"},
+     "time_to_train_days at the low end of the band (0 without a token budget)", NULL},
     {"time_to_train_days_high", CDSE_COL_F64, offsetof(cdse_record, days_high), "days",
-     "time_to_train_days at the high end of the band (0 without a token budget)"},
+     "time_to_train_days at the high end of the band (0 without a token budget)", NULL},
     {"cost_to_train_low", CDSE_COL_F64, offsetof(cdse_record, cost_low), "currency",
-     "cost_to_train at the low end of the band (0 without prices)"},
+     "cost_to_train at the low end of the band (0 without prices)", NULL},
     {"cost_to_train_high", CDSE_COL_F64, offsetof(cdse_record, cost_high), "currency",
-     "cost_to_train at the high end of the band (0 without prices)"},
+     "cost_to_train at the high end of the band (0 without prices)", NULL},
     F64("mem_reserved_gib", mem_reserved_gib, "GiB",
         "memory per GPU the process reserves: mem_total_gib with the caching allocator's cached "
         "but unallocated blocks (x 1.13 on tensors, docs/eval.md)"),
-};
+    CDSE_AXES(AXIS_COLUMN_)};
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 
 const cdse_column *cdse_column_find(const char *name)
@@ -562,15 +537,6 @@ const cdse_column *cdse_column_find(const char *name)
 static const void *field_of(const cdse_column *column, const cdse_record *record)
 {
     return (const char *)record + column->offset;
-}
-
-const char *const *cdse_column_names(int kind)
-{
-    if (kind == CDSE_COL_DISPATCHER)
-        return cdse_moe_dispatcher_names;
-    if (kind == CDSE_COL_MOE_OVERLAP)
-        return cdse_moe_overlap_names;
-    return NULL;
 }
 
 double cdse_column_value(const cdse_column *column, const cdse_record *record)
@@ -618,21 +584,8 @@ static const char *column_name_text(const cdse_column *column, const void *field
         return job->model[code].name;
     case CDSE_COL_SYSTEM:
         return job->system[code].name;
-    case CDSE_COL_RECOMPUTE:
-        return cdse_recompute_name(code);
-    case CDSE_COL_PRECISION:
-        return cdse_dtype_name(code);
-    case CDSE_COL_STATUS:
-        return cdse_status_name(code);
-    case CDSE_COL_OFFLOAD:
-        return cdse_offload_name(code);
-    case CDSE_COL_POOL_SPLIT:
-        return cdse_pool_split_name(code);
-    case CDSE_COL_PLACEMENT:
-        return code >= 0 && code < CDSE_PLACEMENT_COUNT ? cdse_placement_names[code] : "?";
-    case CDSE_COL_DISPATCHER:
-    case CDSE_COL_MOE_OVERLAP:
-        return cdse_column_names(column->kind)[code];
+    case CDSE_COL_ENUM:
+        return cdse_names_name(column->names, code);
     case CDSE_COL_STACK:
         return code >= 0 && code < job->n_stacks ? job->stack[code].name : CDSE_STACK_DEFAULT_LABEL;
     default:
@@ -652,10 +605,6 @@ void cdse_column_format(const cdse_column *column, const cdse_record *record, co
     const void *field = field_of(column, record);
     if (column_is_number(column) && size >= CDSE_NUMFMT_MAX) {
         format_number(column->kind, field, buf);
-        return;
-    }
-    if (column->kind == CDSE_COL_MODULES) {
-        cdse_recompute_modules_text(*(const int *)field, buf, size);
         return;
     }
     const char *text = column_is_number(column) ? NULL : column_name_text(column, field, job);
@@ -765,9 +714,6 @@ void cdse_csv_row(FILE *out, const cdse_record *record, const cdse_job *job)
         size_t n;
         if (column_is_number(c)) {
             n = format_number(c->kind, field_of(c, record), buf);
-        } else if (c->kind == CDSE_COL_MODULES) {
-            cdse_recompute_modules_text(*(const int *)field_of(c, record), buf, sizeof buf);
-            n = strlen(buf);
         } else {
             text = column_name_text(c, field_of(c, record), job);
             text = text != NULL ? text : "?";

@@ -6,7 +6,8 @@
 #include <string.h>
 
 /* How a column is shown: its short label and, for a float, the significant digits and the
- * width. Columns not listed show their name, 5 digits, and the width that needs. */
+ * width. Columns not listed show their name (an axis's: its LABEL, axes.h), 5 digits, and the
+ * width that needs. */
 typedef struct table_label {
     const char *column;
     const char *label;
@@ -15,14 +16,6 @@ typedef struct table_label {
 } table_label;
 
 static const table_label labels[] = {
-    {"microbatch", "mb", 0, 0},
-    {"global_batch", "gbs", 0, 0},
-    {"sequence_parallel", "sp", 0, 0},
-    {"precision", "prec", 0, 0},
-    {"flash_attention", "flash", 0, 0},
-    {"tp_comm_overlap", "tp_overlap", 0, 0},
-    {"recompute_modules", "modules", 0, 0},
-    {"moe_dispatcher", "dispatch", 0, 0},
     {"time_per_iteration_s", "time_s", 5, 10},
     {"time_low_s", "t_low", 4, 8},
     {"time_high_s", "t_high", 4, 8},
@@ -39,7 +32,8 @@ static const table_label labels[] = {
 
 #define DEFAULT_DIGITS 5
 
-/* The configuration columns, in the order they print when they vary. The hardware values come
+/* The configuration columns, in the order they print when they vary, followed by the column of
+ * every axis (axes.h) not listed here, in axis order (config_order). The hardware values come
  * after system (every column whose offset is in cdse_record.hw). */
 static const char *const config_columns[] = {
     "model",
@@ -103,7 +97,33 @@ static const table_label *label_of(int column)
 static const char *label_text(int column)
 {
     const table_label *l = label_of(column);
-    return l ? l->label : cdse_columns[column].name;
+    if (l != NULL)
+        return l->label;
+    for (int a = 0; a < CDSE_AXIS_COUNT; a++)
+        if (cdse_axis_info_of(a)->column == column && cdse_axis_info_of(a)->label != NULL)
+            return cdse_axis_info_of(a)->label;
+    return cdse_columns[column].name;
+}
+
+#define N_CONFIG_COLUMNS ((int)(sizeof config_columns / sizeof config_columns[0]))
+#define CONFIG_ORDER_MAX (N_CONFIG_COLUMNS + CDSE_AXIS_COUNT)
+
+/* The configuration columns in print order, into col[] (CONFIG_ORDER_MAX): config_columns,
+ * then the column of every axis they do not list. Returns how many. */
+static int config_order(int *col)
+{
+    int n = 0;
+    for (int i = 0; i < N_CONFIG_COLUMNS; i++)
+        col[n++] = column_index(config_columns[i]);
+    for (int a = 0; a < CDSE_AXIS_COUNT; a++) {
+        int c = cdse_axis_info_of(a)->column;
+        bool listed = c < 0;
+        for (int i = 0; i < N_CONFIG_COLUMNS && !listed; i++)
+            listed = col[i] == c;
+        if (!listed)
+            col[n++] = c;
+    }
+    return n;
 }
 
 static bool is_hw(int column)
@@ -209,8 +229,9 @@ int cdse_table_init(cdse_table *t, const cdse_job *job, const char *key, const c
         return choose_columns(t, columns, err, size);
     }
     track(t, column_index("index"));
-    for (size_t i = 0; i < sizeof config_columns / sizeof config_columns[0]; i++)
-        track(t, column_index(config_columns[i]));
+    int order[CONFIG_ORDER_MAX], n_order = config_order(order);
+    for (int i = 0; i < n_order; i++)
+        track(t, order[i]);
     for (int c = 0; c < cdse_column_count; c++)
         if (is_hw(c))
             track(t, c);
@@ -334,8 +355,9 @@ static void choose(cdse_table *t)
             add(t, t->tracked[i]);
     } else {
         add(t, column_index("index"));
-        for (size_t i = 0; i < sizeof config_columns / sizeof config_columns[0]; i++) {
-            int c = column_index(config_columns[i]);
+        int order[CONFIG_ORDER_MAX], n_order = config_order(order);
+        for (int i = 0; i < n_order; i++) {
+            int c = order[i];
             if (t->varies[c])
                 add(t, c);
             if (i == 1) /* after system: the hardware values of a hardware axis */
@@ -361,8 +383,9 @@ static void print_same(const cdse_table *t, FILE *out, const cdse_record *first)
     if (t->chosen || t->rows == 0)
         return;
     bool any = false;
-    for (size_t i = 0; i < sizeof config_columns / sizeof config_columns[0]; i++) {
-        int c = column_index(config_columns[i]);
+    int order[CONFIG_ORDER_MAX], n_order = config_order(order);
+    for (int i = 0; i < n_order; i++) {
+        int c = order[i];
         if (t->varies[c] || !applicable(t, c))
             continue;
         char buf[128];

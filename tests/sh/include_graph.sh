@@ -6,6 +6,10 @@
 #   - the configuration layer (src/config, include/clusterdse/config) reaches mpi.h or hdf5.h,
 #     or a header of sweep or calibrate;
 #   - the MPI-free calibration headers (fit.h, probe_rows.h) reach mpi.h;
+#   - the model layer reaches any project header outside include/clusterdse/model (nothing above
+#     it: no src/ internal header of another folder, no other layer's header);
+#   - the sweep layer (src/sweep, include/clusterdse/sweep) reaches a calibrate header (sweep
+#     never knows the calibration, which sits above it);
 #   - anything in src/{model,config,sweep,calibrate} writes to stdout or stderr itself (printf,
 #     puts, putchar, perror, vprintf, or the names stdout / stderr outside comments and
 #     strings): below the commands, output goes to a FILE * that a command passes.
@@ -94,6 +98,27 @@ forbid(files('src/config', 'include/clusterdse/config'), {'mpi.h', 'hdf5.h'},
        ('clusterdse/sweep/', 'clusterdse/calibrate/'), 'configuration layer')
 forbid([os.path.join(root, 'include/clusterdse/calibrate', h) for h in ('fit.h', 'probe_rows.h')],
        {'mpi.h'}, (), 'MPI-free calibration header')
+forbid(files('src/sweep', 'include/clusterdse/sweep'), set(), ('clusterdse/calibrate/',),
+       'sweep layer (reaches calibrate)')
+
+# The model reaches nothing above it: every project header it includes, transitively, is a
+# model header (quoted includes resolving next to the source are checked by their path too).
+model_dirs = (os.path.join(root, 'include/clusterdse/model'), os.path.join(root, 'src/model'))
+for path in files('src/model', 'include/clusterdse/model'):
+    seen, todo = set(), [(path, [os.path.relpath(path, root)])]
+    while todo:
+        cur, chain = todo.pop()
+        if cur in seen:
+            continue
+        seen.add(cur)
+        for kind, name in includes(cur):
+            p = resolve(cur, kind, name)
+            if p is None:
+                continue  # the C library
+            if not p.startswith(model_dirs):
+                bad.append(f"model layer (reaches above it): {' -> '.join(chain + [name])}")
+                continue
+            todo.append((p, chain + [os.path.relpath(p, root)]))
 
 out = re.compile(r'\b(stdout|stderr)\b|(?<![\w.>])(printf|puts|putchar|perror|vprintf)\s*\(')
 for path in files('src/model', 'src/config', 'src/sweep', 'src/calibrate'):

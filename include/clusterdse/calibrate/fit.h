@@ -135,6 +135,8 @@ void cdse_fit_options_default(cdse_fit_options *options);
 /* Probe rows of level 0 (groups within a node) and 1 (one rank per node); mixed ones are not
  * fitted. */
 #define CDSE_FIT_LEVELS 2
+/* "intra_node", "inter_node", NULL: the levels as fits, profiles and `clusterdse fit` name them. */
+extern const char *const cdse_fit_level_names[CDSE_FIT_LEVELS + 1];
 
 typedef struct cdse_level_fit {
     int n_rows;

@@ -36,7 +36,11 @@ typedef enum cdse_store_mode {
     CDSE_STORE_ALL = 0, /* every configuration with its status */
     CDSE_STORE_FEASIBLE,
     CDSE_STORE_BEST, /* only /top, /pareto and /pareto_cost */
+    CDSE_STORE_MODES
 } cdse_store_mode;
+/* "all", "feasible", "best", NULL: objective.store, the store's store_mode attribute, the dry
+ * run. */
+extern const char *const cdse_store_mode_names[CDSE_STORE_MODES + 1];
 
 /* Bits of objective.group_by. */
 enum {

@@ -40,7 +40,25 @@ typedef enum cdse_dtype {
     CDSE_DTYPE_COUNT
 } cdse_dtype;
 
-/* "fp32", "tf32", "bf16", "fp16", "fp8"; returns -1 for an unknown name. */
+/* The names of an enumeration's codes 0 .. n-1: one table per enumeration (recompute,
+ * precision, offload, placement, status, ...), which the job parser, the columns, the store's
+ * HDF5 enumeration types, --where and the dry run all read. */
+typedef struct cdse_names {
+    const char *const *name; /* code -> name; name[n] is NULL */
+    int n;
+    /* How a message lists the values when the names are too many to list (NULL: the names). */
+    const char *values_text;
+} cdse_names;
+
+/* The name of `code`, "?" when out of range. */
+const char *cdse_names_name(const cdse_names *names, int code);
+/* The code of `name`, or -1. */
+int cdse_names_find(const cdse_names *names, const char *name);
+
+/* "fp32", "tf32", "bf16", "fp16", "fp8", NULL. */
+extern const char *const cdse_dtype_names[CDSE_DTYPE_COUNT + 1];
+extern const cdse_names cdse_dtype_enum;
+/* cdse_dtype_names' entry, "?" out of range; returns -1 for an unknown name. */
 const char *cdse_dtype_name(int dtype);
 int cdse_dtype_parse(const char *name);
 

@@ -75,6 +75,7 @@ typedef enum cdse_pool_split {
 } cdse_pool_split;
 
 const char *cdse_pool_split_name(int split); /* "none", "dp", "pp" */
+extern const cdse_names cdse_pool_split_enum;
 
 /* Evaluates one configuration: runs cdse_strategy_check (dp, grad_accum are derived into the
  * result), then the time and memory model. A configuration that is structurally impossible

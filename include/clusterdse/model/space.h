@@ -2,11 +2,15 @@
 #ifndef CLUSTERDSE_SPACE_H
 #define CLUSTERDSE_SPACE_H
 
+#include "clusterdse/model/axes.h"
 #include "clusterdse/model/strategy.h"
 
-/* Axis order: the first axis varies slowest. Model, system, the hardware axes and gpus come
- * first so that index ranges group configurations of one model on one hardware design and
- * system size together. Unused hardware axes have one value and leave every index unchanged. */
+/* Axis order (the digit positions of the mixed radix; the first axis varies slowest): model,
+ * system, the hardware axes and gpus come first so that index ranges group configurations of
+ * one model on one hardware design and system size together. Unused hardware axes have one
+ * value and leave every index unchanged. The strategy axes are the rows of CDSE_AXES (axes.h),
+ * each at its POS; the axes appended after the stack keep the indices of jobs without them. */
+#define CDSE_AXIS_ENUM_(ID, POS, ...) CDSE_AXIS_##ID = POS,
 typedef enum cdse_axis {
     CDSE_AXIS_MODEL = 0, /* value = index into job->model[] */
     CDSE_AXIS_SYSTEM,    /* value = index into job->system[] */
@@ -18,31 +22,10 @@ typedef enum cdse_axis {
     CDSE_AXIS_HW5,
     CDSE_AXIS_HW6,
     CDSE_AXIS_HW7,
-    CDSE_AXIS_GPUS,
-    CDSE_AXIS_TP,
-    CDSE_AXIS_PP,
-    CDSE_AXIS_CP,
-    CDSE_AXIS_EP,
-    CDSE_AXIS_VPP,
-    CDSE_AXIS_MICROBATCH,
-    CDSE_AXIS_GLOBAL_BATCH,
-    CDSE_AXIS_RECOMPUTE,         /* cdse_recompute */
-    CDSE_AXIS_SEQUENCE_PARALLEL, /* 0/1 */
-    CDSE_AXIS_ZERO,
-    CDSE_AXIS_PRECISION,         /* cdse_dtype */
-    CDSE_AXIS_FLASH_ATTENTION,   /* 0/1 */
-    CDSE_AXIS_OFFLOAD,           /* CDSE_OFFLOAD_* mask */
-    CDSE_AXIS_TP_COMM_OVERLAP,   /* 0/1 */
-    CDSE_AXIS_PLACEMENT,         /* index into cdse_placement_names */
-    CDSE_AXIS_ETP,               /* expert tensor-parallel size; 0 = tp */
-    CDSE_AXIS_RECOMPUTE_MODULES, /* CDSE_RECOMPUTE_* module mask */
-    CDSE_AXIS_MOE_DISPATCHER,    /* cdse_moe_dispatcher */
-    CDSE_AXIS_MOE_OVERLAP,       /* cdse_moe_overlap */
-    CDSE_AXIS_STACK,             /* index into job->stack[]; -1 = the system's default stack */
-    /* Appended last: a job without them keeps every index (one value each). */
-    CDSE_AXIS_OFFLOAD_LAYERS,   /* layers per chunk with offloaded activations; 0 = all */
-    CDSE_AXIS_RECOMPUTE_LAYERS, /* layers per chunk fully recomputed; 0 = all */
-    CDSE_AXIS_COUNT
+    CDSE_AXIS_STACK = 30, /* index into job->stack[]; -1 = the system's default stack */
+    CDSE_AXES(CDSE_AXIS_ENUM_)
+    /* The model, system, hardware and stack axes, and the strategy axes. */
+    CDSE_AXIS_COUNT = CDSE_AXIS_HW7 + 2 + CDSE_STRATEGY_AXES
 } cdse_axis;
 
 #define CDSE_AXIS_MAX_VALUES 64
@@ -61,6 +44,29 @@ typedef struct cdse_space {
 
 /* Job-file key of an axis under `space` ("models" and "systems" for the first two). */
 const char *cdse_axis_name(int axis);
+
+/* What the rows of CDSE_AXES say about an axis, for the readers that go over every axis (the
+ * dry run, the human table). Model, system, the hardware axes and the stack: key only. */
+typedef enum cdse_axis_kind {
+    CDSE_AXIS_KIND_OTHER = 0, /* model, system, a hardware axis, the stack */
+    CDSE_AXIS_KIND_INT,
+    CDSE_AXIS_KIND_GPUS,
+    CDSE_AXIS_KIND_BOOL,
+    CDSE_AXIS_KIND_ENUM,
+    CDSE_AXIS_KIND_MASK,
+} cdse_axis_kind;
+typedef struct cdse_axis_info {
+    const char *key;
+    int kind;                /* cdse_axis_kind */
+    const cdse_names *names; /* ENUM, MASK: the names of the codes */
+    const char *label;       /* the human table's short label, NULL: the key */
+    int column;              /* position in the column table; -1 for the other axes */
+} cdse_axis_info;
+/* `axis`'s row (axis in [0, CDSE_AXIS_COUNT)). */
+const cdse_axis_info *cdse_axis_info_of(int axis);
+/* The text of value `value` of a strategy axis ("selective", "true", "4"); NULL for the other
+ * axes, whose values index the job's models, systems, hardware values or stacks. */
+const char *cdse_axis_value_text(int axis, int64_t value, char *buf, size_t size);
 
 /* Computes strides and size. Returns CDSE_EINVAL if an axis is empty or the size overflows
  * 2^63. */

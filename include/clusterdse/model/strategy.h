@@ -2,6 +2,7 @@
 #ifndef CLUSTERDSE_STRATEGY_H
 #define CLUSTERDSE_STRATEGY_H
 
+#include "clusterdse/model/axes.h"
 #include "clusterdse/model/hardware.h"
 #include "clusterdse/model/stack.h"
 #include "clusterdse/model/workload.h"
@@ -13,7 +14,10 @@ typedef enum cdse_recompute {
     CDSE_RECOMPUTE_COUNT
 } cdse_recompute;
 
-const char *cdse_recompute_name(int recompute); /* "none", "selective", "full" */
+/* "none", "selective", "full", NULL. */
+extern const char *const cdse_recompute_names[CDSE_RECOMPUTE_COUNT + 1];
+extern const cdse_names cdse_recompute_enum;
+const char *cdse_recompute_name(int recompute); /* "?" if out of range */
 int cdse_recompute_parse(const char *name);     /* -1 if unknown */
 
 /* Fine-grained recomputation (Megatron-Core --recompute-granularity selective
@@ -35,6 +39,8 @@ enum {
 extern const char *const cdse_recompute_module_names[CDSE_RECOMPUTE_MODULES + 1];
 /* A mask as text: "none" or the names joined by '+' ("mla_up_proj+layernorm"). */
 void cdse_recompute_modules_text(int mask, char *buf, size_t size);
+/* Every mask's text, code = mask (built when the program is loaded, constant afterwards). */
+extern const cdse_names cdse_recompute_modules_enum;
 
 /* How MoE layers exchange tokens (Megatron-Core --moe-token-dispatcher-type):
  *   alltoall  NCCL all-to-all over the expert-parallel group, every routed copy sent on its own;
@@ -48,6 +54,7 @@ typedef enum cdse_moe_dispatcher {
     CDSE_DISPATCH_COUNT
 } cdse_moe_dispatcher;
 extern const char *const cdse_moe_dispatcher_names[CDSE_DISPATCH_COUNT + 1];
+extern const cdse_names cdse_moe_dispatcher_enum;
 
 /* What hides the dispatch and combine all-to-alls:
  *   none            nothing (exposed);
@@ -63,6 +70,7 @@ typedef enum cdse_moe_overlap {
     CDSE_MOE_OVERLAP_COUNT
 } cdse_moe_overlap;
 extern const char *const cdse_moe_overlap_names[CDSE_MOE_OVERLAP_COUNT + 1];
+extern const cdse_names cdse_moe_overlap_enum;
 
 /* Offload of state to the second memory tier (bit mask). */
 enum {
@@ -70,6 +78,9 @@ enum {
     CDSE_OFFLOAD_ACTIVATIONS = 2,
     CDSE_OFFLOAD_OPTIMIZER = 4,
 };
+#define CDSE_OFFLOAD_MASKS 8
+/* Every mask as text, code = mask: "none", "weights", ..., "weights+activations+optimizer". */
+extern const cdse_names cdse_offload_enum;
 
 /* Rank placement: the order in which the parallel groups are laid out over the ranks, innermost
  * first (DESIGN.md "Rank placement"); the default tp, cp, dp, pp puts TP groups on consecutive
@@ -80,6 +91,7 @@ enum { CDSE_PLACE_TP = 0, CDSE_PLACE_CP, CDSE_PLACE_DP, CDSE_PLACE_PP, CDSE_PLAC
  * group indices above (stores keep these numbers). Built from the group names when the program
  * is loaded, constant afterwards. */
 extern const char *cdse_placement_names[CDSE_PLACEMENT_COUNT + 1];
+extern const cdse_names cdse_placement_enum;
 
 /* The number of an order written as the group names joined by '-', innermost first (each group
  * once), or -1. */
@@ -106,33 +118,23 @@ void cdse_expert_strides(int placement, int etp, int ep, int edp, int pp,
 /* True when pp is the outermost group of the placement. */
 bool cdse_placement_pp_last(int placement);
 
+/* The type of an axis's strategy field, by its KIND. */
+#define CDSE_FIELD_TYPE_INT  int
+#define CDSE_FIELD_TYPE_GPUS int
+#define CDSE_FIELD_TYPE_ENUM int
+#define CDSE_FIELD_TYPE_MASK int
+#define CDSE_FIELD_TYPE_BOOL bool
+#define CDSE_STRATEGY_FIELD_(ID, POS, KIND, KEY, FIELD, ...) CDSE_FIELD_TYPE_##KIND FIELD;
+
 typedef struct cdse_strategy {
-    int gpus;
-    int tp, pp, cp, ep, vpp;
-    int etp; /* expert tensor-parallel size (Megatron-Core --expert-tensor-parallel-size); 0 = tp */
-    int microbatch;
-    int global_batch;
-    int recompute; /* cdse_recompute */
-    bool sequence_parallel;
-    int zero;      /* 0..3; 1 = distributed optimizer */
-    int precision; /* cdse_dtype: bf16, fp16 or fp8 */
-    bool flash_attention;
-    bool tp_comm_overlap;  /* TP collectives pipelined with the GEMMs (Transformer Engine
-                              userbuffers, Megatron-Core --tp-comm-overlap) */
-    int offload;           /* CDSE_OFFLOAD_* mask */
-    int placement;         /* index into cdse_placement_names; 0 = tp-cp-dp-pp */
-    int recompute_modules; /* CDSE_RECOMPUTE_* module mask (fine-grained recomputation) */
-    int moe_dispatcher;    /* cdse_moe_dispatcher */
-    int moe_overlap;       /* cdse_moe_overlap */
-    /* Activation offload of part of each model chunk (Megatron-Core --cpu-offloading-num-layers):
-     * with CDSE_OFFLOAD_ACTIVATIONS, the layers of each pipeline-stage chunk whose activations
-     * go to the second tier; 0 = every layer. */
-    int offload_layers;
-    /* Full recomputation of part of each model chunk (Megatron-Core --recompute-granularity full
-     * --recompute-method block --recompute-num-layers): with CDSE_RECOMPUTE_FULL, the first
-     * layers of each pipeline-stage chunk that are recomputed, the others keeping their
-     * activations; 0 = every layer. */
-    int recompute_layers;
+    /* One field per row of CDSE_AXES (axes.h), filled from the configuration's axis values
+     * (cdse_space_strategy): gpus, tp, pp, cp, ep, etp (0 = tp), vpp, microbatch,
+     * global_batch, recompute (cdse_recompute), sequence_parallel, zero, precision (cdse_dtype),
+     * flash_attention, offload (CDSE_OFFLOAD_* mask), offload_layers, recompute_layers,
+     * recompute_modules (CDSE_RECOMPUTE_* module mask), moe_dispatcher, moe_overlap,
+     * tp_comm_overlap, placement (index into cdse_placement_names), ... Each row's HELP says
+     * what its field means. */
+    CDSE_AXES(CDSE_STRATEGY_FIELD_)
     /* The software stack that runs it (calibration/stacks); NULL = cdse_stack_default. */
     const cdse_stack *stack;
     /* Derived by cdse_strategy_check. */
@@ -179,6 +181,7 @@ typedef enum cdse_status {
     CDSE_ST_COUNT
 } cdse_status;
 
+extern const cdse_names cdse_status_enum; /* "ok", "gpus_not_divisible", ... */
 const char *cdse_status_name(int status); /* "ok", "gpus_not_divisible", ... "oom" */
 int cdse_status_parse(const char *name);
 

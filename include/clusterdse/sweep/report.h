@@ -69,23 +69,15 @@ void cdse_record_config(const cdse_job *job, uint64_t index, cdse_record *record
 double cdse_record_bound(const cdse_job *job, uint64_t index, int flags, cdse_record *record);
 
 typedef enum cdse_col_kind {
-    CDSE_COL_U64 = 0,     /* uint64_t */
-    CDSE_COL_I32,         /* int32_t or int */
-    CDSE_COL_BOOL,        /* bool, written as 0/1 */
-    CDSE_COL_F64,         /* double */
-    CDSE_COL_MODEL,       /* int32 index, written as the model name */
-    CDSE_COL_SYSTEM,      /* int32 index, written as the system name */
-    CDSE_COL_RECOMPUTE,   /* int, written as "none" | "selective" | "full" */
-    CDSE_COL_PRECISION,   /* int, written as "bf16" | ... */
-    CDSE_COL_STATUS,      /* int, written as the status name */
-    CDSE_COL_OFFLOAD,     /* int CDSE_OFFLOAD_* mask, written as "none" | "weights+optimizer" ... */
-    CDSE_COL_POOL_SPLIT,  /* int cdse_pool_split, written as "none" | "dp" | "pp" */
-    CDSE_COL_PLACEMENT,   /* int index into cdse_placement_names, written as "tp-cp-dp-pp" ... */
-    CDSE_COL_DISPATCHER,  /* int cdse_moe_dispatcher, written as "alltoall" | "deepep" */
-    CDSE_COL_MOE_OVERLAP, /* int cdse_moe_overlap, written as "none" | "shared_experts" | "a2a" */
-    CDSE_COL_MODULES,     /* int CDSE_RECOMPUTE_* module mask, written as "none" | "moe_act+..." */
-    CDSE_COL_STACK,       /* int32 index into the job's stacks (n_stacks: the built-in default),
-                             written as the stack's name */
+    CDSE_COL_U64 = 0, /* uint64_t */
+    CDSE_COL_I32,     /* int32_t or int */
+    CDSE_COL_BOOL,    /* bool, written as 0/1 */
+    CDSE_COL_F64,     /* double */
+    CDSE_COL_MODEL,   /* int32 index, written as the model name */
+    CDSE_COL_SYSTEM,  /* int32 index, written as the system name */
+    CDSE_COL_ENUM,    /* int code, written as its name in the column's `names` */
+    CDSE_COL_STACK,   /* int32 index into the job's stacks (n_stacks: the built-in default),
+                         written as the stack's name */
 } cdse_col_kind;
 
 /* How the stack column names the evaluator's built-in stack (a strategy without one). */
@@ -99,11 +91,8 @@ typedef struct cdse_column {
     size_t offset; /* offsetof(cdse_record, ...) */
     const char *unit;
     const char *help;
+    const cdse_names *names; /* CDSE_COL_ENUM: the names of its codes */
 } cdse_column;
-
-/* The names of an enumeration column's codes, NULL-terminated, for the kinds that keep them in
- * a table (CDSE_COL_DISPATCHER, CDSE_COL_MOE_OVERLAP); NULL for other kinds. */
-const char *const *cdse_column_names(int kind);
 
 extern const cdse_column cdse_columns[];
 extern const int cdse_column_count;
@@ -120,7 +109,7 @@ void cdse_csv_row(FILE *out, const cdse_record *record, const cdse_job *job);
 
 /* The human table: clusterdse/sweep/table.h. */
 
-/* Offload mask as text: "none", "weights", "activations+optimizer", ... */
+/* Offload mask as text: "none", "weights", "activations+optimizer", ... (cdse_offload_enum) */
 const char *cdse_offload_name(int offload);
 /* Prints the column reference (name, unit, meaning), one column a line. */
 void cdse_columns_print(FILE *out);
