@@ -629,8 +629,7 @@ static void print_systems(FILE *out, const void *target, const key_spec *key, in
                 fprintf(out, "%*stp_per_type = true;\n", indent + 4, "");
             if (system->link_bandwidth_gbs > 0.0)
                 fprintf(out, "%*slink_bandwidth = %.17g;\n%*slink_latency = %.17g;\n", indent + 4,
-                        "", system->link_bandwidth_gbs, indent + 4, "",
-                        system->link_latency_us);
+                        "", system->link_bandwidth_gbs, indent + 4, "", system->link_latency_us);
         }
         fprintf(out, "%*s}%s\n", indent + 2, "", s + 1 < n ? "," : "");
     }

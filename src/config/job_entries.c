@@ -413,8 +413,7 @@ static const key_spec pool_keys[] = {
      .def_text = "false",
      .help = "pipeline stages of each type may run half or twice the strategy's tensor-parallel "
              "degree over the same GPUs (the result's pool_tp)"},
-    FLOAT_KEY(cdse_system, "link_bandwidth", link_bandwidth_gbs, 0, true, 1e9, false, 0,
-              "none",
+    FLOAT_KEY(cdse_system, "link_bandwidth", link_bandwidth_gbs, 0, true, 1e9, false, 0, "none",
               "the network between the islands of different types, GB/s per GPU one direction: "
               "what crosses between types (the dp split's gradient reduction, the pp split's "
               "transfers) runs on it after reducing inside each island"),

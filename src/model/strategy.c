@@ -83,6 +83,7 @@ static const char *const status_names[CDSE_ST_COUNT + 1] = {
     [CDSE_ST_RECOMPUTE_LAYERS] = "recompute_layers_invalid",
     [CDSE_ST_STACK_UNSUPPORTED] = "stack_unsupported",
     [CDSE_ST_OVER_HEADROOM] = "over_headroom",
+    [CDSE_ST_OVER_BUDGET] = "over_budget",
 };
 
 const cdse_names cdse_status_enum = {status_names, CDSE_ST_COUNT, NULL};

@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "clusterdse/model/bound.h"
+#include "clusterdse/model/cost.h"
 #include "clusterdse/model/goodput.h"
 #include "clusterdse/model/pool.h"
 #include <stddef.h>
@@ -26,7 +27,7 @@
  *   cost_to_train = gpus x rental_price x hours                      (rented), or
  *                   gpus x (gpu_price + facility_price + sum of port_price over levels)
  *                   x seconds / (amortization_years x 1 year) + kWh x electricity_price (bought)
- * Pools (GPU types with their own prices) are left at 0. */
+ * A pool's figures are the sum of its types' for their shares (record_pool_cost). */
 static void record_cost(const cdse_job *job, const cdse_system *system, double seconds,
                         cdse_record *record)
 {
@@ -50,6 +51,44 @@ static void record_cost(const cdse_job *job, const cdse_system *system, double s
     double capital = gpus * per_gpu * seconds / (c->amortization_years * SECONDS_PER_YEAR);
     double energy_kwh = joules * (1.0 / JOULES_PER_KWH);
     record->cost_to_train = capital + energy_kwh * job->objective.electricity_price;
+}
+
+/* A heterogeneous pool's power, cost and energy: each GPU type's bill for the GPUs the
+ * configuration takes of it, with its own prices and power (model/cost.h cdse_pool_bill, the
+ * formula of record_cost per type). */
+static void record_pool_cost(const cdse_job *job, const cdse_system *system, double seconds,
+                             cdse_record *record)
+{
+    const cdse_system *types[CDSE_MAX_POOL_TYPES];
+    for (int t = 0; t < system->pool.n_types; t++)
+        types[t] = &job->system[system->pool.member[t]];
+    cdse_bill bill;
+    if (!cdse_pool_bill(types, system->pool.gpus, system->pool.n_types, record->strategy.gpus,
+                        seconds, job->objective.electricity_price, &bill))
+        return;
+    if (bill.power_w > 0.0)
+        record->tokens_per_kwh = record->result.tokens_per_s * JOULES_PER_KWH / bill.power_w;
+    if (!(seconds > 0.0))
+        return;
+    record->energy_to_train_mwh = bill.power_w * seconds * (1.0 / JOULES_PER_MWH);
+    record->cost_to_train = bill.cost;
+}
+
+/* What the configuration's GPUs cost to buy (objective.budget): a system's, or a pool's summed
+ * over the types' shares. */
+static double purchase_price(const cdse_job *job, const cdse_system *system, int gpus)
+{
+    cdse_bill bill;
+    if (system->pool.n_types == 0) {
+        cdse_system_bill(system, gpus, 0.0, 0.0, &bill);
+        return bill.purchase_price;
+    }
+    const cdse_system *types[CDSE_MAX_POOL_TYPES];
+    for (int t = 0; t < system->pool.n_types; t++)
+        types[t] = &job->system[system->pool.member[t]];
+    if (!cdse_pool_bill(types, system->pool.gpus, system->pool.n_types, gpus, 0.0, 0.0, &bill))
+        return 0.0;
+    return bill.purchase_price;
 }
 
 /* The system of a configuration with its hardware-axis values applied, and its hardware
@@ -220,6 +259,12 @@ static void record_finish(const cdse_job *job, const cdse_system *system, cdse_r
     if (record->result.status == CDSE_ST_OK && system->pool.n_types == 0 &&
         record->result.mem_reserved_gib > system->hbm_gib * (1.0 - job->objective.memory_headroom))
         record->result.status = CDSE_ST_OVER_HEADROOM;
+    /* The budget (objective.budget) on the purchase price of the configuration's GPUs, hardware
+     * axes applied (a design's gpu_price). */
+    if (record->result.status == CDSE_ST_OK && job->objective.budget > 0.0 &&
+        !cdse_within_budget(purchase_price(job, system, record->strategy.gpus),
+                            job->objective.budget))
+        record->result.status = CDSE_ST_OVER_BUDGET;
     double seconds = 0.0;
     bool trains = record->result.status == CDSE_ST_OK && record->result.tokens_per_s > 0.0;
     if (job->objective.tokens > 0.0 && trains) {
@@ -229,6 +274,8 @@ static void record_finish(const cdse_job *job, const cdse_system *system, cdse_r
     }
     if (system->pool.n_types == 0 && record->result.tokens_per_s > 0.0)
         record_cost(job, system, seconds, record);
+    else if (record->result.tokens_per_s > 0.0)
+        record_pool_cost(job, system, seconds, record);
     record_goodput(job, system, seconds, record);
     double low = job->band_low[record->stack][record->system];
     double high = job->band_high[record->stack][record->system];
@@ -254,8 +301,7 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
         const cdse_system *types[CDSE_MAX_POOL_TYPES];
         for (int t = 0; t < system->pool.n_types; t++)
             types[t] = &job->system[system->pool.member[t]];
-        cdse_evaluate_pool(model, types, system->pool.gpus, system->pool.n_types, &record->strategy,
-                           &record->result);
+        cdse_evaluate_pool_as(model, types, system, &record->strategy, &record->result);
     }
     record_finish(job, system, record);
 }

@@ -173,6 +173,14 @@ static int resume_check(master *m)
                       opt->output);
         return CDSE_EMISMATCH;
     }
+    if (cdse_store_statuses(m->store) <= CDSE_ST_OVER_BUDGET && job->objective.budget > 0.0) {
+        cdse_diag_set(m->diag,
+                      "%s was made before the status over_budget, which this job's "
+                      "configurations can have (objective.budget): refusing to resume; use "
+                      "another -o, or --force to start over",
+                      opt->output);
+        return CDSE_EMISMATCH;
+    }
     return CDSE_OK;
 }
 

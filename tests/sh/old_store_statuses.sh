@@ -24,7 +24,7 @@ import sys, h5py, numpy as np
 n = int(sys.argv[2])
 with h5py.File(sys.argv[1], 'r+') as f:
     p = f['progress'][:]
-    assert p.dtype['status'].shape == (19,), p.dtype
+    assert p.dtype['status'].shape == (20,), p.dtype
     dt = np.dtype([('begin', '<u8'), ('end', '<u8'), ('rows', '<u8'), ('status', '<u8', (n,)),
                    ('pruned', '<u8')])
     q = np.zeros(p.shape, dt)
@@ -33,7 +33,7 @@ with h5py.File(sys.argv[1], 'r+') as f:
     q['status'] = p['status'][:, :n]
     del f['progress']
     f.create_dataset('progress', data=q, maxshape=(None,), chunks=(1024,))
-    names = ['stack_unsupported', 'over_headroom'][n - 17:]
+    names = ['stack_unsupported', 'over_headroom', 'over_budget'][n - 17:]
     rows = f['counts'][:]
     keep = rows[[r[0].decode() not in names for r in rows]]
     del f['counts']

@@ -178,6 +178,9 @@ typedef enum cdse_status {
      * configuration that fits in HBM but whose reserved memory (mem_reserved_gib) is above
      * HBM x (1 - objective.memory_headroom). */
     CDSE_ST_OVER_HEADROOM,
+    /* Appended likewise; set by the sweep's record: a feasible configuration whose GPUs cost
+     * more to buy than objective.budget (cost.h cdse_within_budget). */
+    CDSE_ST_OVER_BUDGET,
     CDSE_ST_COUNT
 } cdse_status;
 
