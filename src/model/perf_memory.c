@@ -114,6 +114,8 @@ static double op_policy_layer_bytes(const dims *x, bool sequence_parallel)
     return sb * (ACT_BYTES * (input + mms + x->q / x->t + scattered) + 4.0 * x->heads_local);
 }
 
+static double unrecomputed_layer_bytes(const env *e, const dims *x, bool moe, int modules);
+
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al. 2022 Table 2,
  * generalized to GQA, gated MLPs, no dropout for Llama-style models, flash attention, and MoE
  * MLPs whose activations grow with the routed copies of each token). In FP8 training the inputs
@@ -126,8 +128,14 @@ static double layer_activation_bytes(const env *e, const dims *x, bool moe)
     double repl_share = st->sequence_parallel ? 1.0 / x->t : 1.0;
     if (st->recompute == CDSE_RECOMPUTE_FULL)
         return ACT_BYTES * sb * x->h * repl_share; /* the layer input only */
-    if (st->recompute == CDSE_RECOMPUTE_SELECTIVE && e->stk->selective_policy == CDSE_SELECTIVE_OP)
-        return op_policy_layer_bytes(x, st->sequence_parallel);
+    if (st->recompute == CDSE_RECOMPUTE_SELECTIVE &&
+        e->stk->selective_policy == CDSE_SELECTIVE_OP) {
+        /* The policy saves a subset of what the layer keeps without checkpointing: never more
+         * (the two formulas count different tensors; the smaller is what is kept). */
+        double op = op_policy_layer_bytes(x, st->sequence_parallel);
+        double all = unrecomputed_layer_bytes(e, x, moe, st->recompute_modules);
+        return op < all ? op : all;
+    }
     bool fp8 = st->precision == CDSE_FP8;
     double in = fp8 ? FP8_GEMM_OPERAND_BYTES : ACT_BYTES; /* a saved GEMM input */
     /* Kept on every TP rank unless SP: both norm inputs, QKV and FC1 inputs, dropout masks. */

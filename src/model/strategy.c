@@ -200,12 +200,17 @@ int cdse_strategy_check(const cdse_model *model, const cdse_system *system, cdse
     if (!cdse_stack_has(s->stack, s->flash_attention, s->recompute == CDSE_RECOMPUTE_SELECTIVE,
                         s->sequence_parallel))
         return CDSE_ST_STACK_UNSUPPORTED;
-    /* The fsdp2 stacks shard with FSDP2's fully_shard (zero = 3) or replicate (zero = 0):
-     * torchtitan has no optimizer- or gradient-only sharding (its data_parallel_shard_degree
-     * applies fully_shard, data_parallel_replicate_degree replicates; torchtitan
-     * parallelize_llama.py apply_fsdp at 9dec370), and ZeRO-1/2 as the model counts them are
-     * Megatron's distributed optimizer, which those stacks do not run. */
-    if (s->stack != NULL && s->stack->fsdp2 && (s->zero == 1 || s->zero == 2))
+    /* The fsdp2 stacks shard with FSDP2's fully_shard (zero = 3): torchtitan has no optimizer-
+     * or gradient-only sharding (its data_parallel_shard_degree applies fully_shard; torchtitan
+     * parallelize_llama.py apply_fsdp at 9dec370), ZeRO-1/2 as the model counts them are
+     * Megatron's distributed optimizer, and its replicated path (data_parallel_replicate_degree:
+     * DDP of fp32 parameters) is not Megatron's DDP of zero = 0 either, nor modelled. */
+    if (s->stack != NULL && s->stack->fsdp2 && s->zero != 3)
+        return CDSE_ST_STACK_UNSUPPORTED;
+    /* Fine-grained recompute_modules are Megatron-Core's (--recompute-modules); a stack whose
+     * selective checkpointing is the per-op policy (torchtitan) has none. */
+    if (s->stack != NULL && s->stack->selective_policy == CDSE_SELECTIVE_OP &&
+        s->recompute_modules != 0)
         return CDSE_ST_STACK_UNSUPPORTED;
     if (!offload_layers_fit(model, s))
         return CDSE_ST_OFFLOAD_LAYERS;

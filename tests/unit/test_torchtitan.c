@@ -210,6 +210,7 @@ static void test_cp_ring_step_exposed(void **state)
     cdse_system s = sys();
     cdse_strategy st = strat(16, 2, 1, 2, 2);
     st.cp = 8;
+    st.zero = 3; /* the fsdp2 stacks run ZeRO-3 only; sharded over the 8 CP ranks */
     st.flash_attention = true;
     cdse_result r;
     eval_ok(&m, &s, &st, &r);
@@ -243,6 +244,7 @@ static void test_loss_parallel_logits(void **state)
     cdse_system s = sys();
     cdse_strategy st = strat(2, 2, 1, 1, 1);
     st.sequence_parallel = true;
+    titan.fsdp2 = false; /* one data-parallel rank: nothing to shard; the loss is the stack's */
     titan.logit_bytes = 4.0;
     titan.logit_bytes_tp = 4.0;
     cdse_result fp32_logits, parallel_loss;

@@ -173,7 +173,8 @@ typedef enum cdse_status {
     /* Appended likewise; checked after CDSE_ST_VPP's stack rule. */
     CDSE_ST_STACK_UNSUPPORTED, /* a feature the software stack does not have: fused attention,
                                   selective recomputation or sequence parallelism (cdse_stack),
-                                  or ZeRO-1/2 on an fsdp2 stack */
+                                  or a ZeRO stage other than 3 on an fsdp2 stack, or
+                                  recompute_modules on a per-op-policy stack */
     /* Appended likewise; set by the sweep's record (src/sweep/report.c), not the evaluator: a
      * configuration that fits in HBM but whose reserved memory (mem_reserved_gib) is above
      * HBM x (1 - objective.memory_headroom). */
