@@ -86,9 +86,9 @@ for f in "$work/store.art"/*; do
     [ -e "$f" ] || continue
     "$bin/fuzz_store" -timeout=10 -rss_limit_mb=2048 "$f" >"$work/replay.log" 2>&1
     # The first stack frame that is neither the sanitizers', libFuzzer's (its alarm and malloc
-    # hooks report timeouts and out-of-memory), the allocator's nor libc's says whose it is.
+    # hooks report timeouts and out-of-memory), the allocator's, the string functions' (ASan's strdup, strlen, ... interceptors are frame #0 when libhdf5 calls them) nor libc's says whose it is.
     frame=$(grep -E '^ *#[0-9]+ 0x' "$work/replay.log" |
-            grep -vE 'fuzzer::|__sanitizer|__asan|__lsan|__ubsan|__interceptor|in (malloc|calloc|realloc|free|memcpy|memmove|memset) |libc\.so' |
+            grep -vE 'fuzzer::|__sanitizer|__asan|__lsan|__ubsan|__interceptor|in (malloc|calloc|realloc|free|memcpy|memmove|memset|strdup|strndup|strlen|strcpy|strncpy|strcmp|strncmp|memcmp) |libc\.so' |
             head -1)
     if [ -z "$frame" ] || [[ "$frame" == *libhdf5* ]]; then
         upstream=$((upstream + 1))

@@ -120,5 +120,5 @@ grep -q "^# $rows of $rows matching rows of systems.h5/pareto_cost by cost_to_tr
 run "$CLUSTERDSE" export systems.h5 --from pareto_cost -o front.csv
 [ "$(wc -l <front.csv)" -eq $((rows + 1)) ]
 if run "$CLUSTERDSE" top systems.h5 --from pareto_costs 2>err.txt; then exit 1; fi
-grep -q "takes results, top, pareto or pareto_cost, not 'pareto_costs'" err.txt
+grep -q "clusterdse top: --from pareto_costs: allowed: results, top, pareto or pareto_cost" err.txt
 echo "pareto_cost: ok"
