@@ -75,7 +75,7 @@ static int top_from(void *args, const char *value, char *err, size_t size)
 
 #define TOP_FIELD(f) offsetof(top_args, f)
 static const cdse_cli_option top_options[] = {
-    {"-n", 0, "N", "rows to print (default 10)", CDSE_CLI_INT, TOP_FIELD(n), 1, LONG_MAX,
+    {"-n", 0, "N", "rows to print (default 10)", CDSE_CLI_INT, TOP_FIELD(n), 1, (double)LONG_MAX,
      "a positive integer", NULL},
     {"--by", 0, "NAME",
      "rank by a metric (below: best first) or by any column (ascending;\n"
