@@ -90,13 +90,20 @@ for job in ordinary grid; do
     before=$(estimate $job.cfg)
     grep -Eq "^  configurations +$([ $job = grid ] && echo 6635520 || echo 1474560)$" $job.cfg.dry ||
         { echo "dry_run: $job.cfg is not the space this test means"; cat $job.cfg.dry; exit 1; }
-    real=$(mpirun -np 1 "$CLUSTERDSE" sweep $job.cfg -o $job.h5 2>&1 >/dev/null | awk '/configurations in/ { print $5 }')
-    after=$(estimate $job.cfg)
-    echo "dry_run: $job: estimated $before s and $after s, swept in $real s"
-    awk -v r="$real" -v a="$before" -v b="$after" 'BEGIN {
-        ok = 0; split(a " " b, e, " ")
-        for (i = 1; i <= 2; i++) if (e[i] > 0 && r <= 1.5 * e[i] && r >= e[i] / 1.5) ok = 1
-        exit !ok }' || { echo "dry_run: $job: the estimate is not within 1.5x of the run"; exit 1; }
+    # A timed comparison: a test running beside this one (ctest -j 2) can slow the sweep or a
+    # sample alone, so a miss is measured again, up to three times.
+    for attempt in 1 2 3; do
+        [ "$attempt" = 1 ] || before=$(estimate $job.cfg)
+        real=$(mpirun -np 1 "$CLUSTERDSE" sweep $job.cfg -o $job.h5 --force 2>&1 >/dev/null |
+               awk '/configurations in/ { print $5 }')
+        after=$(estimate $job.cfg)
+        echo "dry_run: $job: estimated $before s and $after s, swept in $real s (attempt $attempt)"
+        awk -v r="$real" -v a="$before" -v b="$after" 'BEGIN {
+            ok = 0; split(a " " b, e, " ")
+            for (i = 1; i <= 2; i++) if (e[i] > 0 && r <= 1.5 * e[i] && r >= e[i] / 1.5) ok = 1
+            exit !ok }' && break
+        [ "$attempt" = 3 ] && { echo "dry_run: $job: the estimate is not within 1.5x of the run"; exit 1; }
+    done
 done
 grep -Eq '^  sample skipped by pruning +[0-9]+ \((9[0-9]|[0-9]{2}\.[0-9])' grid.cfg.dry ||
     { echo "dry_run: the grid's sample shows no pruning"; exit 1; }
