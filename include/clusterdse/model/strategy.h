@@ -124,6 +124,7 @@ bool cdse_placement_pp_last(int placement);
 #define CDSE_FIELD_TYPE_ENUM int
 #define CDSE_FIELD_TYPE_MASK int
 #define CDSE_FIELD_TYPE_BOOL bool
+
 #define CDSE_STRATEGY_FIELD_(ID, POS, KIND, KEY, FIELD, ...) CDSE_FIELD_TYPE_##KIND FIELD;
 
 typedef struct cdse_strategy {
