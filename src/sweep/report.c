@@ -16,10 +16,33 @@
 /* Seconds per day and per hour, for time_to_train_days and gpu_hours. */
 #define SECONDS_PER_DAY  86400.0
 #define SECONDS_PER_HOUR 3600.0
-/* Julian year (365.25 days), for amortization; 1 kWh = 3.6e6 J, 1 MWh = 3.6e9 J. */
-#define SECONDS_PER_YEAR (365.25 * SECONDS_PER_DAY)
-#define JOULES_PER_KWH   3.6e6
-#define JOULES_PER_MWH   3.6e9
+/* 1 kWh = 3.6e6 J, 1 MWh = 3.6e9 J (amortization: model/cost.c). */
+#define JOULES_PER_KWH 3.6e6
+#define JOULES_PER_MWH 3.6e9
+
+/* A pool's GPU types, in its members' order. */
+static void pool_types(const cdse_job *job, const cdse_system *pool,
+                       const cdse_system *types[CDSE_MAX_POOL_TYPES])
+{
+    for (int t = 0; t < pool->pool.n_types; t++)
+        types[t] = &job->system[pool->pool.member[t]];
+}
+
+/* The bill of `gpus` GPUs of `system` for `seconds` (model/cost.h): cdse_system_bill, or for a
+ * heterogeneous pool cdse_pool_bill, each type's bill for the GPUs the configuration takes of it
+ * with its own prices and power. False when a pool's GPUs do not split into whole ones. */
+static bool record_bill(const cdse_job *job, const cdse_system *system, int gpus, double seconds,
+                        double electricity_price, cdse_bill *bill)
+{
+    if (system->pool.n_types == 0) {
+        cdse_system_bill(system, gpus, seconds, electricity_price, bill);
+        return true;
+    }
+    const cdse_system *types[CDSE_MAX_POOL_TYPES];
+    pool_types(job, system, types);
+    return cdse_pool_bill(types, system->pool.gpus, system->pool.n_types, gpus, seconds,
+                          electricity_price, bill);
+}
 
 /* Cost and energy of a configuration (docs/job-file.md, Cost and energy):
  *   facility power P = pue x (gpus x gpu_power + nodes x node_power), nodes = ceil(gpus / per node)
@@ -27,68 +50,20 @@
  *   cost_to_train = gpus x rental_price x hours                      (rented), or
  *                   gpus x (gpu_price + facility_price + sum of port_price over levels)
  *                   x seconds / (amortization_years x 1 year) + kWh x electricity_price (bought)
- * A pool's figures are the sum of its types' for their shares (record_pool_cost). */
+ * A pool's figures are the sum of its types' for their shares (record_bill). */
 static void record_cost(const cdse_job *job, const cdse_system *system, double seconds,
                         cdse_record *record)
 {
-    const cdse_cost *c = &system->cost;
-    double gpus = (double)record->strategy.gpus;
-    double nodes = ceil(gpus / (double)system->gpus_per_node);
-    double power_w = c->pue * (gpus * c->gpu_power_w + nodes * c->node_power_w);
-    if (power_w > 0.0)
-        record->tokens_per_kwh = record->result.tokens_per_s * JOULES_PER_KWH / power_w;
-    if (!(seconds > 0.0))
-        return; /* no token budget: no cost or energy to train */
-    double joules = power_w * seconds;
-    record->energy_to_train_mwh = joules * (1.0 / JOULES_PER_MWH);
-    if (c->rental_price > 0.0) {
-        record->cost_to_train = gpus * c->rental_price * seconds * (1.0 / SECONDS_PER_HOUR);
-        return;
-    }
-    double per_gpu = c->gpu_price + c->facility_price;
-    for (int l = 0; l < system->n_levels; l++)
-        per_gpu += system->level[l].port_price;
-    double capital = gpus * per_gpu * seconds / (c->amortization_years * SECONDS_PER_YEAR);
-    double energy_kwh = joules * (1.0 / JOULES_PER_KWH);
-    record->cost_to_train = capital + energy_kwh * job->objective.electricity_price;
-}
-
-/* A heterogeneous pool's power, cost and energy: each GPU type's bill for the GPUs the
- * configuration takes of it, with its own prices and power (model/cost.h cdse_pool_bill, the
- * formula of record_cost per type). */
-static void record_pool_cost(const cdse_job *job, const cdse_system *system, double seconds,
-                             cdse_record *record)
-{
-    const cdse_system *types[CDSE_MAX_POOL_TYPES];
-    for (int t = 0; t < system->pool.n_types; t++)
-        types[t] = &job->system[system->pool.member[t]];
     cdse_bill bill;
-    if (!cdse_pool_bill(types, system->pool.gpus, system->pool.n_types, record->strategy.gpus,
-                        seconds, job->objective.electricity_price, &bill))
+    if (!record_bill(job, system, record->strategy.gpus, seconds, job->objective.electricity_price,
+                     &bill))
         return;
     if (bill.power_w > 0.0)
         record->tokens_per_kwh = record->result.tokens_per_s * JOULES_PER_KWH / bill.power_w;
     if (!(seconds > 0.0))
-        return;
+        return; /* no token budget: no cost or energy to train */
     record->energy_to_train_mwh = bill.power_w * seconds * (1.0 / JOULES_PER_MWH);
     record->cost_to_train = bill.cost;
-}
-
-/* What the configuration's GPUs cost to buy (objective.budget): a system's, or a pool's summed
- * over the types' shares. */
-static double purchase_price(const cdse_job *job, const cdse_system *system, int gpus)
-{
-    cdse_bill bill;
-    if (system->pool.n_types == 0) {
-        cdse_system_bill(system, gpus, 0.0, 0.0, &bill);
-        return bill.purchase_price;
-    }
-    const cdse_system *types[CDSE_MAX_POOL_TYPES];
-    for (int t = 0; t < system->pool.n_types; t++)
-        types[t] = &job->system[system->pool.member[t]];
-    if (!cdse_pool_bill(types, system->pool.gpus, system->pool.n_types, gpus, 0.0, 0.0, &bill))
-        return 0.0;
-    return bill.purchase_price;
 }
 
 /* The system of a configuration with its hardware-axis values applied, and its hardware
@@ -261,9 +236,10 @@ static void record_finish(const cdse_job *job, const cdse_system *system, cdse_r
         record->result.status = CDSE_ST_OVER_HEADROOM;
     /* The budget (objective.budget) on the purchase price of the configuration's GPUs, hardware
      * axes applied (a design's gpu_price). */
+    cdse_bill price;
     if (record->result.status == CDSE_ST_OK && job->objective.budget > 0.0 &&
-        !cdse_within_budget(purchase_price(job, system, record->strategy.gpus),
-                            job->objective.budget))
+        record_bill(job, system, record->strategy.gpus, 0.0, 0.0, &price) &&
+        !cdse_within_budget(price.purchase_price, job->objective.budget))
         record->result.status = CDSE_ST_OVER_BUDGET;
     double seconds = 0.0;
     bool trains = record->result.status == CDSE_ST_OK && record->result.tokens_per_s > 0.0;
@@ -272,10 +248,8 @@ static void record_finish(const cdse_job *job, const cdse_system *system, cdse_r
         record->time_to_train_days = seconds / SECONDS_PER_DAY;
         record->gpu_hours = seconds * record->strategy.gpus / SECONDS_PER_HOUR;
     }
-    if (system->pool.n_types == 0 && record->result.tokens_per_s > 0.0)
+    if (record->result.tokens_per_s > 0.0)
         record_cost(job, system, seconds, record);
-    else if (record->result.tokens_per_s > 0.0)
-        record_pool_cost(job, system, seconds, record);
     record_goodput(job, system, seconds, record);
     double low = job->band_low[record->stack][record->system];
     double high = job->band_high[record->stack][record->system];
@@ -299,8 +273,7 @@ void cdse_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
         cdse_evaluate(model, system, &record->strategy, &record->result);
     } else {
         const cdse_system *types[CDSE_MAX_POOL_TYPES];
-        for (int t = 0; t < system->pool.n_types; t++)
-            types[t] = &job->system[system->pool.member[t]];
+        pool_types(job, system, types);
         cdse_evaluate_pool_as(model, types, system, &record->strategy, &record->result);
     }
     record_finish(job, system, record);
