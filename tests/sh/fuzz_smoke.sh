@@ -70,9 +70,14 @@ for h in job:libconfig.dict plan:libconfig.dict where:where.dict; do
     fi
 done
 
-# In fork mode with the -ignore_ flags libFuzzer exits 0 after crashes (replayed below); any
-# other exit status means the harness did not run, and so does a run of no execution.
-if ! run store "" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1; then
+# In fork mode with the -ignore_ flags libFuzzer goes on after a crash (the inputs are replayed
+# below) and at the end exits with the status of the last job it collected, so a crash in the
+# last job makes the whole run exit non-zero (FuzzerFork.cpp: "INFO: exiting: %d" then
+# exit(ExitCode)). The harness ran if libFuzzer printed that line with the status it exited
+# with; any other exit means it did not, and so does a run of no execution.
+run store "" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1
+rc=$?
+if [ "$rc" -ne 0 ] && ! grep -q "^INFO: exiting: $rc " "$work/store.log" 2>/dev/null; then
     [ -f "$work/store.log" ] && tail -5 "$work/store.log" | sed 's/^/    /'
     echo "fuzz_smoke: FAIL: store: the harness did not run (exit status above)"
     failed=1
