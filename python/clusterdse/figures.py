@@ -39,14 +39,15 @@ METRICS = {
 # The time breakdown (docs/store.md columns; they add up to time_per_iteration_s), drawn in
 # these groups: compute, recomputation, exposed communication by parallel group, the pipeline
 # bubble, the optimizer step, and what is left (offload transfers, waiting for the slowest
-# data-parallel rank, host costs).
+# data-parallel rank, host costs, the time the published MFU ceiling adds).
 TIME_GROUPS = [("compute (forward + backward)", ["t_forward_s", "t_backward_s"]),
                ("recompute", ["t_recompute_s"]),
                ("exposed TP comm", ["t_tp_comm_s"]), ("exposed PP comm", ["t_pp_comm_s"]),
                ("exposed DP comm", ["t_dp_comm_s"]), ("exposed EP comm", ["t_ep_comm_s"]),
                ("exposed CP comm", ["t_cp_comm_s"]), ("pipeline bubble", ["t_bubble_s"]),
                ("optimizer", ["t_optimizer_s"]), ("offload transfers", ["t_offload_s"]),
-               ("data-parallel imbalance", ["t_imbalance_s"]), ("host fixed costs", ["t_fixed_s"])]
+               ("data-parallel imbalance", ["t_imbalance_s"]), ("host fixed costs", ["t_fixed_s"]),
+               ("published MFU ceiling", ["t_ceiling_s"])]
 TIME_PARTS = [c for _, cols in TIME_GROUPS for c in cols]
 # Memory per GPU in HBM; they add up to mem_total_gib (mem_offloaded_gib is on the second tier).
 MEM_GROUPS = [("weights", ["mem_weights_gib"]), ("gradients", ["mem_gradients_gib"]),

@@ -36,6 +36,17 @@ static const key_spec peak_keys[] = {
 static const key_table peak_table = {"systems[].peak_tflops", peak_keys,
                                      (int)(sizeof peak_keys / sizeof peak_keys[0])};
 
+static const key_spec ceiling_keys[] = {
+#define CEILING(key, dtype)                                                                        \
+    FLOAT_KEY(cdse_system, key, mfu_ceiling[dtype], 0, false, 1, false, 0, "0",                    \
+              "highest MFU of a published " key " run on this GPU generation (0 = none)")
+    CEILING("fp32", CDSE_FP32), CEILING("tf32", CDSE_TF32), CEILING("bf16", CDSE_BF16),
+    CEILING("fp16", CDSE_FP16), CEILING("fp8", CDSE_FP8),
+#undef CEILING
+};
+static const key_table ceiling_table = {"systems[].mfu_ceiling", ceiling_keys,
+                                        (int)(sizeof ceiling_keys / sizeof ceiling_keys[0])};
+
 typedef struct coll_fit {
     double latency_us;
     double bandwidth_gbs;
@@ -266,6 +277,14 @@ static const key_spec system_keys[] = {
      .type_text = "group { fp32; tf32; bf16; fp16; fp8; }",
      .def_text = "required",
      .help = "dense peak TFLOP/s per GPU per data type"},
+    {.name = "mfu_ceiling",
+     .type = KEY_GROUP,
+     .offset = 0,
+     .sub = &ceiling_table,
+     .type_text = "group { fp32; tf32; bf16; fp16; fp8; }",
+     .def_text = "0 (none)",
+     .help = "per data type, the highest MFU a published training run reached on this GPU "
+             "generation (cite it): no configuration is predicted faster; 0 = no ceiling"},
     {.name = "gemm_efficiency",
      .type = KEY_CUSTOM,
      .offset = offsetof(cdse_system, gemm_eff),

@@ -140,6 +140,7 @@ static const cdse_field system_rows[] = {
     FIELD(cdse_system, "gpus_per_node", gpus_per_node, CDSE_FIELD_INT, 1),
     /* In cdse_dtype order: fp32, tf32, bf16, fp16, fp8. */
     FIELD(cdse_system, "peak_tflops", peak_tflops, CDSE_FIELD_DOUBLE, CDSE_DTYPE_COUNT),
+    FIELD(cdse_system, "mfu_ceiling", mfu_ceiling, CDSE_FIELD_DOUBLE, CDSE_DTYPE_COUNT),
     RECORD(cdse_system, "gemm_efficiency", gemm_eff, eff_fields, 1),
     RECORD(cdse_system, "gemm_efficiency_fp8", gemm_eff_fp8, eff_fields, 1),
     RECORD(cdse_system, "gemm_shape", gemm_shape, gemm_shape_fields, 1),

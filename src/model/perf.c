@@ -410,6 +410,27 @@ void cdse_result_set_throughput(cdse_result *r, double tokens, double model_flop
     r->hfu = peak_tflops > 0.0 ? r->hardware_tflops_per_gpu / peak_tflops : 0.0;
 }
 
+/* The published ceiling (system mfu_ceiling of the run's data type): a configuration whose model
+ * time would give a higher MFU than the best published run of its GPU generation reached takes
+ * the time that MFU gives, the difference in t_ceiling_s. An iteration's time grows by the ratio
+ * of its MFU to the ceiling; tokens/s, TFLOP/s and MFU follow. Only raises times, so lower
+ * bounds (bound.h) stay bounds and every relation between configurations that held still holds
+ * where both are below the ceiling. */
+static void apply_ceiling(const cdse_system *system, const cdse_strategy *st, cdse_result *r)
+{
+    double ceiling = system->mfu_ceiling[st->precision];
+    r->t_ceiling_s = 0.0;
+    if (!(ceiling > 0.0) || !(r->mfu > ceiling))
+        return;
+    double peak = r->model_tflops_per_gpu / r->mfu;
+    double tokens = r->tokens_per_s * r->time_per_iteration_s;
+    double model_flops = r->model_tflops_per_gpu * 1e12 * st->gpus * r->time_per_iteration_s;
+    double time = r->time_per_iteration_s * r->mfu / ceiling;
+    r->t_ceiling_s = time - r->time_per_iteration_s;
+    r->time_per_iteration_s = time;
+    cdse_result_set_throughput(r, tokens, model_flops, st->gpus, peak);
+}
+
 /* With a sequence-length histogram, memory is that of the longest sample (seq_len) and time is
  * costed at the cost-equivalent length s_eff, whose per-sample cost s (1 + s / (6h)) equals the
  * histogram's mean cost (per-token work grows with the attention span, Narayanan et al. 2021
@@ -421,8 +442,10 @@ static void evaluate(const cdse_model *model, const cdse_system *system,
 {
     evaluate_one(model, system, strategy, model->seq_len, r, plan, exposed_s);
     r->seq_imbalance = 1.0;
-    if (model->n_seq_bins < 1 || (r->status != CDSE_ST_OK && r->status != CDSE_ST_OOM))
+    if (model->n_seq_bins < 1 || (r->status != CDSE_ST_OK && r->status != CDSE_ST_OOM)) {
+        apply_ceiling(system, strategy, r);
         return;
+    }
     double h = model->hidden;
     double mean_cost = cdse_seq_mean_cost(model, NULL);
     double s_eff = 3.0 * h * (sqrt(1.0 + 2.0 * mean_cost / (3.0 * h)) - 1.0);
@@ -450,6 +473,7 @@ static void evaluate(const cdse_model *model, const cdse_system *system,
     timed.status = r->status;
     cdse_result_take_memory(&timed, r);
     *r = timed;
+    apply_ceiling(system, strategy, r);
 }
 
 void cdse_evaluate(const cdse_model *model, const cdse_system *system,

@@ -542,7 +542,11 @@ const cdse_column cdse_columns[] = {
     F64("mem_reserved_gib", mem_reserved_gib, "GiB",
         "memory per GPU the process reserves: mem_total_gib with the caching allocator's cached "
         "but unallocated blocks (x 1.13 on tensors, docs/eval.md)"),
-    CDSE_AXES(AXIS_COLUMN_)};
+    CDSE_AXES(AXIS_COLUMN_)[104] =
+        F64("t_ceiling_s", t_ceiling_s, "s",
+            "added so that MFU stays at the system's mfu_ceiling, the best published run of "
+            "the GPU generation in this data type (0 below it)"),
+};
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 
 const cdse_column *cdse_column_find(const char *name)

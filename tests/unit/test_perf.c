@@ -690,6 +690,45 @@ static void test_one_layer_times(void **state)
     assert_rel(r.time_per_iteration_s, r.t_forward_s + r.t_backward_s + r.t_optimizer_s, 1e-12);
 }
 
+/* The published ceiling (system mfu_ceiling): one layer of gpt(1), 1 GPU, 2 sequences of 512.
+ * Model FLOPs per token, Narayanan et al. 2021 eq. 3 with l = 1, h = 1024, s = 512, V = 4096:
+ * 72 h^2 (1 + s/(6h) + V/(12h)) = 75497472 x (1 + 1/12 + 1/3) = 106954752; 1024 tokens:
+ * 109521666048 FLOPs. A ceiling of 0.1 on 100 TFLOP/s: the iteration takes at least
+ * 109521666048 / (1e14 x 0.1) = 0.0109521666048 s, the MFU is then 0.1 exactly, tokens/s
+ * 1024 / 0.0109521666048. A ceiling above the model's own MFU, or one for another data type,
+ * changes nothing. */
+static void test_mfu_ceiling(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(1);
+    cdse_system s = sys();
+    cdse_strategy st = strat(1, 1, 1, 2, 2);
+    cdse_result raw, r;
+    eval_ok(&m, &s, &st, &raw);
+    double floor_s = 109521666048.0 / (1e14 * 0.1);
+    assert_rel(106954752.0 * 1024.0, 109521666048.0, 1e-15);
+    assert_true(raw.mfu > 0.1 && raw.time_per_iteration_s < floor_s);
+    assert_true(raw.t_ceiling_s == 0.0);
+
+    s.mfu_ceiling[CDSE_FP8] = 0.01; /* another data type's: no effect on a bf16 run */
+    eval_ok(&m, &s, &st, &r);
+    assert_true(r.time_per_iteration_s == raw.time_per_iteration_s && r.t_ceiling_s == 0.0);
+
+    s.mfu_ceiling[CDSE_BF16] = 0.1;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.time_per_iteration_s, floor_s, 1e-12);
+    assert_rel(r.mfu, 0.1, 1e-12);
+    assert_rel(r.tokens_per_s, 1024.0 / floor_s, 1e-12);
+    assert_rel(r.t_ceiling_s, floor_s - raw.time_per_iteration_s, 1e-12);
+    /* Hardware FLOPs keep their ratio to model FLOPs (no recomputation here: equal). */
+    assert_rel(r.hfu, r.mfu * raw.hfu / raw.mfu, 1e-12);
+    assert_rel(r.t_forward_s, raw.t_forward_s, 1e-15); /* the breakdown itself is the model's */
+
+    s.mfu_ceiling[CDSE_BF16] = 0.99; /* above the model's own MFU */
+    eval_ok(&m, &s, &st, &r);
+    assert_true(r.time_per_iteration_s == raw.time_per_iteration_s && r.t_ceiling_s == 0.0);
+}
+
 /* Selective recomputation repeats the attention core's forward (Korthikanti Sec. 5); full
  * recomputation repeats the whole forward pass of every layer. */
 static void test_recompute_times(void **state)
@@ -2810,6 +2849,7 @@ int main(void)
         cmocka_unit_test(test_single_stage_llama_untied),
         cmocka_unit_test(test_single_gpu_holds_whole_model),
         cmocka_unit_test(test_one_layer_times),
+        cmocka_unit_test(test_mfu_ceiling),
         cmocka_unit_test(test_recompute_times),
         cmocka_unit_test(test_selective_recompute_with_flash),
         cmocka_unit_test(test_uneven_pipeline_split),

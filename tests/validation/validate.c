@@ -807,10 +807,10 @@ static void breakdown(const cdse_result *r, const cdse_system *sys)
            r->mem_fp8_cache_gib, r->mem_runtime_gib, r->mem_other_gib, r->mem_total_gib,
            sys->hbm_gib, r->mem_reserved_gib);
     printf("      time s: fwd %.3f bwd %.3f rec %.3f tp %.3f pp %.3f dp %.3f bubble %.3f opt %.3f "
-           "ep %.3f fixed %.3f = %.3f\n",
+           "ep %.3f fixed %.3f ceiling %.3f = %.3f\n",
            r->t_forward_s, r->t_backward_s, r->t_recompute_s, r->t_tp_comm_s, r->t_pp_comm_s,
            r->t_dp_comm_s, r->t_bubble_s, r->t_optimizer_s, r->t_ep_comm_s, r->t_fixed_s,
-           r->time_per_iteration_s);
+           r->t_ceiling_s, r->time_per_iteration_s);
 }
 
 static void check_row(ctx *c, int g, int i, const cdse_system *sys, const cdse_stack *stack)

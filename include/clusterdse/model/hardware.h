@@ -139,10 +139,13 @@ typedef struct cdse_system {
     char gpu[CDSE_NAME_MAX];
     char stack[CDSE_NAME_MAX]; /* default software stack (calibration/stacks); "": the built-in */
     double peak_tflops[CDSE_DTYPE_COUNT]; /* dense; 0 = dtype unsupported */
-    cdse_eff_table gemm_eff;              /* GEMM efficiency vs GEMM FLOPs (bf16/fp16) */
-    cdse_eff_table gemm_eff_fp8;          /* n == 0: same as gemm_eff */
-    cdse_gemm_shape gemm_shape;           /* sms == 0: the tables above */
-    double attention_efficiency;          /* fused (flash) attention, fraction of bf16 peak */
+    /* The highest MFU a published training run reached on this GPU generation in each data
+     * type (the profile cites it); the model's iteration is never faster than that. 0 = none. */
+    double mfu_ceiling[CDSE_DTYPE_COUNT];
+    cdse_eff_table gemm_eff;     /* GEMM efficiency vs GEMM FLOPs (bf16/fp16) */
+    cdse_eff_table gemm_eff_fp8; /* n == 0: same as gemm_eff */
+    cdse_gemm_shape gemm_shape;  /* sms == 0: the tables above */
+    double attention_efficiency; /* fused (flash) attention, fraction of bf16 peak */
     double hbm_gib;
     double hbm_bandwidth_gbs;
     double hbm_efficiency; /* achievable share of HBM bandwidth for streaming kernels */

@@ -35,6 +35,9 @@ typedef struct cdse_result {
     double t_optimizer_s;
     double t_offload_s;
     double t_fixed_s; /* per-iteration host costs and kernel launches not hidden by the GPU */
+    /* Added to reach the system's mfu_ceiling when the model's time would beat the best
+     * published run of the GPU generation; 0 otherwise. */
+    double t_ceiling_s;
     /* Throughput. */
     double tokens_per_s;
     double model_tflops_per_gpu;
