@@ -407,8 +407,7 @@ static void fsdp2_state_memory(const env *e, const dims *x, const stage_param_co
     double sharded_grads = e->stk->grad_bytes * sharded;
     if (x->m <= 1.0) /* with accumulation they live through the later micro-batches' passes */
         sharded_grads = fmax(0.0, sharded_grads - act);
-    r->mem_gradients_gib =
-        (sharded_grads + FSDP2_UNSHARDED_GRAD_BYTES * fmax(block, root)) / gib;
+    r->mem_gradients_gib = (sharded_grads + FSDP2_UNSHARDED_GRAD_BYTES * fmax(block, root)) / gib;
 }
 
 /* Whether the strategy moves `what` (CDSE_OFFLOAD_*) to the second tier (offload_model). */

@@ -334,7 +334,8 @@ int main(void)
         cmocka_unit_test(test_fsdp2_sharded_grads_beyond_activations),
         cmocka_unit_test(test_op_policy_compiled),
         cmocka_unit_test(test_fsdp2_pipeline_memory),
-        cmocka_unit_test(test_zero3_without_fsdp2),   cmocka_unit_test(test_cp_ring_step_exposed),
+        cmocka_unit_test(test_zero3_without_fsdp2),
+        cmocka_unit_test(test_cp_ring_step_exposed),
         cmocka_unit_test(test_loss_parallel_logits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
