@@ -161,8 +161,9 @@ static int hw_scan(parse_ctx *ctx, config_setting_t *group, const char *where, i
         const char *name = config_setting_name(s);
         if (!hw_is_list(s) || name == NULL)
             continue;
-        if (where == NULL && (strcmp(name, "network") == 0 || strcmp(name, "pool") == 0 ||
-                              strncmp(name, "gemm_efficiency", 15) == 0))
+        if (where == NULL &&
+            (strcmp(name, "network") == 0 || strcmp(name, "pool") == 0 ||
+             strncmp(name, "gemm_efficiency", 15) == 0 || strcmp(name, "attention_seq_scale") == 0))
             continue;
         int rc = hw_take(ctx, s, where, level, system, job);
         if (rc != 0)

@@ -150,6 +150,14 @@ static const key_spec stack_keys[] = {
      .def_text = "\"attention_core\"",
      .help = "what selective recomputation keeps: attention_core (recomputes the attention "
              "core) or op (torchtitan: every other matmul's output and the attention output)"},
+    {.name = "torch_compile",
+     .type = KEY_BOOL,
+     .offset = offsetof(cdse_stack, torch_compile),
+     .has_default = true,
+     .def = 0.0,
+     .def_text = "false",
+     .help = "transformer blocks compiled by torch.compile: with selective_policy \"op\" the "
+             "partitioner keeps only the saved outputs the backward pass reads (w2's is not)"},
     {.name = "cp_overlap",
      .type = KEY_ENUM,
      .offset = offsetof(cdse_stack, cp_overlap),

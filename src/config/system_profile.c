@@ -304,6 +304,15 @@ static const key_spec system_keys[] = {
      .help = "GEMM efficiency table for fp8 GEMMs"},
     FLOAT_KEY(cdse_system, "attention_efficiency", attention_efficiency, 0, true, 1, true, 0,
               "required", "fused (flash) attention kernels, fraction of bf16 peak"),
+    {.name = "attention_seq_scale",
+     .type = KEY_CUSTOM,
+     .offset = offsetof(cdse_system, attention_seq_scale),
+     .parse = parse_eff_table,
+     .print = print_eff_table,
+     .type_text = "list of [sequence, factor]",
+     .def_text = "none (1 at every length)",
+     .help = "fused attention's efficiency at a sequence length (per context-parallel rank) "
+             "relative to attention_efficiency, interpolated in log length"},
     FLOAT_KEY(cdse_system, "hbm_gib", hbm_gib, 0, true, 1e6, true, 0, "required",
               "HBM capacity per GPU (GiB)"),
     FLOAT_KEY(cdse_system, "hbm_bandwidth", hbm_bandwidth_gbs, 0, true, 1e6, true, 0, "required",
@@ -375,10 +384,13 @@ static int parse_eff_table(parse_ctx *ctx, const config_setting_t *setting, void
                            const key_spec *key)
 {
     cdse_eff_table *table = (cdse_eff_table *)((char *)target + key->offset);
+    /* attention_seq_scale is a table of the same shape over sequence lengths. */
+    bool seq = strcmp(key->name, "attention_seq_scale") == 0;
+    const char *x_name = seq ? "sequence" : "flops";
     char allowed[CDSE_ALLOWED_MAX];
     snprintf(allowed, sizeof allowed,
-             "a list of 1 to %d pairs [flops > 0, efficiency in (0, 1]] sorted by increasing flops",
-             CDSE_MAX_EFF_POINTS);
+             "a list of 1 to %d pairs [%s > 0, %s in (0, 1]] sorted by increasing %s",
+             CDSE_MAX_EFF_POINTS, x_name, seq ? "factor" : "efficiency", x_name);
     if (!config_setting_is_list(setting) && !config_setting_is_array(setting))
         return cdse__key_fail(ctx, setting, NULL, setting, allowed, "expected a list");
     int n = config_setting_length(setting);
@@ -407,7 +419,7 @@ static int parse_eff_table(parse_ctx *ctx, const config_setting_t *setting, void
                                   "point %d = [%g, %g] is out of range", i, v[0], v[1]);
         if (i > 0 && !(v[0] > table->flops[i - 1]))
             return cdse__key_fail(ctx, setting, NULL, pair, allowed,
-                                  "point %d: flops %g not above the previous %g", i, v[0],
+                                  "point %d: %s %g not above the previous %g", i, x_name, v[0],
                                   table->flops[i - 1]);
         table->flops[i] = v[0];
         table->eff[i] = v[1];

@@ -145,6 +145,7 @@ static const cdse_field system_rows[] = {
     RECORD(cdse_system, "gemm_efficiency_fp8", gemm_eff_fp8, eff_fields, 1),
     RECORD(cdse_system, "gemm_shape", gemm_shape, gemm_shape_fields, 1),
     FIELD(cdse_system, "attention_efficiency", attention_efficiency, CDSE_FIELD_DOUBLE, 1),
+    RECORD(cdse_system, "attention_seq_scale", attention_seq_scale, eff_fields, 1),
     FIELD(cdse_system, "hbm_gib", hbm_gib, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_system, "hbm_bandwidth", hbm_bandwidth_gbs, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_system, "hbm_efficiency", hbm_efficiency, CDSE_FIELD_DOUBLE, 1),

@@ -301,7 +301,10 @@ static void attention_costs(const env *e, const dims *x, bool flash, layer_cost 
         double f = 4.0 * scores * x->dh * FLASH_CAUSAL_FRACTION;
         if (x->mla || x->swa_share > 0.0)
             f = flash_flops(x);
-        double eff = e->sys->attention_efficiency * e->stk->attention_scale;
+        /* The system's curve over the sequence (attention_seq_scale: short sequences are
+         * less efficient), at the queries of one rank: with ring attention each step's block. */
+        double eff = e->sys->attention_efficiency * e->stk->attention_scale *
+                     cdse_eff_lookup(&e->sys->attention_seq_scale, x->s_local);
         c->attn_fwd = f / (e->attn_peak * eff);
         c->attn_bwd = FLASH_BWD_FACTOR * c->attn_fwd;
         if (x->c > 1.0 && e->stk->cp_overlap != CDSE_CP_OVERLAP_STEP) {

@@ -104,13 +104,24 @@ static double module_savings(const env *e, const dims *x, bool moe)
  * the matmuls it keeps (wq, wv, w1 on the local heads and FFN columns; w2's [tokens, h] partial
  * sums), the attention output and its fp32 log-sum-exp per row, and with TP the outputs of the
  * reduce-scatters after wo and w2 (_c10d_functional.reduce_scatter_tensor is in the save list),
- * all bf16 (a Float8 matmul's output is bf16). */
-static double op_policy_layer_bytes(const dims *x, bool sequence_parallel)
+ * all bf16 (a Float8 matmul's output is bf16).
+ * Eager, the policy's caching dispatch mode stores every output it marks MUST_SAVE
+ * (torch/utils/checkpoint.py, _CachingTorchDispatchMode). A block compiled by torch.compile (the
+ * stack's torch_compile; torchtitan apply_compile, parallelize_llama.py:297-306 at 9dec370) is
+ * split into forward and backward graphs by AOTAutograd's min-cut partitioner
+ * (torch/_functorch/partitioners.py, min_cut_rematerialization_partition): MUST_SAVE only bans a
+ * node from recomputation (should_ban_recomputation), and what is saved is the cut between the
+ * forward and the nodes the backward graph needs. w2's output, and with TP the reduce-scatter
+ * after it, feed only the residual add that ends the block, whose backward reads no input: the
+ * backward needs neither, and a compiled block does not keep them. */
+static double op_policy_layer_bytes(const dims *x, bool sequence_parallel, bool compiled)
 {
     double sb = x->tokens;
     double input = x->h * (sequence_parallel ? 1.0 / x->t : 1.0);
-    double mms = x->q / x->t + x->kv_local * x->dh + (x->gpt ? 0.0 : x->ffn / x->t) + x->h;
-    double scattered = x->t > 1.0 ? 2.0 * x->h / x->t : 0.0;
+    double w2 = compiled ? 0.0 : x->h;
+    double mms = x->q / x->t + x->kv_local * x->dh + (x->gpt ? 0.0 : x->ffn / x->t) + w2;
+    double scatters = compiled ? 1.0 : 2.0; /* after wo (and w2) */
+    double scattered = x->t > 1.0 ? scatters * x->h / x->t : 0.0;
     return sb * (ACT_BYTES * (input + mms + x->q / x->t + scattered) + 4.0 * x->heads_local);
 }
 
@@ -132,7 +143,7 @@ static double layer_activation_bytes(const env *e, const dims *x, bool moe)
         e->stk->selective_policy == CDSE_SELECTIVE_OP) {
         /* The policy saves a subset of what the layer keeps without checkpointing: never more
          * (the two formulas count different tensors; the smaller is what is kept). */
-        double op = op_policy_layer_bytes(x, st->sequence_parallel);
+        double op = op_policy_layer_bytes(x, st->sequence_parallel, e->stk->torch_compile);
         double all = unrecomputed_layer_bytes(e, x, moe, st->recompute_modules);
         return op < all ? op : all;
     }
@@ -352,7 +363,15 @@ static void state_memory(const env *e, const dims *x, const stage_param_count *p
  *    memory's peak, to the root's reduce-scatter after the last block. The fp32 copy a unit's
  *    reduce-scatter makes (reduce_dtype; FSDP2 foreach_reduce) comes after the unit's backward
  *    pass has freed its activations, more bytes than the copy in every unit counted here, so
- *    it never raises the peak;
+ *    it never raises the peak. The sharded fp32 gradients do not exist at that peak: torchtitan
+ *    calls optimizers.zero_grad() at the start of every step (train.py:266 at 9dec370), which
+ *    frees them (torch.optim.Optimizer.zero_grad, set_to_none=True by default since PyTorch
+ *    2.0), and each unit's reduce-scatter creates its shard of them in the backward pass after
+ *    the unit's backward has freed its activations. With one micro-batch per step they raise
+ *    the peak only by what they exceed the activations (with the loss's logits) that the
+ *    backward pass frees, when the step ends with the gradients and no activations: `act`
+ *    bytes; with gradient accumulation each micro-batch's reduce-scatter adds into them, and
+ *    they live through the later micro-batches' passes;
  *  - with pipeline parallelism, torchtitan keeps every block unsharded after its forward pass
  *    (reshard_after_forward False) and PyTorch's pipeline stage keeps parameters unsharded after
  *    backward and accumulates gradients unsharded until the last micro-batch
@@ -365,7 +384,7 @@ static void state_memory(const env *e, const dims *x, const stage_param_count *p
 #define FSDP2_UNSHARDED_GRAD_BYTES ACT_BYTES
 
 static void fsdp2_state_memory(const env *e, const dims *x, const stage_param_count *params,
-                               cdse_result *r)
+                               double act, cdse_result *r)
 {
     double gib = CDSE_GIB;
     double dense = params->dense + params->embed;
@@ -385,8 +404,10 @@ static void fsdp2_state_memory(const env *e, const dims *x, const stage_param_co
     double root = params->embed;
     r->mem_weights_gib =
         (FSDP2_SHARDED_PARAM_BYTES * sharded + gathered * block + WEIGHT_BYTES * root) / gib;
-    r->mem_gradients_gib =
-        (e->stk->grad_bytes * sharded + FSDP2_UNSHARDED_GRAD_BYTES * fmax(block, root)) / gib;
+    double sharded_grads = e->stk->grad_bytes * sharded;
+    if (x->m <= 1.0) /* with accumulation they live through the later micro-batches' passes */
+        sharded_grads = fmax(0.0, sharded_grads - act);
+    r->mem_gradients_gib = (sharded_grads + FSDP2_UNSHARDED_GRAD_BYTES * fmax(block, root)) / gib;
 }
 
 /* Whether the strategy moves `what` (CDSE_OFFLOAD_*) to the second tier (offload_model). */
@@ -597,7 +618,7 @@ void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cds
         r->mem_offloaded_gib = 0.0;
     }
     if (e->stk->fsdp2 && st->zero >= 3)
-        fsdp2_state_memory(e, x, params, r);
+        fsdp2_state_memory(e, x, params, act, r);
     r->mem_activations_gib = act / CDSE_GIB;
     r->mem_other_gib = e->sys->reserved_gib;
 }

@@ -230,12 +230,70 @@ static void test_swa_layer_time(void **state)
     assert_rel(full_b - swa_b, 2.5 * 4.11041792e-5, 1e-9);
 }
 
+/* The system's attention_seq_scale (perf_layer.c attention_costs): one layer of h 1024, 8 heads
+ * of 128, s 1024, flash attention on 100 TFLOP/s at attention_efficiency 0.4. The causal flash
+ * forward is 4 b heads s^2 d / 2 = 4 x 8 x 1024^2 x 128 / 2 = 2147483648 FLOPs:
+ * A = 2147483648 / (100e12 x 0.4) = 5.36870912e-5 s, the backward 2.5 A. With the curve
+ * [[512, 0.8], [2048, 1]], interpolated in log length, 1024 lies half-way: 0.9, so the attention
+ * takes A / 0.9, A / 9 more forward and 2.5 A / 9 more backward (the rest of the layer is the
+ * same). At s 4096, past the last point, the factor is 1 and nothing changes. */
+static void test_attention_seq_scale(void **state)
+{
+    (void)state;
+    cdse_model m = base();
+    m.layers = 1;
+    m.head_dim = 128;
+    m.seq_len = 1024;
+    cdse_system s;
+    memset(&s, 0, sizeof s);
+    s.peak_tflops[CDSE_BF16] = 100.0;
+    s.gemm_eff.n = 1;
+    s.gemm_eff.flops[0] = 1e9;
+    s.gemm_eff.eff[0] = 0.5;
+    s.attention_efficiency = 0.4;
+    s.hbm_gib = 1e4;
+    s.hbm_bandwidth_gbs = 1000.0;
+    s.hbm_efficiency = 1.0;
+    s.gpus_per_node = 8;
+    s.n_levels = 1;
+    s.level[0].bandwidth_gbs = 100.0;
+    s.level[0].efficiency = 1.0;
+    cdse_strategy st;
+    memset(&st, 0, sizeof st);
+    st.gpus = 1;
+    st.tp = st.pp = st.cp = st.ep = st.vpp = 1;
+    st.microbatch = 1;
+    st.global_batch = 1;
+    st.precision = CDSE_BF16;
+    st.flash_attention = true;
+    double fwd, bwd, fwd_scaled, bwd_scaled;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd, &bwd), CDSE_ST_OK);
+    s.attention_seq_scale.n = 2;
+    s.attention_seq_scale.flops[0] = 512.0;
+    s.attention_seq_scale.eff[0] = 0.8;
+    s.attention_seq_scale.flops[1] = 2048.0;
+    s.attention_seq_scale.eff[1] = 1.0;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd_scaled, &bwd_scaled), CDSE_ST_OK);
+    double a = 2147483648.0 / (100e12 * 0.4);
+    assert_rel(fwd_scaled - fwd, a / 9.0, 1e-9);
+    assert_rel(bwd_scaled - bwd, 2.5 * a / 9.0, 1e-9);
+
+    m.seq_len = 4096;
+    s.attention_seq_scale.n = 0;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd, &bwd), CDSE_ST_OK);
+    s.attention_seq_scale.n = 2;
+    assert_int_equal(cdse_layer_times(&m, &s, &st, &fwd_scaled, &bwd_scaled), CDSE_ST_OK);
+    assert_rel(fwd_scaled, fwd, 1e-15);
+    assert_rel(bwd_scaled, bwd, 1e-15);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mla_params),          cmocka_unit_test(test_mla_model_counts),
         cmocka_unit_test(test_mla_weights_per_gpu), cmocka_unit_test(test_attended_keys),
         cmocka_unit_test(test_swa_model_flops),     cmocka_unit_test(test_swa_layer_time),
+        cmocka_unit_test(test_attention_seq_scale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* The torchtitan stack's mechanisms (issue 32), each against a hand calculation: FSDP2's memory
  * per rank (src/model/perf_memory.c fsdp2_state_memory) without and with pipeline parallelism,
+ * the per-op selective checkpointing's activations eager and compiled,
  * and a context-parallel ring step's exposed time when each step's transfer overlaps only its own
  * attention block (cp_overlap "step", perf_layer.c cp_costs). */
 #include <setjmp.h>
@@ -117,8 +118,15 @@ static void eval_ok(const cdse_model *m, const cdse_system *s, const cdse_strate
  * V h = 4194304: 8389632, in all 59778048, of which it keeps 59778048 / 8 = 7472256 sharded:
  *   weights   4 B (fp32 shard, the master weights) x 7472256 + 2 B x (one block 12847104 gathered
  *             beside the root 8389632) = 29889024 + 25694208 + 16779264 = 72362496 B;
- *   gradients 4 B (fp32 shard) x 7472256 + 2 B x the largest unit's bf16 gradient (a block,
- *             12847104) = 29889024 + 25694208 = 55583232 B;
+ *   gradients 2 B x the largest unit's bf16 gradient (a block, 12847104) = 25694208 B. The fp32
+ *             shard, 4 x 7472256 = 29889024 B, does not exist at the peak, the start of the
+ *             backward pass: torchtitan's step begins with optimizers.zero_grad() (train.py:266
+ *             at 9dec370), which frees it (set_to_none=True, PyTorch's default since 2.0), and
+ *             each block's reduce-scatter recreates its shard after the block's backward has
+ *             freed its activations. It would count only beyond the activations the backward
+ *             frees, and these are more: without recomputation and without flash attention each
+ *             layer keeps its scores, b heads s^2 x 2 B = 16 x 512^2 x 2 = 8388608 B, 4 layers
+ *             33554432 B > 29889024 B (test_fsdp2_sharded_grads_beyond_activations below);
  *   optimizer AdamW's two fp32 moments 8 B x 7472256 = 59778048 B (no separate master copy: the
  *             18 B / d of Megatron's ZeRO-3 are 16 B / d here);
  *   no FP8 weight cache. */
@@ -133,9 +141,72 @@ static void test_fsdp2_memory_per_rank(void **state)
     eval_ok(&m, &s, &st, &r);
     assert_int_equal(r.dp, 8);
     assert_rel(r.mem_weights_gib, 72362496.0 / GIB, 1e-12);
-    assert_rel(r.mem_gradients_gib, 55583232.0 / GIB, 1e-12);
+    assert_rel(r.mem_gradients_gib, 25694208.0 / GIB, 1e-12);
     assert_rel(r.mem_optimizer_gib, 59778048.0 / GIB, 1e-12);
     assert_rel(r.mem_fp8_cache_gib, 0.0, 0.0);
+}
+
+/* The sharded fp32 gradients against the activations the backward pass frees (perf_memory.c
+ * fsdp2_state_memory). The rank of test_fsdp2_memory_per_rank with a 16-token sequence and full
+ * recomputation keeps, per micro-batch, each layer's input, 2 B x 16 x 1024 = 32768 B, 4 layers
+ * 131072 B, and the fp32 logits of the loss, 4 B x 16 x 4096 = 262144 B: 393216 B. The step ends
+ * with the whole shard, 4 x 7472256 = 29889024 B, and none of them: the peak holds
+ * 29889024 - 393216 = 29495808 B of it beyond the activations, beside the 25694208 B of bf16
+ * gradients (the largest unit's): 55190016 B.
+ * With two micro-batches per step (global batch 16 on d = 8) FSDP2 reduce-scatters after each
+ * and adds the second micro-batch's shard into the first's: the shard lives through the second
+ * micro-batch's passes, 29889024 + 25694208 = 55583232 B. */
+static void test_fsdp2_sharded_grads_beyond_activations(void **state)
+{
+    (void)state;
+    cdse_model m = llama(4);
+    m.seq_len = 16;
+    cdse_system s = sys();
+    cdse_strategy st = strat(8, 1, 1, 1, 8);
+    st.zero = 3;
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_activations_gib, 393216.0 / GIB, 1e-12);
+    assert_rel(r.mem_gradients_gib, 55190016.0 / GIB, 1e-12);
+
+    st.global_batch = 16;
+    eval_ok(&m, &s, &st, &r);
+    assert_int_equal(r.grad_accum, 2);
+    assert_rel(r.mem_gradients_gib, 55583232.0 / GIB, 1e-12);
+}
+
+/* torchtitan's per-op selective checkpointing eager and compiled (stack torch_compile,
+ * perf_memory.c op_policy_layer_bytes), 4 layers of llama(), t = 1, one 512-token micro-batch,
+ * flash attention. Eager, the policy's dispatch mode keeps every output it marks MUST_SAVE
+ * (torchtitan _save_list and _custom_policy, parallelize_llama.py at 9dec370: every odd mm of
+ * wq, wk, wv, wo, w1, w3, w2, the flash attention's outputs), per token:
+ *   block input h 1024, wq q 1024, wv kv 16 x 64 = 1024, w1 ffn 2816, w2 h 1024, attention
+ *   output 1024: 7936 bf16 elements, 15872 B, and the fp32 log-sum-exp of 16 heads, 64 B:
+ *   15936 B, x 512 tokens = 8159232 B per layer (less than the 33344 B per token the layer
+ *   keeps without recomputation), 4 layers 32636928 B, with the loss's fp32 logits
+ *   4 x 512 x 4096 = 8388608 B: 41025536 B.
+ * Compiled, AOTAutograd's partitioner saves only what the backward graph reads
+ * (torch/_functorch/partitioners.py: MUST_SAVE bans recomputation, the saved set is the min
+ * cut): w2's output feeds only the residual add, whose backward reads no input, so 2 B x 1024 x
+ * 512 = 1048576 B per layer less: 41025536 - 4 x 1048576 = 36831232 B. */
+static void test_op_policy_compiled(void **state)
+{
+    (void)state;
+    cdse_model m = llama(4);
+    cdse_system s = sys();
+    cdse_strategy st = strat(8, 1, 1, 1, 8);
+    st.zero = 3;
+    st.flash_attention = true;
+    st.recompute = CDSE_RECOMPUTE_SELECTIVE;
+    titan.selective_policy = CDSE_SELECTIVE_OP;
+    titan.torch_compile = false;
+    cdse_result eager, compiled;
+    eval_ok(&m, &s, &st, &eager);
+    assert_rel(eager.mem_activations_gib, 41025536.0 / GIB, 1e-12);
+    titan.torch_compile = true;
+    eval_ok(&m, &s, &st, &compiled);
+    assert_rel(compiled.mem_activations_gib, 36831232.0 / GIB, 1e-12);
 }
 
 /* FSDP2 under a pipeline (p = 2, d = 4 on 8 GPUs): torchtitan keeps blocks unsharded after the
@@ -259,8 +330,12 @@ static void test_loss_parallel_logits(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fsdp2_memory_per_rank), cmocka_unit_test(test_fsdp2_pipeline_memory),
-        cmocka_unit_test(test_zero3_without_fsdp2),   cmocka_unit_test(test_cp_ring_step_exposed),
+        cmocka_unit_test(test_fsdp2_memory_per_rank),
+        cmocka_unit_test(test_fsdp2_sharded_grads_beyond_activations),
+        cmocka_unit_test(test_op_policy_compiled),
+        cmocka_unit_test(test_fsdp2_pipeline_memory),
+        cmocka_unit_test(test_zero3_without_fsdp2),
+        cmocka_unit_test(test_cp_ring_step_exposed),
         cmocka_unit_test(test_loss_parallel_logits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

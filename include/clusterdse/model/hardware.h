@@ -146,6 +146,11 @@ typedef struct cdse_system {
     cdse_eff_table gemm_eff_fp8; /* n == 0: same as gemm_eff */
     cdse_gemm_shape gemm_shape;  /* sms == 0: the tables above */
     double attention_efficiency; /* fused (flash) attention, fraction of bf16 peak */
+    /* The fused attention's efficiency at a sequence length (the x of the table: the queries a
+     * rank attends with, the sequence over context parallelism) relative to
+     * attention_efficiency, which is the efficiency of long sequences; n == 0: 1 at every
+     * length. */
+    cdse_eff_table attention_seq_scale;
     double hbm_gib;
     double hbm_bandwidth_gbs;
     double hbm_efficiency; /* achievable share of HBM bandwidth for streaming kernels */

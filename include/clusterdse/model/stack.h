@@ -100,7 +100,12 @@ typedef struct cdse_stack {
      * perf_comm.c). false when a file omits it. */
     bool fsdp2;
     int selective_policy; /* cdse_selective_policy (attention core when a file omits it) */
-    int cp_overlap;       /* cdse_cp_overlap (per layer when a file omits it) */
+    /* Its transformer blocks run compiled by torch.compile (torchtitan training.compile): under
+     * the per-op selective policy AOTAutograd's min-cut partitioner saves, of the outputs the
+     * policy marks MUST_SAVE, only those the backward graph reads (perf_memory.c
+     * op_policy_layer_bytes); false when a file omits it (eager: every marked output kept). */
+    bool torch_compile;
+    int cp_overlap; /* cdse_cp_overlap (per layer when a file omits it) */
     /* Achieved fused-attention efficiency relative to the system's attention_efficiency, in
      * (0, 1] (1 when a file omits it). */
     double attention_scale;
