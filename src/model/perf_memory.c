@@ -493,10 +493,12 @@ static double tier_gib(const env *e, const dims *x, const cdse_result *c, double
  * layer (untied, or the tied embedding's copy: Megatron keeps the word embedding on both ends).
  * Of ranks 0, 1 and the last, the one with the most memory left in HBM after offload (with the
  * allocator's share of the activations, memory's runtime term): its state into `r`, its index in
- * `act` returned; `tier_most` receives the most any of them places on the tier (tier_gib). */
+ * `act` returned; `tier_most` receives the most any of them places on the tier (tier_gib),
+ * `weights_most` the most weights any of them holds (GiB). */
 static int split_peak_stage(const env *e, const dims *x, const stage_param_count *params,
                             const double dense_b[3], const double expert_b[3], const double act[3],
-                            double logits, double per_mb, cdse_result *r, double *tier_most)
+                            double logits, double per_mb, cdse_result *r, double *tier_most,
+                            double *weights_most)
 {
     double layer_dense = params->dense / x->stage_layers;
     double layer_experts = params->experts / x->stage_layers;
@@ -509,11 +511,13 @@ static int split_peak_stage(const env *e, const dims *x, const stage_param_count
     double best = -1.0;
     int peak = 0;
     *tier_most = 0.0;
+    *weights_most = 0.0;
     for (int k = 0; k < 3; k++) {
         if (k == 1 && x->p <= 2.0)
             continue; /* with two stages there is no middle rank */
         cdse_result c = *r;
         state_memory(e, x, &stage[k], dense_b, expert_b, &c);
+        *weights_most = fmax(*weights_most, c.mem_weights_gib);
         /* What stays in HBM after offload decides the rank that peaks. */
         double extra = k == 2 ? logits : 0.0;
         double held = resident_activations(e, x, act[k], extra, per_mb);
@@ -534,10 +538,11 @@ static int split_peak_stage(const env *e, const dims *x, const stage_param_count
  * this GPU updates in the optimizer step, `act_per_mb` the activation bytes of one micro-batch and
  * `in_flight_out` the micro-batches whose activations are held at once; `r` the stage's figures,
  * with mem_offloaded_gib what another rank places on the tier beyond it (offload_model adds the
- * stage's own). */
+ * stage's own); `weights_most` the most weights (GiB) a pipeline rank holds, which need not be
+ * the reported rank's: what weight offload streams on the rank that streams the most. */
 void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cdse_result *r,
                        stage_param_count *params, double *updated, double *act_per_mb,
-                       double *in_flight_out)
+                       double *in_flight_out, double *weights_most)
 {
     const cdse_strategy *st = e->st;
     perf_stage_params(model, x, params);
@@ -573,9 +578,10 @@ void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cds
         double tier_most;
         if (cdse_split_embedding(st)) {
             peak = split_peak_stage(e, x, params, dense_b, expert_b, ranks, logits, per_mb, r,
-                                    &tier_most);
+                                    &tier_most, weights_most);
         } else { /* rank 0 holds the most passes and the embedding, the last rank the logits */
             state_memory(e, x, params, dense_b, expert_b, r);
+            *weights_most = r->mem_weights_gib;
             double held_first = resident_activations(e, x, ranks[0], 0.0, per_mb);
             double held_last = resident_activations(e, x, ranks[2], logits, per_mb);
             peak = held_last > held_first ? 2 : 0;
@@ -594,10 +600,13 @@ void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cds
             st->offload == 0 ? 0.0 : fmax(0.0, tier_most - tier_gib(e, x, r, act, extra, per_mb));
     } else {
         state_memory(e, x, params, dense_b, expert_b, r);
+        *weights_most = r->mem_weights_gib;
         r->mem_offloaded_gib = 0.0;
     }
-    if (e->stk->fsdp2 && st->zero >= 3)
-        fsdp2_state_memory(e, x, params, r);
+    if (e->stk->fsdp2 && st->zero >= 3) {
+        fsdp2_state_memory(e, x, params, r); /* the same on every rank */
+        *weights_most = r->mem_weights_gib;
+    }
     r->mem_activations_gib = act / CDSE_GIB;
     r->mem_other_gib = e->sys->reserved_gib;
 }
@@ -612,9 +621,11 @@ double perf_tier_bandwidth(const cdse_system *sys)
 }
 
 /* The transfers to and from the second tier that overlap the computation (offload_model), in
- * seconds per iteration, for the state of `r` before offload_model moves it. */
+ * seconds per iteration, on the rank that moves the most: `weights_gib` the most weights a
+ * pipeline rank streams (memory_model's weights_most; issue 31: the reported rank's, which more
+ * recomputation can change to one with fewer weights, made an iteration faster). */
 double perf_offload_overlapped_time(const env *e, const dims *x, double act_per_mb,
-                                    const cdse_result *r)
+                                    double weights_gib)
 {
     const cdse_strategy *st = e->st;
     double bw = perf_tier_bandwidth(e->sys);
@@ -624,13 +635,14 @@ double perf_offload_overlapped_time(const env *e, const dims *x, double act_per_
     if (st->offload & CDSE_OFFLOAD_ACTIVATIONS)
         t += 2.0 * x->m * perf_offloaded_bytes_per_mb(st, x, act_per_mb) / bw;
     if (st->offload & CDSE_OFFLOAD_WEIGHTS)
-        t += 2.0 * x->m * r->mem_weights_gib * CDSE_GIB / bw;
+        t += 2.0 * x->m * weights_gib * CDSE_GIB / bw;
     return t;
 }
 
-/* `compute_time`: the computation the overlapped transfers hide behind. */
-void perf_offload_model(const env *e, const dims *x, double compute_time, double act_per_mb,
-                        double in_flight, cdse_result *r)
+/* `compute_time`: the computation the overlapped transfers (`overlapped` seconds,
+ * perf_offload_overlapped_time) hide behind. */
+void perf_offload_model(const env *e, const dims *x, double compute_time, double overlapped,
+                        double act_per_mb, double in_flight, cdse_result *r)
 {
     const cdse_strategy *st = e->st;
     double bw = perf_tier_bandwidth(e->sys);
@@ -638,7 +650,6 @@ void perf_offload_model(const env *e, const dims *x, double compute_time, double
         return;
     double lat = e->sys->tier.latency_us * 1e-6;
     double moved = 0.0, serial = 0.0;
-    double overlapped = perf_offload_overlapped_time(e, x, act_per_mb, r);
     if (st->offload & CDSE_OFFLOAD_OPTIMIZER) {
         /* The optimizer step streams the state in and out (ZeRO-Offload style, Ren et al. 2021):
          * not overlapped with compute. */
