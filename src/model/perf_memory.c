@@ -205,11 +205,11 @@ static double stage_layer_bytes(const env *e, const dims *x, bool moe)
  * full: no fine-grained modules apply); selective recomputation the unfused attention core's
  * scores, softmax and dropout (flash attention keeps the same with and without it);
  * recompute_modules their modules' activations. With block recomputation of fewer than a chunk's
- * layers nothing is added: the backward pass reaches a chunk's first (recomputed) layers after its
- * last layers, which keep every activation, freed at least one layer's worth of the same
- * micro-batch; unless activation offload moved every layer's to the tier (offload_layers 0), when
- * nothing of them was in HBM to free (issue 31: without the buffer, recomputing fewer layers
- * reported less memory than recomputing all). */
+ * layers (every chunk's, the split's shorter end chunks too) nothing is added: the backward pass
+ * reaches a chunk's first (recomputed) layers after its last layers, which keep every activation,
+ * freed at least one layer's worth of the same micro-batch; unless activation offload moved every
+ * layer's to the tier (offload_layers 0), when nothing of them was in HBM to free (issue 31:
+ * without the buffer, recomputing fewer layers reported less memory than recomputing all). */
 double perf_recompute_buffer(const env *e, const dims *x)
 {
     const cdse_strategy *st = e->st;
@@ -217,8 +217,13 @@ double perf_recompute_buffer(const env *e, const dims *x)
         return 0.0;
     bool every_layer_offloaded = (st->offload & CDSE_OFFLOAD_ACTIVATIONS) &&
                                  perf_tier_bandwidth(e->sys) > 0.0 && st->offload_layers <= 0;
+    /* Under the embedding-aware split the first chunk of rank 0 and the last chunk of the last
+     * rank hold one layer fewer: recompute_layers of them is every layer (issue 31: without the
+     * buffer there, recomputing one layer fewer than the others' chunks reported less memory
+     * than recomputing all). */
+    double end_chunk = x->stage_layers / x->v - (cdse_split_embedding(st) ? 1.0 : 0.0);
     if (st->recompute == CDSE_RECOMPUTE_FULL && recomputed_share(st, x->stage_layers) < 1.0 &&
-        !every_layer_offloaded)
+        st->recompute_layers < end_chunk && !every_layer_offloaded)
         return 0.0;
     double buffer = 0.0;
     for (int moe = 0; moe < 2; moe++) {
@@ -295,11 +300,12 @@ static double passes_on_chunk(const dims *x, double passes, double chunk)
  * last rank, which runs each micro-batch's forward and backward back to back and holds the fp32
  * logits of its loss besides its passes (it peaks when the vocabulary is large against the
  * layers' activations). A stage's output is sent and freed (schedules.py
- * deallocate_output_tensor; Dubey et al. Sec. 3.3.2), so no pass holds more than its layers. */
-static void rank_activations(const dims *x, double per_mb, double logits, bool split, double act[3])
+ * deallocate_output_tensor; Dubey et al. Sec. 3.3.2), so no pass holds more than its layers.
+ * `per_layer`: the bytes of the layer a split's end chunk lacks (split_missing_layer). */
+static void rank_activations(const dims *x, double per_mb, double logits, bool split,
+                             double per_layer, double act[3])
 {
     double per_chunk = per_mb / x->v;
-    double per_layer = per_mb / x->stage_layers;
     double first = rank_in_flight(x, 0.0);
     act[0] = first * per_chunk;
     if (split)
@@ -488,6 +494,24 @@ static double tier_gib(const env *e, const dims *x, const cdse_result *c, double
     return gib + (act - resident_activations(e, x, act, extra, per_mb)) / CDSE_GIB;
 }
 
+/* The activation bytes of the layer that an end chunk of the embedding-aware split lacks against
+ * a full chunk, one micro-batch: with block recomputation, which recomputes the first
+ * recompute_layers layers of a chunk's own layers (megatron/core/recompute.py:167-181 at
+ * d98e8a64d), one that keeps everything (issue 31: counted as the stage's average layer, an end
+ * chunk whose every layer is recomputed still kept a share of a layer without recomputation, and
+ * recomputing one layer fewer reported less memory than recomputing all); otherwise the average
+ * layer (`per_mb` over stage_layers). */
+static double split_missing_layer(const env *e, const dims *x, double per_mb)
+{
+    const cdse_strategy *st = e->st;
+    if (st->recompute != CDSE_RECOMPUTE_FULL || st->recompute_layers <= 0 ||
+        recomputed_share(st, x->stage_layers) >= 1.0)
+        return per_mb / x->stage_layers;
+    double dense = x->moe_share < 1.0 ? unrecomputed_layer_bytes(e, x, false, 0) : 0.0;
+    double moe = x->moe_layers > 0.0 ? unrecomputed_layer_bytes(e, x, true, 0) : 0.0;
+    return (1.0 - x->moe_share) * dense + x->moe_share * moe;
+}
+
 /* Under the embedding-aware split the ranks differ in what they hold: rank 0 one layer fewer and
  * the embedding, the middle ranks full stages, the last rank one layer fewer and the output
  * layer (untied, or the tied embedding's copy: Megatron keeps the word embedding on both ends).
@@ -570,7 +594,8 @@ void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cds
     *in_flight_out = 1.0;
     if (x->p > 1.0) {
         double ranks[3];
-        rank_activations(x, per_mb, logits, cdse_split_embedding(st), ranks);
+        rank_activations(x, per_mb, logits, cdse_split_embedding(st),
+                         split_missing_layer(e, x, per_mb), ranks);
         /* The rank with the most activations left in HBM after offload (issue 31: chosen before
          * it, the last rank's logits, which stay, lost to rank 0's passes, which leave, and more
          * recomputation could report more memory). */

@@ -149,6 +149,18 @@ cat block.txt
 awk 'NR == 1 { a = $1 } END { exit !(NR == 2 && $1 <= a * (1 + 1e-9)) }' block.txt ||
     fail "recompute_layers: every layer recomputed reports more memory (offload_block_recompute.cfg)"
 
+# Issue 31, metamorphic recompute_layers under the embedding-aware split: GPT-3 125M, pp 8, 14
+# units, 2 per chunk; the last rank holds 1 layer and the output layer, so recompute_layers 1
+# (A) recomputes every layer it holds, as recompute_layers 0 (B) does: it needs the recompute
+# buffer, and the layer it lacks against a full chunk is one without recomputation. B must not
+# report more memory (was 2.8269 -> 2.84921 GiB: A counted half a layer without recomputation and
+# no buffer).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/split_end_chunk_recompute.cfg" --csv
+column mem_total_gib out.txt >endchunk.txt
+cat endchunk.txt
+awk 'NR == 1 { a = $1 } END { exit !(NR == 2 && $1 <= a * (1 + 1e-9)) }' endchunk.txt ||
+    fail "recompute_layers: every layer recomputed reports more memory (split_end_chunk_recompute.cfg)"
+
 # M3: GPT-3 760M, ZeRO-3, 64 B200: none, selective, full (was 0.2128, 0.2110, 0.1945 s).
 expect 0 '' "$CLUSTERDSE" eval "$jobs/recompute.cfg" --csv
 times_nondecreasing out.txt recompute || fail "M3: recomputation made the iteration faster"
