@@ -130,8 +130,17 @@ void perf_setup(const cdse_model *model, const cdse_system *system, const cdse_s
  * NVIDIA/Megatron-LM d428de40c). The GPU then waits for the host over the pair, not pass by pass:
  * the all-to-alls, spread over both passes (perf_layer.c), are counted against the launches of
  * both (issue 31: counted pass by pass, a shorter computation could move exposed all-to-all time
- * from a pass the host paces to one the GPU paces, and a faster GPU trained slower). The wait is
- * shared between the passes in proportion to their launches. */
+ * from a pass the host paces to one the GPU paces, and a faster GPU trained slower). What is free
+ * in the pair (its computation that hides no layer collective, and its wait) is spread over the
+ * interleaved step, and the data-parallel streams of a pass (stage_time_of) hide behind a fixed
+ * share of it: PAIR_FWD_SHARE for the forward, the rest for the backward, the passes' launch
+ * times without recomputation (one and two launch_s_per_layer, host_idle). Fixed, so that a
+ * change of one pass's computation moves no free time from one pass's streams to the other's
+ * (issue 31: shared by the passes' own computation and the wait by launches, a shorter backward
+ * gave the forward part of its free time, and the gradient reduction was exposed more). `idle`
+ * then holds, per pass, the pass's share of the pair's free time less its own free computation
+ * (one may be negative; the two add to the pair's wait). */
+#define PAIR_FWD_SHARE (1.0 / 3.0)
 static void host_idle_of(const env *e, const dims *x, const layer_step *step, host_idle *idle)
 {
     double launch = e->stk->launch_s_per_layer;
@@ -140,9 +149,12 @@ static void host_idle_of(const env *e, const dims *x, const layer_step *step, ho
     double gpu_fwd = step->fwd + step->fwd_comm;
     double gpu_bwd = step->bwd + step->recompute + step->tp + step->cp + step->ep - step->fwd_comm;
     if (x->experts > 0.0 && e->st->moe_overlap == CDSE_MOE_OVERLAP_A2A) {
-        double wait = launch + launch_bwd - gpu_fwd - gpu_bwd;
-        idle->fwd = wait > 0.0 ? wait * launch / (launch + launch_bwd) : 0.0;
-        idle->bwd = wait > 0.0 ? wait - idle->fwd : 0.0;
+        double wait = fmax(0.0, launch + launch_bwd - gpu_fwd - gpu_bwd);
+        double free_fwd = fmax(0.0, step->fwd - step->hidden_fwd);
+        double free_bwd = fmax(0.0, step->bwd + step->recompute - step->hidden_bwd);
+        double pair = free_fwd + free_bwd + wait;
+        idle->fwd = pair * PAIR_FWD_SHARE - free_fwd;
+        idle->bwd = wait - idle->fwd;
         return;
     }
     idle->fwd = fmax(0.0, launch - gpu_fwd);

@@ -112,6 +112,14 @@ last_not_slower out.txt || fail "compute_better: the higher peak is slower (spli
 expect 0 '' "$CLUSTERDSE" eval "$jobs/a2a_host_pair.cfg" --csv
 last_not_slower out.txt || fail "compute_better: the higher peak is slower (a2a_host_pair.cfg)"
 
+# The same pair, whose free time the data-parallel streams of each pass share in a fixed
+# proportion: Qwen3 30B-A3B, megatron-core-2025, pp 1, ep 8, a2a, host-bound pairs; B's attention
+# efficiency is higher (was 1.05341 -> 1.05352 s at 379f089, whose wait by launches gave the
+# forward part of the time the shorter backward freed, and the gradient reduction, behind the
+# backward, was exposed more).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/a2a_pair_dp_window.cfg" --csv
+last_not_slower out.txt || fail "compute_better: the better attention is slower (a2a_pair_dp_window.cfg)"
+
 # Issue 31, metamorphic recompute_more with weight offload under the split: the weights streamed
 # are those of the rank that holds the most, not of the reported rank. Qwen3 30B-A3B, MI300X with
 # a tier, pp 8: recompute none (A, rank 0 reported, with the embedding) then full (B, another
