@@ -122,14 +122,43 @@ void perf_setup(const cdse_model *model, const cdse_system *system, const cdse_s
     perf_plan_layer_comm(system, st, x, plan, &e->comm);
 }
 
-static void host_idle_of(const env *e, const layer_step *step, host_idle *idle)
+/* With 1F1B all-to-all overlap (moe_overlap a2a) the forward pass of one micro-batch and the
+ * backward pass of another run as one step of a layer: one host thread issues the two passes'
+ * modules interleaved, attention forward, MLP backward, MLP forward, attention backward, with
+ * the all-to-alls of each on a communication stream beside the other's computation (Megatron-Core
+ * TransformerLayerSchedulePlan.run, megatron/core/models/common/model_chunk_schedule_plan.py at
+ * NVIDIA/Megatron-LM d428de40c). The GPU then waits for the host over the pair, not pass by pass:
+ * the all-to-alls, spread over both passes (perf_layer.c), are counted against the launches of
+ * both (issue 31: counted pass by pass, a shorter computation could move exposed all-to-all time
+ * from a pass the host paces to one the GPU paces, and a faster GPU trained slower). What is free
+ * in the pair (its computation that hides no layer collective, and its wait) is spread over the
+ * interleaved step, and the data-parallel streams of a pass (stage_time_of) hide behind a fixed
+ * share of it: PAIR_FWD_SHARE for the forward, the rest for the backward, the passes' launch
+ * times without recomputation (one and two launch_s_per_layer, host_idle). Fixed, so that a
+ * change of one pass's computation moves no free time from one pass's streams to the other's
+ * (issue 31: shared by the passes' own computation and the wait by launches, a shorter backward
+ * gave the forward part of its free time, and the gradient reduction was exposed more). `idle`
+ * then holds, per pass, the pass's share of the pair's free time less its own free computation
+ * (one may be negative; the two add to the pair's wait). */
+#define PAIR_FWD_SHARE (1.0 / 3.0)
+static void host_idle_of(const env *e, const dims *x, const layer_step *step, host_idle *idle)
 {
     double launch = e->stk->launch_s_per_layer;
+    double launch_bwd = (2.0 + step->recompute_launch) * launch;
     /* The GPU's stream is busy for the computation and the collectives it waits for. */
     double gpu_fwd = step->fwd + step->fwd_comm;
     double gpu_bwd = step->bwd + step->recompute + step->tp + step->cp + step->ep - step->fwd_comm;
+    if (x->experts > 0.0 && e->st->moe_overlap == CDSE_MOE_OVERLAP_A2A) {
+        double wait = fmax(0.0, launch + launch_bwd - gpu_fwd - gpu_bwd);
+        double free_fwd = fmax(0.0, step->fwd - step->hidden_fwd);
+        double free_bwd = fmax(0.0, step->bwd + step->recompute - step->hidden_bwd);
+        double pair = free_fwd + free_bwd + wait;
+        idle->fwd = pair * PAIR_FWD_SHARE - free_fwd;
+        idle->bwd = wait - idle->fwd;
+        return;
+    }
     idle->fwd = fmax(0.0, launch - gpu_fwd);
-    idle->bwd = fmax(0.0, (2.0 + step->recompute_launch) * launch - gpu_bwd);
+    idle->bwd = fmax(0.0, launch_bwd - gpu_bwd);
 }
 
 /* Host-side costs the GPU does not hide: the stack's per-iteration costs (data loading, loss and
@@ -163,15 +192,140 @@ static void output_layer_times(const env *e, const dims *x, double *fwd, double 
     *bwd = 2.0 * logits;
 }
 
-/* Under the embedding-aware split the last stage holds one layer fewer and the output layer: the
- * slowest stage is the longer of it and a middle stage of `n_layers` layers of cost `layer`.
- * Leaves the stage's layers in `n_layers` and its output-layer times (0 for a middle stage). */
-static void split_slowest_stage(double layer, double *n_layers, double *head_fwd, double *head_bwd)
+/* Under the embedding-aware split the first and the last stage hold one layer fewer, the first
+ * with the embedding, the last with the output layer; with more than two stages a middle stage
+ * holds `n_layers` layers. The floor's slowest stage (cdse_time_floor): the last, or the middle
+ * one when its layers of cost `layer` take longer. Leaves the stage's layers in `n_layers` and
+ * its output-layer times (0 for a middle stage). */
+static void split_slowest_stage(double p, double layer, double *n_layers, double *head_fwd,
+                                double *head_bwd)
 {
-    if ((*n_layers - 1.0) * layer + *head_fwd + *head_bwd >= *n_layers * layer)
+    if (p < 3.0 || (*n_layers - 1.0) * layer + *head_fwd + *head_bwd >= *n_layers * layer)
         *n_layers -= 1.0;
     else
         *head_fwd = *head_bwd = 0.0;
+}
+
+/* A pipeline stage that may set the pace: `n_layers` layers of the average layer and the output
+ * layer's `head_fwd`, `head_bwd` (0 on a stage without it), and what the iteration takes on it. */
+typedef struct stage_time {
+    double n_layers, head_fwd, head_bwd;
+    double per_mb;        /* a micro-batch's computation and exposed layer collectives */
+    double run_per_mb;    /* and the GPU's waits for the host's launches */
+    double bubble;        /* the pipeline's fill and drain */
+    double pp_comm;       /* the boundary transfers */
+    double dp_dense;      /* the data-parallel streams (perf_stage_dp_comm) */
+    double dp_expert;     /* its expert part */
+    double offload_share; /* the offload traffic's share of the passes */
+    double fixed;         /* fixed_time */
+    double total;         /* what differs between stages, summed */
+} stage_time;
+
+/* What the iteration takes on stage `s` (its layers and output layer set): its micro-batches,
+ * bubble, boundary transfers, data-parallel streams of `params` with `offload` seconds of
+ * offload traffic in the same windows (the windows are the stage's passes), and the GPU's waits
+ * for the host. The plan receives the transfers' and the streams' collectives (the same for
+ * every stage: the windows set what is exposed, not what is sent). */
+static void stage_time_of(cdse_comm_plan *plan, const env *e, const dims *x, const layer_step *step,
+                          const host_idle *idle, const stage_param_count *params, double offload,
+                          stage_time *s)
+{
+    double n_layers = s->n_layers;
+    s->per_mb = n_layers * step->fwd + s->head_fwd + (n_layers * step->bwd + s->head_bwd) +
+                n_layers * step->recompute + n_layers * step->tp + n_layers * step->cp +
+                n_layers * step->ep;
+    /* What runs in a micro-batch's passes of the stage: the GPU's work and its waits for the
+     * host's launches (host_idle_of). The data-parallel collectives hide behind it, but for the
+     * computation that already hides the layers' own collectives (one window, shared). */
+    double free_fwd = fmax(0.0, step->fwd - step->hidden_fwd) + idle->fwd;
+    double free_bwd = fmax(0.0, step->bwd + step->recompute - step->hidden_bwd) + idle->bwd;
+    double run_fwd = n_layers * free_fwd + s->head_fwd;
+    double run_bwd = n_layers * free_bwd + s->head_bwd;
+    s->run_per_mb = s->per_mb + n_layers * (idle->fwd + idle->bwd);
+
+    /* 1F1B pipeline: m micro-batches plus a bubble of (p - 1) stage times, divided by v with
+     * interleaving (Narayanan et al. 2021, Sec. 2.2). DeepSpeed's TrainSchedule (pipeline_lockstep)
+     * runs at the same rate: each of its 2 (m + p - 1) steps pairs a stage with one neighbour
+     * only (a forward step receives from and sends to the previous stage, a backward step the
+     * next; deepspeed/runtime/pipe/schedule.py at commit 3293cf72a, January 2022), so the
+     * blocking transfers order the stages as 1F1B's dependencies do and nobody waits for a
+     * longer pass of the other neighbour (tests/unit/test_perf.c: test_pipeline_lockstep). */
+    s->bubble = (x->p - 1.0) / x->v * s->run_per_mb;
+    s->pp_comm = 0.0;
+    if (x->p > 1.0) {
+        /* Megatron scatters the boundary activation over the TP ranks before sending
+         * (Narayanan et al. 2021 Sec. 4.1); each chunk step sends forward and backward. */
+        double bytes = x->tokens * x->h * ACT_BYTES / x->t;
+        double steps = x->m * x->v + x->p - 1.0;
+        double calls =
+            e->stk->pipeline_lockstep ? perf_deepspeed_transfers(x->m, x->p) : 2.0 * steps;
+        double one = cdse_comm_plan_add(plan, e->sys, CDSE_GROUP_PP, CDSE_COLL_SENDRECV, (int)x->p,
+                                        x->stride[CDSE_PLACE_PP], bytes, calls);
+        if (x->v > 1.0 && e->stk->overlap_p2p) {
+            /* The interleaved schedule overlaps each transfer with the next chunk's computation
+             * (Megatron-Core overlap_p2p_comm, available with interleaving only), except where
+             * nothing else is ready: the first micro-batch's forward pass crosses p v - 1 chunk
+             * boundaries before the pipeline is full, and the last one's backward pass as many
+             * while it drains, each waiting for its transfer (the schedule waits on the receive
+             * before the chunk's pass; Narayanan et al. 2021 Sec. 2.2.2: interleaving multiplies
+             * the communication by v). */
+            double fill = x->p * x->v - 1.0;
+            s->pp_comm =
+                (steps - fill) * exposed(2.0 * one, s->run_per_mb / x->v) + fill * 2.0 * one;
+        } else {
+            s->pp_comm = calls * one;
+        }
+    }
+
+    /* Data-parallel gradient reduction (stage_dp_comm). DeepSpeed's pipeline engine reduces the
+     * gradients after the last step of its schedule (TrainSchedule appends ReduceTiedGrads,
+     * ReduceGrads and OptimizerStep to the last step): nothing hides them. */
+    bool flush_reduce = e->stk->pipeline_lockstep && x->p > 1.0;
+    dp_windows windows = {run_fwd,
+                          flush_reduce ? 0.0 : run_bwd,
+                          x->m,
+                          x->stage_layers,
+                          x->gpt ? 4.0 : 5.0,
+                          recomputed_share(e->st, x->stage_layers),
+                          e->hbm,
+                          x->p,
+                          x->v,
+                          flush_reduce ? 0.0 : x->stage_layers * free_bwd};
+    /* The offload traffic overlaps the same passes as the data-parallel streams: one window. */
+    s->dp_dense =
+        perf_stage_dp_comm(plan, e, x, params, &windows, offload, &s->dp_expert, &s->offload_share);
+    s->fixed = fixed_time(e, x, n_layers, idle);
+    /* The offload traffic exposed beyond its serial part (perf_offload_model), which every stage
+     * shares. */
+    s->total = x->m * s->per_mb + s->bubble + s->pp_comm + (s->dp_dense + s->dp_expert) +
+               exposed(offload, s->offload_share * x->m * s->run_per_mb) + s->fixed;
+}
+
+/* The stage that sets the pace: the last (L/p layers and the output layer). Under the
+ * embedding-aware split the first and the last stage hold one layer fewer (the first with the
+ * embedding, the last with the output layer), and with more than two stages the slowest is the
+ * longer of the last and a middle stage of stage_layers, each with its own windows: the
+ * data-parallel streams and the offload traffic hide behind the stage's own passes, and the GPU
+ * waits for the host over its own layers (issue 31: chosen by its layers' time alone, the stage
+ * whose passes leave less free could take the place of the other when a faster GPU shrank the
+ * output layer, and the exposed streams grew more than the time saved). */
+static void pace_stage(cdse_comm_plan *plan, const env *e, const dims *x, const layer_step *step,
+                       const host_idle *idle, const stage_param_count *params, double offload,
+                       double head_fwd, double head_bwd, stage_time *s)
+{
+    bool split = cdse_split_embedding(e->st);
+    *s = (stage_time){.n_layers = split ? x->stage_layers - 1.0 : x->stage_layers,
+                      .head_fwd = head_fwd,
+                      .head_bwd = head_bwd};
+    stage_time_of(plan, e, x, step, idle, params, offload, s);
+    if (!split || x->p < 3.0)
+        return;
+    cdse_comm_plan full; /* keeps nothing: the plan holds the same collectives */
+    full.n = CDSE_COMM_PLAN_MAX;
+    stage_time middle = {.n_layers = x->stage_layers};
+    stage_time_of(&full, e, x, step, idle, params, offload, &middle);
+    if (middle.total > s->total)
+        *s = middle;
 }
 
 /* `position_len`: rows of the learned position table, which a histogram's mean-length
@@ -201,91 +355,23 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     double head_fwd, head_bwd;
     output_layer_times(&e, &x, &head_fwd, &head_bwd);
 
-    /* The slowest stage: L/p layers plus the output layer (the last stage); when the split
-     * counts the output layer as a layer, the last stage holds one layer fewer and a middle
-     * stage of stage_layers may be the slower. */
-    /* A layer's time counts the GPU's waits for the host's launches (host_idle_of), so that the
-     * slowest stage is chosen by what its layers take, and its waits count its layers only. */
+    /* A layer's time counts the GPU's waits for the host's launches (host_idle_of), and a stage's
+     * waits count its layers only. */
     host_idle idle;
-    host_idle_of(&e, &step, &idle);
-    double n_layers = x.stage_layers;
-    if (cdse_split_embedding(&st))
-        split_slowest_stage(step.fwd + step.bwd + step.recompute + step.tp + step.cp + step.ep +
-                                idle.fwd + idle.bwd,
-                            &n_layers, &head_fwd, &head_bwd);
-    double stage_fwd = n_layers * step.fwd + head_fwd;
-    double stage_bwd = n_layers * step.bwd + head_bwd;
-    double stage_rec = n_layers * step.recompute;
-    double stage_tp = n_layers * step.tp;
-    double stage_cp = n_layers * step.cp;
-    double stage_ep = n_layers * step.ep;
-    double per_mb = stage_fwd + stage_bwd + stage_rec + stage_tp + stage_cp + stage_ep;
-    /* What runs in a micro-batch's passes of the stage: the GPU's work and its waits for the
-     * host's launches (host_idle_of). The data-parallel collectives hide behind it, but for the
-     * computation that already hides the layers' own collectives (one window, shared). */
-    double free_fwd = fmax(0.0, step.fwd - step.hidden_fwd) + idle.fwd;
-    double free_bwd = fmax(0.0, step.bwd + step.recompute - step.hidden_bwd) + idle.bwd;
-    double run_fwd = n_layers * free_fwd + head_fwd;
-    double run_bwd = n_layers * free_bwd + head_bwd;
-    double run_per_mb = per_mb + n_layers * (idle.fwd + idle.bwd);
-
-    /* 1F1B pipeline: m micro-batches plus a bubble of (p - 1) stage times, divided by v with
-     * interleaving (Narayanan et al. 2021, Sec. 2.2). DeepSpeed's TrainSchedule (pipeline_lockstep)
-     * runs at the same rate: each of its 2 (m + p - 1) steps pairs a stage with one neighbour
-     * only (a forward step receives from and sends to the previous stage, a backward step the
-     * next; deepspeed/runtime/pipe/schedule.py at commit 3293cf72a, January 2022), so the
-     * blocking transfers order the stages as 1F1B's dependencies do and nobody waits for a
-     * longer pass of the other neighbour (tests/unit/test_perf.c: test_pipeline_lockstep). */
-    double bubble = (x.p - 1.0) / x.v * run_per_mb;
-    double pp_comm = 0.0;
-    if (x.p > 1.0) {
-        /* Megatron scatters the boundary activation over the TP ranks before sending
-         * (Narayanan et al. 2021 Sec. 4.1); each chunk step sends forward and backward. */
-        double bytes = x.tokens * x.h * ACT_BYTES / x.t;
-        double steps = x.m * x.v + x.p - 1.0;
-        double calls = e.stk->pipeline_lockstep ? perf_deepspeed_transfers(x.m, x.p) : 2.0 * steps;
-        double one = cdse_comm_plan_add(plan, system, CDSE_GROUP_PP, CDSE_COLL_SENDRECV, (int)x.p,
-                                        x.stride[CDSE_PLACE_PP], bytes, calls);
-        if (x.v > 1.0 && e.stk->overlap_p2p) {
-            /* The interleaved schedule overlaps each transfer with the next chunk's computation
-             * (Megatron-Core overlap_p2p_comm, available with interleaving only), except where
-             * nothing else is ready: the first micro-batch's forward pass crosses p v - 1 chunk
-             * boundaries before the pipeline is full, and the last one's backward pass as many
-             * while it drains, each waiting for its transfer (the schedule waits on the receive
-             * before the chunk's pass; Narayanan et al. 2021 Sec. 2.2.2: interleaving multiplies
-             * the communication by v). */
-            double fill = x.p * x.v - 1.0;
-            pp_comm = (steps - fill) * exposed(2.0 * one, run_per_mb / x.v) + fill * 2.0 * one;
-        } else {
-            pp_comm = calls * one;
-        }
-    }
+    host_idle_of(&e, &x, &step, &idle);
 
     stage_param_count params;
     double updated = 0.0;
     double act_per_mb = 0.0, in_flight = 0.0;
-    perf_memory_model(model, &e, &x, r, &params, &updated, &act_per_mb, &in_flight);
+    double weights_most = 0.0;
+    perf_memory_model(model, &e, &x, r, &params, &updated, &act_per_mb, &in_flight, &weights_most);
+    double offload = perf_offload_overlapped_time(&e, &x, act_per_mb, weights_most);
 
-    /* Data-parallel gradient reduction (stage_dp_comm). DeepSpeed's pipeline engine reduces the
-     * gradients after the last step of its schedule (TrainSchedule appends ReduceTiedGrads,
-     * ReduceGrads and OptimizerStep to the last step): nothing hides them. */
-    bool flush_reduce = e.stk->pipeline_lockstep && x.p > 1.0;
-    dp_windows windows = {run_fwd,
-                          flush_reduce ? 0.0 : run_bwd,
-                          x.m,
-                          x.stage_layers,
-                          x.gpt ? 4.0 : 5.0,
-                          recomputed_share(&st, x.stage_layers),
-                          e.hbm,
-                          x.p,
-                          x.v,
-                          flush_reduce ? 0.0 : x.stage_layers * free_bwd};
-    /* The offload traffic overlaps the same passes as the data-parallel streams: one window. */
-    double offload_share;
-    double dp_expert;
-    double dp_dense = perf_stage_dp_comm(plan, &e, &x, &params, &windows,
-                                         perf_offload_overlapped_time(&e, &x, act_per_mb, r),
-                                         &dp_expert, &offload_share);
+    stage_time pace;
+    pace_stage(plan, &e, &x, &step, &idle, &params, offload, head_fwd, head_bwd, &pace);
+    double n_layers = pace.n_layers;
+    double bubble = pace.bubble, pp_comm = pace.pp_comm, dp_expert = pace.dp_expert;
+    double dp_dense = pace.dp_dense;
     double dp_comm = dp_dense + dp_expert;
 
     double optimizer = updated * OPTIMIZER_HBM_BYTES_PER_PARAM / e.hbm;
@@ -295,8 +381,9 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     double accum = (params.dense + params.experts) * e.stk->grad_accum_bytes / e.hbm;
     optimizer += x.m * accum;
     bubble += (x.p - 1.0) / x.v * accum;
-    double compute_iter = x.m * per_mb;
-    perf_offload_model(&e, &x, offload_share * x.m * run_per_mb, act_per_mb, in_flight, r);
+    double compute_iter = x.m * pace.per_mb;
+    perf_offload_model(&e, &x, pace.offload_share * x.m * pace.run_per_mb, offload, act_per_mb,
+                       in_flight, r);
     /* The stack's workspaces (NCCL, cuBLAS, Transformer Engine) and what its caching allocator
      * reserves beyond the activations it hands out (they are freed and reallocated every
      * micro-batch; weights, gradients and optimizer state live in preallocated buffers), and the
@@ -304,16 +391,16 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     r->mem_runtime_gib = e.stk->runtime_gib + e.stk->allocator_overhead * r->mem_activations_gib +
                          perf_recompute_buffer(&e, &x) / CDSE_GIB;
 
-    r->t_fixed_s = fixed_time(&e, &x, n_layers, &idle);
+    r->t_fixed_s = pace.fixed;
     double time =
         compute_iter + bubble + pp_comm + dp_comm + optimizer + r->t_offload_s + r->t_fixed_s;
     r->time_per_iteration_s = time;
-    r->t_forward_s = x.m * stage_fwd;
-    r->t_backward_s = x.m * stage_bwd;
-    r->t_recompute_s = x.m * stage_rec;
-    r->t_tp_comm_s = x.m * stage_tp;
-    r->t_cp_comm_s = x.m * stage_cp;
-    r->t_ep_comm_s = x.m * stage_ep;
+    r->t_forward_s = x.m * (n_layers * step.fwd + pace.head_fwd);
+    r->t_backward_s = x.m * (n_layers * step.bwd + pace.head_bwd);
+    r->t_recompute_s = x.m * (n_layers * step.recompute);
+    r->t_tp_comm_s = x.m * (n_layers * step.tp);
+    r->t_cp_comm_s = x.m * (n_layers * step.cp);
+    r->t_ep_comm_s = x.m * (n_layers * step.ep);
     r->t_pp_comm_s = pp_comm;
     r->t_dp_comm_s = dp_comm;
     r->t_bubble_s = bubble;
@@ -506,8 +593,9 @@ static void least_recompute_memory(const cdse_model *model, const env *e, const 
     mem_env.st = &least;
     memset(r, 0, sizeof *r);
     stage_param_count params;
-    double updated;
-    perf_memory_model(model, &mem_env, x, r, &params, &updated, act_per_mb, in_flight);
+    double updated, weights_most;
+    perf_memory_model(model, &mem_env, x, r, &params, &updated, act_per_mb, in_flight,
+                      &weights_most);
 }
 
 /* The memory of the checked strategy `st` at the least the ignored axes allow: every
@@ -529,7 +617,7 @@ static double memory_floor(const cdse_model *model, const env *e, const dims *x,
     least_recompute_memory(model, e, x, &least, r, &act_per_mb, &in_flight);
     env mem_env = *e;
     mem_env.st = &least;
-    perf_offload_model(&mem_env, x, 0.0, act_per_mb, in_flight, r);
+    perf_offload_model(&mem_env, x, 0.0, 0.0, act_per_mb, in_flight, r); /* its memory only */
     return r->mem_weights_gib + r->mem_gradients_gib + r->mem_optimizer_gib +
            r->mem_activations_gib + r->mem_other_gib + r->mem_fp8_cache_gib + e->stk->runtime_gib;
 }
@@ -666,12 +754,13 @@ double cdse_time_floor(const cdse_model *model, const cdse_system *system,
     double head_fwd, head_bwd;
     output_layer_times(&e, &x, &head_fwd, &head_bwd);
     double n_layers = x.stage_layers;
-    /* With the split counting the output layer as a layer, the evaluator's slowest stage is the
-     * longer of a middle stage (n layers) and the last (n - 1 layers and the output layer); the
-     * same choice on the floor's layer cost, which is no larger, gives no more than it. */
+    /* With the split counting the output layer as a layer, the evaluator's iteration is the
+     * longer of a middle stage's (n layers, p > 2) and the last stage's (n - 1 layers and the
+     * output layer) whole times (pace_stage), no shorter than that of either; the floor counts
+     * one of them, chosen on its layer cost, with terms no larger than that stage's. */
     if (cdse_split_embedding(&st))
-        split_slowest_stage(step.fwd + step.bwd + step.recompute + step.tp + step.cp, &n_layers,
-                            &head_fwd, &head_bwd);
+        split_slowest_stage(x.p, step.fwd + step.bwd + step.recompute + step.tp + step.cp,
+                            &n_layers, &head_fwd, &head_bwd);
     double stage_fwd = n_layers * step.fwd + head_fwd;
     double stage_bwd = n_layers * step.bwd + head_bwd;
     double per_mb =

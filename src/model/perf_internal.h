@@ -222,12 +222,12 @@ double perf_layer_weight_bytes(const env *e);
 double perf_offloaded_bytes_per_mb(const cdse_strategy *st, const dims *x, double act_per_mb);
 void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cdse_result *r,
                        stage_param_count *params, double *updated, double *act_per_mb,
-                       double *in_flight_out);
+                       double *in_flight_out, double *weights_most);
 double perf_tier_bandwidth(const cdse_system *sys);
 double perf_offload_overlapped_time(const env *e, const dims *x, double act_per_mb,
-                                    const cdse_result *r);
-void perf_offload_model(const env *e, const dims *x, double compute_time, double act_per_mb,
-                        double in_flight, cdse_result *r);
+                                    double weights_gib);
+void perf_offload_model(const env *e, const dims *x, double compute_time, double overlapped,
+                        double act_per_mb, double in_flight, cdse_result *r);
 double perf_tier_capacity_per_gpu(const cdse_system *sys);
 
 /* perf_comm.c */

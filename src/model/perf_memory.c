@@ -216,11 +216,11 @@ static double stage_layer_bytes(const env *e, const dims *x, bool moe)
  * full: no fine-grained modules apply); selective recomputation the unfused attention core's
  * scores, softmax and dropout (flash attention keeps the same with and without it);
  * recompute_modules their modules' activations. With block recomputation of fewer than a chunk's
- * layers nothing is added: the backward pass reaches a chunk's first (recomputed) layers after its
- * last layers, which keep every activation, freed at least one layer's worth of the same
- * micro-batch; unless activation offload moved every layer's to the tier (offload_layers 0), when
- * nothing of them was in HBM to free (issue 31: without the buffer, recomputing fewer layers
- * reported less memory than recomputing all). */
+ * layers (every chunk's, the split's shorter end chunks too) nothing is added: the backward pass
+ * reaches a chunk's first (recomputed) layers after its last layers, which keep every activation,
+ * freed at least one layer's worth of the same micro-batch; unless activation offload moved every
+ * layer's to the tier (offload_layers 0), when nothing of them was in HBM to free (issue 31:
+ * without the buffer, recomputing fewer layers reported less memory than recomputing all). */
 double perf_recompute_buffer(const env *e, const dims *x)
 {
     const cdse_strategy *st = e->st;
@@ -228,8 +228,13 @@ double perf_recompute_buffer(const env *e, const dims *x)
         return 0.0;
     bool every_layer_offloaded = (st->offload & CDSE_OFFLOAD_ACTIVATIONS) &&
                                  perf_tier_bandwidth(e->sys) > 0.0 && st->offload_layers <= 0;
+    /* Under the embedding-aware split the first chunk of rank 0 and the last chunk of the last
+     * rank hold one layer fewer: recompute_layers of them is every layer (issue 31: without the
+     * buffer there, recomputing one layer fewer than the others' chunks reported less memory
+     * than recomputing all). */
+    double end_chunk = x->stage_layers / x->v - (cdse_split_embedding(st) ? 1.0 : 0.0);
     if (st->recompute == CDSE_RECOMPUTE_FULL && recomputed_share(st, x->stage_layers) < 1.0 &&
-        !every_layer_offloaded)
+        st->recompute_layers < end_chunk && !every_layer_offloaded)
         return 0.0;
     double buffer = 0.0;
     for (int moe = 0; moe < 2; moe++) {
@@ -306,11 +311,12 @@ static double passes_on_chunk(const dims *x, double passes, double chunk)
  * last rank, which runs each micro-batch's forward and backward back to back and holds the fp32
  * logits of its loss besides its passes (it peaks when the vocabulary is large against the
  * layers' activations). A stage's output is sent and freed (schedules.py
- * deallocate_output_tensor; Dubey et al. Sec. 3.3.2), so no pass holds more than its layers. */
-static void rank_activations(const dims *x, double per_mb, double logits, bool split, double act[3])
+ * deallocate_output_tensor; Dubey et al. Sec. 3.3.2), so no pass holds more than its layers.
+ * `per_layer`: the bytes of the layer a split's end chunk lacks (split_missing_layer). */
+static void rank_activations(const dims *x, double per_mb, double logits, bool split,
+                             double per_layer, double act[3])
 {
     double per_chunk = per_mb / x->v;
-    double per_layer = per_mb / x->stage_layers;
     double first = rank_in_flight(x, 0.0);
     act[0] = first * per_chunk;
     if (split)
@@ -509,15 +515,35 @@ static double tier_gib(const env *e, const dims *x, const cdse_result *c, double
     return gib + (act - resident_activations(e, x, act, extra, per_mb)) / CDSE_GIB;
 }
 
+/* The activation bytes of the layer that an end chunk of the embedding-aware split lacks against
+ * a full chunk, one micro-batch: with block recomputation, which recomputes the first
+ * recompute_layers layers of a chunk's own layers (megatron/core/recompute.py:167-181 at
+ * d98e8a64d), one that keeps everything (issue 31: counted as the stage's average layer, an end
+ * chunk whose every layer is recomputed still kept a share of a layer without recomputation, and
+ * recomputing one layer fewer reported less memory than recomputing all); otherwise the average
+ * layer (`per_mb` over stage_layers). */
+static double split_missing_layer(const env *e, const dims *x, double per_mb)
+{
+    const cdse_strategy *st = e->st;
+    if (st->recompute != CDSE_RECOMPUTE_FULL || st->recompute_layers <= 0 ||
+        recomputed_share(st, x->stage_layers) >= 1.0)
+        return per_mb / x->stage_layers;
+    double dense = x->moe_share < 1.0 ? unrecomputed_layer_bytes(e, x, false, 0) : 0.0;
+    double moe = x->moe_layers > 0.0 ? unrecomputed_layer_bytes(e, x, true, 0) : 0.0;
+    return (1.0 - x->moe_share) * dense + x->moe_share * moe;
+}
+
 /* Under the embedding-aware split the ranks differ in what they hold: rank 0 one layer fewer and
  * the embedding, the middle ranks full stages, the last rank one layer fewer and the output
  * layer (untied, or the tied embedding's copy: Megatron keeps the word embedding on both ends).
  * Of ranks 0, 1 and the last, the one with the most memory left in HBM after offload (with the
  * allocator's share of the activations, memory's runtime term): its state into `r`, its index in
- * `act` returned; `tier_most` receives the most any of them places on the tier (tier_gib). */
+ * `act` returned; `tier_most` receives the most any of them places on the tier (tier_gib),
+ * `weights_most` the most weights any of them holds (GiB). */
 static int split_peak_stage(const env *e, const dims *x, const stage_param_count *params,
                             const double dense_b[3], const double expert_b[3], const double act[3],
-                            double logits, double per_mb, cdse_result *r, double *tier_most)
+                            double logits, double per_mb, cdse_result *r, double *tier_most,
+                            double *weights_most)
 {
     double layer_dense = params->dense / x->stage_layers;
     double layer_experts = params->experts / x->stage_layers;
@@ -530,11 +556,13 @@ static int split_peak_stage(const env *e, const dims *x, const stage_param_count
     double best = -1.0;
     int peak = 0;
     *tier_most = 0.0;
+    *weights_most = 0.0;
     for (int k = 0; k < 3; k++) {
         if (k == 1 && x->p <= 2.0)
             continue; /* with two stages there is no middle rank */
         cdse_result c = *r;
         state_memory(e, x, &stage[k], dense_b, expert_b, &c);
+        *weights_most = fmax(*weights_most, c.mem_weights_gib);
         /* What stays in HBM after offload decides the rank that peaks. */
         double extra = k == 2 ? logits : 0.0;
         double held = resident_activations(e, x, act[k], extra, per_mb);
@@ -555,10 +583,11 @@ static int split_peak_stage(const env *e, const dims *x, const stage_param_count
  * this GPU updates in the optimizer step, `act_per_mb` the activation bytes of one micro-batch and
  * `in_flight_out` the micro-batches whose activations are held at once; `r` the stage's figures,
  * with mem_offloaded_gib what another rank places on the tier beyond it (offload_model adds the
- * stage's own). */
+ * stage's own); `weights_most` the most weights (GiB) a pipeline rank holds, which need not be
+ * the reported rank's: what weight offload streams on the rank that streams the most. */
 void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cdse_result *r,
                        stage_param_count *params, double *updated, double *act_per_mb,
-                       double *in_flight_out)
+                       double *in_flight_out, double *weights_most)
 {
     const cdse_strategy *st = e->st;
     perf_stage_params(model, x, params);
@@ -586,7 +615,8 @@ void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cds
     *in_flight_out = 1.0;
     if (x->p > 1.0) {
         double ranks[3];
-        rank_activations(x, per_mb, logits, cdse_split_embedding(st), ranks);
+        rank_activations(x, per_mb, logits, cdse_split_embedding(st),
+                         split_missing_layer(e, x, per_mb), ranks);
         /* The rank with the most activations left in HBM after offload (issue 31: chosen before
          * it, the last rank's logits, which stay, lost to rank 0's passes, which leave, and more
          * recomputation could report more memory). */
@@ -594,9 +624,10 @@ void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cds
         double tier_most;
         if (cdse_split_embedding(st)) {
             peak = split_peak_stage(e, x, params, dense_b, expert_b, ranks, logits, per_mb, r,
-                                    &tier_most);
+                                    &tier_most, weights_most);
         } else { /* rank 0 holds the most passes and the embedding, the last rank the logits */
             state_memory(e, x, params, dense_b, expert_b, r);
+            *weights_most = r->mem_weights_gib;
             double held_first = resident_activations(e, x, ranks[0], 0.0, per_mb);
             double held_last = resident_activations(e, x, ranks[2], logits, per_mb);
             peak = held_last > held_first ? 2 : 0;
@@ -615,10 +646,13 @@ void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cds
             st->offload == 0 ? 0.0 : fmax(0.0, tier_most - tier_gib(e, x, r, act, extra, per_mb));
     } else {
         state_memory(e, x, params, dense_b, expert_b, r);
+        *weights_most = r->mem_weights_gib;
         r->mem_offloaded_gib = 0.0;
     }
-    if (e->stk->fsdp2 && st->zero >= 3)
-        fsdp2_state_memory(e, x, params, act, r);
+    if (e->stk->fsdp2 && st->zero >= 3) {
+        fsdp2_state_memory(e, x, params, act, r); /* the same on every rank */
+        *weights_most = r->mem_weights_gib;
+    }
     r->mem_activations_gib = act / CDSE_GIB;
     r->mem_other_gib = e->sys->reserved_gib;
 }
@@ -633,9 +667,11 @@ double perf_tier_bandwidth(const cdse_system *sys)
 }
 
 /* The transfers to and from the second tier that overlap the computation (offload_model), in
- * seconds per iteration, for the state of `r` before offload_model moves it. */
+ * seconds per iteration, on the rank that moves the most: `weights_gib` the most weights a
+ * pipeline rank streams (memory_model's weights_most; issue 31: the reported rank's, which more
+ * recomputation can change to one with fewer weights, made an iteration faster). */
 double perf_offload_overlapped_time(const env *e, const dims *x, double act_per_mb,
-                                    const cdse_result *r)
+                                    double weights_gib)
 {
     const cdse_strategy *st = e->st;
     double bw = perf_tier_bandwidth(e->sys);
@@ -645,13 +681,14 @@ double perf_offload_overlapped_time(const env *e, const dims *x, double act_per_
     if (st->offload & CDSE_OFFLOAD_ACTIVATIONS)
         t += 2.0 * x->m * perf_offloaded_bytes_per_mb(st, x, act_per_mb) / bw;
     if (st->offload & CDSE_OFFLOAD_WEIGHTS)
-        t += 2.0 * x->m * r->mem_weights_gib * CDSE_GIB / bw;
+        t += 2.0 * x->m * weights_gib * CDSE_GIB / bw;
     return t;
 }
 
-/* `compute_time`: the computation the overlapped transfers hide behind. */
-void perf_offload_model(const env *e, const dims *x, double compute_time, double act_per_mb,
-                        double in_flight, cdse_result *r)
+/* `compute_time`: the computation the overlapped transfers (`overlapped` seconds,
+ * perf_offload_overlapped_time) hide behind. */
+void perf_offload_model(const env *e, const dims *x, double compute_time, double overlapped,
+                        double act_per_mb, double in_flight, cdse_result *r)
 {
     const cdse_strategy *st = e->st;
     double bw = perf_tier_bandwidth(e->sys);
@@ -659,7 +696,6 @@ void perf_offload_model(const env *e, const dims *x, double compute_time, double
         return;
     double lat = e->sys->tier.latency_us * 1e-6;
     double moved = 0.0, serial = 0.0;
-    double overlapped = perf_offload_overlapped_time(e, x, act_per_mb, r);
     if (st->offload & CDSE_OFFLOAD_OPTIMIZER) {
         /* The optimizer step streams the state in and out (ZeRO-Offload style, Ren et al. 2021):
          * not overlapped with compute. */

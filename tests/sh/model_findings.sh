@@ -89,6 +89,47 @@ last_not_slower out.txt || fail "compute_better: the better attention is slower 
 expect 0 '' "$CLUSTERDSE" eval "$jobs/tp_ep_share_window.cfg" --csv
 last_not_slower out.txt || fail "memory_bw_better: the better HBM is slower (tp_ep_share_window.cfg)"
 
+# Issue 31, metamorphic compute_better with the embedding-aware split (meta-llama3-2024 stack):
+# the iteration is the longer of the last stage's and a middle stage's whole times, each with its
+# own windows for the ZeRO-3 gathers. Llama 3 70B, pp 4 (82 units: middle stages 21 layers, the
+# last 20 and the output layer), ZeRO-3; B's bf16 GEMM table (the output layer's) is better, and
+# its output layer shorter than a layer, so the stage chosen by its layers' time flipped to the
+# middle one, whose passes leave less free for the gathers (was 210.447 -> 210.655 s).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/split_stage_whole_time.cfg" --csv
+last_not_slower out.txt || fail "compute_better: the better GEMMs are slower (split_stage_whole_time.cfg)"
+# GPT-3 350M, pp 2 under the same split: both stages hold 12 layers (and the embedding or the
+# output layer), no stage holds 13; B's peak is higher, host-bound layers (was 0.222415 ->
+# 0.222623 s: the faster output layer made a 13-layer "middle" stage the slowest).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/split_two_stages.cfg" --csv
+last_not_slower out.txt || fail "compute_better: the higher peak is slower (split_two_stages.cfg)"
+
+# Issue 31, metamorphic compute_better with 1F1B all-to-all overlap (moe_overlap a2a): one
+# micro-batch's forward pass and another's backward pass run as one step, so the GPU waits for
+# the host's launches over the pair. GPT-OSS 20B, GB200, pp 2, vpp 2, host-bound backward pass;
+# B's fp8 peak is higher (was 1.32575 -> 1.32771 s: the all-to-alls exposed by the shorter
+# computation moved into the forward pass, which the GPU paced, from the backward pass, which
+# the host paced).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/a2a_host_pair.cfg" --csv
+last_not_slower out.txt || fail "compute_better: the higher peak is slower (a2a_host_pair.cfg)"
+
+# The same pair, whose free time the data-parallel streams of each pass share in a fixed
+# proportion: Qwen3 30B-A3B, megatron-core-2025, pp 1, ep 8, a2a, host-bound pairs; B's attention
+# efficiency is higher (was 1.05341 -> 1.05352 s at 379f089, whose wait by launches gave the
+# forward part of the time the shorter backward freed, and the gradient reduction, behind the
+# backward, was exposed more).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/a2a_pair_dp_window.cfg" --csv
+last_not_slower out.txt || fail "compute_better: the better attention is slower (a2a_pair_dp_window.cfg)"
+
+# Issue 31, metamorphic recompute_more with weight offload under the split: the weights streamed
+# are those of the rank that holds the most, not of the reported rank. Qwen3 30B-A3B, MI300X with
+# a tier, pp 8: recompute none (A, rank 0 reported, with the embedding) then full (B, another
+# rank reported, fewer weights): full recomputation must not be faster (was 13.5878 -> 13.4039 s).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/offload_weights_rank.cfg" --csv
+column time_per_iteration_s out.txt >offw.txt
+cat offw.txt
+awk 'NR == 1 { a = $1 } END { exit !(NR == 2 && $1 >= a * (1 - 1e-9)) }' offw.txt ||
+    fail "recompute_more: full recomputation is faster with weight offload (offload_weights_rank.cfg)"
+
 # Issue 31, metamorphic recompute_modules: GPT-3 350M, MI300X, host-bound layers; recomputing the
 # norms (B) relaunches their kernels, so it is not faster than none (was 0.139121 -> 0.139059 s,
 # then equal: the norms' launches were charged by their FLOPs, none).
@@ -115,6 +156,18 @@ column mem_total_gib out.txt >block.txt
 cat block.txt
 awk 'NR == 1 { a = $1 } END { exit !(NR == 2 && $1 <= a * (1 + 1e-9)) }' block.txt ||
     fail "recompute_layers: every layer recomputed reports more memory (offload_block_recompute.cfg)"
+
+# Issue 31, metamorphic recompute_layers under the embedding-aware split: GPT-3 125M, pp 8, 14
+# units, 2 per chunk; the last rank holds 1 layer and the output layer, so recompute_layers 1
+# (A) recomputes every layer it holds, as recompute_layers 0 (B) does: it needs the recompute
+# buffer, and the layer it lacks against a full chunk is one without recomputation. B must not
+# report more memory (was 2.8269 -> 2.84921 GiB: A counted half a layer without recomputation and
+# no buffer).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/split_end_chunk_recompute.cfg" --csv
+column mem_total_gib out.txt >endchunk.txt
+cat endchunk.txt
+awk 'NR == 1 { a = $1 } END { exit !(NR == 2 && $1 <= a * (1 + 1e-9)) }' endchunk.txt ||
+    fail "recompute_layers: every layer recomputed reports more memory (split_end_chunk_recompute.cfg)"
 
 # M3: GPT-3 760M, ZeRO-3, 64 B200: none, selective, full (was 0.2128, 0.2110, 0.1945 s).
 expect 0 '' "$CLUSTERDSE" eval "$jobs/recompute.cfg" --csv

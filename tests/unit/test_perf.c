@@ -1217,6 +1217,30 @@ static void test_pipeline_split_embedding(void **state)
     bare.pipeline_split_embedding = false;
 }
 
+/* The same split on p = 2 stages (issue 31): 6 + 2 = 8 units, 4 per stage, so each stage holds 3
+ * layers, the first with the embedding, the last with the output layer, as 6 layers on 2 stages
+ * without the key (ceil(6 / 2) = 3 and the output layer on the last). No stage holds 4 layers:
+ * the passes are the same with the key and without, for the small vocabulary (the output layer
+ * lighter than a layer, where a 4-layer "middle" stage was counted) and the large one. */
+static void test_pipeline_split_two_stages(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(6);
+    cdse_system s = sys();
+    cdse_strategy st = strat(2, 1, 2, 2, 16);
+    for (int vocab = 0; vocab < 2; vocab++) {
+        m.vocab = vocab == 0 ? (int)V : 65536;
+        cdse_result plain, split;
+        bare.pipeline_split_embedding = false;
+        eval_ok(&m, &s, &st, &plain);
+        bare.pipeline_split_embedding = true;
+        eval_ok(&m, &s, &st, &split);
+        assert_rel(split.t_forward_s, plain.t_forward_s, 1e-12);
+        assert_rel(split.t_backward_s, plain.t_backward_s, 1e-12);
+    }
+    bare.pipeline_split_embedding = false;
+}
+
 /* FP8 (Transformer Engine): the linear GEMMs run at the FP8 peak (200 TFLOP/s here) with the FP8
  * efficiency table (0.6) on 1-byte operands (all compute-bound: QKV 6442450944 FLOP -> 5.4e-5 s
  * vs 7340032 B -> 7.3e-6 s); the attention core stays in bf16 (100 TFLOP/s x 0.5); each GEMM
@@ -2862,6 +2886,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_lockstep_reduces_after_flush),
         cmocka_unit_test(test_grad_accum_pass),
         cmocka_unit_test(test_pipeline_split_embedding),
+        cmocka_unit_test(test_pipeline_split_two_stages),
         cmocka_unit_test(test_fp8_layer),
         cmocka_unit_test(test_fp8_current_scaling),
         cmocka_unit_test(test_bubble_1f1b),
