@@ -13,6 +13,21 @@
 #include "clusterdse/config/bands.h"
 #include "clusterdse/sweep/report.h"
 
+/* cdse_record_eval / cdse_record_system on the job's study (model/record.h). */
+static void job_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
+{
+    cdse_study study;
+    cdse_job_study(job, &study);
+    cdse_record_eval(&study, index, record);
+}
+
+static void job_record_system(const cdse_job *job, uint64_t index, cdse_system *system)
+{
+    cdse_study study;
+    cdse_job_study(job, &study);
+    cdse_record_system(&study, index, system);
+}
+
 /* The column contract of issue 2 and DESIGN.md, in order. */
 static const char *const contract_header =
     "index,model,system,gpus,tp,pp,dp,cp,ep,vpp,microbatch,global_batch,grad_accum,recompute,"
@@ -228,7 +243,7 @@ static void test_record_eval(void **state)
         fail_msg("%s", diag.msg);
     /* Index 5 = tp digit 1, microbatch digit 0, zero digit 1 (strides 4, 2, 1). */
     cdse_record record;
-    cdse_record_eval(job, 5, &record);
+    job_record_eval(job, 5, &record);
     assert_int_equal(record.index, 5);
     assert_int_equal(record.strategy.tp, 2);
     assert_int_equal(record.strategy.microbatch, 1);
@@ -284,7 +299,7 @@ static void eval_cost_job(const char *extra, cdse_record *record)
     cdse_diag diag;
     if (cdse_job_load_text(text, CDSE_SOURCE_DIR "/tests/jobs/unit.cfg", job, &diag) != 0)
         fail_msg("%s", diag.msg);
-    cdse_record_eval(job, 0, record);
+    job_record_eval(job, 0, record);
     assert_int_equal(record->result.status, CDSE_ST_OK);
     assert_string_equal(job->objective.currency, "USD");
     cdse_job_free(job);
@@ -318,7 +333,7 @@ static void test_record_band(void **state)
     if (cdse_bands_apply(path, job, &diag) != 0)
         fail_msg("%s", diag.msg);
     cdse_record r;
-    cdse_record_eval(job, 0, &r);
+    job_record_eval(job, 0, &r);
     assert_int_equal(r.result.status, CDSE_ST_OK);
     assert_true(r.time_low_s == 0.9 * r.result.time_per_iteration_s);
     assert_true(r.time_high_s == 1.2 * r.result.time_per_iteration_s);
@@ -327,7 +342,7 @@ static void test_record_band(void **state)
     /* Another generation: the row "*". */
     snprintf(job->system[0].gpu, sizeof job->system[0].gpu, "H100-SXM5-80GB");
     assert_int_equal(cdse_bands_apply(path, job, &diag), 0);
-    cdse_record_eval(job, 0, &r);
+    job_record_eval(job, 0, &r);
     assert_true(r.time_low_s == 0.5 * r.result.time_per_iteration_s);
     assert_true(r.time_high_s == 2.0 * r.result.time_per_iteration_s);
     /* A row without "*" is refused, naming the file. */
@@ -384,13 +399,13 @@ static void test_record_system(void **state)
     cdse_system system;
     cdse_record r;
     for (uint64_t index = 0; index < job->space.size; index += 37) {
-        cdse_record_system(job, index, &system);
-        cdse_record_eval(job, index, &r);
+        job_record_system(job, index, &system);
+        job_record_eval(job, index, &r);
         double hw[CDSE_HW_COUNT];
         cdse_hw_values(&system, hw);
         assert_memory_equal(hw, r.hw, sizeof hw);
     }
-    cdse_record_system(job, 256, &system);
+    job_record_system(job, 256, &system);
     assert_true(system.hbm_gib == 141.0);
     assert_int_equal(system.level[0].size, 8);
     assert_true(system.level[1].bandwidth_gbs == 25.0);
