@@ -24,10 +24,11 @@ const char *cdse_offload_name(int offload)
         key, CDSE_COL_F64, offsetof(cdse_record, field), unit, text, NULL                          \
     }
 
-#define HW(key, hw_key, unit, text)                                                                \
-    {                                                                                              \
-        key, CDSE_COL_F64, offsetof(cdse_record, hw[hw_key]), unit, text, NULL                     \
-    }
+/* The column of a hardware key (model/hardware.h CDSE_HW_KEYS) at its position in the table:
+ * the system's value with the job's hardware axes applied. */
+#define HW_COLUMN_(ID, GROUP, LEVEL, NAME, FIELD, WHEN, INT, MIN, MIN_OPEN, MAX, COLUMN, POS,      \
+                   UNIT, HELP)                                                                     \
+    [POS] = {COLUMN, CDSE_COL_F64, offsetof(cdse_record, hw[CDSE_HW_##ID]), UNIT, HELP, NULL},
 
 /* The column of a strategy axis (axes.h) at its position in the table. */
 #define AXIS_COL_INT  CDSE_COL_I32
@@ -104,33 +105,13 @@ const cdse_column cdse_columns[] = {
     F64("t_fixed_s", t_fixed_s, "s",
         "host costs not hidden by the GPU: the GPU's wait for the kernel launches of small layers "
         "(recomputed kernels included), per-iteration work"),
-    /* The system's hardware values with the job's hardware axes applied (cdse_hw_key order;
-     * the names are cdse_hw_column's, checked by test_report). */
-    [65] = HW("peak_bf16_tflops", CDSE_HW_PEAK_BF16, "TFLOP/s", "dense bf16 peak per GPU"),
-    HW("peak_fp8_tflops", CDSE_HW_PEAK_FP8, "TFLOP/s", "dense fp8 peak per GPU (0 = none)"),
-    HW("hbm_gib", CDSE_HW_HBM_GIB, "GiB", "HBM capacity per GPU"),
-    HW("hbm_bandwidth_gbs", CDSE_HW_HBM_BANDWIDTH, "GB/s", "HBM bandwidth per GPU"),
-    HW("gpus_per_node", CDSE_HW_GPUS_PER_NODE, "GPUs", "GPUs per node"),
-    HW("net0_bandwidth_gbs", CDSE_HW_NET0_BANDWIDTH, "GB/s",
-       "network level 0 bandwidth per GPU, one direction"),
-    HW("net0_latency_us", CDSE_HW_NET0_LATENCY, "us", "network level 0 latency per step"),
-    HW("net0_size", CDSE_HW_NET0_SIZE, "GPUs", "GPUs in one level-0 domain (scale-up domain)"),
-    HW("net1_bandwidth_gbs", CDSE_HW_NET1_BANDWIDTH, "GB/s",
-       "network level 1 bandwidth per GPU (0 = no level 1)"),
-    HW("net1_latency_us", CDSE_HW_NET1_LATENCY, "us", "network level 1 latency per step"),
-    HW("net1_size", CDSE_HW_NET1_SIZE, "GPUs", "GPUs in one level-1 domain (0 = the whole system)"),
-    HW("tier_capacity_gib", CDSE_HW_TIER_CAPACITY, "GiB",
-       "second memory tier capacity per attachment domain (0 = none)"),
-    HW("tier_bandwidth_gbs", CDSE_HW_TIER_BANDWIDTH, "GB/s",
-       "second memory tier bandwidth per attachment domain (0 = none)"),
-    HW("gpu_price", CDSE_HW_GPU_PRICE, "currency", "purchase price per GPU with its node share"),
-    HW("rental_price", CDSE_HW_RENTAL_PRICE, "currency/GPU-h",
-       "rental price per GPU-hour (0 = bought)"),
-    HW("gpu_power_w", CDSE_HW_GPU_POWER, "W", "average draw per GPU while training"),
-    {"cost_to_train", CDSE_COL_F64, offsetof(cdse_record, cost_to_train), "currency",
-     "amortized purchase (or rental) plus electricity for objective.tokens (0 without a budget or "
-     "prices, or when infeasible)",
-     NULL},
+    /* [65] to [80], [84] to [86] and appended ones: the hardware columns, one per row of
+     * CDSE_HW_KEYS (model/hardware.h), at the row's position (below). */
+    [81] = {"cost_to_train", CDSE_COL_F64, offsetof(cdse_record, cost_to_train), "currency",
+            "amortized purchase (or rental) plus electricity for objective.tokens (0 without a "
+            "budget or "
+            "prices, or when infeasible)",
+            NULL},
     {"energy_to_train_mwh", CDSE_COL_F64, offsetof(cdse_record, energy_to_train_mwh), "MWh",
      "facility energy (PUE included) for objective.tokens (0 without a budget or power figures, "
      "or when infeasible)",
@@ -138,15 +119,10 @@ const cdse_column cdse_columns[] = {
     {"tokens_per_kwh", CDSE_COL_F64, offsetof(cdse_record, tokens_per_kwh), "tokens/kWh",
      "training tokens per kWh of facility energy (0 without power figures)", NULL},
     /* --- goodput (issue 29; docs/job-file.md, Failures and checkpoints) --- */
-    HW("storage_write_gbs", CDSE_HW_STORAGE_WRITE, "GB/s",
-       "aggregate checkpoint write bandwidth of the file system (0 = unlimited)"),
-    HW("gpu_failures", CDSE_HW_GPU_FAILURES, "per 1000 GPU-days",
-       "unexpected interruptions attributed to a GPU"),
-    HW("node_failures", CDSE_HW_NODE_FAILURES, "per 1000 node-days",
-       "unexpected interruptions attributed to a node (host, software)"),
-    GOODPUT("checkpoint_gib", checkpoint_gib, "GiB",
-            "checkpoint shard of the GPU that writes the most (weights, fp32 master, Adam moments "
-            "as its TP/PP/DP/ZeRO sharding splits them; 0 when the system never fails)"),
+    [87] = GOODPUT(
+        "checkpoint_gib", checkpoint_gib, "GiB",
+        "checkpoint shard of the GPU that writes the most (weights, fp32 master, Adam moments "
+        "as its TP/PP/DP/ZeRO sharding splits them; 0 when the system never fails)"),
     GOODPUT("checkpoint_stall_s", checkpoint_stall_s, "s",
             "training paused per checkpoint: the write (sync) or the copy to host memory "
             "(async, memory)"),
@@ -183,7 +159,7 @@ const cdse_column cdse_columns[] = {
     F64("mem_reserved_gib", mem_reserved_gib, "GiB",
         "memory per GPU the process reserves: mem_total_gib with the caching allocator's cached "
         "but unallocated blocks (x 1.13 on tensors, docs/eval.md)"),
-    CDSE_AXES(AXIS_COLUMN_)};
+    CDSE_AXES(AXIS_COLUMN_) CDSE_HW_KEYS(HW_COLUMN_)};
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 
 const cdse_column *cdse_column_find(const char *name)
