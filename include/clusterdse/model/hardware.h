@@ -233,7 +233,10 @@ typedef struct cdse_system {
       "unexpected interruptions attributed to a GPU")                                              \
     X(NODE_FAILURES, "reliability", -1, "node_failures", reliability.node_failures, ALWAYS, 0, 0,  \
       0, 1e6, "node_failures", 86, "per 1000 node-days",                                           \
-      "unexpected interruptions attributed to a node (host, software)")
+      "unexpected interruptions attributed to a node (host, software)")                            \
+    X(STORAGE_READ, "storage", -1, "read_bandwidth", storage.read_gbs, ALWAYS, 0, 0, 0, 1e9,       \
+      "storage_read_gbs", 104, "GB/s",                                                             \
+      "aggregate checkpoint read bandwidth of the file system (0 = the write bandwidth)")
 
 /* When a row's field counts (CDSE_HW_KEYS' WHEN). */
 enum { CDSE_HW_WHEN_ALWAYS = 0, CDSE_HW_WHEN_LEVEL, CDSE_HW_WHEN_TIER };
