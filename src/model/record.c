@@ -20,19 +20,16 @@ const char *const cdse_metric_names[CDSE_METRIC_COUNT + 1] = {
     /* goodput (issue 29) */
     "time_to_train_effective", "interruptions_expected", "checkpoint_interval_s", "goodput", NULL};
 
+const cdse_names cdse_metric_enum = {cdse_metric_names, CDSE_METRIC_COUNT, NULL};
+
 const char *cdse_metric_name(int metric)
 {
-    if (metric < 0 || metric >= CDSE_METRIC_COUNT)
-        return "?";
-    return cdse_metric_names[metric];
+    return cdse_names_name(&cdse_metric_enum, metric);
 }
 
 int cdse_metric_parse(const char *name)
 {
-    for (int i = 0; i < CDSE_METRIC_COUNT; i++)
-        if (strcmp(name, cdse_metric_names[i]) == 0)
-            return i;
-    return -1;
+    return cdse_names_find(&cdse_metric_enum, name);
 }
 
 bool cdse_metric_higher_is_better(int metric)

@@ -30,6 +30,9 @@ const char *cdse_offload_name(int offload)
                    UNIT, HELP)                                                                     \
     [POS] = {COLUMN, CDSE_COL_F64, offsetof(cdse_record, hw[CDSE_HW_##ID]), UNIT, HELP, NULL},
 
+/* The position of the status column (stores hold it there). */
+#define STATUS_COLUMN 20
+
 /* The column of a strategy axis (axes.h) at its position in the table. */
 #define AXIS_COL_INT  CDSE_COL_I32
 #define AXIS_COL_GPUS CDSE_COL_I32
@@ -48,8 +51,8 @@ const cdse_column cdse_columns[] = {
            NULL},
     [12] = {"grad_accum", CDSE_COL_I32, RESULT(grad_accum), "",
             "micro-batches per pipeline per iteration, derived", NULL},
-    [20] = {"status", CDSE_COL_ENUM, RESULT(status), "",
-            "ok, or the first reason the configuration cannot run", &cdse_status_enum},
+    [STATUS_COLUMN] = {"status", CDSE_COL_ENUM, RESULT(status), "",
+                       "ok, or the first reason the configuration cannot run", &cdse_status_enum},
     F64("time_per_iteration_s", time_per_iteration_s, "s", "time of one training iteration"),
     F64("tokens_per_s", tokens_per_s, "tokens/s", "training throughput of the whole job"),
     F64("model_tflops_per_gpu", model_tflops_per_gpu, "TFLOP/s",
@@ -161,6 +164,8 @@ const cdse_column cdse_columns[] = {
         "but unallocated blocks (x 1.13 on tensors, docs/eval.md)"),
     CDSE_AXES(AXIS_COLUMN_) CDSE_HW_KEYS(HW_COLUMN_)};
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
+
+const cdse_record_enums cdse_record_enum_tables = {&cdse_columns[STATUS_COLUMN], &cdse_metric_enum};
 
 const cdse_column *cdse_column_find(const char *name)
 {

@@ -35,6 +35,7 @@ int cdse_metric_parse(const char *name);
 bool cdse_metric_higher_is_better(int metric);
 /* The metrics' names, for messages and the store's metric attribute. */
 extern const char *const cdse_metric_names[CDSE_METRIC_COUNT + 1];
+extern const cdse_names cdse_metric_enum;
 
 /* A hardware axis: a numeric key of a system entry given as a list (docs/job-file.md). The
  * sweep enumerates it as space axis CDSE_AXIS_HW0 + its position; the evaluator receives the

@@ -40,6 +40,17 @@ typedef struct cdse_column {
 extern const cdse_column cdse_columns[];
 extern const int cdse_column_count;
 
+/* The name tables the store is handed beside the columns, so that it names no enumeration of
+ * the model itself (DESIGN.md: the store knows nothing of the model beyond the record layout):
+ * the status column, whose names are the statuses /counts and /progress count (code 0, ok, the
+ * feasible one; a store made before a status was appended knows the first ones), and the
+ * objective metrics, for its `metric` attribute. */
+typedef struct cdse_record_enums {
+    const cdse_column *status;
+    const cdse_names *metric;
+} cdse_record_enums;
+extern const cdse_record_enums cdse_record_enum_tables;
+
 const cdse_column *cdse_column_find(const char *name);
 /* Numeric value of a column (enums as their integer code). */
 double cdse_column_value(const cdse_column *column, const cdse_record *record);
