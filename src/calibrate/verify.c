@@ -39,10 +39,12 @@ static void plan_run(const cdse_system *system, int world, int64_t max_bytes, cd
 void cdse_verify_plan(const cdse_job *job, uint64_t index, cdse_record *record,
                       cdse_comm_plan *plan)
 {
-    cdse_record_eval(job, index, record);
+    cdse_study study;
+    cdse_job_study(job, &study);
+    cdse_record_eval(&study, index, record);
     cdse_result result;
     cdse_system system; /* with the configuration's hardware-axis values */
-    cdse_record_system(job, index, &system);
+    cdse_record_system(&study, index, &system);
     cdse_evaluate_plan(&job->model[record->model], &system, &record->strategy, &result, plan);
 }
 

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "clusterdse/config/job.h"
-#include "clusterdse/sweep/report.h"
+#include "clusterdse/model/record.h"
 #include "commands.h"
 #include "options.h"
 
@@ -127,9 +127,11 @@ int cdse_cmd_bench(int argc, char **argv)
     uint64_t counts[CDSE_ST_COUNT] = {0};
     double checksum = 0.0;
     cdse_record record;
+    cdse_study study;
+    cdse_job_study(job, &study);
     double start = now();
     for (uint64_t i = 0; i < n; i++) {
-        cdse_record_eval(job, i, &record);
+        cdse_record_eval(&study, i, &record);
         counts[record.result.status]++;
         checksum += record.result.time_per_iteration_s;
     }

@@ -335,7 +335,9 @@ static void print_cost_notes(FILE *out, const cdse_store *store, const best_rows
             continue;
         }
         cdse_system sys;
-        cdse_record_system(job, r->index, &sys);
+        cdse_study study;
+        cdse_job_study(job, &study);
+        cdse_record_system(&study, r->index, &sys);
         const cdse_cost *c = &sys.cost;
         const char *cur = job->objective.currency;
         if (r->cost_to_train == 0.0) {

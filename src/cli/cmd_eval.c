@@ -155,8 +155,10 @@ static int print_best(const eval_options *opt, const cdse_job *job, cdse_table *
     cdse_topk_init(&best, (size_t)opt->best, false);
     int rc = CDSE_OK;
     cdse_record record;
+    cdse_study study;
+    cdse_job_study(job, &study);
     for (uint64_t i = 0; rc == CDSE_OK && i < job->space.size; i++) {
-        cdse_record_eval(job, i, &record);
+        cdse_record_eval(&study, i, &record);
         double cost = cdse_record_cost(&record, metric);
         if (record.result.status == CDSE_ST_OK && isfinite(cost))
             rc = cdse_topk_offer(&best, &record, cost);
@@ -190,15 +192,17 @@ static long print_all(const eval_options *opt, const cdse_job *job, cdse_table *
 {
     cdse_record record;
     long shown = 0;
+    cdse_study study;
+    cdse_job_study(job, &study);
     for (uint64_t i = 0; table != NULL && i < job->space.size; i++) {
-        cdse_record_eval(job, i, &record);
+        cdse_record_eval(&study, i, &record);
         if (!opt->feasible_only || record.result.status == CDSE_ST_OK)
             cdse_table_observe(table, &record);
     }
     if (table != NULL)
         cdse_table_print_header(table, stdout);
     for (uint64_t i = 0; i < job->space.size; i++) {
-        cdse_record_eval(job, i, &record);
+        cdse_record_eval(&study, i, &record);
         if (opt->feasible_only && record.result.status != CDSE_ST_OK)
             continue;
         if (table != NULL)

@@ -243,7 +243,9 @@ static void plan_ops(const verify_args *a, const cdse_job *job, const cdse_recor
                     a->store, (unsigned long long)r.index, r.result.time_per_iteration_s,
                     sorted[i]->result.time_per_iteration_s);
         cdse_system system; /* with the configuration's hardware-axis values */
-        cdse_record_system(job, r.index, &system);
+        cdse_study study;
+        cdse_job_study(job, &study);
+        cdse_record_system(&study, r.index, &system);
         int n = cdse_verify_ops(&r, &plan, &job->model[r.model], &system, world, a->max_bytes,
                                 ops + *n_out);
         for (int j = 0; j < n; j++)

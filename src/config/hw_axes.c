@@ -8,61 +8,41 @@
 #include <math.h>
 #include <string.h>
 
-/* One sweepable key: where it sits in a system entry and what it allows. */
-typedef struct hw_spec {
-    const char *group; /* NULL (top level), "peak_tflops", "network", "memory_tier", "cost",
-                          "storage" or "reliability" */
-    int level;         /* network level */
-    const char *name;
-    int key; /* cdse_hw_key */
-    bool integer;
-    double min; /* exclusive when min_open */
-    bool min_open;
-    double max;
-} hw_spec;
+/* One sweepable key: a row of the hardware-field table (CDSE_HW_KEYS, model/hardware.h), with
+ * where it sits in a system entry and the values an axis of it may take. */
+typedef cdse_hw_info hw_spec;
 
-/* Bounds are those of the profile keys (src/config/job.c); peaks must stay positive so that a
- * swept precision never becomes unsupported. */
-static const hw_spec hw_specs[] = {
-    {NULL, 0, "hbm_gib", CDSE_HW_HBM_GIB, false, 0, true, 1e6},
-    {NULL, 0, "hbm_bandwidth", CDSE_HW_HBM_BANDWIDTH, false, 0, true, 1e6},
-    {NULL, 0, "gpus_per_node", CDSE_HW_GPUS_PER_NODE, true, 1, false, 1e6},
-    {"peak_tflops", 0, "bf16", CDSE_HW_PEAK_BF16, false, 0, true, 1e7},
-    {"peak_tflops", 0, "fp8", CDSE_HW_PEAK_FP8, false, 0, true, 1e7},
-    {"network", 0, "bandwidth", CDSE_HW_NET0_BANDWIDTH, false, 0, true, 1e9},
-    {"network", 0, "latency", CDSE_HW_NET0_LATENCY, false, 0, false, 1e9},
-    {"network", 0, "size", CDSE_HW_NET0_SIZE, true, 1, false, 1048576},
-    {"network", 1, "bandwidth", CDSE_HW_NET1_BANDWIDTH, false, 0, true, 1e9},
-    {"network", 1, "latency", CDSE_HW_NET1_LATENCY, false, 0, false, 1e9},
-    {"network", 1, "size", CDSE_HW_NET1_SIZE, true, 0, false, 1048576},
-    {"memory_tier", 0, "capacity_gib", CDSE_HW_TIER_CAPACITY, false, 0, true, 1e9},
-    {"memory_tier", 0, "bandwidth", CDSE_HW_TIER_BANDWIDTH, false, 0, true, 1e9},
-    {"cost", 0, "gpu_price", CDSE_HW_GPU_PRICE, false, 0, false, 1e12},
-    {"cost", 0, "rental_price", CDSE_HW_RENTAL_PRICE, false, 0, false, 1e9},
-    {"cost", 0, "gpu_power", CDSE_HW_GPU_POWER, false, 0, false, 1e6},
-    {"storage", 0, "write_bandwidth", CDSE_HW_STORAGE_WRITE, false, 0, false, 1e9},
-    {"reliability", 0, "gpu_failures", CDSE_HW_GPU_FAILURES, false, 0, false, 1e6},
-    {"reliability", 0, "node_failures", CDSE_HW_NODE_FAILURES, false, 0, false, 1e6},
-};
-#define HW_SPECS ((int)(sizeof hw_specs / sizeof hw_specs[0]))
+static int hw_spec_key(const hw_spec *s)
+{
+    return (int)(s - cdse_hw_keys);
+}
 
-#define HW_SWEEPABLE                                                                               \
-    "hbm_gib, hbm_bandwidth, gpus_per_node, peak_tflops.bf16, peak_tflops.fp8, "                   \
-    "network[0|1].bandwidth, network[0|1].latency, network[0|1].size, "                            \
-    "memory_tier.capacity_gib, memory_tier.bandwidth, cost.gpu_price, cost.rental_price, "         \
-    "cost.gpu_power, storage.write_bandwidth, reliability.gpu_failures, "                          \
-    "reliability.node_failures"
-
+/* The row of key `name` in section `group` (NULL: top level), network level `level` (0 outside
+ * `network`), or NULL when that key cannot be swept. */
 static const hw_spec *hw_spec_find(const char *group, int level, const char *name)
 {
-    for (int i = 0; i < HW_SPECS; i++) {
-        const hw_spec *s = &hw_specs[i];
+    for (int i = 0; i < CDSE_HW_COUNT; i++) {
+        const hw_spec *s = &cdse_hw_keys[i];
         bool same_group = (s->group == NULL) == (group == NULL) &&
                           (group == NULL || strcmp(s->group, group) == 0);
-        if (same_group && s->level == level && strcmp(s->name, name) == 0)
+        if (same_group && (s->level < 0 ? 0 : s->level) == level && strcmp(s->name, name) == 0)
             return s;
     }
     return NULL;
+}
+
+/* Appends the keys that may be lists to `list` (`used` bytes of `size` taken), for messages:
+ * "peak_tflops.bf16, ..., network[0].bandwidth, ...". */
+static void hw_sweepable(char *list, size_t size, size_t used)
+{
+    for (int i = 0; i < CDSE_HW_COUNT && used < size; i++) {
+        const hw_spec *s = &cdse_hw_keys[i];
+        char level[16] = "";
+        if (s->level >= 0)
+            snprintf(level, sizeof level, "[%d]", s->level);
+        used += (size_t)snprintf(list + used, size - used, "%s%s%s%s%s", i ? ", " : "",
+                                 s->group ? s->group : "", level, s->group ? "." : "", s->name);
+    }
 }
 
 static void hw_allowed(const hw_spec *s, char *buf, size_t size)
@@ -107,23 +87,26 @@ static int hw_take(parse_ctx *ctx, config_setting_t *list, const char *group, in
 {
     const char *name = config_setting_name(list);
     const hw_spec *spec = hw_spec_find(group, level, name);
-    if (spec == NULL)
-        return cdse__key_fail(
-            ctx, list, NULL, list,
-            "a single value; the keys that may be lists (hardware axes): " HW_SWEEPABLE,
-            "a list on a key that cannot be swept");
+    if (spec == NULL) {
+        char allowed[1024];
+        int head = snprintf(allowed, sizeof allowed,
+                            "a single value; the keys that may be lists (hardware axes): ");
+        hw_sweepable(allowed, sizeof allowed, (size_t)head);
+        return cdse__key_fail(ctx, list, NULL, list, allowed,
+                              "a list on a key that cannot be swept");
+    }
     if (job->n_hw_axes >= CDSE_MAX_HW_AXES)
         return cdse__key_fail(ctx, list, NULL, list, "at most 8 hardware axes in a job",
                               "a ninth hardware axis");
     cdse_hw_axis *axis = &job->hw_axis[job->n_hw_axes];
     memset(axis, 0, sizeof *axis);
-    axis->key = spec->key;
+    axis->key = hw_spec_key(spec);
     axis->system = system;
     int rc = hw_read_values(ctx, list, spec, axis);
     if (rc != 0)
         return rc;
     for (int h = 0; h < job->n_hw_axes; h++)
-        if (job->hw_axis[h].key == spec->key && job->hw_axis[h].system == system)
+        if (job->hw_axis[h].key == hw_spec_key(spec) && job->hw_axis[h].system == system)
             return cdse__key_fail(ctx, list, NULL, list, "one list per key", "given twice");
     int slot = job->n_hw_axes++;
     cdse__setting_path(list, ctx->hw_sources->axis[slot].path,
@@ -275,17 +258,14 @@ static const cdse_hw_axis *hw_axis_at(const cdse_job *job, int system, const cha
     const hw_spec *spec =
         hw_spec_find(group, group != NULL && strcmp(group, "network") == 0 ? level : 0, name);
     for (int h = 0; spec != NULL && h < job->n_hw_axes; h++)
-        if (job->hw_axis[h].system == system && job->hw_axis[h].key == spec->key)
+        if (job->hw_axis[h].system == system && job->hw_axis[h].key == hw_spec_key(spec))
             return &job->hw_axis[h];
     return NULL;
 }
 
 static bool hw_integer(int key)
 {
-    for (int i = 0; i < HW_SPECS; i++)
-        if (hw_specs[i].key == key)
-            return hw_specs[i].integer;
-    return false;
+    return key >= 0 && key < CDSE_HW_COUNT && cdse_hw_keys[key].integer;
 }
 
 /* Prints line `line` ("<indent>name = value;") with the axis's values in place of the value. */

@@ -1,41 +1,10 @@
 /* Job files (libconfig 1.5) -> validated, immutable job: the key tables of job files, models
  * and systems, on the key-table engine of keys.h (which also describes the error shape). This
- * file: metrics, the objective, the probe section, loading a job, its fingerprint, the effective
+ * file: the objective, the probe section, loading a job, its fingerprint, the effective
  * job and the key reference; models, pools, systems and stacks are in job_entries.c, the space
  * in job_space.c (job_internal.h). */
 #define _XOPEN_SOURCE 700 /* realpath, strdup, strtok_r */
 #include "job_internal.h"
-
-/* ------------------------------------------------------------------------------------------ */
-/* Objective metrics                                                                          */
-
-static const char *const metric_names[CDSE_METRIC_COUNT + 1] = {
-    "time_per_iteration", "tokens_per_s", "time_to_train", "gpu_hours", "mfu", "cost_to_train",
-    "energy_to_train", "tokens_per_kwh",
-    /* goodput (issue 29) */
-    "time_to_train_effective", "interruptions_expected", "checkpoint_interval_s", "goodput", NULL};
-
-const char *cdse_metric_name(int metric)
-{
-    if (metric < 0 || metric >= CDSE_METRIC_COUNT)
-        return "?";
-    return metric_names[metric];
-}
-
-int cdse_metric_parse(const char *name)
-{
-    for (int i = 0; i < CDSE_METRIC_COUNT; i++)
-        if (strcmp(name, metric_names[i]) == 0)
-            return i;
-    return -1;
-}
-
-bool cdse_metric_higher_is_better(int metric)
-{
-    return metric == CDSE_METRIC_TOKENS_PER_S || metric == CDSE_METRIC_MFU ||
-           metric == CDSE_METRIC_TOKENS_PER_KWH || metric == CDSE_METRIC_CHECKPOINT_INTERVAL ||
-           metric == CDSE_METRIC_GOODPUT;
-}
 
 /* --- Objective --- */
 
@@ -87,7 +56,7 @@ static const key_spec objective_keys[] = {
     {.name = "metric",
      .type = KEY_ENUM,
      .offset = offsetof(cdse_objective, metric),
-     .choices = metric_names,
+     .choices = cdse_metric_names,
      .has_default = true,
      .def = CDSE_METRIC_TIME_PER_ITERATION,
      .def_text = "\"time_per_iteration\"",

@@ -2,6 +2,7 @@
 #include "clusterdse/model/hardware.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 double cdse_eff_lookup(const cdse_eff_table *table, double flops)
@@ -148,148 +149,70 @@ int cdse_system_check(const cdse_system *system, cdse_diag *diag)
 
 /* ---- sweepable hardware keys ------------------------------------------------------------- */
 
-static const char *const hw_columns[CDSE_HW_COUNT] = {
-    [CDSE_HW_PEAK_BF16] = "peak_bf16_tflops",
-    [CDSE_HW_PEAK_FP8] = "peak_fp8_tflops",
-    [CDSE_HW_HBM_GIB] = "hbm_gib",
-    [CDSE_HW_HBM_BANDWIDTH] = "hbm_bandwidth_gbs",
-    [CDSE_HW_GPUS_PER_NODE] = "gpus_per_node",
-    [CDSE_HW_NET0_BANDWIDTH] = "net0_bandwidth_gbs",
-    [CDSE_HW_NET0_LATENCY] = "net0_latency_us",
-    [CDSE_HW_NET0_SIZE] = "net0_size",
-    [CDSE_HW_NET1_BANDWIDTH] = "net1_bandwidth_gbs",
-    [CDSE_HW_NET1_LATENCY] = "net1_latency_us",
-    [CDSE_HW_NET1_SIZE] = "net1_size",
-    [CDSE_HW_TIER_CAPACITY] = "tier_capacity_gib",
-    [CDSE_HW_TIER_BANDWIDTH] = "tier_bandwidth_gbs",
-    [CDSE_HW_GPU_PRICE] = "gpu_price",
-    [CDSE_HW_RENTAL_PRICE] = "rental_price",
-    [CDSE_HW_GPU_POWER] = "gpu_power_w",
-    [CDSE_HW_STORAGE_WRITE] = "storage_write_gbs",
-    [CDSE_HW_GPU_FAILURES] = "gpu_failures",
-    [CDSE_HW_NODE_FAILURES] = "node_failures",
-};
+#define HW_INFO_(ID, GROUP, LEVEL, NAME, FIELD, WHEN, INT, MIN, MIN_OPEN, MAX, COLUMN, POS, UNIT,  \
+                 HELP)                                                                             \
+    [CDSE_HW_##ID] = {.group = GROUP,                                                              \
+                      .level = LEVEL,                                                              \
+                      .name = NAME,                                                                \
+                      .offset = offsetof(cdse_system, FIELD),                                      \
+                      .when = CDSE_HW_WHEN_##WHEN,                                                 \
+                      .integer = INT != 0,                                                         \
+                      .min = MIN,                                                                  \
+                      .min_open = MIN_OPEN != 0,                                                   \
+                      .max = MAX,                                                                  \
+                      .column = COLUMN,                                                            \
+                      .position = POS},
+const cdse_hw_info cdse_hw_keys[CDSE_HW_COUNT] = {CDSE_HW_KEYS(HW_INFO_)};
+
+/* A row's INT says how its field is read and written: it must be the field's type. */
+#define HW_FIELD_TYPE_(ID, GROUP, LEVEL, NAME, FIELD, WHEN, INT, MIN, MIN_OPEN, MAX, COLUMN, POS,  \
+                       UNIT, HELP)                                                                 \
+    _Static_assert(sizeof(((cdse_system *)0)->FIELD) == ((INT) ? sizeof(int) : sizeof(double)),    \
+                   "CDSE_HW_KEYS row " #ID ": INT does not match the field's type");
+CDSE_HW_KEYS(HW_FIELD_TYPE_)
 
 const char *cdse_hw_column(int key)
 {
-    return key >= 0 && key < CDSE_HW_COUNT ? hw_columns[key] : "?";
+    return key >= 0 && key < CDSE_HW_COUNT ? cdse_hw_keys[key].column : "?";
 }
 
-/* The network level of a NET key, else -1; *field = 0 bandwidth, 1 latency, 2 size. */
-static int hw_level(int key, int *field)
+/* Whether the field of `info` exists in `system`: a network level it has, a memory tier. */
+static bool hw_present(const cdse_system *system, const cdse_hw_info *info, bool reading)
 {
-    if (key < CDSE_HW_NET0_BANDWIDTH || key > CDSE_HW_NET1_SIZE)
-        return -1;
-    *field = (key - CDSE_HW_NET0_BANDWIDTH) % 3;
-    return (key - CDSE_HW_NET0_BANDWIDTH) / 3;
-}
-
-static double *hw_level_field(cdse_net_level *level, int field)
-{
-    return field == 0 ? &level->bandwidth_gbs : &level->latency_us;
+    if (info->when == CDSE_HW_WHEN_LEVEL)
+        return info->level < system->n_levels;
+    if (info->when == CDSE_HW_WHEN_TIER && reading)
+        return system->tier.attach != CDSE_TIER_NONE;
+    return true;
 }
 
 double cdse_hw_get(const cdse_system *system, int key)
 {
-    int field = 0, level = hw_level(key, &field);
-    if (level >= 0) {
-        if (level >= system->n_levels)
-            return 0.0;
-        const cdse_net_level *l = &system->level[level];
-        return field == 0 ? l->bandwidth_gbs : field == 1 ? l->latency_us : (double)l->size;
-    }
-    switch (key) {
-    case CDSE_HW_PEAK_BF16:
-        return system->peak_tflops[CDSE_BF16];
-    case CDSE_HW_PEAK_FP8:
-        return system->peak_tflops[CDSE_FP8];
-    case CDSE_HW_HBM_GIB:
-        return system->hbm_gib;
-    case CDSE_HW_HBM_BANDWIDTH:
-        return system->hbm_bandwidth_gbs;
-    case CDSE_HW_GPUS_PER_NODE:
-        return (double)system->gpus_per_node;
-    case CDSE_HW_TIER_CAPACITY:
-        return system->tier.attach != CDSE_TIER_NONE ? system->tier.capacity_gib : 0.0;
-    case CDSE_HW_TIER_BANDWIDTH:
-        return system->tier.attach != CDSE_TIER_NONE ? system->tier.bandwidth_gbs : 0.0;
-    case CDSE_HW_GPU_PRICE:
-        return system->cost.gpu_price;
-    case CDSE_HW_RENTAL_PRICE:
-        return system->cost.rental_price;
-    case CDSE_HW_GPU_POWER:
-        return system->cost.gpu_power_w;
-    case CDSE_HW_STORAGE_WRITE:
-        return system->storage.write_gbs;
-    case CDSE_HW_GPU_FAILURES:
-        return system->reliability.gpu_failures;
-    case CDSE_HW_NODE_FAILURES:
-        return system->reliability.node_failures;
-    default:
+    if (key < 0 || key >= CDSE_HW_COUNT)
         return 0.0;
-    }
+    const cdse_hw_info *info = &cdse_hw_keys[key];
+    if (!hw_present(system, info, true))
+        return 0.0;
+    const char *field = (const char *)system + info->offset;
+    return info->integer ? (double)*(const int *)field : *(const double *)field;
 }
 
 void cdse_hw_set(cdse_system *system, int key, double value)
 {
-    int field = 0, level = hw_level(key, &field);
-    if (level >= 0) {
-        if (level >= system->n_levels)
-            return;
-        cdse_net_level *l = &system->level[level];
-        if (field == 2)
-            l->size = (int)lround(value);
-        else
-            *hw_level_field(l, field) = value;
+    if (key < 0 || key >= CDSE_HW_COUNT)
         return;
-    }
-    switch (key) {
-    case CDSE_HW_PEAK_BF16:
-        system->peak_tflops[CDSE_BF16] = value;
-        break;
-    case CDSE_HW_PEAK_FP8:
-        system->peak_tflops[CDSE_FP8] = value;
-        break;
-    case CDSE_HW_HBM_GIB:
-        system->hbm_gib = value;
-        break;
-    case CDSE_HW_HBM_BANDWIDTH:
-        system->hbm_bandwidth_gbs = value;
-        break;
-    case CDSE_HW_GPUS_PER_NODE:
-        /* A per-node tier is shared by the node's GPUs (the profile default of shared_by). */
-        if (system->tier.attach == CDSE_TIER_PER_NODE &&
-            system->tier.shared_by == system->gpus_per_node)
-            system->tier.shared_by = (int)lround(value);
-        system->gpus_per_node = (int)lround(value);
-        break;
-    case CDSE_HW_TIER_CAPACITY:
-        system->tier.capacity_gib = value;
-        break;
-    case CDSE_HW_TIER_BANDWIDTH:
-        system->tier.bandwidth_gbs = value;
-        break;
-    case CDSE_HW_GPU_PRICE:
-        system->cost.gpu_price = value;
-        break;
-    case CDSE_HW_RENTAL_PRICE:
-        system->cost.rental_price = value;
-        break;
-    case CDSE_HW_GPU_POWER:
-        system->cost.gpu_power_w = value;
-        break;
-    case CDSE_HW_STORAGE_WRITE:
-        system->storage.write_gbs = value;
-        break;
-    case CDSE_HW_GPU_FAILURES:
-        system->reliability.gpu_failures = value;
-        break;
-    case CDSE_HW_NODE_FAILURES:
-        system->reliability.node_failures = value;
-        break;
-    default:
-        break;
-    }
+    const cdse_hw_info *info = &cdse_hw_keys[key];
+    if (!hw_present(system, info, false))
+        return;
+    /* A per-node tier is shared by the node's GPUs (the profile default of shared_by). */
+    if (key == CDSE_HW_GPUS_PER_NODE && system->tier.attach == CDSE_TIER_PER_NODE &&
+        system->tier.shared_by == system->gpus_per_node)
+        system->tier.shared_by = (int)lround(value);
+    char *field = (char *)system + info->offset;
+    if (info->integer)
+        *(int *)field = (int)lround(value);
+    else
+        *(double *)field = value;
 }
 
 void cdse_hw_values(const cdse_system *system, double value[CDSE_HW_COUNT])

@@ -159,7 +159,8 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
         store__attr_read(s->file, "complete", H5T_NATIVE_INT, &complete) < 0 ||
         store__attr_read_string(s->file, "metric", metric, sizeof metric) < 0 ||
         store__attr_read_string(s->file, "store_mode", mode, sizeof mode) < 0 ||
-        (s->metric = cdse_metric_parse(metric)) < 0 || (s->mode = parse_store_mode(mode)) < 0 ||
+        (s->metric = cdse_names_find(cdse_record_enum_tables.metric, metric)) < 0 ||
+        (s->mode = parse_store_mode(mode)) < 0 ||
         read_names(s->file, "models", s->model_name, CDSE_MAX_MODELS, &s->n_models) < 0 ||
         read_names(s->file, "systems", s->system_name, CDSE_MAX_SYSTEMS, &s->n_systems) < 0 ||
         read_stack_names(s) < 0) {
@@ -610,7 +611,7 @@ static int unguarded_read_counts(cdse_store *store, cdse_counts *counts, cdse_di
     }
     for (uint64_t i = 0; i < rows; i++) {
         buf[i].name[STORE_COUNT_NAME_LEN - 1] = '\0';
-        int st = cdse_status_parse(buf[i].name);
+        int st = cdse_names_find(cdse_record_enum_tables.status->names, buf[i].name);
         if (strcmp(buf[i].name, "evaluated") == 0)
             counts->evaluated = buf[i].count;
         else if (strcmp(buf[i].name, "feasible") == 0)

@@ -139,7 +139,7 @@ static hid_t column_type(const cdse_column *col, const cdse_store *s)
         /* The column's names; the status column has the statuses this store knows (fewer in a
          * store made before a status was appended). */
         return enum_type(col->names->name,
-                         col->names == &cdse_status_enum ? s->statuses : col->names->n);
+                         col == cdse_record_enum_tables.status ? s->statuses : col->names->n);
     default:
         return H5Tcopy(H5T_NATIVE_INT8);
     }
@@ -563,7 +563,8 @@ void store__counts_rows(const cdse_counts *counts, int statuses, bool pruned, co
     snprintf(rows[1].name, sizeof rows[1].name, "feasible");
     rows[1].count = counts->feasible;
     for (int st = 0; st < statuses; st++) {
-        snprintf(rows[2 + st].name, sizeof rows[2 + st].name, "%s", cdse_status_name(st));
+        snprintf(rows[2 + st].name, sizeof rows[2 + st].name, "%s",
+                 cdse_names_name(cdse_record_enum_tables.status->names, st));
         rows[2 + st].count = counts->status[st];
     }
 }

@@ -50,7 +50,8 @@ static int write_root_attrs(hid_t file, const cdse_job *job, const cdse_store_me
     rc |= store__attr_string(file, "hostnames", meta->hostnames);
     rc |= store__attr_string(file, "slurm_job_id", meta->slurm_job_id);
     rc |= store__attr_write(file, "fingerprint", H5T_NATIVE_UINT64, &fp);
-    rc |= store__attr_string(file, "metric", cdse_metric_name(job->objective.metric));
+    rc |= store__attr_string(
+        file, "metric", cdse_names_name(cdse_record_enum_tables.metric, job->objective.metric));
     rc |= store__attr_string(
         file, "store_mode", cdse_store_mode_names[mode >= 0 && mode < CDSE_STORE_MODES ? mode : 0]);
     rc |= store__attr_write(file, "top", H5T_NATIVE_INT, &top);

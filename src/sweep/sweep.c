@@ -189,6 +189,8 @@ static int resume_check(master *m)
 static int resume_best(master *m)
 {
     const cdse_job *job = m->job;
+    cdse_study study;
+    cdse_job_study(job, &study);
     const char *sets[2] = {"top", "pareto"};
     int rc = 0;
     for (int s = 0; s < 2 && rc == 0; s++) {
@@ -209,7 +211,7 @@ static int resume_best(master *m)
                 rc = CDSE_EINVAL;
                 break;
             }
-            cdse_record_eval(job, stored.index, &fresh);
+            cdse_record_eval(&study, stored.index, &fresh);
             sweep__best_offer(m->best, &fresh);
         }
         free(rows);

@@ -120,6 +120,8 @@ static void pruner_free(pruner *p)
 static double box_bound(const box_level *l, const cdse_job *job, uint64_t begin)
 {
     const cdse_space *space = &job->space;
+    cdse_study study;
+    cdse_job_study(job, &study);
     int digit[CDSE_AXIS_COUNT] = {0};
     double least = HUGE_VAL;
     for (;;) {
@@ -127,7 +129,7 @@ static double box_bound(const box_level *l, const cdse_job *job, uint64_t begin)
         for (int k = 0; k < l->n_kept; k++)
             index += (uint64_t)digit[k] * space->stride[l->kept[k]];
         cdse_record rec;
-        double bound = cdse_record_bound(job, index, l->flags, &rec);
+        double bound = cdse_record_bound(&study, index, l->flags, &rec);
         if (bound < least)
             least = bound;
         int k = 0;
@@ -144,7 +146,9 @@ static double box_threshold(const pruner *p, const box_level *l, const cdse_job 
                             uint64_t begin)
 {
     cdse_record rep;
-    cdse_record_config(job, begin, &rep);
+    cdse_study study;
+    cdse_job_study(job, &study);
+    cdse_record_config(&study, begin, &rep);
     int n = l->axis < CDSE_AXIS_PRECISION ? job->space.n[CDSE_AXIS_PRECISION] : 1;
     double most = -HUGE_VAL;
     for (int d = 0; d < n; d++) {
@@ -236,11 +240,10 @@ void sweep__chunk_begin(chunk *c, cdse_range range)
 
 /* One configuration into `rec`, counted by status and offered to the chunk's best (and the
  * unit's, when pruning). Returns its status. */
-static inline int eval_one(chunk *c, const cdse_job *job, uint64_t i, sweep__best *unit,
-                           cdse_record *rec)
+static inline int eval_one(chunk *c, uint64_t i, sweep__best *unit, cdse_record *rec)
 {
     chunk_header *h = &c->head;
-    cdse_record_eval(job, i, rec);
+    cdse_record_eval(&c->study, i, rec);
     int st = rec->result.status;
     h->counts.evaluated++;
     if (st >= 0 && st < CDSE_ST_COUNT)
@@ -291,7 +294,7 @@ static uint64_t last_step(chunk *c, const cdse_job *job, uint64_t budget)
         uint64_t stop = end - p->box_pos > budget ? p->box_pos + budget : end;
         cdse_record rec;
         for (uint64_t i = p->box_pos; i < stop; i++)
-            eval_one(c, job, i, p->best, &rec);
+            eval_one(c, i, p->best, &rec);
         spent = stop - p->box_pos;
         p->box_pos = stop;
         if (p->box_pos < end)
@@ -340,6 +343,7 @@ static void chunk_eval_pruned(chunk *c, const cdse_job *job, uint64_t max)
 /* Evaluates up to `max` more configurations of the chunk. The hot loop of the sweep. */
 void sweep__chunk_eval(chunk *c, const cdse_job *job, uint64_t max)
 {
+    cdse_job_study(job, &c->study);
     if (c->prune) {
         chunk_eval_pruned(c, job, max);
         return;
@@ -349,7 +353,7 @@ void sweep__chunk_eval(chunk *c, const cdse_job *job, uint64_t max)
     int mode = job->objective.store;
     cdse_record rec;
     for (uint64_t i = c->next; i < stop; i++) {
-        int st = eval_one(c, job, i, NULL, &rec);
+        int st = eval_one(c, i, NULL, &rec);
         if (mode == CDSE_STORE_ALL || (mode == CDSE_STORE_FEASIBLE && st == CDSE_ST_OK))
             cdse_store_pack(&rec, c->rows + (h->n_rows++) * c->row_size);
     }

@@ -86,6 +86,7 @@ typedef struct chunk {
     uint64_t next;     /* next index to evaluate (pruning: the unit in progress or next) */
     bool prune;
     pruner pr;
+    cdse_study study; /* of the job being evaluated (set by sweep__chunk_eval) */
 } chunk;
 
 int sweep__grow(unsigned char **buf, size_t *cap, size_t bytes);

@@ -15,6 +15,14 @@
 #include "clusterdse/config/job.h"
 #include "clusterdse/sweep/report.h"
 
+/* cdse_record_eval / cdse_record_system on the job's study (model/record.h). */
+static void job_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
+{
+    cdse_study study;
+    cdse_job_study(job, &study);
+    cdse_record_eval(&study, index, record);
+}
+
 #define FUZZ_JOB_PATH    CDSE_SOURCE_DIR "/tests/fuzz/fuzz.cfg"
 #define FUZZ_MAX_INPUT   65536
 #define FUZZ_EVALUATIONS 64
@@ -24,7 +32,7 @@ static void check_figures(const cdse_job *job)
     uint64_t n = job->space.size < FUZZ_EVALUATIONS ? job->space.size : FUZZ_EVALUATIONS;
     for (uint64_t i = 0; i < n; i++) {
         cdse_record r;
-        cdse_record_eval(job, i, &r);
+        job_record_eval(job, i, &r);
         const double figures[] = {
             r.result.time_per_iteration_s, r.result.tokens_per_s, r.result.mfu,
             r.result.mem_total_gib,        r.time_to_train_days,  r.gpu_hours};

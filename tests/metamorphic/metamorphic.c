@@ -50,6 +50,21 @@
 #include "clusterdse/sweep/report.h"
 #include "gen.h"
 
+/* cdse_record_eval / cdse_record_system on the job's study (model/record.h). */
+static void job_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
+{
+    cdse_study study;
+    cdse_job_study(job, &study);
+    cdse_record_eval(&study, index, record);
+}
+
+static void job_record_system(const cdse_job *job, uint64_t index, cdse_system *system)
+{
+    cdse_study study;
+    cdse_job_study(job, &study);
+    cdse_record_system(&study, index, system);
+}
+
 /* The generated jobs resolve zoo names from the source tree (cdse_job_find_data). */
 #define JOB_PATH      CDSE_SOURCE_DIR "/tests/metamorphic/generated.cfg"
 #define DEFAULT_PAIRS 10000
@@ -268,8 +283,8 @@ static void report(meta_ctx *ctx, int rel, const char *what, double a, double b,
     const char *check = "NOT reproduced (the job does not read back) by";
     if (read) {
         cdse_record ra, rb;
-        cdse_record_eval(ctx->check, ia, &ra);
-        cdse_record_eval(ctx->check, ib, &rb);
+        job_record_eval(ctx->check, ia, &ra);
+        job_record_eval(ctx->check, ib, &rb);
         bool differ = ra.result.time_per_iteration_s != rb.result.time_per_iteration_s ||
                       ra.result.mem_total_gib != rb.result.mem_total_gib ||
                       ra.result.status != rb.result.status;
@@ -476,7 +491,7 @@ static void check_definitions(meta_ctx *ctx, const cdse_job *job, uint64_t index
     def_check d = {ctx, job, index, false};
     ctx->pairs[REL_DEFINITIONS]++;
     cdse_system sys;
-    cdse_record_system(job, index, &sys);
+    job_record_system(job, index, &sys);
     const cdse_result *r = &rec->result;
     if (computed(r->status))
         check_throughput(&d, &sys, &job->model[rec->model], rec);
@@ -630,7 +645,7 @@ static void hardware_pair(meta_ctx *ctx, int rel, uint64_t index, const cdse_rec
                                                 : more_memory(&ctx->rng, sys);
     alt->fingerprint = ++ctx->fresh;
     cdse_record b;
-    cdse_record_eval(alt, index, &b);
+    job_record_eval(alt, index, &b);
     check_better(ctx, rel, change, ctx->job, index, a, alt, index, &b);
     *sys = ctx->job->system[s];
     alt->fingerprint = ++ctx->fresh;
@@ -682,7 +697,7 @@ static void hw_axis_pairs(meta_ctx *ctx, uint64_t index, const cdse_record *a, c
             d[CDSE_AXIS_HW0 + h] = v;
             uint64_t ib = cdse_space_encode(&job->space, d);
             cdse_record b;
-            cdse_record_eval(job, ib, &b);
+            job_record_eval(job, ib, &b);
             char change[96];
             snprintf(change, sizeof change, "hardware axis %s %g -> %g", cdse_hw_column(axis->key),
                      here, axis->value[v]);
@@ -712,8 +727,8 @@ static void more_recomputation(meta_ctx *ctx, int rel, uint64_t ia, uint64_t ib,
     if (ia == UINT64_MAX || ib == UINT64_MAX || ia == ib)
         return;
     cdse_record a, b;
-    cdse_record_eval(ctx->job, ia, &a);
-    cdse_record_eval(ctx->job, ib, &b);
+    job_record_eval(ctx->job, ia, &a);
+    job_record_eval(ctx->job, ib, &b);
     /* A pool's pipeline split gives the faster GPU type as many layers as its memory holds:
      * what recomputation frees is used again, for speed (docs/job-file.md, Heterogeneous
      * pools), so neither relation holds there. */
@@ -807,8 +822,8 @@ static void zero_pairs(meta_ctx *ctx, const int *digit)
             if (ia == UINT64_MAX || ib == UINT64_MAX)
                 continue;
             cdse_record a, b;
-            cdse_record_eval(ctx->job, ia, &a);
-            cdse_record_eval(ctx->job, ib, &b);
+            job_record_eval(ctx->job, ia, &a);
+            job_record_eval(ctx->job, ib, &b);
             /* On a pool the memory ZeRO frees goes to the faster type's layers (as above). */
             if (!computed(a.result.status) || !computed(b.result.status) ||
                 ctx->job->system[a.system].pool.n_types > 0)
@@ -861,7 +876,7 @@ static void duplicate_pair(meta_ctx *ctx, uint64_t index, const cdse_record *a, 
     double va, vb;
     const cdse_column *col;
     /* The same index again, after other evaluations. */
-    cdse_record_eval(ctx->job, index, &again);
+    job_record_eval(ctx->job, index, &again);
     ctx->pairs[REL_DUPLICATE]++;
     if ((col = row_diff(ctx->job, a, ctx->job, &again, false, &va, &vb)) != NULL) {
         char what[128];
@@ -877,8 +892,8 @@ static void duplicate_pair(meta_ctx *ctx, uint64_t index, const cdse_record *a, 
     d[CDSE_AXIS_SYSTEM] = v;
     uint64_t ib = cdse_space_encode(&ctx->dup->space, d);
     cdse_record ra;
-    cdse_record_eval(ctx->dup, ia, &ra);
-    cdse_record_eval(ctx->dup, ib, &b);
+    job_record_eval(ctx->dup, ia, &ra);
+    job_record_eval(ctx->dup, ib, &b);
     ctx->pairs[REL_DUPLICATE]++;
     if ((col = row_diff(ctx->dup, &ra, ctx->dup, &b, true, &va, &vb)) != NULL) {
         char what[128];
@@ -951,7 +966,7 @@ static void order_pair(meta_ctx *ctx, uint64_t index, const cdse_record *a, cons
         }
     uint64_t ib = cdse_space_encode(&other->space, d);
     cdse_record b;
-    cdse_record_eval(other, ib, &b);
+    job_record_eval(other, ib, &b);
     ctx->pairs[REL_ORDER]++;
     double va, vb;
     const cdse_column *col = row_diff(job, a, other, &b, false, &va, &vb);
@@ -984,7 +999,7 @@ static uint64_t draw(meta_ctx *ctx, cdse_record *rec)
 {
     for (int k = 0; k < DRAWS_PER_SAMPLE; k++) {
         uint64_t index = meta_rng_next(&ctx->rng) % ctx->job->space.size;
-        cdse_record_eval(ctx->job, index, rec);
+        job_record_eval(ctx->job, index, rec);
         check_definitions(ctx, ctx->job, index, rec);
         if (computed(rec->result.status))
             return index;
@@ -1073,7 +1088,7 @@ static int emit_job(meta_ctx *ctx, const char *kind)
         uint64_t size = ctx->job->space.size, feasible = 0;
         for (uint64_t i = 0; size >= least && size <= limit && i < size; i++) {
             cdse_record rec;
-            cdse_record_eval(ctx->job, i, &rec);
+            job_record_eval(ctx->job, i, &rec);
             feasible += rec.result.status == CDSE_ST_OK;
         }
         cdse_job_free(ctx->job);

@@ -23,6 +23,21 @@
 #include "clusterdse/model/perf.h"
 #include "clusterdse/sweep/report.h"
 
+/* cdse_record_eval / cdse_record_system on the job's study (model/record.h). */
+static void job_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
+{
+    cdse_study study;
+    cdse_job_study(job, &study);
+    cdse_record_eval(&study, index, record);
+}
+
+static void job_record_system(const cdse_job *job, uint64_t index, cdse_system *system)
+{
+    cdse_study study;
+    cdse_job_study(job, &study);
+    cdse_record_system(&study, index, system);
+}
+
 #define JOB_PATH CDSE_SOURCE_DIR "/tests/jobs/unit.cfg"
 
 static cdse_job *load(const char *text)
@@ -40,9 +55,9 @@ static cdse_job *load(const char *text)
  * system and strategy. */
 static double floor_at(const cdse_job *job, uint64_t index, int flags, cdse_record *rec)
 {
-    cdse_record_eval(job, index, rec);
+    job_record_eval(job, index, rec);
     cdse_system system;
-    cdse_record_system(job, index, &system);
+    job_record_system(job, index, &system);
     return cdse_time_floor(&job->model[rec->model], &system, &rec->strategy, flags);
 }
 

@@ -22,6 +22,14 @@
 #include "clusterdse/model/goodput.h"
 #include "clusterdse/sweep/report.h"
 
+/* cdse_record_eval / cdse_record_system on the job's study (model/record.h). */
+static void job_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
+{
+    cdse_study study;
+    cdse_job_study(job, &study);
+    cdse_record_eval(&study, index, record);
+}
+
 #define JOB_PATH CDSE_SOURCE_DIR "/tests/jobs/unit.cfg"
 
 /* Llama 3 405B as Meta ran it at 16K GPUs (Dubey et al. 2024 Table 4: TP 8, PP 16, DP 128,
@@ -204,7 +212,7 @@ static void test_limits(void **state)
     cdse_job *job = load(llama3_job);
     memset(&job->system[0].reliability, 0, sizeof job->system[0].reliability);
     cdse_record r;
-    cdse_record_eval(job, 0, &r);
+    job_record_eval(job, 0, &r);
     assert_int_equal(r.result.status, CDSE_ST_OK);
     assert_true(r.goodput == 1.0);
     assert_true(r.time_to_train_effective_days == r.time_to_train_days);
@@ -230,7 +238,7 @@ static void test_llama3_snapshot(void **state)
     (void)state;
     cdse_job *job = load(llama3_job);
     cdse_record r;
-    cdse_record_eval(job, 0, &r);
+    job_record_eval(job, 0, &r);
     assert_int_equal(r.result.status, CDSE_ST_OK);
     cdse_param_counts pc = cdse_model_param_counts(&job->model[0]);
     cdse_goodput g;

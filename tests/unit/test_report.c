@@ -13,6 +13,21 @@
 #include "clusterdse/config/bands.h"
 #include "clusterdse/sweep/report.h"
 
+/* cdse_record_eval / cdse_record_system on the job's study (model/record.h). */
+static void job_record_eval(const cdse_job *job, uint64_t index, cdse_record *record)
+{
+    cdse_study study;
+    cdse_job_study(job, &study);
+    cdse_record_eval(&study, index, record);
+}
+
+static void job_record_system(const cdse_job *job, uint64_t index, cdse_system *system)
+{
+    cdse_study study;
+    cdse_job_study(job, &study);
+    cdse_record_system(&study, index, system);
+}
+
 /* The column contract of issue 2 and DESIGN.md, in order. */
 static const char *const contract_header =
     "index,model,system,gpus,tp,pp,dp,cp,ep,vpp,microbatch,global_batch,grad_accum,recompute,"
@@ -34,7 +49,7 @@ static const char *const contract_header =
     "checkpoint_interval_s,lost_work_s,goodput,interruptions_expected,"
     "time_to_train_effective_days,checkpoint_flag,"
     "time_low_s,time_high_s,time_to_train_days_low,time_to_train_days_high,cost_to_train_low,"
-    "cost_to_train_high,mem_reserved_gib,checkpoint,t_ceiling_s\n";
+    "cost_to_train_high,mem_reserved_gib,checkpoint,storage_read_gbs,t_ceiling_s\n";
 
 /* Writes with `fn` into a temporary file and returns the text (static buffer). */
 static const char *capture(void (*fn)(FILE *, const void *, const void *), const void *a,
@@ -70,8 +85,8 @@ static void test_csv_header_is_the_contract(void **state)
      * mem_runtime_gib, t_fixed_s, offload_layers, recompute_layers + 16 hardware values + cost,
      * energy, tokens per kWh + goodput: 3 hardware values, 8 figures and the flag + the error
      * band's six (time, days, cost: low, high) + mem_reserved_gib + checkpoint (the axis) +
-     * t_ceiling_s. */
-    assert_int_equal(cdse_column_count, 105);
+     * storage_read_gbs (a hardware value) + t_ceiling_s. */
+    assert_int_equal(cdse_column_count, 106);
     assert_non_null(cdse_column_find("mem_activations_gib"));
     assert_null(cdse_column_find("no_such_column"));
 }
@@ -165,8 +180,8 @@ static void test_csv_row(void **state)
         "83886.1,150.25,160.5,0.481571,0.514423,70.125,10.5,10.5,15.75,30.375,3,0,3,6,1,0.5,0.25,"
         "0.125,0,0,1.5,0.0625,0,0,41.3921,63578.3,0,none,0,0,0,0,tp-cp-dp-pp,0,none,alltoall,none,"
         "default,2.5,1.75,0.03125,3,5,0.5,1,1.5,2,2.5,3,3.5,4,4.5,5,5.5,6,6.5,7,7.5,8,0,0,0,"
-        "8.5,9,9.5,11,12,13,14,15,0.875,16,17,1,0,0,0,0,0,0,0,stack,0.015625\n"; /* checkpoint 0:
-                                                                           the stack's */
+        /* checkpoint 0: the stack's; storage_read_gbs hw[19] = 0.5 x 20 */
+        "8.5,9,9.5,11,12,13,14,15,0.875,16,17,1,0,0,0,0,0,0,0,stack,10,0.015625\n";
     assert_string_equal(capture(row_fn, &record, job), expected);
     /* RFC 4180: a name with a comma and quotes is quoted, its quotes doubled. */
     record.model = 1;
@@ -230,7 +245,7 @@ static void test_record_eval(void **state)
         fail_msg("%s", diag.msg);
     /* Index 5 = tp digit 1, microbatch digit 0, zero digit 1 (strides 4, 2, 1). */
     cdse_record record;
-    cdse_record_eval(job, 5, &record);
+    job_record_eval(job, 5, &record);
     assert_int_equal(record.index, 5);
     assert_int_equal(record.strategy.tp, 2);
     assert_int_equal(record.strategy.microbatch, 1);
@@ -286,7 +301,7 @@ static void eval_cost_job(const char *extra, cdse_record *record)
     cdse_diag diag;
     if (cdse_job_load_text(text, CDSE_SOURCE_DIR "/tests/jobs/unit.cfg", job, &diag) != 0)
         fail_msg("%s", diag.msg);
-    cdse_record_eval(job, 0, record);
+    job_record_eval(job, 0, record);
     assert_int_equal(record->result.status, CDSE_ST_OK);
     assert_string_equal(job->objective.currency, "USD");
     cdse_job_free(job);
@@ -320,7 +335,7 @@ static void test_record_band(void **state)
     if (cdse_bands_apply(path, job, &diag) != 0)
         fail_msg("%s", diag.msg);
     cdse_record r;
-    cdse_record_eval(job, 0, &r);
+    job_record_eval(job, 0, &r);
     assert_int_equal(r.result.status, CDSE_ST_OK);
     assert_true(r.time_low_s == 0.9 * r.result.time_per_iteration_s);
     assert_true(r.time_high_s == 1.2 * r.result.time_per_iteration_s);
@@ -329,7 +344,7 @@ static void test_record_band(void **state)
     /* Another generation: the row "*". */
     snprintf(job->system[0].gpu, sizeof job->system[0].gpu, "H100-SXM5-80GB");
     assert_int_equal(cdse_bands_apply(path, job, &diag), 0);
-    cdse_record_eval(job, 0, &r);
+    job_record_eval(job, 0, &r);
     assert_true(r.time_low_s == 0.5 * r.result.time_per_iteration_s);
     assert_true(r.time_high_s == 2.0 * r.result.time_per_iteration_s);
     /* A row without "*" is refused, naming the file. */
@@ -386,13 +401,13 @@ static void test_record_system(void **state)
     cdse_system system;
     cdse_record r;
     for (uint64_t index = 0; index < job->space.size; index += 37) {
-        cdse_record_system(job, index, &system);
-        cdse_record_eval(job, index, &r);
+        job_record_system(job, index, &system);
+        job_record_eval(job, index, &r);
         double hw[CDSE_HW_COUNT];
         cdse_hw_values(&system, hw);
         assert_memory_equal(hw, r.hw, sizeof hw);
     }
-    cdse_record_system(job, 256, &system);
+    job_record_system(job, 256, &system);
     assert_true(system.hbm_gib == 141.0);
     assert_int_equal(system.level[0].size, 8);
     assert_true(system.level[1].bandwidth_gbs == 25.0);

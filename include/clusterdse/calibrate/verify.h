@@ -6,7 +6,8 @@
 #include <stdio.h>
 
 #include "clusterdse/model/comm_plan.h"
-#include "clusterdse/sweep/report.h"
+#include "clusterdse/config/job.h"
+#include "clusterdse/model/record.h"
 
 /* Collectives one configuration issues: the ops of its communication plan. */
 #define CDSE_VERIFY_MAX_OPS CDSE_COMM_PLAN_MAX

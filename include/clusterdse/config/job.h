@@ -5,32 +5,8 @@
 #include <stdio.h>
 
 #include "clusterdse/model/perf.h"
+#include "clusterdse/model/record.h"
 #include "clusterdse/model/space.h"
-
-#define CDSE_MAX_MODELS  32
-#define CDSE_MAX_SYSTEMS 32
-#define CDSE_MAX_STACKS  8
-
-typedef enum cdse_metric {
-    CDSE_METRIC_TIME_PER_ITERATION = 0, /* lower is better */
-    CDSE_METRIC_TOKENS_PER_S,           /* higher is better */
-    CDSE_METRIC_TIME_TO_TRAIN,          /* days for objective.tokens; lower is better */
-    CDSE_METRIC_GPU_HOURS,              /* for objective.tokens; lower is better */
-    CDSE_METRIC_MFU,                    /* higher is better */
-    CDSE_METRIC_COST_TO_TRAIN,          /* currency units for objective.tokens; lower */
-    CDSE_METRIC_ENERGY_TO_TRAIN,        /* MWh for objective.tokens; lower */
-    CDSE_METRIC_TOKENS_PER_KWH,         /* higher is better */
-    /* goodput (issue 29) */
-    CDSE_METRIC_TIME_TO_TRAIN_EFFECTIVE, /* days with failures and checkpoints; lower */
-    CDSE_METRIC_INTERRUPTIONS_EXPECTED,  /* over the run; lower */
-    CDSE_METRIC_CHECKPOINT_INTERVAL,     /* seconds; higher (fewer saves) is better */
-    CDSE_METRIC_GOODPUT,                 /* effective training time ratio; higher */
-    CDSE_METRIC_COUNT
-} cdse_metric;
-
-const char *cdse_metric_name(int metric); /* "time_per_iteration", "tokens_per_s", ... */
-int cdse_metric_parse(const char *name);
-bool cdse_metric_higher_is_better(int metric);
 
 typedef enum cdse_store_mode {
     CDSE_STORE_ALL = 0, /* every configuration with its status */
@@ -80,16 +56,6 @@ typedef struct cdse_objective {
  * compressed-tensors pull request #587). */
 #define CDSE_MEMORY_HEADROOM_DEFAULT 0.05
 
-/* A hardware axis: a numeric key of a system entry given as a list (docs/job-file.md). The
- * sweep enumerates it as space axis CDSE_AXIS_HW0 + its position; the evaluator receives the
- * system with the value applied. */
-typedef struct cdse_hw_axis {
-    int key;    /* cdse_hw_key */
-    int system; /* index of the system entry that lists it */
-    int n;
-    double value[CDSE_AXIS_MAX_VALUES];
-} cdse_hw_axis;
-
 /* A validated job. Plain data apart from `text`, so it can be broadcast as bytes; the same on
  * every rank. */
 typedef struct cdse_job {
@@ -128,6 +94,32 @@ typedef struct cdse_job {
     char probe_plan[CDSE_PATH_MAX]; /* resolved path of the plan file */
     uint32_t probe_systems;
 } cdse_job;
+
+/* The study of a job (model/record.h): what evaluating its indices into records reads, pointers
+ * into `job` (valid while it is). Cheap: build one per batch of evaluations. */
+static inline void cdse_job_study(const cdse_job *job, cdse_study *study)
+{
+    *study = (cdse_study){
+        .space = &job->space,
+        .model = job->model,
+        .system = job->system,
+        .stack = job->stack,
+        .n_stacks = job->n_stacks,
+        .system_stack = job->system_stack,
+        .n_hw_axes = job->n_hw_axes,
+        .hw_axis = job->hw_axis,
+        .n_system_gpus = job->n_system_gpus,
+        .system_gpus = job->system_gpus,
+        .band_low = job->band_low,
+        .band_high = job->band_high,
+        .tokens = job->objective.tokens,
+        .electricity_price = job->objective.electricity_price,
+        .memory_headroom = job->objective.memory_headroom,
+        .budget = job->objective.budget,
+        .metric = job->objective.metric,
+        .fingerprint = job->fingerprint,
+    };
+}
 
 /* Parses and validates a job file. Model and system names are looked up as
  * jobs/models/NAME.cfg and calibration/systems/NAME.cfg under the data directories

@@ -177,31 +177,99 @@ typedef struct cdse_system {
     double link_latency_us;
 } cdse_system;
 
-/* Hardware keys that a job may sweep (a list in a system entry): each is one number of the
- * profile. Levels 0 and 1 are the first two network levels (innermost first). */
-typedef enum cdse_hw_key {
-    CDSE_HW_PEAK_BF16 = 0, /* peak_tflops.bf16 */
-    CDSE_HW_PEAK_FP8,      /* peak_tflops.fp8 */
-    CDSE_HW_HBM_GIB,       /* hbm_gib */
-    CDSE_HW_HBM_BANDWIDTH, /* hbm_bandwidth */
-    CDSE_HW_GPUS_PER_NODE, /* gpus_per_node */
-    CDSE_HW_NET0_BANDWIDTH,
-    CDSE_HW_NET0_LATENCY,
-    CDSE_HW_NET0_SIZE,
-    CDSE_HW_NET1_BANDWIDTH,
-    CDSE_HW_NET1_LATENCY,
-    CDSE_HW_NET1_SIZE,
-    CDSE_HW_TIER_CAPACITY,  /* memory_tier.capacity_gib */
-    CDSE_HW_TIER_BANDWIDTH, /* memory_tier.bandwidth */
-    CDSE_HW_GPU_PRICE,      /* cost.gpu_price */
-    CDSE_HW_RENTAL_PRICE,   /* cost.rental_price */
-    CDSE_HW_GPU_POWER,      /* cost.gpu_power */
-    /* goodput (issue 29) */
-    CDSE_HW_STORAGE_WRITE, /* storage.write_bandwidth */
-    CDSE_HW_GPU_FAILURES,  /* reliability.gpu_failures */
-    CDSE_HW_NODE_FAILURES, /* reliability.node_failures */
-    CDSE_HW_COUNT
-} cdse_hw_key;
+/* The hardware-field table: one row per profile number a job may sweep (a list in a system
+ * entry, docs/job-file.md "Hardware axes"), the same X-macro idiom as CDSE_AXES. A row gives
+ *   ID        its cdse_hw_key constant CDSE_HW_<ID> (rows keep their order: record.hw[] and the
+ *             jobs' fingerprints number keys by it; new rows are appended)
+ *   GROUP     the section of the system entry (NULL: top level, "network", "cost", ...)
+ *   LEVEL     the network level (innermost first), or -1 for a key outside `network`
+ *   NAME      the profile key in that section ("bandwidth")
+ *   FIELD     where it sits in cdse_system (offsetof(cdse_system, FIELD); the /systems field of
+ *             src/model/fields.c and the profile key of src/config/system_profile.c fill it)
+ *   WHEN      ALWAYS, LEVEL (0 and no effect when the system has fewer levels) or TIER (read
+ *             as 0 when the system has no second memory tier)
+ *   INT       1: an integer field (a value is rounded)
+ *   MIN, MIN_OPEN, MAX  the values an axis may take (> MIN when MIN_OPEN, else >= MIN; <= MAX):
+ *             the profile key's, except that peaks stay positive so that a swept precision never
+ *             becomes unsupported
+ *   COLUMN, POS, UNIT, HELP  its column in records (name, position in cdse_columns, unit and
+ *             meaning: src/sweep/report.c)
+ * Readers: cdse_hw_key below; cdse_hw_column / cdse_hw_get / cdse_hw_set (src/model/hardware.c);
+ * the keys a job may give as lists, their bounds and the list in the error message
+ * (src/config/hw_axes.c); the hardware columns (src/sweep/report.c). */
+#define CDSE_HW_KEYS(X)                                                                            \
+    X(PEAK_BF16, "peak_tflops", -1, "bf16", peak_tflops[CDSE_BF16], ALWAYS, 0, 0, 1, 1e7,          \
+      "peak_bf16_tflops", 65, "TFLOP/s", "dense bf16 peak per GPU")                                \
+    X(PEAK_FP8, "peak_tflops", -1, "fp8", peak_tflops[CDSE_FP8], ALWAYS, 0, 0, 1, 1e7,             \
+      "peak_fp8_tflops", 66, "TFLOP/s", "dense fp8 peak per GPU (0 = none)")                       \
+    X(HBM_GIB, NULL, -1, "hbm_gib", hbm_gib, ALWAYS, 0, 0, 1, 1e6, "hbm_gib", 67, "GiB",           \
+      "HBM capacity per GPU")                                                                      \
+    X(HBM_BANDWIDTH, NULL, -1, "hbm_bandwidth", hbm_bandwidth_gbs, ALWAYS, 0, 0, 1, 1e6,           \
+      "hbm_bandwidth_gbs", 68, "GB/s", "HBM bandwidth per GPU")                                    \
+    X(GPUS_PER_NODE, NULL, -1, "gpus_per_node", gpus_per_node, ALWAYS, 1, 1, 0, 1e6,               \
+      "gpus_per_node", 69, "GPUs", "GPUs per node")                                                \
+    X(NET0_BANDWIDTH, "network", 0, "bandwidth", level[0].bandwidth_gbs, LEVEL, 0, 0, 1, 1e9,      \
+      "net0_bandwidth_gbs", 70, "GB/s", "network level 0 bandwidth per GPU, one direction")        \
+    X(NET0_LATENCY, "network", 0, "latency", level[0].latency_us, LEVEL, 0, 0, 0, 1e9,             \
+      "net0_latency_us", 71, "us", "network level 0 latency per step")                             \
+    X(NET0_SIZE, "network", 0, "size", level[0].size, LEVEL, 1, 1, 0, 1048576, "net0_size", 72,    \
+      "GPUs", "GPUs in one level-0 domain (scale-up domain)")                                      \
+    X(NET1_BANDWIDTH, "network", 1, "bandwidth", level[1].bandwidth_gbs, LEVEL, 0, 0, 1, 1e9,      \
+      "net1_bandwidth_gbs", 73, "GB/s", "network level 1 bandwidth per GPU (0 = no level 1)")      \
+    X(NET1_LATENCY, "network", 1, "latency", level[1].latency_us, LEVEL, 0, 0, 0, 1e9,             \
+      "net1_latency_us", 74, "us", "network level 1 latency per step")                             \
+    X(NET1_SIZE, "network", 1, "size", level[1].size, LEVEL, 1, 0, 0, 1048576, "net1_size", 75,    \
+      "GPUs", "GPUs in one level-1 domain (0 = the whole system)")                                 \
+    X(TIER_CAPACITY, "memory_tier", -1, "capacity_gib", tier.capacity_gib, TIER, 0, 0, 1, 1e9,     \
+      "tier_capacity_gib", 76, "GiB",                                                              \
+      "second memory tier capacity per attachment domain (0 = none)")                              \
+    X(TIER_BANDWIDTH, "memory_tier", -1, "bandwidth", tier.bandwidth_gbs, TIER, 0, 0, 1, 1e9,      \
+      "tier_bandwidth_gbs", 77, "GB/s",                                                            \
+      "second memory tier bandwidth per attachment domain (0 = none)")                             \
+    X(GPU_PRICE, "cost", -1, "gpu_price", cost.gpu_price, ALWAYS, 0, 0, 0, 1e12, "gpu_price", 78,  \
+      "currency", "purchase price per GPU with its node share")                                    \
+    X(RENTAL_PRICE, "cost", -1, "rental_price", cost.rental_price, ALWAYS, 0, 0, 0, 1e9,           \
+      "rental_price", 79, "currency/GPU-h", "rental price per GPU-hour (0 = bought)")              \
+    X(GPU_POWER, "cost", -1, "gpu_power", cost.gpu_power_w, ALWAYS, 0, 0, 0, 1e6, "gpu_power_w",   \
+      80, "W", "average draw per GPU while training")                                              \
+    /* goodput (issue 29; docs/job-file.md, Failures and checkpoints) */                           \
+    X(STORAGE_WRITE, "storage", -1, "write_bandwidth", storage.write_gbs, ALWAYS, 0, 0, 0, 1e9,    \
+      "storage_write_gbs", 84, "GB/s",                                                             \
+      "aggregate checkpoint write bandwidth of the file system (0 = unlimited)")                   \
+    X(GPU_FAILURES, "reliability", -1, "gpu_failures", reliability.gpu_failures, ALWAYS, 0, 0, 0,  \
+      1e6, "gpu_failures", 85, "per 1000 GPU-days",                                                \
+      "unexpected interruptions attributed to a GPU")                                              \
+    X(NODE_FAILURES, "reliability", -1, "node_failures", reliability.node_failures, ALWAYS, 0, 0,  \
+      0, 1e6, "node_failures", 86, "per 1000 node-days",                                           \
+      "unexpected interruptions attributed to a node (host, software)")                            \
+    X(STORAGE_READ, "storage", -1, "read_bandwidth", storage.read_gbs, ALWAYS, 0, 0, 0, 1e9,       \
+      "storage_read_gbs", 104, "GB/s",                                                             \
+      "aggregate checkpoint read bandwidth of the file system (0 = the write bandwidth)")
+
+/* When a row's field counts (CDSE_HW_KEYS' WHEN). */
+enum { CDSE_HW_WHEN_ALWAYS = 0, CDSE_HW_WHEN_LEVEL, CDSE_HW_WHEN_TIER };
+
+/* Hardware keys that a job may sweep: one per row of CDSE_HW_KEYS, in its order. */
+#define CDSE_HW_KEY_ENUM_(ID, GROUP, LEVEL, NAME, FIELD, WHEN, INT, MIN, MIN_OPEN, MAX, COLUMN,    \
+                          POS, UNIT, HELP)                                                         \
+    CDSE_HW_##ID,
+typedef enum cdse_hw_key { CDSE_HW_KEYS(CDSE_HW_KEY_ENUM_) CDSE_HW_COUNT } cdse_hw_key;
+
+/* A row of CDSE_HW_KEYS as data (cdse_hw_keys[key]). */
+typedef struct cdse_hw_info {
+    const char *group; /* NULL: top level */
+    int level;         /* network level, -1 outside `network` */
+    const char *name;
+    size_t offset; /* offsetof(cdse_system, FIELD) */
+    int when;      /* CDSE_HW_WHEN_* */
+    bool integer;
+    double min; /* exclusive when min_open */
+    bool min_open;
+    double max;
+    const char *column;
+    int position; /* of the column in cdse_columns */
+} cdse_hw_info;
+extern const cdse_hw_info cdse_hw_keys[CDSE_HW_COUNT];
 
 /* The store column of a key ("hbm_gib", "net0_bandwidth_gbs", ...). */
 const char *cdse_hw_column(int key);
