@@ -474,4 +474,10 @@ static void evaluate_pool(const cdse_model *model, const cdse_system *const type
                               ((pp.status == CDSE_ST_OK) == (dp.status == CDSE_ST_OK) &&
                                pp.time_per_iteration_s < dp.time_per_iteration_s));
     *result = take_pp ? pp : dp;
+    /* The job's degrees as the strategy check derives them: the slowest type's result, which
+     * combine() copies, holds its own (the replicas of a type in the dp split run m[i]
+     * micro-batches, a type's stages with tp_per_type another dp); those are pool_microbatches
+     * and pool_tp. */
+    result->dp = checked.dp;
+    result->grad_accum = checked.grad_accum;
 }
