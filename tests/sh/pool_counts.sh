@@ -61,6 +61,15 @@ job true >"$dir/pruned.cfg"
 [ "$(wc -l <"$dir/full.top")" -gt 5 ] || { echo "pool_counts: too few top rows"; exit 1; }
 grep -q 'mix/16+16' "$dir/full.top" || { echo "pool_counts: no pool in /top"; exit 1; }
 diff "$dir/full.top" "$dir/pruned.top" || { echo "pool_counts: pruning changed /top"; exit 1; }
+# /pareto_cost of a job of pools only: the pools are priced through their types (it was empty,
+# "no system has a price", while pools were billed 0).
+grep -v '"h100-sxm-dgx",$' "$dir/job.cfg" | sed 's/^            { name = "mix"/systems = ( { name = "mix"/' >"$dir/pools.cfg"
+grep -q '^systems = ( { name = "mix"' "$dir/pools.cfg" || { echo "pool_counts: pools.cfg"; exit 1; }
+echo "+ $CLUSTERDSE sweep pools.cfg; top --from pareto_cost"
+"$CLUSTERDSE" sweep "$dir/pools.cfg" -o "$dir/pools.h5" --quiet >/dev/null
+"$CLUSTERDSE" top "$dir/pools.h5" --from pareto_cost --csv >"$dir/front.csv" 2>"$dir/front.err"
+[ "$(wc -l <"$dir/front.csv")" -ge 2 ] && ! grep -q 'no system has a price' "$dir/front.err" ||
+    { echo "pool_counts: empty /pareto_cost:"; cat "$dir/front.err"; exit 1; }
 for bad in '[ 8, 8 ]:appears twice' '[ 0, 8 ]:allowed: an integer from 1' '[ ]:0 values'; do
     job false "${bad%%:*}" >"$dir/bad.cfg"
     echo "+ $CLUSTERDSE eval bad.cfg  # gpus = ${bad%%:*}"
