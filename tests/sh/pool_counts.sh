@@ -70,6 +70,15 @@ echo "+ $CLUSTERDSE sweep pools.cfg; top --from pareto_cost"
 "$CLUSTERDSE" top "$dir/pools.h5" --from pareto_cost --csv >"$dir/front.csv" 2>"$dir/front.err"
 [ "$(wc -l <"$dir/front.csv")" -ge 2 ] && ! grep -q 'no system has a price' "$dir/front.err" ||
     { echo "pool_counts: empty /pareto_cost:"; cat "$dir/front.err"; exit 1; }
+# compare names a pool's bill by its types (hand: the best of mix/16+16 is on 32 GPUs, the faster
+# size, 16 of each type, at a100-80g-dgx.cfg's 25,000 and h100-sxm-dgx.cfg's 35,000) and shows
+# the partition's rows.
+echo "+ $CLUSTERDSE compare pools.h5"
+"$CLUSTERDSE" compare "$dir/pools.h5" >"$dir/compare.txt" 2>&1 ||
+    { echo "pool_counts: compare failed:"; cat "$dir/compare.txt"; exit 1; }
+grep -q "^# cost_to_train of mix/16+16: the sum of its types' bills: 16 a100-80g-dgx bought at 25000 USD per GPU.* + 16 h100-sxm-dgx bought at 35000 USD per GPU" "$dir/compare.txt" &&
+    grep -q '^  pool_microbatches_1 ' "$dir/compare.txt" ||
+    { echo "pool_counts: compare lacks the pool's bill or partition:"; cat "$dir/compare.txt"; exit 1; }
 for bad in '[ 8, 8 ]:appears twice' '[ 0, 8 ]:allowed: an integer from 1' '[ ]:0 values'; do
     job false "${bad%%:*}" >"$dir/bad.cfg"
     echo "+ $CLUSTERDSE eval bad.cfg  # gpus = ${bad%%:*}"

@@ -13,7 +13,11 @@
 #     needs 16-GPU replicas): pp split, 4 x layers_0 + 4 x layers_1 = 24 and the H100 stages
 #     (989 against 312 dense bf16 TFLOP/s, calibration/systems) take more layers than the A100's;
 #     share_i = 4 x layers_i / 24; pool_tp in {1, 2, 4} (half, same, twice, tp_per_type).
-#  3. the table of eval prints layers0/layers1 and mbs0/mbs1 for a pool's rows; no pool column
+#  3. memory headroom (objective.memory_headroom, default 0.05) on a pool: the twins again with
+#     gpt3-6.7b, 2 + 2 GPUs, tp 1, pp 2, micro-batch 1: the same reserved memory as on
+#     a100-80g-dgx alone, above 0.95 x 80 GiB = 76 GiB (a100-80g-dgx.cfg hbm_gib): over_headroom
+#     on both (a pool was never checked before), while tp 2 is ok on both.
+#  4. the table of eval prints layers0/layers1 and mbs0/mbs1 for a pool's rows; no pool column
 #     for a job without a pool.
 set -euo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
@@ -32,6 +36,25 @@ systems = ( { name = "mix"; tp_per_type = true;
               pool = ( { system = "a100-80g-dgx"; gpus = 8; }, { system = "h100-sxm-dgx"; gpus = 8; } ); } );
 space = { gpus = [ 16 ]; tp = [ 2 ]; pp = [ 8 ]; global_batch = 256; microbatch = [ 1, 2 ]; };
 CFG
+cat >"$dir/head.cfg" <<'CFG'
+models = ( "gpt3-6.7b" );
+systems = ( "a100-80g-dgx",
+            { name = "twins"; pool = ( { system = "a100-80g-dgx"; gpus = 2; },
+              { system = { base = "a100-80g-dgx"; name = "a100-twin"; }; gpus = 2; } ); } );
+space = { gpus = [ 4 ]; tp = [ 1, 2 ]; pp = [ 2 ]; microbatch = [ 1 ]; global_batch = 256; };
+CFG
+echo "+ $CLUSTERDSE eval head.cfg --csv"
+"$CLUSTERDSE" eval "$dir/head.cfg" --csv >"$dir/head.csv"
+/usr/bin/python3 - "$dir/head.csv" <<'PY'
+import csv, sys
+rows = {(r["system"], r["tp"]): r for r in csv.DictReader(open(sys.argv[1]))}
+for system in ("a100-80g-dgx", "twins"):
+    one, two = rows[(system, "1")], rows[(system, "2")]
+    assert float(one["mem_reserved_gib"]) > 0.95 * 80.0, one["mem_reserved_gib"]
+    assert one["status"] == "over_headroom", (system, one["status"])
+    assert float(two["mem_reserved_gib"]) <= 0.95 * 80.0 and two["status"] == "ok", two
+print("pool_partition: headroom checked on a pool as on its type (tp 1 over, tp 2 ok)")
+PY
 echo "+ $CLUSTERDSE eval twin.cfg --csv; eval mix.cfg --csv"
 "$CLUSTERDSE" eval "$dir/twin.cfg" --csv >"$dir/twin.csv"
 "$CLUSTERDSE" eval "$dir/mix.cfg" --csv >"$dir/mix.csv"
