@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clusterdse/model/cost.h"
 #include "clusterdse/sweep/report.h"
 #include "clusterdse/sweep/store.h"
 #include "clusterdse/sweep/table.h"
@@ -72,6 +73,20 @@ static const char *const knobs[] = {
     "moe_dispatcher",
     "moe_overlap",
     "stack",
+    /* a heterogeneous pool's partition (docs/job-file.md, Heterogeneous pools) */
+    "pool_split",
+    "pool_layers_0",
+    "pool_layers_1",
+    "pool_layers_2",
+    "pool_layers_3",
+    "pool_microbatches_0",
+    "pool_microbatches_1",
+    "pool_microbatches_2",
+    "pool_microbatches_3",
+    "pool_tp_0",
+    "pool_tp_1",
+    "pool_tp_2",
+    "pool_tp_3",
 };
 
 typedef struct compare_args {
@@ -317,6 +332,37 @@ static void band_note(FILE *out, const cdse_store *store, const best_rows *b)
                 cdse_store_system_name(store, top));
 }
 
+/* A pool's cost_to_train: the sum of its types' bills for the GPUs the configuration takes of
+ * each (model/cost.h cdse_pool_bill). */
+static void print_pool_cost(FILE *out, const char *name, const cdse_job *job,
+                            const cdse_system *pool, int gpus)
+{
+    int g[CDSE_MAX_POOL_TYPES];
+    const char *cur = job->objective.currency;
+    if (!cdse_pool_take(pool->pool.gpus, pool->pool.n_types, gpus, g))
+        return;
+    fprintf(out, "# cost_to_train of %s: the sum of its types' bills:", name);
+    for (int t = 0; t < pool->pool.n_types; t++) {
+        const cdse_system *type = &job->system[pool->pool.member[t]];
+        const cdse_cost *c = &type->cost;
+        if (c->rental_price > 0.0) {
+            fprintf(out, "%s %d %s rented at %g %s per GPU-hour", t ? " +" : "", g[t],
+                    type->name, c->rental_price, cur);
+            continue;
+        }
+        double ports = 0.0;
+        for (int l = 0; l < type->n_levels; l++)
+            ports += type->level[l].port_price;
+        fprintf(out, "%s %d %s bought at %g %s per GPU (with facility and ports) over %g years",
+                t ? " +" : "", g[t], type->name, c->gpu_price + c->facility_price + ports, cur,
+                c->amortization_years);
+    }
+    if (job->objective.electricity_price > 0.0)
+        fprintf(out, "; electricity at %g %s per kWh\n", job->objective.electricity_price, cur);
+    else
+        fprintf(out, "; electricity left out (the job sets no objective.electricity_price)\n");
+}
+
 /* What each system's cost_to_train counts (src/sweep/report.c, record_cost), in words. */
 static void print_cost_notes(FILE *out, const cdse_store *store, const best_rows *b,
                              const cdse_job *job)
@@ -345,6 +391,8 @@ static void print_cost_notes(FILE *out, const cdse_store *store, const best_rows
                     job->objective.tokens > 0 ? "the system has no price (cost.gpu_price or "
                                                 "cost.rental_price)"
                                               : "the job has no token budget (objective.tokens)");
+        } else if (sys.pool.n_types > 0) {
+            print_pool_cost(out, name, job, &sys, r->strategy.gpus);
         } else if (c->rental_price > 0.0) {
             fprintf(out,
                     "# cost_to_train of %s: rental, %g %s per GPU-hour x GPUs x hours "

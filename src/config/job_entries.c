@@ -262,10 +262,53 @@ int cdse_model_load_file(const char *path, cdse_model *model, cdse_diag *diag)
 
 /* --- Heterogeneous pools: a system made of GPU types listed with their counts --- */
 
+/* A member's `gpus`: one count, or a list of counts (the pool's GPUs of that type as a sweep
+ * axis: one system entry per combination, expand_pool_counts). */
+#define POOL_COUNTS_MAX 16
+
 typedef struct pool_member {
     cdse_system system;
-    int gpus;
+    int n_counts;
+    int counts[POOL_COUNTS_MAX];
 } pool_member;
+
+/* The count lists of the listed pools (index: the entry's position in `systems`). */
+struct job__pool_counts {
+    int n[CDSE_MAX_SYSTEMS][CDSE_MAX_POOL_TYPES]; /* 0: not a pool with lists */
+    int value[CDSE_MAX_SYSTEMS][CDSE_MAX_POOL_TYPES][POOL_COUNTS_MAX];
+    const config_setting_t *at[CDSE_MAX_SYSTEMS]; /* the pool's `pool` list, for messages */
+};
+
+static int parse_member_gpus(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                             const key_spec *key)
+{
+    (void)key;
+    pool_member *member = target;
+    char allowed[CDSE_ALLOWED_MAX];
+    snprintf(allowed, sizeof allowed,
+             "an integer from 1 to %d, or a list [ ... ] of 1 to %d distinct such integers (the "
+             "pool's GPUs of this type as a sweep axis)",
+             CDSE_MAX_GPUS, POOL_COUNTS_MAX);
+    bool list = config_setting_is_array(setting) || config_setting_is_list(setting);
+    int n = list ? config_setting_length(setting) : 1;
+    if (n < 1 || n > POOL_COUNTS_MAX)
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "%d values", n);
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *elem = list ? config_setting_get_elem(setting, i) : setting;
+        if (config_setting_type(elem) != CONFIG_TYPE_INT &&
+            config_setting_type(elem) != CONFIG_TYPE_INT64)
+            return cdse__key_fail(ctx, setting, NULL, elem, allowed, "expected an integer");
+        long long v = config_setting_get_int64(elem);
+        if (v < 1 || v > CDSE_MAX_GPUS)
+            return cdse__key_fail(ctx, setting, NULL, elem, allowed, "%lld", v);
+        for (int j = 0; j < i; j++)
+            if (member->counts[j] == v)
+                return cdse__key_fail(ctx, setting, NULL, elem, allowed, "%lld appears twice", v);
+        member->counts[i] = (int)v;
+    }
+    member->n_counts = n;
+    return 0;
+}
 
 static int parse_member_system(parse_ctx *ctx, const config_setting_t *setting, void *target,
                                const key_spec *key)
@@ -292,14 +335,14 @@ static const key_spec member_keys[] = {
      .def_text = "required",
      .help = "the GPU type: a system profile (name, path, or inline group)"},
     {.name = "gpus",
-     .type = KEY_INT,
-     .offset = offsetof(pool_member, gpus),
-     .min = 1,
-     .max = MAX_GPUS,
+     .type = KEY_CUSTOM,
+     .parse = parse_member_gpus,
      .required = true,
+     .type_text = "int or int list",
      .def_text = "required",
      .help = "GPUs of this type in the pool; a configuration takes its GPUs from the types in "
-             "these proportions"},
+             "these proportions. A list [ ... ] makes the count a sweep axis: the pool becomes "
+             "one system per combination of its members' lists, named NAME/c0+c1+..."},
 };
 const key_table job__member_table = {"systems[].pool[]", member_keys,
                                      (int)(sizeof member_keys / sizeof member_keys[0])};
@@ -361,8 +404,14 @@ static int parse_pool_members(parse_ctx *ctx, const config_setting_t *setting, v
             if (parsed.member[j] == parsed.member[i])
                 rc = cdse__key_fail(ctx, setting, NULL, elem, allowed,
                                     "GPU type '%s' appears twice", member->system.name);
-        parsed.gpus[i] = member->gpus;
+        parsed.gpus[i] = member->counts[0];
         parsed.n_types = i + 1;
+        if (rc == 0 && ctx->pool_counts != NULL && member->n_counts > 1) {
+            int at = (int)(pool - ctx->job->system);
+            ctx->pool_counts->n[at][i] = member->n_counts;
+            memcpy(ctx->pool_counts->value[at][i], member->counts, sizeof member->counts);
+            ctx->pool_counts->at[at] = setting;
+        }
     }
     free(member);
     if (rc != 0)
@@ -532,6 +581,111 @@ static int system_default_stacks(parse_ctx *ctx, const config_setting_t *setting
     return rc;
 }
 
+/* The combinations of listed pool i's count lists (1 when it has none). */
+static int pool_combinations(const struct job__pool_counts *pc, const cdse_job *job, int i)
+{
+    int k = 1;
+    for (int t = 0; t < job->system[i].pool.n_types; t++)
+        k *= pc->n[i][t] > 1 ? pc->n[i][t] : 1;
+    return k;
+}
+
+/* Pools whose members give count lists become one listed system per combination (the last
+ * member's list varying fastest), in place of the entry, each under NAME/c0+c1+...: the GPU
+ * counts of a pool are then a sweep axis through the systems axis, each combination billed and
+ * budgeted as its own pool. The members' profiles (after the listed systems) move up; every
+ * index into job->system (pool members, system_stack, sizes, hardware axes) follows. */
+static int expand_pool_counts(parse_ctx *ctx, const config_setting_t *setting, cdse_job *job,
+                              const struct job__pool_counts *pc)
+{
+    int listed = ctx->axis_systems, extra = 0;
+    int first[CDSE_MAX_SYSTEMS], k[CDSE_MAX_SYSTEMS];
+    for (int i = 0; i < listed; i++) {
+        k[i] = pool_combinations(pc, job, i);
+        if (k[i] > CDSE_MAX_SYSTEMS)
+            return cdse__key_fail(ctx, pc->at[i], NULL, pc->at[i],
+                                  "at most 32 systems including pool members and the pools "
+                                  "that count lists make",
+                                  "%d combinations of counts", k[i]);
+        first[i] = i + extra;
+        extra += k[i] - 1;
+    }
+    if (extra == 0)
+        return 0;
+    for (int i = 0; i < listed; i++)
+        for (int h = 0; h < job->n_hw_axes && k[i] > 1; h++)
+            if (job->hw_axis[h].system == i)
+                return cdse__key_fail(ctx, pc->at[i], NULL, pc->at[i],
+                                      "count lists or hardware axes on a pool, not both",
+                                      "pool '%s' has both", job->system[i].name);
+    if (job->n_systems + extra > CDSE_MAX_SYSTEMS) {
+        int i = 0;
+        while (k[i] == 1)
+            i++;
+        return cdse__key_fail(ctx, pc->at[i], NULL, pc->at[i],
+                              "at most 32 systems including pool members and the pools that "
+                              "count lists make",
+                              "%d systems", job->n_systems + extra);
+    }
+    /* old index -> new index (of the first combination for an expanded pool) */
+    int map[CDSE_MAX_SYSTEMS];
+    for (int s = 0; s < job->n_systems; s++)
+        map[s] = s < listed ? first[s] : s + extra;
+    for (int s = job->n_systems - 1; s >= 0; s--) { /* from the end: targets are >= sources */
+        int to = map[s];
+        cdse_system entry = job->system[s];
+        int stack = job->system_stack[s];
+        int32_t sizes[CDSE_AXIS_MAX_VALUES];
+        memcpy(sizes, job->system_gpus[s], sizeof sizes);
+        int n = s < listed ? k[s] : 1;
+        for (int c = 0; c < n; c++) {
+            cdse_system *out = &job->system[to + c];
+            *out = entry;
+            job->system_stack[to + c] = stack;
+            memcpy(job->system_gpus[to + c], sizes, sizeof sizes);
+            if (n == 1)
+                continue;
+            /* combination c in mixed radix, the last member's list fastest */
+            char name[CDSE_NAME_MAX * 4];
+            size_t len = (size_t)snprintf(name, sizeof name, "%s/", entry.name);
+            int rest = c;
+            int digit[CDSE_MAX_POOL_TYPES];
+            for (int t = entry.pool.n_types - 1; t >= 0; t--) {
+                int m = pc->n[s][t] > 1 ? pc->n[s][t] : 1;
+                digit[t] = rest % m;
+                rest /= m;
+            }
+            for (int t = 0; t < entry.pool.n_types; t++) {
+                if (pc->n[s][t] > 1)
+                    out->pool.gpus[t] = pc->value[s][t][digit[t]];
+                len += (size_t)snprintf(name + len, sizeof name - len, "%s%d", t ? "+" : "",
+                                        out->pool.gpus[t]);
+            }
+            if (strlen(name) >= CDSE_NAME_MAX)
+                return cdse__key_fail(ctx, pc->at[s], NULL, pc->at[s],
+                                      "a pool name that leaves room for its counts (names hold "
+                                      "47 characters)",
+                                      "'%s' is too long", name);
+            memcpy(out->name, name, strlen(name) + 1);
+        }
+    }
+    job->n_systems += extra;
+    ctx->axis_systems += extra;
+    for (int s = 0; s < job->n_systems; s++)
+        for (int t = 0; t < job->system[s].pool.n_types; t++)
+            job->system[s].pool.member[t] = map[job->system[s].pool.member[t]];
+    for (int h = 0; h < job->n_hw_axes; h++)
+        job->hw_axis[h].system = map[job->hw_axis[h].system];
+    for (int i = 0; i < ctx->axis_systems; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(job->system[i].name, job->system[j].name) == 0)
+                return cdse__key_fail(ctx, setting, NULL, setting, "distinct names",
+                                      "system '%s' appears twice (a pool's count list names "
+                                      "its systems NAME/c0+c1+...)",
+                                      job->system[i].name);
+    return 0;
+}
+
 int job__parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *target,
                        const key_spec *key)
 {
@@ -567,11 +721,16 @@ int job__parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *ta
     ctx->hw_sources = NULL;
     if (rc != 0)
         return rc;
+    struct job__pool_counts *counts = calloc(1, sizeof *counts);
+    if (counts == NULL)
+        return CDSE_ENOMEM;
+    ctx->pool_counts = counts;
     for (int i = 0; i < ctx->axis_systems && rc == 0; i++) {
         const config_setting_t *elem = list ? config_setting_get_elem(setting, i) : setting;
         if (config_setting_is_group(elem) && config_setting_get_member(elem, "pool") != NULL)
             rc = cdse__parse_group(ctx, elem, &job__pool_table, &job->system[i], true);
     }
+    ctx->pool_counts = NULL;
     for (int i = 0; i < ctx->axis_systems && rc == 0; i++)
         for (int j = 0; j < i && rc == 0; j++)
             if (strcmp(job->system[i].name, job->system[j].name) == 0) {
@@ -581,6 +740,9 @@ int job__parse_systems(parse_ctx *ctx, const config_setting_t *setting, void *ta
             }
     if (rc == 0)
         rc = system_default_stacks(ctx, setting, job);
+    if (rc == 0)
+        rc = expand_pool_counts(ctx, setting, job, counts);
+    free(counts);
     return rc;
 }
 

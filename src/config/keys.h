@@ -22,6 +22,7 @@
 
 struct cdse_job;
 struct cdse__hw_sources;
+struct job__pool_counts;
 
 typedef struct parse_ctx {
     const char *file;     /* the file being parsed, for messages */
@@ -35,6 +36,8 @@ typedef struct parse_ctx {
     /* While parsing a job's systems: where its hardware axes and sizes were written
      * (hw_axes.h). */
     struct cdse__hw_sources *hw_sources;
+    /* While parsing a job's pools: the count lists of their members (job_entries.c). */
+    struct job__pool_counts *pool_counts;
     int world_size; /* probe plans: the ranks the plan runs on */
 } parse_ctx;
 

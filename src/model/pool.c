@@ -37,7 +37,7 @@ static void combine(const cdse_model *model, const cdse_system *const types[], c
             slowest = i;
         if (per_type[i].time_per_iteration_s > per_type[slowest].time_per_iteration_s)
             slowest = i;
-        double fill = per_type[i].mem_total_gib / types[i]->hbm_gib;
+        double fill = per_type[i].mem_reserved_gib / types[i]->hbm_gib;
         if (fill > worst_fill) {
             worst_fill = fill;
             fullest = i;
@@ -60,6 +60,7 @@ static void combine(const cdse_model *model, const cdse_system *const types[], c
     memcpy(r->pool_layers, layers, sizeof layers);
     memcpy(r->pool_microbatches, microbatches, sizeof microbatches);
     memcpy(r->pool_tp, tp, sizeof tp);
+    r->pool_hbm_gib = types[fullest]->hbm_gib;
 
     double tokens, model_flops;
     cdse_iteration_work(model, st->global_batch, &tokens, &model_flops);
@@ -211,8 +212,10 @@ static bool stage_kind_of(const cdse_model *model, const cdse_system *type, cons
     cdse_result a, b;
     cdse_evaluate(&one, type, &k->st, &a);
     cdse_evaluate(&two, type, &k->st, &b);
-    double slope = (b.mem_total_gib - a.mem_total_gib) / step;
-    double room = type->hbm_gib - a.mem_total_gib;
+    /* What the process reserves must fit (mem_reserved_gib: the tensors with the caching
+     * allocator's cached blocks, perf.c), not only what it allocates. */
+    double slope = (b.mem_reserved_gib - a.mem_reserved_gib) / step;
+    double room = type->hbm_gib - a.mem_reserved_gib;
     /* room / slope can exceed an int (tiny slopes): more than layers never matters. */
     double fit = slope > 0.0 ? fmin(fmax(room / slope, -1.0), model->layers) : 0.0;
     k->max_layers = slope > 0.0 ? step + (int)fit : model->layers;
@@ -474,4 +477,10 @@ static void evaluate_pool(const cdse_model *model, const cdse_system *const type
                               ((pp.status == CDSE_ST_OK) == (dp.status == CDSE_ST_OK) &&
                                pp.time_per_iteration_s < dp.time_per_iteration_s));
     *result = take_pp ? pp : dp;
+    /* The job's degrees as the strategy check derives them: the slowest type's result, which
+     * combine() copies, holds its own (the replicas of a type in the dp split run m[i]
+     * micro-batches, a type's stages with tp_per_type another dp); those are pool_microbatches
+     * and pool_tp. */
+    result->dp = checked.dp;
+    result->grad_accum = checked.grad_accum;
 }

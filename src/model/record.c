@@ -258,10 +258,12 @@ static void record_finish(const cdse_study *study, const cdse_system *system, cd
     record->energy_to_train_mwh = 0.0;
     record->tokens_per_kwh = 0.0;
     /* The headroom (objective.memory_headroom) on the HBM of the configuration's system, hardware
-     * axes applied; a pool's GPU types each have their own HBM, which the pool's evaluation
-     * weighs: not checked there. */
-    if (record->result.status == CDSE_ST_OK && system->pool.n_types == 0 &&
-        record->result.mem_reserved_gib > system->hbm_gib * (1.0 - study->memory_headroom))
+     * axes applied; on a pool, of the GPU type whose memory the result holds (pool.h). */
+    double hbm = system->pool.n_types > 0 && record->result.pool_hbm_gib > 0.0
+                     ? record->result.pool_hbm_gib
+                     : system->hbm_gib;
+    if (record->result.status == CDSE_ST_OK &&
+        record->result.mem_reserved_gib > hbm * (1.0 - study->memory_headroom))
         record->result.status = CDSE_ST_OVER_HEADROOM;
     /* The budget (objective.budget) on the purchase price of the configuration's GPUs, hardware
      * axes applied (a design's gpu_price). */

@@ -28,6 +28,22 @@ static const table_label labels[] = {
     {"cost_to_train", "cost", 4, 10},
     {"energy_to_train_mwh", "energy_mwh", 4, 10},
     {"tokens_per_kwh", "tok/kwh", 4, 10},
+    {"pool_share_0", "share0", 3, 6},
+    {"pool_share_1", "share1", 3, 6},
+    {"pool_share_2", "share2", 3, 6},
+    {"pool_share_3", "share3", 3, 6},
+    {"pool_layers_0", "layers0", 0, 0},
+    {"pool_layers_1", "layers1", 0, 0},
+    {"pool_layers_2", "layers2", 0, 0},
+    {"pool_layers_3", "layers3", 0, 0},
+    {"pool_microbatches_0", "mbs0", 0, 0},
+    {"pool_microbatches_1", "mbs1", 0, 0},
+    {"pool_microbatches_2", "mbs2", 0, 0},
+    {"pool_microbatches_3", "mbs3", 0, 0},
+    {"pool_tp_0", "tp0", 0, 0},
+    {"pool_tp_1", "tp1", 0, 0},
+    {"pool_tp_2", "tp2", 0, 0},
+    {"pool_tp_3", "tp3", 0, 0},
 };
 
 #define DEFAULT_DIGITS 5
@@ -74,6 +90,16 @@ static const char *const result_columns[] = {
 /* Result columns a store made before them holds as 0 in every row (the error band,
  * calibration/bands.cfg, and the reserved memory of issue 25): printed when a row has one. */
 static const char *const when_present[] = {"time_low_s", "time_high_s", "mem_reserved_gib"};
+
+/* The partition a pool's planner chose (model/pool.h): printed after the result columns when a
+ * row has one (a pool's rows); the tensor-parallel degrees per type only when one differs from
+ * the strategy's tp (tp_per_type). */
+static const char *const pool_columns[] = {
+    "pool_share_0",        "pool_share_1",        "pool_share_2",        "pool_share_3",
+    "pool_layers_0",       "pool_layers_1",       "pool_layers_2",       "pool_layers_3",
+    "pool_microbatches_0", "pool_microbatches_1", "pool_microbatches_2", "pool_microbatches_3",
+    "pool_tp_0",           "pool_tp_1",           "pool_tp_2",           "pool_tp_3",
+};
 
 /* Columns whose 0 means "not computed" (no budget, prices or power, or not feasible): '-'. */
 static const char *const dash_when_zero[] = {
@@ -237,6 +263,8 @@ int cdse_table_init(cdse_table *t, const cdse_job *job, const char *key, const c
             track(t, c);
     for (size_t i = 0; i < sizeof result_columns / sizeof result_columns[0]; i++)
         track(t, column_index(result_columns[i]));
+    for (size_t i = 0; i < sizeof pool_columns / sizeof pool_columns[0]; i++)
+        track(t, column_index(pool_columns[i]));
     if (t->key >= 0)
         track(t, t->key);
     return 0;
@@ -271,6 +299,8 @@ static void note_applicable(cdse_table *t, const cdse_record *r)
     t->activation_offload |= (s->offload & CDSE_OFFLOAD_ACTIVATIONS) != 0;
     t->full_recompute |= s->recompute == CDSE_RECOMPUTE_FULL;
     t->modules |= s->recompute_modules != 0;
+    for (int i = 0; i < 4; i++)
+        t->pool_tp_differs |= r->result.pool_tp[i] != 0 && r->result.pool_tp[i] != s->tp;
 }
 
 void cdse_table_observe(cdse_table *t, const cdse_record *r)
@@ -321,7 +351,9 @@ static bool applicable(const cdse_table *t, int column)
         return t->full_recompute;
     if (strcmp(name, "recompute_modules") == 0)
         return t->modules;
-    return strcmp(name, "pool_split") != 0 && !is_hw(column);
+    if (strcmp(name, "pool_split") == 0)
+        return t->present[column]; /* a pool's rows: how it was used */
+    return !is_hw(column);
 }
 
 static void add(cdse_table *t, int column)
@@ -368,6 +400,12 @@ static void choose(cdse_table *t)
         for (size_t i = 0; i < sizeof result_columns / sizeof result_columns[0]; i++) {
             int c = column_index(result_columns[i]);
             if (!IN(when_present, c) || t->present[c])
+                add(t, c);
+        }
+        for (size_t i = 0; i < sizeof pool_columns / sizeof pool_columns[0]; i++) {
+            int c = column_index(pool_columns[i]);
+            bool tp = strncmp(pool_columns[i], "pool_tp_", 8) == 0;
+            if (t->present[c] && (!tp || t->pool_tp_differs))
                 add(t, c);
         }
         if (t->key >= 0)

@@ -525,8 +525,12 @@ size_t cdse_topk_groups_pareto_cost(const cdse_topk_groups *g, cdse_record **out
 static bool system_priced(const cdse_job *job, int s)
 {
     const cdse_system *sys = &job->system[s];
-    if (sys->pool.n_types > 0)
-        return false; /* pools report no cost (report.c) */
+    if (sys->pool.n_types > 0) { /* billed per type (model/cost.h cdse_pool_bill) */
+        for (int t = 0; t < sys->pool.n_types; t++)
+            if (system_priced(job, sys->pool.member[t]))
+                return true;
+        return false;
+    }
     double price = sys->cost.rental_price + sys->cost.gpu_price + sys->cost.facility_price;
     for (int l = 0; l < sys->n_levels; l++)
         price += sys->level[l].port_price;

@@ -49,7 +49,9 @@ static const char *const contract_header =
     "checkpoint_interval_s,lost_work_s,goodput,interruptions_expected,"
     "time_to_train_effective_days,checkpoint_flag,"
     "time_low_s,time_high_s,time_to_train_days_low,time_to_train_days_high,cost_to_train_low,"
-    "cost_to_train_high,mem_reserved_gib,checkpoint,storage_read_gbs,t_ceiling_s\n";
+    "cost_to_train_high,mem_reserved_gib,checkpoint,storage_read_gbs,t_ceiling_s,pool_layers_0,"
+    "pool_layers_1,pool_layers_2,pool_layers_3,pool_microbatches_0,pool_microbatches_1,"
+    "pool_microbatches_2,pool_microbatches_3,pool_tp_0,pool_tp_1,pool_tp_2,pool_tp_3\n";
 
 /* Writes with `fn` into a temporary file and returns the text (static buffer). */
 static const char *capture(void (*fn)(FILE *, const void *, const void *), const void *a,
@@ -85,8 +87,9 @@ static void test_csv_header_is_the_contract(void **state)
      * mem_runtime_gib, t_fixed_s, offload_layers, recompute_layers + 16 hardware values + cost,
      * energy, tokens per kWh + goodput: 3 hardware values, 8 figures and the flag + the error
      * band's six (time, days, cost: low, high) + mem_reserved_gib + checkpoint (the axis) +
-     * storage_read_gbs (a hardware value) + t_ceiling_s. */
-    assert_int_equal(cdse_column_count, 106);
+     * storage_read_gbs (a hardware value) + t_ceiling_s + a pool's partition: layers,
+     * micro-batches and tp of its 4 types (issue 30). */
+    assert_int_equal(cdse_column_count, 118);
     assert_non_null(cdse_column_find("mem_activations_gib"));
     assert_null(cdse_column_find("no_such_column"));
 }
@@ -167,6 +170,11 @@ static void fill(cdse_job *job, cdse_record *r)
     r->interruptions_expected = 16.0;
     r->time_to_train_effective_days = 17.0;
     r->checkpoint_flag = 1;
+    for (int i = 0; i < 4; i++) { /* a pool's partition (issue 30), distinct values */
+        r->result.pool_layers[i] = 21 + i;
+        r->result.pool_microbatches[i] = 31 + i;
+        r->result.pool_tp[i] = 1 << i;
+    }
 }
 
 static void test_csv_row(void **state)
@@ -180,8 +188,9 @@ static void test_csv_row(void **state)
         "83886.1,150.25,160.5,0.481571,0.514423,70.125,10.5,10.5,15.75,30.375,3,0,3,6,1,0.5,0.25,"
         "0.125,0,0,1.5,0.0625,0,0,41.3921,63578.3,0,none,0,0,0,0,tp-cp-dp-pp,0,none,alltoall,none,"
         "default,2.5,1.75,0.03125,3,5,0.5,1,1.5,2,2.5,3,3.5,4,4.5,5,5.5,6,6.5,7,7.5,8,0,0,0,"
-        /* checkpoint 0: the stack's; storage_read_gbs hw[19] = 0.5 x 20 */
-        "8.5,9,9.5,11,12,13,14,15,0.875,16,17,1,0,0,0,0,0,0,0,stack,10,0.015625\n";
+        /* checkpoint 0: the stack's; storage_read_gbs hw[19] = 0.5 x 20; then the pool's */
+        "8.5,9,9.5,11,12,13,14,15,0.875,16,17,1,0,0,0,0,0,0,0,stack,10,0.015625,"
+        "21,22,23,24,31,32,33,34,1,2,4,8\n";
     assert_string_equal(capture(row_fn, &record, job), expected);
     /* RFC 4180: a name with a comma and quotes is quoted, its quotes doubled. */
     record.model = 1;

@@ -69,6 +69,9 @@ typedef struct cdse_result {
     int pool_layers[4];
     int pool_microbatches[4];
     int pool_tp[4]; /* the tensor-parallel degree of each type's stages or replicas */
+    /* The HBM (GiB) of the GPU type whose memory figures the result holds (the one closest to
+     * its capacity), for the headroom check of objective.memory_headroom; 0 when not a pool. */
+    double pool_hbm_gib;
 } cdse_result;
 
 typedef enum cdse_pool_split {

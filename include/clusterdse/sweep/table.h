@@ -46,6 +46,7 @@ typedef struct cdse_table {
     bool system_seen[CDSE_MAX_SYSTEMS];
     double system_hw[CDSE_MAX_SYSTEMS][CDSE_HW_COUNT];
     bool moe, activation_offload, full_recompute, modules;
+    bool pool_tp_differs; /* a pool's type runs another tp than the strategy's (tp_per_type) */
     /* The choice (cdse_table_print_header): columns printed and their widths. */
     int n;
     int column[CDSE_TABLE_MAX_COLUMNS];
