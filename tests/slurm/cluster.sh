@@ -235,7 +235,16 @@ slurm__stop_daemons() {
         fi
     done
     [ ${#left[@]} -eq 0 ] || kill -KILL "${left[@]}" 2>/dev/null || true
-    [ ${#SLURM_TEST_PIDS[@]} -eq 0 ] || kill -TERM "${SLURM_TEST_PIDS[0]}" 2>/dev/null || true
+    # munged last, and waited for: it removes its socket and pid file as it exits, which raced
+    # with the directory's removal on a loaded machine ("rm: cannot remove .../munge: Directory
+    # not empty" after every check had passed).
+    if [ ${#SLURM_TEST_PIDS[@]} -gt 0 ] && kill -TERM "${SLURM_TEST_PIDS[0]}" 2>/dev/null; then
+        for _ in $(seq 1 40); do
+            kill -0 "${SLURM_TEST_PIDS[0]}" 2>/dev/null || break
+            sleep 0.25
+        done
+        kill -KILL "${SLURM_TEST_PIDS[0]}" 2>/dev/null || true
+    fi
 }
 
 # Cancels what is left and stops every daemon this shell started (the EXIT trap). Safe to call
@@ -255,7 +264,7 @@ slurm_cluster_stop() {
     elif [ "${SLURM_TEST_KEEP:-0}" = 1 ]; then
         slurm__log "logs kept in $SLURM_TEST_DIR"
     else
-        rm -rf "$SLURM_TEST_DIR"
+        rm -rf "$SLURM_TEST_DIR" 2>/dev/null || { sleep 1; rm -rf "$SLURM_TEST_DIR"; }
     fi
     slurm__log "cluster stopped"
     return $rc
