@@ -674,6 +674,76 @@ static int unguarded_rows(cdse_store *store, const char *dataset, uint64_t *n, c
     return rc;
 }
 
+/* Whether /results holds the rows as the sweep writes its chunks (cdse_store_compress_chunk):
+ * the store's row type, chunks of STORE_RESULTS_CHUNK_ROWS rows, shuffle then deflate and no
+ * other filter. */
+static bool results_direct(cdse_store *store)
+{
+    if (store->results_direct == 0) {
+        hid_t type = H5Dget_type(store->results);
+        hid_t dcpl = H5Dget_create_plist(store->results);
+        hsize_t chunk = 0;
+        unsigned flags = 0, config = 0;
+        size_t n_values = 0;
+        bool same = type >= 0 && H5Tequal(type, store->row_type) > 0 && dcpl >= 0 &&
+                    H5Pget_chunk(dcpl, 1, &chunk) == 1 && chunk == STORE_RESULTS_CHUNK_ROWS &&
+                    H5Pget_nfilters(dcpl) == 2 &&
+                    H5Pget_filter2(dcpl, 0, &flags, &n_values, NULL, 0, NULL, &config) ==
+                        H5Z_FILTER_SHUFFLE &&
+                    (n_values = 0, H5Pget_filter2(dcpl, 1, &flags, &n_values, NULL, 0, NULL,
+                                                  &config) == H5Z_FILTER_DEFLATE);
+        if (type >= 0)
+            H5Tclose(type);
+        if (dcpl >= 0)
+            H5Pclose(dcpl);
+        store->results_direct = same ? 1 : -1;
+    }
+    return store->results_direct > 0;
+}
+
+/* Rows start .. start + n of /results read a chunk at a time as stored (H5Dread_chunk) and
+ * decompressed here (cdse_store_decompress_chunk: zlib's uncompress, which checks the adler32
+ * of the stream as HDF5's deflate filter does, then store__unshuffle): the same bytes as
+ * H5Dread, whose byte-wise shuffle filter and copy out of its chunk buffer were most of the
+ * reading thread's time in `export` and `top`. 0, or -1 when a chunk is not stored, cannot be
+ * read or decompressed, or was stored with a filter skipped: the caller then reads the rows
+ * with H5Dread, which reports a damaged chunk as before. */
+static int read_results_chunks(cdse_store *store, uint64_t start, size_t n, void *rows)
+{
+    size_t row_size = cdse_store_row_size(), chunk_rows = STORE_RESULTS_CHUNK_ROWS;
+    size_t bound = cdse_store_chunk_bound(), bytes = chunk_rows * row_size;
+    unsigned char *packed = malloc(bound), *scratch = malloc(bytes), *whole = malloc(bytes);
+    int rc = packed && scratch && whole ? 0 : -1;
+    unsigned char *out = rows;
+    for (uint64_t first = start - start % chunk_rows; rc == 0 && first < start + n;
+         first += chunk_rows) {
+        hsize_t offset = first, stored = 0;
+        uint32_t mask = 0;
+        if (H5Dget_chunk_storage_size(store->results, &offset, &stored) < 0 || stored == 0 ||
+            stored > bound ||
+            H5Dread_chunk(store->results, H5P_DEFAULT, &offset, &mask, packed) < 0 || mask != 0) {
+            rc = -1;
+            break;
+        }
+        /* The rows of this chunk that are asked for: all of them straight into `rows`. */
+        uint64_t from = first > start ? first : start;
+        uint64_t to = first + chunk_rows < start + n ? first + chunk_rows : start + n;
+        bool all = from == first && to == first + chunk_rows;
+        unsigned char *target = all ? out + (from - start) * row_size : whole;
+        if (cdse_store_decompress_chunk(packed, (size_t)stored, scratch, target) != 0) {
+            rc = -1;
+            break;
+        }
+        if (!all)
+            memcpy(out + (from - start) * row_size, whole + (from - first) * row_size,
+                   (size_t)(to - from) * row_size);
+    }
+    free(packed);
+    free(scratch);
+    free(whole);
+    return rc;
+}
+
 static int unguarded_read_rows(cdse_store *store, const char *dataset, uint64_t start, size_t n,
                                void *rows, cdse_diag *diag)
 {
@@ -684,7 +754,13 @@ static int unguarded_read_rows(cdse_store *store, const char *dataset, uint64_t 
                       store->path, dataset);
         return CDSE_EIO;
     }
-    int rc = store__table_read(d, store->row_type, start, n, rows);
+    /* A reader's /results a chunk at a time (a writer's rows go through HDF5, as they came). */
+    int rc = -1;
+    if (is_results && !store->writable && n > 0 && start + n <= store->rows &&
+        results_direct(store))
+        rc = read_results_chunks(store, start, n, rows);
+    if (rc != 0)
+        rc = store__table_read(d, store->row_type, start, n, rows);
     if (!is_results)
         H5Dclose(d);
     if (rc < 0) {

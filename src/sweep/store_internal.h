@@ -80,6 +80,9 @@ struct cdse_store {
     int metric;
     int mode;
     bool complete;
+    /* Whether /results is read a chunk at a time with H5Dread_chunk and decompressed here
+     * (read_results_chunks): 0 not yet known, 1 yes, -1 no (another layout or pipeline). */
+    int results_direct;
     int n_models, n_systems;
     char model_name[CDSE_MAX_MODELS][CDSE_NAME_MAX];
     char system_name[CDSE_MAX_SYSTEMS][CDSE_NAME_MAX];
@@ -133,6 +136,7 @@ hid_t store__row_type(const cdse_store *s);
 hid_t store__string_type(size_t size);
 int store__table_read(hid_t d, hid_t type, uint64_t start, size_t n, void *data);
 uint64_t store__table_rows(hid_t d);
+void store__unshuffle(const unsigned char *src, size_t n, size_t row_size, unsigned char *dst);
 int store__table_write(hid_t d, hid_t type, uint64_t start, size_t n, const void *data);
 int store__write_fixed_table(hid_t loc, const char *name, hid_t type, size_t n, const void *data);
 

@@ -557,17 +557,54 @@ size_t cdse_store_compress_chunk(const void *rows, void *scratch, void *out)
     return (size_t)out_size;
 }
 
+/* Exchanges the bytes of `mask`'s positions in a shifted by `shift` bits with those of b: one
+ * step of the 8 x 8 byte transposition below. */
+#define SWAP_BYTES(a, b, shift, mask)                                                              \
+    do {                                                                                           \
+        uint64_t t_ = (((a) >> (shift)) ^ (b)) & (mask);                                           \
+        (b) ^= t_;                                                                                 \
+        (a) ^= t_ << (shift);                                                                      \
+    } while (0)
+
+/* The shuffle undone: byte j of row i from src[j x n + i] to dst[i x row_size + j], `n` a
+ * multiple of 8. Blocks of 8 rows x 8 bytes are read as 8 words (one per byte of the row),
+ * transposed in registers (three exchanges of halves, quarters and eighths: Warren, Hacker's
+ * Delight, 2nd ed., Sec. 7-3) and written as 8 words (one per row): a byte-wise loop writes each
+ * byte to another row, most of the time of reading a store (HDF5's filter does that). */
+void store__unshuffle(const unsigned char *src, size_t n, size_t row_size, unsigned char *dst)
+{
+    /* The words' byte b is bits 8b..8b+7 on a little-endian machine only: elsewhere, bytes. */
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    size_t whole = first == 1 ? row_size - row_size % 8 : 0;
+    for (size_t i = 0; i < n; i += 8) {
+        for (size_t j = 0; j < whole; j += 8) {
+            uint64_t w[8];
+            for (int k = 0; k < 8; k++)
+                memcpy(&w[k], src + (j + (size_t)k) * n + i, 8); /* byte b: row i + b */
+            for (int k = 0; k < 4; k++)
+                SWAP_BYTES(w[k], w[k + 4], 32, 0x00000000FFFFFFFFULL);
+            for (int k = 0; k < 8; k += (k % 2 ? 3 : 1))
+                SWAP_BYTES(w[k], w[k + 2], 16, 0x0000FFFF0000FFFFULL);
+            for (int k = 0; k < 8; k += 2)
+                SWAP_BYTES(w[k], w[k + 1], 8, 0x00FF00FF00FF00FFULL);
+            for (int b = 0; b < 8; b++)
+                memcpy(dst + (i + (size_t)b) * row_size + j, &w[b], 8); /* byte k: byte j + k */
+        }
+        for (size_t b = i; b < i + 8; b++)
+            for (size_t j = whole; j < row_size; j++)
+                dst[b * row_size + j] = src[j * n + b];
+    }
+}
+
 int cdse_store_decompress_chunk(const void *data, size_t size, void *scratch, void *rows)
 {
     size_t row_size = cdse_store_row_size(), n = STORE_RESULTS_CHUNK_ROWS;
     uLongf out_size = (uLongf)(n * row_size);
     if (uncompress(scratch, &out_size, data, (uLong)size) != Z_OK || out_size != n * row_size)
         return -1;
-    const unsigned char *src = scratch;
-    unsigned char *dst = rows;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < row_size; j++)
-            dst[i * row_size + j] = src[j * n + i];
+    store__unshuffle(scratch, n, row_size, rows);
     return 0;
 }
 

@@ -22,6 +22,8 @@
 #include "clusterdse/config/job.h"
 #include "clusterdse/sweep/store.h"
 
+#include "../../src/sweep/store_internal.h"
+
 static char dir[256];
 
 static void path_of(const char *name, char *out, size_t size)
@@ -93,6 +95,27 @@ static void test_pack_round_trip(void **state)
     free(row);
 }
 
+/* store__unshuffle against the shuffle's definition (byte j of row i at j x n + i, H5Zshuffle.c)
+ * for row sizes with and without a tail of fewer than 8 bytes. */
+static void test_unshuffle(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {8, 13, 64, 605};
+    size_t n = 48;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t rs = sizes[s];
+        unsigned char *shuffled = malloc(n * rs), *rows = malloc(n * rs);
+        for (size_t k = 0; k < n * rs; k++)
+            shuffled[k] = (unsigned char)(k * 131 + k / 7);
+        store__unshuffle(shuffled, n, rs, rows);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < rs; j++)
+                assert_int_equal(rows[i * rs + j], shuffled[j * n + i]);
+        free(shuffled);
+        free(rows);
+    }
+}
+
 /* Rows written plainly and as compressed chunks read back the same. */
 static void test_write_read(void **state)
 {
@@ -145,6 +168,9 @@ static void test_write_read(void **state)
     assert_memory_equal(back, rows, cr * rs);
     assert_int_equal(cdse_store_read_rows(s, "results", cr, 100, back, &diag), 0);
     assert_memory_equal(back, rows + cr * rs, 100 * rs);
+    /* Rows across the chunk boundary: the end of the first chunk and the start of the second. */
+    assert_int_equal(cdse_store_read_rows(s, "results", cr - 10, 50, back, &diag), 0);
+    assert_memory_equal(back, rows + (cr - 10) * rs, 50 * rs);
     cdse_counts c2;
     assert_int_equal(cdse_store_read_counts(s, &c2, &diag), 0);
     assert_memory_equal(&c2, &counts, sizeof counts);
@@ -1052,6 +1078,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pack_round_trip),
+        cmocka_unit_test(test_unshuffle),
         cmocka_unit_test(test_write_read),
         cmocka_unit_test(test_exists),
         cmocka_unit_test(test_foreign),
