@@ -656,12 +656,23 @@ void cdse_csv_header(FILE *out)
     fputc('\n', out);
 }
 
-/* Appends `text` to the line at *used as a CSV field (csv_field's quoting); false when the line
- * is full. */
-static bool line_field(char *line, size_t cap, size_t *used, const char *text, size_t n,
-                       bool number)
+/* strlen(text), and in *plain whether it has none of the characters that make csv_field quote
+ * it: one pass over a name instead of strlen and strpbrk. */
+static size_t text_length(const char *text, bool *plain)
 {
-    if (!number && strpbrk(text, ",\"\r\n") != NULL) {
+    size_t n = 0;
+    bool special = false;
+    for (; text[n] != '\0'; n++)
+        special |= text[n] == ',' || text[n] == '"' || text[n] == '\r' || text[n] == '\n';
+    *plain = !special;
+    return n;
+}
+
+/* Appends `text` (n bytes) to the line at *used as a CSV field, quoted as csv_field does unless
+ * it is `plain` (no comma, quote or line break: text_length); false when the line is full. */
+static bool line_field(char *line, size_t cap, size_t *used, const char *text, size_t n, bool plain)
+{
+    if (!plain) {
         if (*used + 2 * n + 4 > cap)
             return false;
         line[(*used)++] = '"';
@@ -746,14 +757,15 @@ void cdse_csv_row(FILE *out, const cdse_record *record, const cdse_job *job)
             csv_last.valid[i] = false; /* its text is not where `at` says */
         const char *text = buf;
         size_t n;
+        bool plain = true; /* numbers never need quotes */
         if (column_is_number(c)) {
             n = format_number(c->kind, field_of(c, record), buf);
         } else {
             text = column_name_text(c, field_of(c, record), job);
             text = text != NULL ? text : "?";
-            n = strlen(text);
+            n = text_length(text, &plain);
         }
-        if (!line_field(line, CSV_LINE_MAX, &used, text, n, column_is_number(c))) {
+        if (!line_field(line, CSV_LINE_MAX, &used, text, n, plain)) {
             fwrite(line, 1, used, out); /* a row longer than the buffer: the slow way */
             used = 0;
             spilled = true; /* the line no longer holds the texts of the columns before */
