@@ -698,8 +698,14 @@ static bool line_field(char *line, size_t cap, size_t *used, const char *text, s
  * made when it was formatted, whose wide load would wait for the formatter's byte stores.) */
 #define CSV_CACHE_COLUMNS 128
 #define CSV_LINE_MAX      8192
+/* The lines are CSV_LINE_MAX + CSV_LINE_SKEW bytes apart, half a 4 KiB page off a multiple of it:
+ * a column's text is read from the last line at about the offset where it is written in this
+ * one, and a load 4 KiB apart from a store in flight waits for it ("4K aliasing": Intel 64 and
+ * IA-32 Architectures Optimization Reference Manual, Sec. 3.6.8.1; AMD's cores likewise compare
+ * the low 12 bits). */
+#define CSV_LINE_SKEW 2048
 typedef struct csv_cache {
-    char line[2][CSV_LINE_MAX];
+    char line[2][CSV_LINE_MAX + CSV_LINE_SKEW];
     int current; /* the line being written; the other is the last row */
     uint64_t bits[CSV_CACHE_COLUMNS];
     unsigned short at[CSV_CACHE_COLUMNS]; /* offset of the text in the last row's line */
