@@ -66,3 +66,8 @@ int cdse_dtype_parse(const char *name)
 {
     return cdse_names_find(&cdse_dtype_enum, name);
 }
+
+void cdse_zero(void *p, size_t size)
+{
+    memset(p, 0, size);
+}

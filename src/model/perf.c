@@ -334,7 +334,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
                          const cdse_strategy *strategy, int position_len, cdse_result *r,
                          cdse_comm_plan *plan, double exposed_s[CDSE_GROUP_COUNT])
 {
-    memset(r, 0, sizeof *r);
+    cdse_zero(r, sizeof *r);
     plan->n = 0;
     r->seq_imbalance = 1.0;
     cdse_strategy st = *strategy;

@@ -89,24 +89,36 @@ int cdse_space_finish(cdse_space *space, cdse_diag *diag)
     space->size = size;
     space->n_varying = 0;
     for (int a = CDSE_AXIS_COUNT - 1; a >= 0; a--)
-        if (space->n[a] > 1)
+        if (space->n[a] > 1) {
+            space->divide_magic[space->n_varying] = UINT64_MAX / (uint64_t)space->n[a] + 1;
             space->varying[space->n_varying++] = a;
+        }
     return CDSE_OK;
 }
 
 void cdse_space_decode(const cdse_space *space, uint64_t index, int digit[CDSE_AXIS_COUNT])
 {
     /* The sweep's hot path: most axes have one value, and a 64-bit division costs tens of
-     * cycles, so only the axes with several values (cdse_space_finish lists them) are divided,
-     * and indices below 2^32 use 32-bit divisions (several times cheaper on x86-64). */
-    memset(digit, 0, CDSE_AXIS_COUNT * sizeof digit[0]);
+     * cycles, so only the axes with several values (cdse_space_finish lists them) are divided.
+     * Indices below 2^32 are divided by a multiplication: with M = floor((2^64 - 1) / n) + 1,
+     * the high 64 bits of M x a are floor(a / n) for every a and n below 2^32 (Lemire, Kaser and
+     * Kurz, "Faster Remainder by Direct Computation", Software: Practice and Experience 49(6),
+     * 2019: their fastdiv with N = 32-bit operands and F = 64): the same digits as the division,
+     * several times faster (the chain of 32-bit divisions was most of the decoding's time). */
+    cdse_zero(digit, CDSE_AXIS_COUNT * sizeof digit[0]);
     if (index <= UINT32_MAX) {
-        uint32_t small = (uint32_t)index;
+        uint64_t small = index;
         for (int k = 0; k < space->n_varying; k++) {
             int a = space->varying[k];
-            uint32_t n = (uint32_t)space->n[a];
-            digit[a] = (int)(small % n);
-            small /= n;
+            uint64_t n = (uint64_t)space->n[a];
+#ifdef __SIZEOF_INT128__
+            uint64_t quotient =
+                (uint64_t)(((unsigned __int128)space->divide_magic[k] * small) >> 64);
+#else
+            uint64_t quotient = small / n;
+#endif
+            digit[a] = (int)(small - quotient * n);
+            small = quotient;
         }
         return;
     }

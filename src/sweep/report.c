@@ -319,12 +319,23 @@ void cdse_csv_header(FILE *out)
     fputc('\n', out);
 }
 
-/* Appends `text` to the line at *used as a CSV field (csv_field's quoting); false when the line
- * is full. */
-static bool line_field(char *line, size_t cap, size_t *used, const char *text, size_t n,
-                       bool number)
+/* strlen(text), and in *plain whether it has none of the characters that make csv_field quote
+ * it: one pass over a name instead of strlen and strpbrk. */
+static size_t text_length(const char *text, bool *plain)
 {
-    if (!number && strpbrk(text, ",\"\r\n") != NULL) {
+    size_t n = 0;
+    bool special = false;
+    for (; text[n] != '\0'; n++)
+        special |= text[n] == ',' || text[n] == '"' || text[n] == '\r' || text[n] == '\n';
+    *plain = !special;
+    return n;
+}
+
+/* Appends `text` (n bytes) to the line at *used as a CSV field, quoted as csv_field does unless
+ * it is `plain` (no comma, quote or line break: text_length); false when the line is full. */
+static bool line_field(char *line, size_t cap, size_t *used, const char *text, size_t n, bool plain)
+{
+    if (!plain) {
         if (*used + 2 * n + 4 > cap)
             return false;
         line[(*used)++] = '"';
@@ -343,35 +354,51 @@ static bool line_field(char *line, size_t cap, size_t *used, const char *text, s
     return true;
 }
 
-/* The text of each float column in the last row formatted by this thread: consecutive rows of a
- * store share most of them (the hardware values, the memory, the zeros of what a configuration
- * does not use), so their text is copied instead of formatted again. */
+/* The rows formatted by this thread, in two alternating line buffers, and where the text of each
+ * float column is in the last one: consecutive rows of a store share most of them (the hardware
+ * values, the memory, the zeros of what a configuration does not use), so their text is copied
+ * from the previous row instead of formatted again. (Copied from there, and not from a copy
+ * made when it was formatted, whose wide load would wait for the formatter's byte stores.) */
 #define CSV_CACHE_COLUMNS 128
+#define CSV_LINE_MAX      8192
+/* The lines are CSV_LINE_MAX + CSV_LINE_SKEW bytes apart, half a 4 KiB page off a multiple of it:
+ * a column's text is read from the last line at about the offset where it is written in this
+ * one, and a load 4 KiB apart from a store in flight waits for it ("4K aliasing": Intel 64 and
+ * IA-32 Architectures Optimization Reference Manual, Sec. 3.6.8.1; AMD's cores likewise compare
+ * the low 12 bits). */
+#define CSV_LINE_SKEW 2048
 typedef struct csv_cache {
+    char line[2][CSV_LINE_MAX + CSV_LINE_SKEW];
+    int current; /* the line being written; the other is the last row */
     uint64_t bits[CSV_CACHE_COLUMNS];
-    char text[CSV_CACHE_COLUMNS][CDSE_NUMFMT_MAX];
+    unsigned short at[CSV_CACHE_COLUMNS]; /* offset of the text in the last row's line */
     unsigned char len[CSV_CACHE_COLUMNS];
     bool valid[CSV_CACHE_COLUMNS];
 } csv_cache;
 
 static _Thread_local csv_cache csv_last;
 
-/* A float column's text at `out` (CDSE_NUMFMT_MAX bytes free); returns its length. */
-static size_t float_text(int column, double value, char *out)
+/* A float column's text at `line + used` (CDSE_NUMFMT_MAX bytes free), `last` the last row's
+ * line; returns its length. */
+static size_t float_text(int column, double value, char *line, size_t used, const char *last)
 {
     uint64_t bits;
     memcpy(&bits, &value, sizeof bits);
-    if (column < CSV_CACHE_COLUMNS && csv_last.valid[column] && csv_last.bits[column] == bits) {
-        memcpy(out, csv_last.text[column], CDSE_NUMFMT_MAX);
-        return csv_last.len[column];
-    }
-    size_t n = cdse_fmt_g6(out, value);
-    if (column < CSV_CACHE_COLUMNS) {
-        memcpy(csv_last.text[column], out, CDSE_NUMFMT_MAX);
+    if (column >= CSV_CACHE_COLUMNS)
+        return cdse_fmt_g6(line + used, value);
+    size_t n;
+    if (csv_last.valid[column] && csv_last.bits[column] == bits) {
+        /* CDSE_NUMFMT_MAX bytes from inside the last line (at + CDSE_NUMFMT_MAX is within it:
+         * the text was written where that much room was left) */
+        memcpy(line + used, last + csv_last.at[column], CDSE_NUMFMT_MAX);
+        n = csv_last.len[column];
+    } else {
+        n = cdse_fmt_g6(line + used, value);
         csv_last.len[column] = (unsigned char)n;
         csv_last.bits[column] = bits;
         csv_last.valid[column] = true;
     }
+    csv_last.at[column] = (unsigned short)used;
     return n;
 }
 
@@ -380,35 +407,45 @@ static size_t float_text(int column, double value, char *out)
  * need quotes). */
 void cdse_csv_row(FILE *out, const cdse_record *record, const cdse_job *job)
 {
-    char line[8192], buf[128];
+    char *line = csv_last.line[csv_last.current], buf[128];
+    const char *last = csv_last.line[!csv_last.current];
     size_t used = 0;
+    bool spilled = false;
     for (int i = 0; i < cdse_column_count; i++) {
         const cdse_column *c = &cdse_columns[i];
         if (i > 0)
             line[used++] = ',';
-        if (column_is_number(c) && used + CDSE_NUMFMT_MAX + 2 <= sizeof line) {
+        if (column_is_number(c) && used <= CSV_LINE_MAX - CDSE_NUMFMT_MAX - 2) {
             const void *field = field_of(c, record);
-            used += c->kind == CDSE_COL_F64 ? float_text(i, *(const double *)field, line + used)
-                                            : format_number(c->kind, field, line + used);
+            used += c->kind == CDSE_COL_F64
+                        ? float_text(i, *(const double *)field, line, used, last)
+                        : format_number(c->kind, field, line + used);
             continue;
         }
+        if (i < CSV_CACHE_COLUMNS)
+            csv_last.valid[i] = false; /* its text is not where `at` says */
         const char *text = buf;
         size_t n;
+        bool plain = true; /* numbers never need quotes */
         if (column_is_number(c)) {
             n = format_number(c->kind, field_of(c, record), buf);
         } else {
             text = column_name_text(c, field_of(c, record), job);
             text = text != NULL ? text : "?";
-            n = strlen(text);
+            n = text_length(text, &plain);
         }
-        if (!line_field(line, sizeof line, &used, text, n, column_is_number(c))) {
+        if (!line_field(line, CSV_LINE_MAX, &used, text, n, plain)) {
             fwrite(line, 1, used, out); /* a row longer than the buffer: the slow way */
             used = 0;
+            spilled = true; /* the line no longer holds the texts of the columns before */
             csv_field(out, text);
         }
     }
     line[used++] = '\n';
     fwrite(line, 1, used, out);
+    if (spilled)
+        memset(csv_last.valid, 0, sizeof csv_last.valid);
+    csv_last.current = !csv_last.current;
 }
 
 void cdse_columns_print(FILE *out)

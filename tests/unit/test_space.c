@@ -112,6 +112,45 @@ static void test_round_trip(void **state)
         assert_int_equal(seen[k], 1);
 }
 
+/* Indices below 2^32 are decoded with multiplications instead of divisions (space.c): in a space
+ * of axes with 64, 63, 61, 59, 2, 3, 7 and 50 values (3.0e10 configurations, past 2^32) every index
+ * tried, the last ones below 2^32 and the first above among them, decodes to digits within their
+ * axes whose mixed-radix value (cdse_space_encode: multiplications and sums only) is the index:
+ * the digits are the division's, which are the only ones with both properties. */
+static void test_decode_large_radices(void **state)
+{
+    (void)state;
+    static const int axis[] = {CDSE_AXIS_TP,         CDSE_AXIS_PP,          CDSE_AXIS_CP,
+                               CDSE_AXIS_MICROBATCH, CDSE_AXIS_ZERO,        CDSE_AXIS_RECOMPUTE,
+                               CDSE_AXIS_VPP,        CDSE_AXIS_GLOBAL_BATCH};
+    static const int n[] = {64, 63, 61, 59, 2, 3, 7, 50};
+    cdse_space space;
+    small_space(&space);
+    space.n[CDSE_AXIS_MODEL] = 1;
+    for (int k = 0; k < 8; k++)
+        space.n[axis[k]] = n[k];
+    cdse_diag diag;
+    assert_int_equal(cdse_space_finish(&space, &diag), CDSE_OK);
+    assert_int_equal(space.size, 30473452800ULL); /* 64 x 63 x 61 x 59 x 2 x 3 x 7 x 50 */
+    uint64_t x = 88172645463325252ULL;            /* xorshift64 (Marsaglia 2003), a fixed seed */
+    for (int t = 0; t < 200000; t++) {
+        uint64_t index;
+        if (t < 2000)
+            index = (uint64_t)UINT32_MAX - 999 + (uint64_t)t; /* 2^32 - 1000 .. 2^32 + 999 */
+        else {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            index = t % 2 ? x % ((uint64_t)UINT32_MAX + 1) : x % space.size;
+        }
+        int digit[CDSE_AXIS_COUNT];
+        cdse_space_decode(&space, index, digit);
+        for (int a = 0; a < CDSE_AXIS_COUNT; a++) {
+            assert_true(digit[a] >= 0);
+            assert_true(digit[a] < space.n[a]);
+        }
+        assert_int_equal(cdse_space_encode(&space, digit), index);
+    }
+}
+
 static void test_overflow_rejected(void **state)
 {
     (void)state;
@@ -164,9 +203,10 @@ static void test_axis_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_strides_and_size),    cmocka_unit_test(test_decode_by_hand),
-        cmocka_unit_test(test_round_trip),          cmocka_unit_test(test_overflow_rejected),
-        cmocka_unit_test(test_empty_axis_rejected), cmocka_unit_test(test_axis_names),
+        cmocka_unit_test(test_strides_and_size),  cmocka_unit_test(test_decode_by_hand),
+        cmocka_unit_test(test_round_trip),        cmocka_unit_test(test_decode_large_radices),
+        cmocka_unit_test(test_overflow_rejected), cmocka_unit_test(test_empty_axis_rejected),
+        cmocka_unit_test(test_axis_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

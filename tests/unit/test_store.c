@@ -145,6 +145,9 @@ static void test_write_read(void **state)
     assert_memory_equal(back, rows, cr * rs);
     assert_int_equal(cdse_store_read_rows(s, "results", cr, 100, back, &diag), 0);
     assert_memory_equal(back, rows + cr * rs, 100 * rs);
+    /* Rows across the chunk boundary: the end of the first chunk and the start of the second. */
+    assert_int_equal(cdse_store_read_rows(s, "results", cr - 10, 50, back, &diag), 0);
+    assert_memory_equal(back, rows + (cr - 10) * rs, 50 * rs);
     cdse_counts c2;
     assert_int_equal(cdse_store_read_counts(s, &c2, &diag), 0);
     assert_memory_equal(&c2, &counts, sizeof counts);

@@ -31,6 +31,13 @@ typedef struct cdse_diag {
 
 void cdse_diag_set(cdse_diag *diag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* memset(p, 0, size) through the C library: the hot path's per-configuration zeroing of a few
+ * hundred bytes. A memset of a size known where it is written is inlined by GCC as `rep stos`,
+ * whose start-up and blocked store forwarding (the next loads from the zeroed bytes wait for it)
+ * cost more than the library's vector stores: here the size is an argument of a function of
+ * another file. */
+void cdse_zero(void *p, size_t size);
+
 typedef enum cdse_dtype {
     CDSE_FP32 = 0,
     CDSE_TF32,

@@ -40,6 +40,9 @@ typedef struct cdse_space {
      * cdse_space_finish. */
     int n_varying;
     int varying[CDSE_AXIS_COUNT];
+    /* Per entry of varying: floor((2^64 - 1) / n) + 1, with which cdse_space_decode divides
+     * indices below 2^32 by a multiplication; filled by cdse_space_finish. */
+    uint64_t divide_magic[CDSE_AXIS_COUNT];
 } cdse_space;
 
 /* Job-file key of an axis under `space` ("models" and "systems" for the first two). */
