@@ -682,8 +682,11 @@ static double state_floor(const cdse_model *model, const env *e, const dims *x,
         if (st->offload & CDSE_OFFLOAD_OPTIMIZER)
             serial = 2.0 * m.mem_optimizer_gib * CDSE_GIB / bw + e->sys->tier.latency_us * 1e-6;
         /* Activations shrink with recomputation: counted only when the setting is given. */
-        if ((st->offload & CDSE_OFFLOAD_ACTIVATIONS) && !(flags & CDSE_FLOOR_ANY_RECOMPUTE))
-            overlapped += 2.0 * x->m * perf_offloaded_bytes_per_mb(st, x, act_per_mb) / bw;
+        if ((st->offload & CDSE_OFFLOAD_ACTIVATIONS) && !(flags & CDSE_FLOOR_ANY_RECOMPUTE)) {
+            env off_env = *e; /* full recomputation's layers keep the same with any modules */
+            off_env.st = st;
+            overlapped += 2.0 * x->m * perf_offloaded_bytes_per_mb(&off_env, x, act_per_mb) / bw;
+        }
         if (st->offload & CDSE_OFFLOAD_WEIGHTS)
             overlapped += 2.0 * x->m * m.mem_weights_gib * CDSE_GIB / bw;
         *offload = serial + FLOOR_TIME_MARGIN * exposed(overlapped, DBL_MAX);

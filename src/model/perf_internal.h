@@ -219,7 +219,7 @@ void perf_average_layer_step(const env *e, const dims *x, layer_step *step);
 void perf_stage_params(const cdse_model *model, const dims *x, stage_param_count *out);
 double perf_recompute_buffer(const env *e, const dims *x);
 double perf_layer_weight_bytes(const env *e);
-double perf_offloaded_bytes_per_mb(const cdse_strategy *st, const dims *x, double act_per_mb);
+double perf_offloaded_bytes_per_mb(const env *e, const dims *x, double act_per_mb);
 void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cdse_result *r,
                        stage_param_count *params, double *updated, double *act_per_mb,
                        double *in_flight_out, double *weights_most);

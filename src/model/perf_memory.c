@@ -448,16 +448,42 @@ static double layer_bytes_per_mb(const dims *x, double act_per_mb)
     return act_per_mb - (x->p == 1.0 ? logits_bytes(x) : 0.0);
 }
 
+/* The activation bytes of one layer and micro-batch without recomputation (the granularity is
+ * full: no fine-grained modules apply), the stage's dense and MoE layers averaged. */
+static double unrecomputed_average_layer(const env *e, const dims *x)
+{
+    double dense = x->moe_share < 1.0 ? unrecomputed_layer_bytes(e, x, false, 0) : 0.0;
+    double moe = x->moe_layers > 0.0 ? unrecomputed_layer_bytes(e, x, true, 0) : 0.0;
+    return (1.0 - x->moe_share) * dense + x->moe_share * moe;
+}
+
 /* Bytes of one micro-batch, of the `act_per_mb` a stage holds, that activation offload moves:
  * all of them with every layer offloaded (the single stage's logits too, as the whole-model
- * offload has always counted them); with offload_layers the layers' share of the layers' bytes
- * only, since the offload context wraps the transformer layers and not the output layer
- * (megatron/core/transformer/transformer_block.py:714 at d98e8a64d). */
-double perf_offloaded_bytes_per_mb(const cdse_strategy *st, const dims *x, double act_per_mb)
+ * offload has always counted them); with offload_layers the bytes of the layers offloaded only,
+ * since the offload context wraps the transformer layers and not the output layer
+ * (megatron/core/transformer/transformer_block.py:714 at d98e8a64d). The layers offloaded are the
+ * first offload_layers of each chunk: Transformer Engine's handler offloads the layer groups
+ * numbered below num_offload_group (transformer_engine/pytorch/cpu_offload, tensor_push). Block
+ * recomputation recomputes the first recompute_layers of each chunk, which keep their input only
+ * (megatron/core/recompute.py:167-181 at d98e8a64d, use_checkpoint for layer_idx <
+ * recompute_num_layers), the others everything: the offloaded layers are the recomputed ones first
+ * (issue 31: taken as offload_layers of the stage's average layer, the offload moved part of a
+ * layer that keeps everything, and recomputing fewer layers reported more memory than recomputing
+ * all). Megatron-Core itself refuses cpu_offloading with recomputation or pipeline parallelism
+ * (transformer_config.py:1891-1899 at d98e8a64d); the model composes the two orders. */
+double perf_offloaded_bytes_per_mb(const env *e, const dims *x, double act_per_mb)
 {
+    const cdse_strategy *st = e->st;
     if (st->offload_layers <= 0)
         return act_per_mb;
-    return offloaded_share(st, x->stage_layers) * layer_bytes_per_mb(x, act_per_mb);
+    double share = offloaded_share(st, x->stage_layers);
+    if (st->recompute != CDSE_RECOMPUTE_FULL || recomputed_share(st, x->stage_layers) >= 1.0 ||
+        share >= 1.0) /* the layers alike, or every layer offloaded */
+        return share * layer_bytes_per_mb(x, act_per_mb);
+    double offloaded = st->offload_layers, recomputed = st->recompute_layers;
+    double input_only = layer_activation_bytes(e, x, false); /* full recomputation: the input */
+    return x->v * (fmin(offloaded, recomputed) * input_only +
+                   fmax(0.0, offloaded - recomputed) * unrecomputed_average_layer(e, x));
 }
 
 /* Of one micro-batch's `off_mb` offloaded bytes (of `layers_mb` bytes of its layers), those that
@@ -493,7 +519,7 @@ static double resident_activations(const env *e, const dims *x, double act, doub
 {
     if (!offloads(e, CDSE_OFFLOAD_ACTIVATIONS))
         return act;
-    double off_mb = perf_offloaded_bytes_per_mb(e->st, x, per_mb);
+    double off_mb = perf_offloaded_bytes_per_mb(e, x, per_mb);
     return hbm_after_offload(x, act, (act - extra) / per_mb, per_mb, off_mb);
 }
 
@@ -528,9 +554,7 @@ static double split_missing_layer(const env *e, const dims *x, double per_mb)
     if (st->recompute != CDSE_RECOMPUTE_FULL || st->recompute_layers <= 0 ||
         recomputed_share(st, x->stage_layers) >= 1.0)
         return per_mb / x->stage_layers;
-    double dense = x->moe_share < 1.0 ? unrecomputed_layer_bytes(e, x, false, 0) : 0.0;
-    double moe = x->moe_layers > 0.0 ? unrecomputed_layer_bytes(e, x, true, 0) : 0.0;
-    return (1.0 - x->moe_share) * dense + x->moe_share * moe;
+    return unrecomputed_average_layer(e, x);
 }
 
 /* Under the embedding-aware split the ranks differ in what they hold: rank 0 one layer fewer and
@@ -679,7 +703,7 @@ double perf_offload_overlapped_time(const env *e, const dims *x, double act_per_
         return 0.0;
     double t = 0.0;
     if (st->offload & CDSE_OFFLOAD_ACTIVATIONS)
-        t += 2.0 * x->m * perf_offloaded_bytes_per_mb(st, x, act_per_mb) / bw;
+        t += 2.0 * x->m * perf_offloaded_bytes_per_mb(e, x, act_per_mb) / bw;
     if (st->offload & CDSE_OFFLOAD_WEIGHTS)
         t += 2.0 * x->m * weights_gib * CDSE_GIB / bw;
     return t;
@@ -708,7 +732,7 @@ void perf_offload_model(const env *e, const dims *x, double compute_time, double
          * writes the offloaded layers' activations out during its forward pass and reads them
          * back for its backward pass, overlapped with compute; the other layers keep theirs.
          * What offloaded_in_hbm keeps stays in HBM, with whatever is not per micro-batch. */
-        double off_mb = perf_offloaded_bytes_per_mb(st, x, act_per_mb);
+        double off_mb = perf_offloaded_bytes_per_mb(e, x, act_per_mb);
         double total = r->mem_activations_gib * CDSE_GIB;
         double resident = hbm_after_offload(x, total, in_flight, act_per_mb, off_mb);
         moved += (total - resident) / CDSE_GIB;

@@ -157,6 +157,18 @@ cat block.txt
 awk 'NR == 1 { a = $1 } END { exit !(NR == 2 && $1 <= a * (1 + 1e-9)) }' block.txt ||
     fail "recompute_layers: every layer recomputed reports more memory (offload_block_recompute.cfg)"
 
+# Issue 31, metamorphic recompute_layers (seeds 7 and 11 at a million pairs): GPT-3 350M, pp 8,
+# tp 4, 3 layers per stage, activation offload of offload_layers 2 with full recomputation of
+# recompute_layers 2 (A), then of every layer (B). Both take each chunk's first layers, so A
+# offloads its 2 recomputed layers (their inputs only) and keeps the layer that keeps everything.
+# B must not report more memory (was 2.51249 -> 2.52892 GiB: A offloaded 2 of 3 average layers,
+# part of the one that keeps everything).
+expect 0 '' "$CLUSTERDSE" eval "$jobs/offload_layers_block_recompute.cfg" --csv
+column mem_total_gib out.txt >offblock.txt
+cat offblock.txt
+awk 'NR == 1 { a = $1 } END { exit !(NR == 2 && $1 <= a * (1 + 1e-9)) }' offblock.txt ||
+    fail "recompute_layers: every layer recomputed reports more memory (offload_layers_block_recompute.cfg)"
+
 # Issue 31, metamorphic recompute_layers under the embedding-aware split: GPT-3 125M, pp 8, 14
 # units, 2 per chunk; the last rank holds 1 layer and the output layer, so recompute_layers 1
 # (A) recomputes every layer it holds, as recompute_layers 0 (B) does: it needs the recompute

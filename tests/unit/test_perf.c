@@ -2332,6 +2332,46 @@ static void test_offload_layers_memory(void **state)
     assert_rel(r.t_offload_s, 0.25 * traffic, 1e-12);
 }
 
+/* Partial activation offload with block recomputation (issue 31): both take the first layers of
+ * each chunk (Transformer Engine offloads the layer groups below num_offload_group; block
+ * recomputation checkpoints layer_idx < recompute_num_layers, megatron/core/recompute.py:167-181),
+ * so the offloaded layers are the recomputed ones first, which keep their input only, 2 s b h,
+ * and then layers that keep everything, s b h (34 + 5 a s / h) (`kept`). p = 4, m = 8, 16 layers:
+ * 4 per stage; rank 0 holds 4 micro-batches.
+ * recompute_layers 1, offload_layers 2: a micro-batch holds 2 s b h + 3 kept, offloads
+ * 2 s b h + kept (the recomputed layer and one that keeps everything); two layers' worth live,
+ * half of (2 s b h + 3 kept), is less than the 2 kept layers not offloaded: nothing offloaded
+ * stays. Tier 4 (2 s b h + kept), HBM 4 x 2 kept. (Before: half of every micro-batch's bytes
+ * offloaded, 4 (s b h + 1.5 kept) on the tier.) recompute_layers 2, offload_layers 1: a micro-batch
+ * holds 4 s b h + 2 kept, offloads 2 s b h; tier 4 x 2 s b h, HBM 4 (2 s b h + 2 kept). The
+ * traffic, the offloaded bytes of each of the m = 8 micro-batches out and back over 64 GB/s, hides:
+ * 0.25 of it shows. */
+static void test_offload_layers_block_recompute(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(16);
+    cdse_system s = tier_sys();
+    cdse_strategy st = strat(4, 1, 4, 2, 16);
+    st.offload = CDSE_OFFLOAD_ACTIVATIONS;
+    st.recompute = CDSE_RECOMPUTE_FULL;
+    st.recompute_layers = 1;
+    st.offload_layers = 2;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+    double kept = SBH * (34.0 + 5.0 * A * S / H), input = 2.0 * SBH;
+    assert_rel(r.mem_offloaded_gib, 4.0 * (input + kept) / GIB, 1e-12);
+    assert_rel(r.mem_activations_gib, 4.0 * 2.0 * kept / GIB, 1e-12);
+    st.recompute_layers = 2;
+    st.offload_layers = 1;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.mem_offloaded_gib, 4.0 * input / GIB, 1e-12);
+    assert_rel(r.mem_activations_gib, 4.0 * (input + 2.0 * kept) / GIB, 1e-12);
+    double traffic = 2.0 * 8.0 * input / 64e9;
+    double compute = r.t_forward_s + r.t_backward_s + r.t_recompute_s;
+    assert_true(traffic < compute);
+    assert_rel(r.t_offload_s, 0.25 * traffic, 1e-12);
+}
+
 /* Partial offload traffic on a single stage (p = 1, m = 4, 4 layers, b = 2, the case of
  * test_offload_activations_traffic): offload_layers = 1 moves one of the 4 layers' activations,
  * s b h (34 + 5 a s / h) = 77594624 B per micro-batch, and not the fp32 logits (the offload
@@ -2918,6 +2958,7 @@ int main(void)
         cmocka_unit_test(test_offload_activations_traffic),
         cmocka_unit_test(test_offload_shares_window_with_dp),
         cmocka_unit_test(test_offload_layers_memory),
+        cmocka_unit_test(test_offload_layers_block_recompute),
         cmocka_unit_test(test_offload_layers_traffic),
         cmocka_unit_test(test_offload_layers_invalid),
         cmocka_unit_test(test_recompute_layers_memory),
