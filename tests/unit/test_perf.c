@@ -1112,6 +1112,18 @@ static void test_async_tp(void **state)
     bare.async_tp = false;
     eval_ok(&m, &s, &st, &r);
     assert_rel(r.t_tp_comm_s, 2.0 * 0.25 * 10.0 * ag, 1e-9);
+
+    /* NVLink at 10 GB/s: the transfers outlast the 3/4 of the GEMMs that the t - 1 copies pace
+     * (the first piece of each fused GEMM has none), which hides 3/4 of the pass's linear time
+     * and no more: forward 4 ag - 0.75 linear, backward 6 ag - 0.75 x 2 linear exposed. */
+    s.level[0].bandwidth_gbs = 10.0;
+    s.level[0].efficiency = 1.0;
+    bare.async_tp = true;
+    eval_ok(&m, &s, &st, &r);
+    double slow = 0.75 * sb / 10e9 + 3.0 * barrier;
+    assert_true(4.0 * slow > 0.75 * linear);
+    layer += (4.0 * slow - 0.75 * linear) + (6.0 * slow - 0.75 * 2.0 * linear);
+    assert_rel(r.t_tp_comm_s, 2.0 * layer, 1e-9);
 }
 
 /* Interleaved pipeline, p = 4, v = 2, m = 8 in one node: m v + p - 1 = 19 chunk steps, each
