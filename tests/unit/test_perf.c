@@ -1053,9 +1053,9 @@ static void test_tp_comm_overlap(void **state)
 /* PyTorch's async TP (stack key async_tp; torch/distributed/_symmetric_memory/__init__.py,
  * _pipelined_multi_all_gather_and_consume and _pipelined_produce_and_all2all at pytorch/pytorch
  * 006b161f), one GPT layer with t = 4 and SP in one node, b = 2, T = 1024 tokens, h = 1024:
- *   GEMM efficiency linear in log10(FLOPs) from 0.25 at 1e8 to 0.5 at 1e10 (eff below), 100 TFLOP/s:
- *   forward GEMMs per rank (2 M N K): QKV 2 T (3h/4) h, projection 2 T h (h/4), FC1 and FC2
- *   2 T (4h/4) h; all compute-bound (the smallest piece, the projection's 512 x 1024 x 256:
+ *   GEMM efficiency linear in log10(FLOPs) from 0.25 at 1e8 to 0.5 at 1e10 (async_eff below),
+ *   100 TFLOP/s; forward GEMMs per rank (2 M N K): QKV 2 T (3h/4) h, projection 2 T h (h/4),
+ *   FC1 and FC2 2 T (4h/4) h; all compute-bound (the smallest piece, the projection's 512 x 1024 x 256:
  *   2.7e8 FLOP -> 7.6e-6 s against 1.8e6 B -> 1.8e-6 s at 1000 GB/s).
  *   Split: t = 4 pieces on two streams, costed as t / 2 = 2 GEMMs of T / 2 rows: per GEMM of f
  *   FLOPs 2 (f / 2) / (1e14 eff(f / 2)) - f / (1e14 eff(f)); forward and the backward's
@@ -1104,8 +1104,8 @@ static void test_async_tp(void **state)
     assert_true(split > 0.0);
     double ag_fixed = 3.0 * barrier + 2.0 * sb / 4.0 / hbm;
     double rs_fixed = 2.0 * barrier + sb * 1.25 / hbm;
-    double layer = (2.0 * ag_fixed + 2.0 * rs_fixed) + (4.0 * ag_fixed + 2.0 * rs_fixed) +
-                   2.0 * split;
+    double layer =
+        (2.0 * ag_fixed + 2.0 * rs_fixed) + (4.0 * ag_fixed + 2.0 * rs_fixed) + 2.0 * split;
     assert_rel(r.t_tp_comm_s, 2.0 * layer, 1e-9);
 
     /* The same with the userbuffers form (async_tp false): 0.25 of the 10 ag shows per layer. */
