@@ -1055,8 +1055,8 @@ static void test_tp_comm_overlap(void **state)
  * 006b161f), one GPT layer with t = 4 and SP in one node, b = 2, T = 1024 tokens, h = 1024:
  *   GEMM efficiency linear in log10(FLOPs) from 0.25 at 1e8 to 0.5 at 1e10 (async_eff below),
  *   100 TFLOP/s; forward GEMMs per rank (2 M N K): QKV 2 T (3h/4) h, projection 2 T h (h/4),
- *   FC1 and FC2 2 T (4h/4) h; all compute-bound (the smallest piece, the projection's 512 x 1024 x 256:
- *   2.7e8 FLOP -> 7.6e-6 s against 1.8e6 B -> 1.8e-6 s at 1000 GB/s).
+ *   FC1 and FC2 2 T (4h/4) h; all compute-bound (the smallest piece, the projection's
+ *   512 x 1024 x 256: 2.7e8 FLOP -> 7.6e-6 s against 1.8e6 B -> 1.8e-6 s at 1000 GB/s).
  *   Split: t = 4 pieces on two streams, costed as t / 2 = 2 GEMMs of T / 2 rows: per GEMM of f
  *   FLOPs 2 (f / 2) / (1e14 eff(f / 2)) - f / (1e14 eff(f)); forward and the backward's
  *   data-gradient GEMMs: twice.
