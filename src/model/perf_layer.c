@@ -756,6 +756,84 @@ static void recompute_of(const env *e, const dims *x, bool moe, const layer_cost
     step->recompute_launch = launches > 0.0 ? launches / layer_launches(e, x, moe) : 0.0;
 }
 
+/* PyTorch's async TP (stack key async_tp; torchtitan's parallelism.enable_async_tensor_parallel,
+ * which turns on torch._inductor's micro_pipeline_tp pass; the compiled graph's all-gather ->
+ * matmul and matmul -> reduce-scatter become torch.distributed._symmetric_memory's
+ * fused_all_gather_matmul and fused_matmul_reduce_scatter). Read in pytorch/pytorch
+ * torch/distributed/_symmetric_memory/__init__.py (_pipelined_multi_all_gather_and_consume,
+ * _pipelined_produce_and_all2all, _fused_matmul_reduce_scatter_impl):
+ *  - all-gather + GEMM: barrier (channel 0), the local shard copied into its symmetric buffer,
+ *    barrier (channel 1), all before the first GEMM piece ("we are giving up the chance to
+ *    overlap mv and b with the first shard_consumer"); then the local shard's GEMM while the
+ *    first peer's shard is pulled, and t - 1 steps on two alternating streams each copying one
+ *    peer's shard and multiplying it; a closing barrier: 3 barriers and the local copy (read and
+ *    write of the shard, 2 S / t bytes, S the gathered activation) exposed; the transfer behind
+ *    the t - 1 GEMM pieces that follow the first.
+ *  - GEMM + reduce-scatter: barrier, t - 1 steps each producing one peer's partial (a GEMM piece)
+ *    then barrier, copy, barrier on its stream (hidden by the other stream's piece), the local
+ *    piece, a closing barrier; then the t partials of S / t summed (reduce_partials: read S,
+ *    write S / t): 2 barriers and that sum exposed, the transfer behind t - 1 of t pieces.
+ *  - Every fused GEMM runs as t pieces of a t-th of its rows, on two streams (async_tp_split_cost).
+ *  - The peer copies are copy_ of contiguous tensors of one dtype (cudaMemcpyAsync: the copy
+ *    engines, no SMs), so what hides costs the GEMMs nothing: no OVERLAP_INTERFERENCE.
+ * A barrier is a signal to every peer and a wait for theirs over the NVLink domain: one latency
+ * of the innermost level. The collectives are those of tp_costs: forward 2 all-gathers and 2
+ * reduce-scatters; backward 4 all-gathers and 2 reduce-scatters; recomputation repeats the
+ * forward's. The split GEMMs: the forward's four (QKV, projection, FC1, FC2), in backward the
+ * four data-gradient GEMMs that consume or feed those collectives (each the forward GEMM's shape
+ * transposed, costed as the forward's pieces). Attention projections of latent attention and the
+ * MoE MLP keep their whole-GEMM cost (chunk overheads only). */
+#define ASYNC_TP_AG_BARRIERS 3.0 /* entry, after the local copy, exit */
+#define ASYNC_TP_RS_BARRIERS 2.0 /* entry and exit; the per-step ones behind the other stream */
+#define ASYNC_TP_FWD_AG      2.0
+#define ASYNC_TP_FWD_RS      2.0
+#define ASYNC_TP_BWD_AG      4.0
+#define ASYNC_TP_BWD_RS      2.0
+
+/* What splitting a forward pass's fused GEMMs into t pieces of a t-th of their rows adds. The
+ * pieces run on two streams at once ("computation/computation overlapping, greatly reducing
+ * quantization inefficiency", _pipelined_multi_all_gather_and_consume), so each pair of them
+ * fills the GPU as one GEMM of 2 / t of the rows would: t / 2 such GEMMs (none for t = 2). */
+static double async_tp_split_cost(const env *e, const dims *x, bool moe, const layer_cost *lc)
+{
+    double t = x->t, pairs = 0.5 * t, rows = x->tokens / pairs, f = 0.0, extra = 0.0;
+    if (!x->mla) {
+        extra += pairs * perf_gemm_time(e, rows, x->q / t + 2.0 * x->kv_local * x->dh, x->h, &f) -
+                 lc->qkv_fwd;
+        extra += pairs * perf_gemm_time(e, rows, x->h, x->q / t, &f) - lc->proj_fwd;
+    }
+    if (!moe) {
+        double gated = x->gpt ? 1.0 : 2.0;
+        extra += pairs * perf_gemm_time(e, rows, gated * x->ffn / t, x->h, &f) +
+                 pairs * perf_gemm_time(e, rows, x->h, x->ffn / t, &f) - lc->mlp_fwd;
+    }
+    return positive(extra);
+}
+
+/* The exposed fixed part of `ag` fused all-gathers and `rs` fused reduce-scatters. */
+static double async_tp_fixed(const env *e, const dims *x, double ag, double rs)
+{
+    double barrier = e->sys->level[0].latency_us * 1e-6;
+    double s = x->tokens * x->h * ACT_BYTES; /* the gathered activation (perf_plan_layer_comm) */
+    double local_copy = 2.0 * s / x->t / e->hbm;
+    double partial_sum = s * (1.0 + 1.0 / x->t) / e->hbm;
+    return ag * (ASYNC_TP_AG_BARRIERS * barrier + local_copy) +
+           rs * (ASYNC_TP_RS_BARRIERS * barrier + partial_sum);
+}
+
+/* `comm` of one pass hidden behind (t - 1) / t of what is left of its linear GEMMs: the first
+ * piece of each fused GEMM runs before (all-gather: the local shard, while the first peer's is
+ * pulled) or after (reduce-scatter: the local partial, while the last peer's is pulled) the
+ * t - 1 pieces that the t - 1 copies pace. Returns the time hidden. */
+static double hide_chunked(layer_windows *w, int pass, double t, double comm)
+{
+    double free_time = 0.0;
+    for (int k = 0; k < PIECES; k++)
+        if (LINEAR_PIECES & (1 << k))
+            free_time += w->left[pass][k];
+    return hide_spread(w, pass, pass, LINEAR_PIECES, smaller(comm, (t - 1.0) / t * free_time));
+}
+
 /* Forward collectives are on the critical path unless the strategy overlaps them; backward TP
  * collectives overlap the weight-gradient GEMMs (Megatron-LM's asynchronous TP all-reduce), CP
  * exchanges the attention core, EP all-to-alls what moe_overlap gives them; the collectives of a
@@ -812,7 +890,16 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
      * feeds or drains (Transformer Engine userbuffers; Wang et al. 2022, "Overlap Communication
      * with Dependent Computation via Decomposition"): behind the linear GEMMs of its pass. */
     double tp_fwd = lc->tp_fwd;
-    if (tp_overlap) {
+    if (tp_overlap && e->stk->async_tp && st->sequence_parallel && x->t > 1.0) {
+        double split = async_tp_split_cost(e, x, moe, lc);
+        double again = lc->tp_fwd > 0.0 ? rec_tp / lc->tp_fwd : 0.0; /* forward share repeated */
+        double bwd = lc->tp_bwd_exposed + lc->tp_bwd_overlapped;
+        double fwd_fixed = async_tp_fixed(e, x, ASYNC_TP_FWD_AG, ASYNC_TP_FWD_RS) + split;
+        tp_fwd = tp_fwd - hide_chunked(&w, PASS_FWD, x->t, tp_fwd) + fwd_fixed;
+        step->tp = tp_fwd + bwd - hide_chunked(&w, PASS_BWD, x->t, bwd) +
+                   async_tp_fixed(e, x, ASYNC_TP_BWD_AG, ASYNC_TP_BWD_RS) + split + rec_tp -
+                   hide_chunked(&w, PASS_RECOMPUTE, x->t, rec_tp) + again * fwd_fixed;
+    } else if (tp_overlap) {
         double bwd = lc->tp_bwd_exposed + lc->tp_bwd_overlapped;
         tp_fwd = exposed_part(tp_fwd, hide_spread(&w, PASS_FWD, PASS_FWD, LINEAR_PIECES, tp_fwd));
         step->tp =

@@ -1050,6 +1050,82 @@ static void test_tp_comm_overlap(void **state)
     assert_rel(r.t_tp_comm_s, 2.0 * 0.25 * 4.0 * ar, 1e-12);
 }
 
+/* PyTorch's async TP (stack key async_tp; torch/distributed/_symmetric_memory/__init__.py,
+ * _pipelined_multi_all_gather_and_consume and _pipelined_produce_and_all2all at pytorch/pytorch
+ * 006b161f), one GPT layer with t = 4 and SP in one node, b = 2, T = 1024 tokens, h = 1024:
+ *   GEMM efficiency linear in log10(FLOPs) from 0.25 at 1e8 to 0.5 at 1e10 (async_eff below),
+ *   100 TFLOP/s; forward GEMMs per rank (2 M N K): QKV 2 T (3h/4) h, projection 2 T h (h/4),
+ *   FC1 and FC2 2 T (4h/4) h; all compute-bound (the smallest piece, the projection's
+ *   512 x 1024 x 256: 2.7e8 FLOP -> 7.6e-6 s against 1.8e6 B -> 1.8e-6 s at 1000 GB/s).
+ *   Split: t = 4 pieces on two streams, costed as t / 2 = 2 GEMMs of T / 2 rows: per GEMM of f
+ *   FLOPs 2 (f / 2) / (1e14 eff(f / 2)) - f / (1e14 eff(f)); forward and the backward's
+ *   data-gradient GEMMs: twice.
+ *   Fixed (S = T h 2 B = 2097152 B, barrier = the NVLink latency 2 us, HBM 1e12 B/s): per fused
+ *   all-gather 3 barriers + the local shard's copy 2 S / 4; per fused reduce-scatter 2 barriers
+ *   + the sum of 4 partials, S (1 + 1/4) read and written; forward 2 + 2 of them, backward
+ *   4 all-gathers + 2 reduce-scatters.
+ *   Transfers: ag = rs = (3/4) S / 240e9 + 3 x 2 us each; forward 4 ag, backward 6 ag, both
+ *   below 3/4 of their pass's GEMMs (checked), so hidden whole, and on the copy engines at no
+ *   cost to the GEMMs. Two layers: 2 x (fixed + split). */
+static double async_eff(double f)
+{
+    return 0.25 + 0.25 * (log10(f) - 8.0) / 2.0;
+}
+
+static double split_extra(double f)
+{
+    return 2.0 * (f / 2.0) / (1e14 * async_eff(f / 2.0)) - f / (1e14 * async_eff(f));
+}
+
+static void test_async_tp(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(2);
+    cdse_system s = sys();
+    s.gemm_eff.flops[0] = 1e8;
+    s.gemm_eff.eff[0] = 0.25;
+    s.gemm_eff.flops[1] = 1e10;
+    s.gemm_eff.eff[1] = 0.5;
+    cdse_strategy st = strat(4, 4, 1, 2, 2);
+    st.sequence_parallel = true;
+    st.tp_comm_overlap = true;
+    bare.async_tp = true;
+    cdse_result r;
+    eval_ok(&m, &s, &st, &r);
+
+    double T = S * B, sb = T * H * 2.0, hbm = 1e12, barrier = 2e-6;
+    double qkv = 2.0 * T * (3.0 * H / 4.0) * H, proj = 2.0 * T * H * (H / 4.0);
+    double fc = 2.0 * T * H * H;
+    double linear = qkv / (1e14 * async_eff(qkv)) + proj / (1e14 * async_eff(proj)) +
+                    2.0 * fc / (1e14 * async_eff(fc));
+    double ag = 0.75 * sb / 240e9 + 3.0 * barrier;
+    assert_true(4.0 * ag < 0.75 * linear && 6.0 * ag < 0.75 * 2.0 * linear);
+    double split = split_extra(qkv) + split_extra(proj) + 2.0 * split_extra(fc);
+    assert_true(split > 0.0);
+    double ag_fixed = 3.0 * barrier + 2.0 * sb / 4.0 / hbm;
+    double rs_fixed = 2.0 * barrier + sb * 1.25 / hbm;
+    double layer =
+        (2.0 * ag_fixed + 2.0 * rs_fixed) + (4.0 * ag_fixed + 2.0 * rs_fixed) + 2.0 * split;
+    assert_rel(r.t_tp_comm_s, 2.0 * layer, 1e-9);
+
+    /* The same with the userbuffers form (async_tp false): 0.25 of the 10 ag shows per layer. */
+    bare.async_tp = false;
+    eval_ok(&m, &s, &st, &r);
+    assert_rel(r.t_tp_comm_s, 2.0 * 0.25 * 10.0 * ag, 1e-9);
+
+    /* NVLink at 10 GB/s: the transfers outlast the 3/4 of the GEMMs that the t - 1 copies pace
+     * (the first piece of each fused GEMM has none), which hides 3/4 of the pass's linear time
+     * and no more: forward 4 ag - 0.75 linear, backward 6 ag - 0.75 x 2 linear exposed. */
+    s.level[0].bandwidth_gbs = 10.0;
+    s.level[0].efficiency = 1.0;
+    bare.async_tp = true;
+    eval_ok(&m, &s, &st, &r);
+    double slow = 0.75 * sb / 10e9 + 3.0 * barrier;
+    assert_true(4.0 * slow > 0.75 * linear);
+    layer += (4.0 * slow - 0.75 * linear) + (6.0 * slow - 0.75 * 2.0 * linear);
+    assert_rel(r.t_tp_comm_s, 2.0 * layer, 1e-9);
+}
+
 /* Interleaved pipeline, p = 4, v = 2, m = 8 in one node: m v + p - 1 = 19 chunk steps, each
  * sending the boundary activation forward and backward, 2 (2097152 / 240e9 + 2e-6) s, overlapped
  * with the next chunk's computation (Megatron-Core overlap_p2p_comm), which lasts longer (one
@@ -2921,6 +2997,7 @@ int main(void)
         cmocka_unit_test(test_tp_comm_times),
         cmocka_unit_test(test_layer_times_tp),
         cmocka_unit_test(test_tp_comm_overlap),
+        cmocka_unit_test(test_async_tp),
         cmocka_unit_test(test_pipeline_p2p_interleaved),
         cmocka_unit_test(test_pipeline_lockstep),
         cmocka_unit_test(test_pipeline_lockstep_reduces_after_flush),

@@ -96,6 +96,13 @@ static void test_generations_differ(void **state)
     assert_int_equal(mlperf.fp8_scaling, core24.fp8_scaling);
     assert_true(mlperf.grad_bytes == core24.grad_bytes && mlperf.gemm_scale == core24.gemm_scale);
     assert_true(mlperf.overlap_tp_comm && mlperf.overlap_param_gather && mlperf.overlap_p2p);
+    /* torchtitan's TP overlap is PyTorch's async TP; Transformer Engine's userbuffers elsewhere
+     * (omitted: false), and the eager file's (async TP needs torch.compile's pass). */
+    cdse_stack titan, titan_eager;
+    load("torchtitan-2025", &titan);
+    load("torchtitan-2025-eager", &titan_eager);
+    assert_true(titan.async_tp && !titan.overlap_tp_comm);
+    assert_false(titan_eager.async_tp || core25.async_tp || mlperf.async_tp);
     /* Megatron-Core's training loops (Megatron-LM, NeMo, Megatron-Bridge) reduce an interleaved
      * pipeline's gradients chunk by chunk (Meta's file takes it as megatron-core-2024); the 2021-22
      * stacks reduce after the backward pass or have no interleaving (the files omit the key). */
@@ -124,6 +131,7 @@ static void test_default_is_the_file(void **state)
     assert_int_equal(d->overlap_grad_reduce, k.overlap_grad_reduce);
     assert_int_equal(d->overlap_param_gather, k.overlap_param_gather);
     assert_int_equal(d->overlap_tp_comm, k.overlap_tp_comm);
+    assert_int_equal(d->async_tp, k.async_tp);
     assert_int_equal(d->overlap_p2p, k.overlap_p2p);
     assert_int_equal(d->pipeline_lockstep, k.pipeline_lockstep);
     assert_int_equal(d->pipeline_split_embedding, k.pipeline_split_embedding);

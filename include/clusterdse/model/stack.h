@@ -54,6 +54,12 @@ typedef struct cdse_stack {
     bool overlap_param_gather;  /* distributed optimizer's gather overlaps the next forward */
     bool overlap_tp_comm;       /* TP collectives pipelined with their GEMMs */
     bool overlap_p2p;           /* interleaved pipeline overlaps its sends with computation */
+    /* The TP overlap runs as PyTorch's micro-pipelined async TP (torch._inductor's
+     * micro_pipeline_tp pass onto torch.distributed._symmetric_memory's fused_all_gather_matmul
+     * and fused_matmul_reduce_scatter): per-peer chunks over symmetric memory, each GEMM split into
+     * one piece per peer, barriers and a partial-sum reduction on the critical path. false:
+     * Transformer Engine's userbuffers form (every collective behind its pass's GEMMs). */
+    bool async_tp;
     /* DeepSpeed's pipeline engine (TrainSchedule): steps of blocking sends and receives, each
      * pairing a stage with one neighbour, which run at the 1F1B rate with four transfers per
      * micro-batch on the critical path; the gradients are reduced after the last step. (Named for
