@@ -23,6 +23,11 @@ const char *cdse_offload_name(int offload)
     {                                                                                              \
         key, CDSE_COL_I32, RESULT(field), unit, text, NULL                                         \
     }
+/* One column per GPU type of a pool (cdse_result's arrays of 4): KEY_0..KEY_3. */
+#define POOL_TYPES(key, field, unit, text)                                                         \
+    POOL_I32(key "_0", field[0], unit, text " 0"), POOL_I32(key "_1", field[1], unit, text " 1"),  \
+        POOL_I32(key "_2", field[2], unit, text " 2"),                                             \
+        POOL_I32(key "_3", field[3], unit, text " 3")
 
 #define GOODPUT(key, field, unit, text)                                                            \
     {                                                                                              \
@@ -167,42 +172,21 @@ const cdse_column cdse_columns[] = {
     F64("mem_reserved_gib", mem_reserved_gib, "GiB",
         "memory per GPU the process reserves: mem_total_gib with the caching allocator's cached "
         "but unallocated blocks (x 1.13 on tensors, docs/eval.md)"),
-    CDSE_AXES(AXIS_COLUMN_) CDSE_HW_KEYS(HW_COLUMN_)
-    [105] = F64("t_ceiling_s", t_ceiling_s, "s",
-                "added so that MFU stays at the system's mfu_ceiling, the best published run of "
-                "the GPU generation in this data type (0 below it)"),
+    CDSE_AXES(AXIS_COLUMN_) CDSE_HW_KEYS(HW_COLUMN_)[105] =
+        F64("t_ceiling_s", t_ceiling_s, "s",
+            "added so that MFU stays at the system's mfu_ceiling, the best published run of "
+            "the GPU generation in this data type (0 below it)"),
     /* --- the partition a pool's planner chose (issue 30; model/pool.h): after the columns
      * of the axes (103), the hardware key storage_read (104) and t_ceiling_s (105), so that stores
      * keep their layout; 0 for a type that takes no part, beyond
      * the pool's types and for systems that are not pools --- */
-    POOL_I32("pool_layers_0", pool_layers[0], "layers",
-             "pp split: transformer layers of each pipeline stage of pool GPU type 0"),
-    POOL_I32("pool_layers_1", pool_layers[1], "layers",
-             "pp split: transformer layers of each pipeline stage of pool GPU type 1"),
-    POOL_I32("pool_layers_2", pool_layers[2], "layers",
-             "pp split: transformer layers of each pipeline stage of pool GPU type 2"),
-    POOL_I32("pool_layers_3", pool_layers[3], "layers",
-             "pp split: transformer layers of each pipeline stage of pool GPU type 3"),
-    POOL_I32("pool_microbatches_0", pool_microbatches[0], "",
-             "micro-batches per iteration of each replica (dp split) or pipeline (pp split) "
-             "of pool GPU type 0"),
-    POOL_I32("pool_microbatches_1", pool_microbatches[1], "",
-             "micro-batches per iteration of each replica (dp split) or pipeline (pp split) "
-             "of pool GPU type 1"),
-    POOL_I32("pool_microbatches_2", pool_microbatches[2], "",
-             "micro-batches per iteration of each replica (dp split) or pipeline (pp split) "
-             "of pool GPU type 2"),
-    POOL_I32("pool_microbatches_3", pool_microbatches[3], "",
-             "micro-batches per iteration of each replica (dp split) or pipeline (pp split) "
-             "of pool GPU type 3"),
-    POOL_I32("pool_tp_0", pool_tp[0], "",
-             "tensor-parallel degree of the stages or replicas of pool GPU type 0"),
-    POOL_I32("pool_tp_1", pool_tp[1], "",
-             "tensor-parallel degree of the stages or replicas of pool GPU type 1"),
-    POOL_I32("pool_tp_2", pool_tp[2], "",
-             "tensor-parallel degree of the stages or replicas of pool GPU type 2"),
-    POOL_I32("pool_tp_3", pool_tp[3], "",
-             "tensor-parallel degree of the stages or replicas of pool GPU type 3"),
+    POOL_TYPES("pool_layers", pool_layers, "layers",
+               "pp split: transformer layers of each pipeline stage of pool GPU type"),
+    POOL_TYPES("pool_microbatches", pool_microbatches, "",
+               "micro-batches per iteration of each replica (dp split) or pipeline (pp split) "
+               "of pool GPU type"),
+    POOL_TYPES("pool_tp", pool_tp, "",
+               "tensor-parallel degree of the stages or replicas of pool GPU type"),
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 
