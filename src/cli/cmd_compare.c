@@ -346,8 +346,8 @@ static void print_pool_cost(FILE *out, const char *name, const cdse_job *job,
         const cdse_system *type = &job->system[pool->pool.member[t]];
         const cdse_cost *c = &type->cost;
         if (c->rental_price > 0.0) {
-            fprintf(out, "%s %d %s rented at %g %s per GPU-hour", t ? " +" : "", g[t],
-                    type->name, c->rental_price, cur);
+            fprintf(out, "%s %d %s rented at %g %s per GPU-hour", t ? " +" : "", g[t], type->name,
+                    c->rental_price, cur);
             continue;
         }
         double ports = 0.0;
