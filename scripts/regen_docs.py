@@ -7,6 +7,8 @@ A fenced block preceded by
     <!-- mask: REGEX -->            (optional, any number)
     <!-- tolerance: PCT% -->        (optional: numbers may differ by PCT percent)
     <!-- slow: WHY -->              (optional: only with --slow)
+    <!-- requires: CONDITION -->    (optional: a shell test; when it fails here, the block is
+                                     skipped, neither rewritten nor checked, and said so)
 
 holds what `bash -c COMMAND` prints (stdout and stderr) in the scratch directory that
 scripts/regen_docs.sh prepares (build/, jobs/, calibration/, tests/ of this tree, `clusterdse`
@@ -17,8 +19,10 @@ compared as a placeholder. With a tolerance, every number of the block is compar
 fresh run's number at the same place, within PCT percent (for measured speeds, whose noise is
 real; the block's text says so); the rest of the text must match exactly. A block marked slow
 (its command takes minutes: a large sweep, a benchmark) is run only with --slow, and --slow runs
-only those (tests/sh/docs_current.sh runs the others, tests/sh/docs_slow.sh these). A fence without a language tag shows output: it needs a regen
-marker, or `<!-- example: WHY -->` saying why it is not regenerated (a run on other hardware, a
+only those (tests/sh/docs_current.sh runs the others, tests/sh/docs_slow.sh these). A block
+that needs what not every machine has (root for the Slurm cluster of the tests) says so with
+`requires`; the run lists the blocks it skipped. A fence without a language tag shows output:
+it needs a regen marker, or `<!-- example: WHY -->` saying why it is not regenerated (a run on other hardware, a
 measurement); --check lists the ones that have neither.
 
     regen_docs.py [--check] [--slow] SCRATCH FILE...
@@ -28,7 +32,7 @@ import re
 import subprocess
 import sys
 
-MARK = re.compile(r"^<!-- (regen|mask|example|tolerance|slow): (.*) -->\s*$")
+MARK = re.compile(r"^\s*<!-- (regen|mask|example|tolerance|slow|requires): (.*) -->\s*$")
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 
@@ -37,9 +41,9 @@ def blocks(lines):
     (kind, text) comments directly above the opening fence."""
     i = 0
     while i < len(lines):
-        if lines[i].startswith("```"):
+        if lines[i].lstrip().startswith("```"):  # indented too: a block inside a list item
             j = i + 1
-            while j < len(lines) and not lines[j].startswith("```"):
+            while j < len(lines) and not lines[j].lstrip().startswith("```"):
                 j += 1
             markers = []
             k = i - 1
@@ -96,7 +100,7 @@ def within(shown, fresh, percent):
     return True
 
 
-def process(path, scratch, check, slow):
+def process(path, scratch, check, slow, skipped):
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     problems = []
@@ -104,7 +108,8 @@ def process(path, scratch, check, slow):
     offset = 0
     for markers, start, end in blocks(lines):
         kinds = [k for k, _ in markers]
-        tag = lines[start][3:].strip()
+        indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
+        tag = lines[start].strip()[3:].strip()
         if "regen" not in kinds:
             if tag == "" and "example" not in kinds:
                 problems.append(f"{path}:{start + 1}: output block without <!-- regen: CMD --> "
@@ -113,10 +118,17 @@ def process(path, scratch, check, slow):
         if ("slow" in kinds) != slow:
             continue
         command = [t for k, t in markers if k == "regen"][0]
+        requires = [t for k, t in markers if k == "requires"]
+        if requires and subprocess.run(["bash", "-c", requires[0]], cwd=scratch,
+                                       capture_output=True).returncode != 0:
+            skipped.append(f"{path}:{start + 1}: skipped: it requires `{requires[0]}`")
+            print(f"  {skipped[-1]}", file=sys.stderr)
+            continue
         masks = [t for k, t in markers if k == "mask"]
         tolerance = [t for k, t in markers if k == "tolerance"]
         percent = float(tolerance[0].rstrip("%")) if tolerance else 0.0
-        body = lines[start + 1:end]
+        body = [line[len(indent):] if line.startswith(indent) else line
+                for line in lines[start + 1:end]]
         fresh = run(command, body, scratch)
         if check:
             same = (within(masked(body, masks), masked(fresh, masks), percent) if tolerance
@@ -126,7 +138,8 @@ def process(path, scratch, check, slow):
                                                       lineterm="", n=1))
                 problems.append(f"{path}:{start + 1}: `{command}` prints otherwise:\n{diff}")
         else:
-            new[start + 1 + offset:end + offset] = fresh
+            new[start + 1 + offset:end + offset] = [indent + line if line else line
+                                                    for line in fresh]
             offset += len(fresh) - len(body)
         print(f"  {path}:{start + 1}: {command[:70]}", file=sys.stderr)
     if not check and new != lines:
@@ -141,15 +154,17 @@ def main(argv):
     args = [a for a in argv[1:] if a not in ("--check", "--slow")]
     scratch, files = args[0], args[1:]
     problems = []
+    skipped = []
     for path in files:
-        problems += process(path, scratch, check, slow)
-    for p in problems:
+        problems += process(path, scratch, check, slow, skipped)
+    for p in skipped + problems:
         print(p)
     if problems:
         print(f"regen_docs: {len(problems)} block(s) out of date or unmarked; run "
               f"scripts/regen_docs.sh to rewrite them")
         return 1
-    print(f"regen_docs: {'checked' if check else 'rewrote'} {len(files)} files")
+    print(f"regen_docs: {'checked' if check else 'rewrote'} {len(files)} files"
+          + (f", {len(skipped)} block(s) skipped" if skipped else ""))
     return 0
 
 

@@ -11,15 +11,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 run() { echo "+ $*" >&2; "$@"; }
-cat >job.cfg <<'JOB'
-name = "self-calibrated";
-models = ( "llama3-8b" );
-systems = ( { base = "h100-sxm-dgx"; name = "measured"; }, "h100-sxm-dgx" );
-space = { gpus = [ 8, 16 ]; tp = [ 1, 2, 4, 8 ]; pp = [ 1, 2 ]; microbatch = [ 1, 2 ];
-          global_batch = [ 64 ]; zero = [ 0, 1 ]; };
-probe = { plan = "quick"; systems = [ "measured" ]; };
-objective = { metric = "time_per_iteration"; top = 5; group_by = [ "system" ]; store = "all"; };
-JOB
+# llama3-8b on H100 nodes; the copy named "measured" takes the network the probe measures.
+cp "$CDSE_SRC/tests/jobs/self_calibrated.cfg" job.cfg
 run mpirun -np 2 "$CLUSTERDSE" sweep job.cfg -o out.h5 >out.txt 2>err.txt || { cat err.txt; exit 1; }
 grep -q '^sweep: probe: running .*quick.cfg on 2 ranks' err.txt
 grep -q '^sweep: probe: [1-9][0-9]* fitted (level, collective) pairs applied to system measured' err.txt
