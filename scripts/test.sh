@@ -8,7 +8,7 @@
 #                            the 1,000 damaged stores), the AddressSanitizer +
 #                            UndefinedBehaviorSanitizer build with fault injection (build-asan/),
 #                            and Release builds with GCC and clang with their unit tests (about
-#                            22 minutes on an idle 2-core machine; CI runs this, .ci/run)
+#                            25 minutes on an idle 2-core machine; CI runs this, .ci/run)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 full=0
