@@ -24,12 +24,16 @@ static int skip_key(parse_ctx *ctx, const config_setting_t *setting, void *targe
     return 0;
 }
 
+/* One key per data type, in cdse_dtype order: the groups peak_tflops and mfu_ceiling. */
+#define DTYPE_KEYS(ROW)                                                                            \
+    ROW("fp32", CDSE_FP32), ROW("tf32", CDSE_TF32), ROW("bf16", CDSE_BF16),                        \
+        ROW("fp16", CDSE_FP16), ROW("fp8", CDSE_FP8)
+
 static const key_spec peak_keys[] = {
 #define PEAK(key, dtype)                                                                           \
     FLOAT_KEY(cdse_system, key, peak_tflops[dtype], 0, false, 1e7, false, 0, "0",                  \
               "dense " key " peak TFLOP/s per GPU (0 = unsupported)")
-    PEAK("fp32", CDSE_FP32), PEAK("tf32", CDSE_TF32), PEAK("bf16", CDSE_BF16),
-    PEAK("fp16", CDSE_FP16), PEAK("fp8", CDSE_FP8),
+    DTYPE_KEYS(PEAK),
 #undef PEAK
 };
 /* Offsets of peak_keys are relative to the system; the group's offset is 0. */
@@ -40,8 +44,7 @@ static const key_spec ceiling_keys[] = {
 #define CEILING(key, dtype)                                                                        \
     FLOAT_KEY(cdse_system, key, mfu_ceiling[dtype], 0, false, 1, false, 0, "0",                    \
               "highest MFU of a published " key " run on this GPU generation (0 = none)")
-    CEILING("fp32", CDSE_FP32), CEILING("tf32", CDSE_TF32), CEILING("bf16", CDSE_BF16),
-    CEILING("fp16", CDSE_FP16), CEILING("fp8", CDSE_FP8),
+    DTYPE_KEYS(CEILING),
 #undef CEILING
 };
 static const key_table ceiling_table = {"systems[].mfu_ceiling", ceiling_keys,

@@ -172,10 +172,16 @@ const cdse_column cdse_columns[] = {
     F64("mem_reserved_gib", mem_reserved_gib, "GiB",
         "memory per GPU the process reserves: mem_total_gib with the caching allocator's cached "
         "but unallocated blocks (x 1.13 on tensors, docs/eval.md)"),
-    CDSE_AXES(AXIS_COLUMN_) CDSE_HW_KEYS(HW_COLUMN_)[105] =
-        F64("t_ceiling_s", t_ceiling_s, "s",
-            "added so that MFU stays at the system's mfu_ceiling, the best published run of "
-            "the GPU generation in this data type (0 below it)"),
+    /* The axes' columns and the hardware keys' place themselves (designated, up to 104); the
+     * figures after them keep the stores' layout. (The macros end in commas, which
+     * clang-format cannot see.) */
+    /* clang-format off */
+    CDSE_AXES(AXIS_COLUMN_)
+    CDSE_HW_KEYS(HW_COLUMN_)
+    [105] = F64("t_ceiling_s", t_ceiling_s, "s",
+                "added so that MFU stays at the system's mfu_ceiling, the best published run of "
+                "the GPU generation in this data type (0 below it)"),
+    /* clang-format on */
     /* --- the partition a pool's planner chose (issue 30; model/pool.h): after the columns
      * of the axes (103), the hardware key storage_read (104) and t_ceiling_s (105), so that stores
      * keep their layout; 0 for a type that takes no part, beyond
