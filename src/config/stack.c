@@ -121,6 +121,10 @@ static const key_spec stack_keys[] = {
      .def_text = "\"delayed\"",
      .help = "FP8 scaling of its recipes: delayed (amax history) or current (an amax pass "
              "before each unfused cast)"},
+    FLOAT_KEY(cdse_stack, "fp8_scale_kernels", fp8_scale_kernels, 0.0, false, 16.0, false, 0.0, "0",
+              "with fp8_scaling \"current\": kernels per quantized GEMM input or output "
+              "gradient that move no tensor data (amax zeroing, scale computation), each a "
+              "kernel launch of GPU time; every local expert's tensors are quantized separately"),
     {.name = "fp8_param_gather",
      .type = KEY_BOOL,
      .offset = offsetof(cdse_stack, fp8_param_gather),

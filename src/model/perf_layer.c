@@ -14,6 +14,19 @@
  * Delayed scaling records the amax inside the cast kernel. */
 #define FP8_AMAX_READ_BYTES 2.0
 
+/* A kernel that moves no tensor data still holds its stream for a launch: "the launch overhead
+ * of null kernels (kernels that don't do anything) appears to have been reduced to about 3
+ * microseconds with recent hardware and software" (NVIDIA Developer Forums, "Too much time for
+ * kernel launch latency", thread 233645, reply 3, 2022). Under current scaling Transformer
+ * Engine 2.7 quantizes each tensor with four GPU operations (transformer_engine/common/recipe/
+ * current_scaling.cu: launch_amax_kernel's cudaMemsetAsync of the amax, the amax kernel,
+ * compute_scale_from_amax_kernel<<<1, 1>>>; then nvte_quantize_v2's cast), two of which move no
+ * tensor data (the stack's fp8_scale_kernels), and a grouped linear layer quantizes every
+ * local expert's rows separately: tex.split_quantize falls back to one quantizer call per
+ * split, "Currently only have fused kernel for FP8 delayed scaling" (transformer_engine/pytorch/
+ * csrc/extensions/cast.cpp, multi_tensor_quantize_impl, at TransformerEngine v2.7). */
+#define KERNEL_LAUNCH_FLOOR_S 3.0e-6
+
 /* With several local experts, the tokens received from the EP ranks are sorted again by local
  * expert after the dispatch and back before the combine (Megatron-Core
  * megatron/core/transformer/moe/token_dispatcher.py, "Permutation 2: Sort tokens by local
@@ -355,6 +368,19 @@ static void fp8_amax_elements(const dims *x, bool moe, double rows, double width
     *bwd = qkv_out + x->h + rows * (gated * width + x->h);
 }
 
+/* The FP8 GEMMs of a layer's forward pass on one GPU, whose inputs are quantized one by one
+ * (and as many output gradients in the backward pass): QKV (latent attention: its down and up
+ * projections) and the projection; the MLP's FC1 and FC2, in a MoE layer those of every local
+ * expert (TE GroupedLinear, one GEMM and one quantized input per expert) and of the shared
+ * experts. The router's GEMM is not an FP8 module (Megatron-Core TopKRouter.gating). */
+static double fp8_quantized_tensors(const dims *x, bool moe)
+{
+    double attention = x->mla ? (x->q_rank > 0.0 ? 2.0 : 1.0) + 2.0 + 1.0 : 2.0;
+    if (!moe)
+        return attention + 2.0;
+    return attention + 2.0 * x->experts / x->e + (x->shared > 0.0 ? 2.0 : 0.0);
+}
+
 static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, layer_cost *c)
 {
     /* Norms and residual adds run on the full sequence on every TP rank unless sequence
@@ -391,6 +417,10 @@ static void elementwise_costs(const env *e, const dims *x, bool sp, bool moe, la
         fp8_amax_elements(x, moe, mlp_rows, mlp_width, &fwd_amax, &bwd_amax);
         c->ew_fwd += x->tokens * fwd_amax * FP8_AMAX_READ_BYTES / e->hbm;
         c->ew_bwd += x->tokens * bwd_amax * FP8_AMAX_READ_BYTES / e->hbm;
+        double scale_kernels =
+            fp8_quantized_tensors(x, moe) * e->stk->fp8_scale_kernels * KERNEL_LAUNCH_FLOOR_S;
+        c->ew_fwd += scale_kernels;
+        c->ew_bwd += scale_kernels;
     }
 }
 

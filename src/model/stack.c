@@ -25,6 +25,7 @@ const cdse_stack cdse_stack_default = {
     .cross_entropy_bytes = 28.0,
     .grad_accum_bytes = 0.0, /* gradient_accumulation_fusion: the wgrad GEMM adds into main_grad */
     .fp8_scaling = CDSE_FP8_CURRENT,
+    .fp8_scale_kernels = 2.0,
     .fp8_param_gather = true,
     .attention_scale = 1.0,
     .elementwise_scale = 1.0,

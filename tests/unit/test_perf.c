@@ -120,6 +120,7 @@ static cdse_stack bare_stack(void)
     k.launch_s_per_layer = 0.0;
     k.cross_entropy_bytes = 52.0; /* Megatron's unfused loss (test_one_layer_times) */
     k.grad_bytes = 4.0; /* fp32 gradients: the hand calculations below count 4 B per gradient */
+    k.fp8_scale_kernels = 0.0; /* current scaling's launches: test_fp8_scale_kernels.c */
     return k;
 }
 static cdse_stack bare;

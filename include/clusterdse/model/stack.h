@@ -94,6 +94,10 @@ typedef struct cdse_stack {
     double grad_accum_bytes;
     int fp8_scaling; /* cdse_fp8_scaling of its FP8 recipes (CDSE_FP8_DELAYED when a file omits
                         it) */
+    /* Under current scaling, the kernels its FP8 quantization launches per quantized tensor
+     * that move no tensor data (Transformer Engine 2.7: the amax's zeroing and the scale's
+     * computation), each costed at the launch floor (0 when a file omits it). */
+    double fp8_scale_kernels;
     /* In FP8 training its recipes hold the transformer layers' weights only as FP8 tensors and
      * the distributed optimizer all-gathers them in FP8 (Transformer Engine fp8_model_init; NeMo
      * fp8_params, Megatron-Core --fp8-param-gather); false when a file omits it. */
