@@ -171,15 +171,15 @@ LABEL_SPOTS = [((6, 4), "left", "bottom"), ((6, -4), "left", "top"),
                ((14, 14), "left", "bottom"), ((-14, -14), "right", "top")]
 
 
-def place_labels(ax, points, fontsize=7):
-    """Annotates (x, y, text) points without overlapping each other or leaving the axes:
-    each label takes the first free spot of LABEL_SPOTS; a label with no free spot is left
-    out. Returns the texts left out."""
+def place_labels(ax, points, fontsize=7, avoid=()):
+    """Annotates (x, y, text) points without overlapping each other, the boxes in `avoid`
+    (display pixels: markers, error bars) or leaving the axes: each label takes the first free
+    spot of LABEL_SPOTS; a label with no free spot is left out. Returns the texts left out."""
     fig = ax.figure
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
-    taken, dropped = [], []
+    taken, dropped = list(avoid), []
     for x, y, text in points:
         for offset, ha, va in LABEL_SPOTS:
             t = ax.annotate(text, (x, y), xytext=offset, textcoords="offset points",
@@ -633,8 +633,121 @@ def sweep_sections(store, names, args, root):
         out.append(("p", note))
     out.append(("fig", failures_figure(counts)))
     out += goodput_sections(store, names, root)
+    out += pool_sections(store, names, money)
     out += grid_sections(store, root, money)
     return out
+
+
+POOL_TABLE = ["model", "system", "composition", "gpus", "index", "tp", "pp", "dp",
+              "microbatch", "recompute", "pool_split", "time_to_train_days", "cost_to_train",
+              "days_over_fastest"]
+
+
+def pool_compositions(store):
+    """Per system of /systems, what it is made of: "56 a100-80g-dgx + 24 h100-sxm-dgx" for a
+    heterogeneous pool (its member rows and GPU counts, docs/store.md), None for a system of one
+    GPU type."""
+    systems = load(store, "systems")
+    if "pool" not in systems:
+        return {}
+    names = [str(n) for n in systems.name]
+    out = {}
+    for name, pool in zip(names, systems["pool"]):
+        n_types = int(pool[0])
+        out[name] = None if n_types == 0 else " + ".join(
+            f"{int(pool[2][t])} {names[int(pool[1][t])]}" for t in range(n_types))
+    return out
+
+
+def pool_best(store, names):
+    """Per model and system, the feasible row with the shortest time to train (ties by index),
+    from /results when stored, else /top; None unless a token budget gives the time and cost to
+    train and the rows hold both a heterogeneous pool and a system of one GPU type."""
+    top = load(store, "top")
+    if "cost_to_train" not in top or "time_to_train_days" not in top:
+        return None, None
+    table = "results" if "results" in names else "top"
+    rows = load(store, table, columns=["index", "model", "system", "status",
+                                       "time_to_train_days", "cost_to_train"])
+    rows = rows[(rows.status == "ok") & (rows.time_to_train_days > 0)]
+    kinds = pool_compositions(store)
+    systems = set(rows.system.astype(str))
+    if not any(kinds.get(s) for s in systems) or all(kinds.get(s) for s in systems):
+        return None, None
+    best = rows.sort_values(["time_to_train_days", "index"]).drop_duplicates(["model", "system"])
+    source = "/results" if table == "results" else "/top"
+    return full_rows(store, names, [int(i) for i in best["index"]]), source
+
+
+def pool_sections(store, names, money):
+    """A heterogeneous pool against systems of one GPU type (README, "A100 + H100 or H100
+    alone"): per model, each system's fastest configuration by time to train, drawn as time
+    against cost to train with the model's error band, labelled with what the system is made
+    of; and the table of those configurations. Nothing for a store without both kinds."""
+    best, source = pool_best(store, names)
+    if best is None:
+        return []
+    kinds = pool_compositions(store)
+    models = sorted(set(best.model.astype(str)))
+    fig, axes = plt.subplots(1, len(models), figsize=(9 if len(models) == 1 else 6 * len(models),
+                                                      5), squeeze=False)
+    data = {"series": {}, "currency": money, "labelled": {}, "dropped": {}}
+    table = []
+    for ax, model in zip(axes[0], models):
+        part = best[best.model.astype(str) == model].sort_values(["time_to_train_days", "index"])
+        fastest = float(part.time_to_train_days.iloc[0])
+        data["series"][model] = []
+        points, bars = [], []
+        for k, (_, r) in enumerate(part.iterrows()):
+            system = str(r.system)
+            pool = kinds.get(system)
+            days, cost = float(r.time_to_train_days), float(r.cost_to_train)
+            data["series"][model].append([system, int(r["index"]), int(r.gpus), days, cost])
+            band = "time_to_train_days_low" in r and r.time_to_train_days_low > 0
+            xerr = [[days - float(r.time_to_train_days_low)],
+                    [float(r.time_to_train_days_high) - days]] if band else None
+            ax.errorbar([days], [cost], xerr=xerr, fmt="D" if pool else "o",
+                        color=f"C{k % 10}", markersize=9 if pool else 7, capsize=3,
+                        label=f"{system} ({'pool' if pool else 'one GPU type'})")
+            what = pool if pool else f"{int(r.gpus)} GPUs"
+            points.append((days, cost, f"{system}, {days / fastest:.2f}x\n{what}"))
+            bars.append((days, cost) if xerr is None else
+                        (days - xerr[0][0], cost, days + xerr[1][0]))
+            table.append([model, system, pool or "one type", plain(r.gpus), plain(r["index"]),
+                          plain(r.tp), plain(r.pp), plain(r.dp), plain(r.microbatch),
+                          plain(r.recompute), plain(r.pool_split), days, cost,
+                          days / fastest])
+        ax.margins(x=0.35, y=0.3)
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        ax.set_xlabel("time to train (days; bars: the model's error band)")
+        ax.set_ylabel(f"cost to train ({money})")
+        ax.set_title(f"{model}: fastest configuration of each system")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left")
+        fig.canvas.draw()
+        avoid = []  # each marker and its error bar, which the labels must leave readable
+        for bar in bars:
+            x0, y = ax.transData.transform((bar[0], bar[1]))
+            x1, _ = ax.transData.transform((bar[-1] if len(bar) == 3 else bar[0], bar[1]))
+            avoid.append((min(x0, x1) - 8, y - 8, max(x0, x1) + 8, y + 8))
+        legend = ax.get_legend().get_window_extent()
+        avoid.append((legend.x0, legend.y0, legend.x1, legend.y1))
+        dropped = place_labels(ax, points, avoid=avoid)
+        data["labelled"][model] = [p[2] for p in points if p[2] not in dropped]
+        data["dropped"][model] = dropped
+    fig.tight_layout()
+    caption = (f"Per model, each system's configuration with the shortest time to train (from "
+               f"{source}; ties by index): a heterogeneous pool (diamond, labelled with the GPUs "
+               f"of each type) against systems of one GPU type (circles). The cost to train is "
+               f"each system's bill for the token budget (a pool's: the sum of its types'), in "
+               f"{money}; labels give the time to train over the fastest system's. The job's "
+               f"objective.budget, when set, caps what each system costs to buy.")
+    return [("h2", "Heterogeneous pool or one GPU type"),
+            ("fig", Figure("pool_vs_homogeneous", "Heterogeneous pool against one GPU type",
+                           caption, render(fig, data), data)),
+            ("table", Table("pool_vs_homogeneous", "The fastest configuration of each system",
+                            POOL_TABLE[:-2] + [f"cost_to_train ({money})", "days_over_fastest"],
+                            table))]
 
 
 GOODPUT_TABLE = ["system", "gpus", "index", "tp", "pp", "dp", "zero", "time_to_train_days",
@@ -699,8 +812,9 @@ def goodput_sections(store, names, root):
                "time_to_train_effective_days (failures, restarts and checkpoints from the "
                "system's reliability and storage groups; README, Time to train with failures); "
                "the dashed line is the same configuration without failures.")
-    rows = [[plain(r[c]) for c in GOODPUT_TABLE] for _, r in full.sort_values(
-        ["system", "gpus"]).iterrows()]
+    # By system name (not the categorical's order, that of /systems), then size.
+    rows = [[plain(r[c]) for c in GOODPUT_TABLE] for _, r in full.assign(
+        _name=full.system.astype(str)).sort_values(["_name", "gpus"]).iterrows()]
     return [("h2", "Time to train with failures"),
             ("fig", Figure("goodput", "Time to train with failures", caption,
                            render(fig, data), data)),

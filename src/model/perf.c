@@ -95,8 +95,10 @@ void perf_fill_dims(const cdse_model *model, const cdse_strategy *st, dims *x)
     x->node_limit = model->moe_node_limit;
 }
 
-void perf_setup(const cdse_model *model, const cdse_system *system, const cdse_strategy *st, env *e,
-                dims *x, cdse_comm_plan *plan)
+/* perf_setup without the layer's communication plan (e->comm left unset): what the memory model
+ * reads, which no communication figure enters. */
+static inline void setup_env(const cdse_model *model, const cdse_system *system,
+                             const cdse_strategy *st, env *e, dims *x)
 {
     bool fp8 = st->precision == CDSE_FP8;
     double peak_bf16 = system->peak_tflops[CDSE_BF16] > 0.0 ? system->peak_tflops[CDSE_BF16]
@@ -118,8 +120,46 @@ void perf_setup(const cdse_model *model, const cdse_system *system, const cdse_s
     e->gemm_shape_eff =
         fp8 && shape->efficiency_fp8 > 0.0 ? shape->efficiency_fp8 : shape->efficiency;
     perf_fill_dims(model, st, x);
+}
+
+void perf_setup(const cdse_model *model, const cdse_system *system, const cdse_strategy *st, env *e,
+                dims *x, cdse_comm_plan *plan)
+{
+    setup_env(model, system, st, e, x);
     plan->n = 0;
     perf_plan_layer_comm(system, st, x, plan, &e->comm);
+}
+
+/* The memory figures that follow from memory_model's and offload_model's: the runtime term, the
+ * total, what the caching allocator reserves, and CDSE_ST_OOM when HBM or the tier is full. */
+static inline void memory_totals(const cdse_system *system, const env *e, const dims *x,
+                                 cdse_result *r)
+{
+    /* The stack's workspaces (NCCL, cuBLAS, Transformer Engine) and what its caching allocator
+     * reserves beyond the activations it hands out (they are freed and reallocated every
+     * micro-batch; weights, gradients and optimizer state live in preallocated buffers), and the
+     * layer that recomputation rebuilds during its backward pass (recompute_buffer). */
+    r->mem_runtime_gib = e->stk->runtime_gib + e->stk->allocator_overhead * r->mem_activations_gib +
+                         perf_recompute_buffer(e, x) / CDSE_GIB;
+    r->mem_total_gib = r->mem_weights_gib + r->mem_gradients_gib + r->mem_optimizer_gib +
+                       r->mem_activations_gib + r->mem_other_gib + r->mem_fp8_cache_gib +
+                       r->mem_runtime_gib;
+    /* Reserved: the CUDA context and NCCL's buffers (allocated outside PyTorch) as they are, and
+     * the tensors PyTorch's caching allocator hands out (every HBM term but those two) scaled by
+     * its measured reserved-over-allocated ratio, which replaces the stack's allocator_overhead
+     * share of the runtime term (the larger of the two is kept). */
+    double tensors = r->mem_total_gib - r->mem_other_gib - e->stk->runtime_gib;
+    r->mem_reserved_gib = r->mem_other_gib + e->stk->runtime_gib +
+                          fmax(CDSE_ALLOCATOR_RESERVED_OVER_ALLOCATED *
+                                   (tensors - e->stk->allocator_overhead * r->mem_activations_gib),
+                               tensors);
+    if (r->status == CDSE_ST_OK) {
+        bool hbm_full = r->mem_total_gib > system->hbm_gib;
+        bool tier_full =
+            r->mem_offloaded_gib > 0.0 && r->mem_offloaded_gib > perf_tier_capacity_per_gpu(system);
+        if (hbm_full || tier_full)
+            r->status = CDSE_ST_OOM;
+    }
 }
 
 /* With 1F1B all-to-all overlap (moe_overlap a2a) the forward pass of one micro-batch and the
@@ -384,12 +424,6 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     double compute_iter = x.m * pace.per_mb;
     perf_offload_model(&e, &x, pace.offload_share * x.m * pace.run_per_mb, offload, act_per_mb,
                        in_flight, r);
-    /* The stack's workspaces (NCCL, cuBLAS, Transformer Engine) and what its caching allocator
-     * reserves beyond the activations it hands out (they are freed and reallocated every
-     * micro-batch; weights, gradients and optimizer state live in preallocated buffers), and the
-     * layer that recomputation rebuilds during its backward pass (recompute_buffer). */
-    r->mem_runtime_gib = e.stk->runtime_gib + e.stk->allocator_overhead * r->mem_activations_gib +
-                         perf_recompute_buffer(&e, &x) / CDSE_GIB;
 
     r->t_fixed_s = pace.fixed;
     double time =
@@ -421,26 +455,33 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     r->hardware_tflops_per_gpu = (model_flops + extra) / time / st.gpus / 1e12;
     r->mfu = r->model_tflops_per_gpu / peak;
     r->hfu = r->hardware_tflops_per_gpu / peak;
+    memory_totals(system, &e, &x, r);
+}
 
-    r->mem_total_gib = r->mem_weights_gib + r->mem_gradients_gib + r->mem_optimizer_gib +
-                       r->mem_activations_gib + r->mem_other_gib + r->mem_fp8_cache_gib +
-                       r->mem_runtime_gib;
-    /* Reserved: the CUDA context and NCCL's buffers (allocated outside PyTorch) as they are, and
-     * the tensors PyTorch's caching allocator hands out (every HBM term but those two) scaled by
-     * its measured reserved-over-allocated ratio, which replaces the stack's allocator_overhead
-     * share of the runtime term (the larger of the two is kept). */
-    double tensors = r->mem_total_gib - r->mem_other_gib - e.stk->runtime_gib;
-    r->mem_reserved_gib = r->mem_other_gib + e.stk->runtime_gib +
-                          fmax(CDSE_ALLOCATOR_RESERVED_OVER_ALLOCATED *
-                                   (tensors - e.stk->allocator_overhead * r->mem_activations_gib),
-                               tensors);
-    if (r->status == CDSE_ST_OK) {
-        bool hbm_full = r->mem_total_gib > system->hbm_gib;
-        bool tier_full =
-            r->mem_offloaded_gib > 0.0 && r->mem_offloaded_gib > perf_tier_capacity_per_gpu(system);
-        if (hbm_full || tier_full)
-            r->status = CDSE_ST_OOM;
-    }
+void cdse_evaluate_memory(const cdse_model *model, const cdse_system *system,
+                          const cdse_strategy *strategy, cdse_result *r)
+{
+    cdse_zero(r, sizeof *r);
+    r->seq_imbalance = 1.0;
+    cdse_strategy st = *strategy;
+    r->status = cdse_strategy_check(model, system, &st);
+    r->dp = st.dp;
+    r->grad_accum = st.grad_accum;
+    if (r->status != CDSE_ST_OK && r->status != CDSE_ST_DTYPE_UNSUPPORTED)
+        return;
+    /* evaluate_one's memory steps at the model's seq_len (evaluate keeps the memory of that
+     * evaluation with a histogram too); offload_model's memory does not depend on its times. */
+    env e;
+    dims x;
+    setup_env(model, system, &st, &e, &x);
+    stage_param_count params;
+    double updated = 0.0;
+    double act_per_mb = 0.0, in_flight = 0.0;
+    double weights_most = 0.0;
+    perf_memory_model(model, &e, &x, r, &params, &updated, &act_per_mb, &in_flight, &weights_most);
+    perf_offload_model(&e, &x, 0.0, 0.0, act_per_mb, in_flight, r);
+    r->t_offload_s = 0.0;
+    memory_totals(system, &e, &x, r);
 }
 
 void cdse_iteration_work(const cdse_model *model, int global_batch, double *tokens,

@@ -16,6 +16,58 @@ const char *cdse_pool_split_name(int split)
     return cdse_names_name(&cdse_pool_split_enum, split);
 }
 
+/* The homogeneous evaluations of one pool evaluation: `model` is the configuration's, the identity
+ * of the copies that change only its layer count; memo NULL evaluates every time. */
+typedef struct evaluator {
+    const cdse_model *model;
+    cdse_pool_memo *memo;
+} evaluator;
+
+/* 64-bit mix of the key's words (the addresses, the layers and the strategy's bytes): multiply
+ * and xor-shift per word (the finalizer of MurmurHash3, Appleby); the slot is the high bits. */
+static uint64_t memo_hash(const cdse_model *model, const cdse_system *system, int layers,
+                          const cdse_strategy *st)
+{
+    uint64_t h = (uint64_t)(uintptr_t)model * 0x9E3779B97F4A7C15ULL;
+    h ^= (uint64_t)(uintptr_t)system + (uint64_t)(unsigned)layers;
+    unsigned char bytes[sizeof *st];
+    memcpy(bytes, st, sizeof bytes);
+    for (size_t k = 0; k + 8 <= sizeof bytes; k += 8) {
+        uint64_t w;
+        memcpy(&w, bytes + k, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 33;
+    }
+    for (size_t k = sizeof bytes - sizeof bytes % 8; k < sizeof bytes; k++)
+        h = (h ^ bytes[k]) * 0xC4CEB9FE1A85EC53ULL;
+    return h ^ (h >> 29);
+}
+
+/* cdse_evaluate of `m` (the evaluator's model, or a copy of it with another layer count) on
+ * `system`, from the memo when it holds the same key. */
+static void evaluate_memo(const evaluator *ev, const cdse_model *m, const cdse_system *system,
+                          const cdse_strategy *st, cdse_result *r)
+{
+    if (ev->memo == NULL) {
+        cdse_evaluate(m, system, st, r);
+        return;
+    }
+    uint64_t hash = memo_hash(ev->model, system, m->layers, st);
+    cdse_pool_memo_slot *slot = &ev->memo->slot[hash >> (64 - CDSE_POOL_MEMO_BITS)];
+    if (slot->hash == hash && slot->model == ev->model && slot->system == system &&
+        slot->layers == m->layers && memcmp(&slot->strategy, st, sizeof *st) == 0) {
+        *r = slot->result;
+        return;
+    }
+    cdse_evaluate(m, system, st, r);
+    slot->hash = hash;
+    slot->model = ev->model;
+    slot->system = system;
+    slot->layers = m->layers;
+    memcpy(&slot->strategy, st, sizeof *st);
+    slot->result = *r;
+}
+
 /* Combines the per-type results into the pool's: the slowest type that takes part sets the
  * iteration time; the memory figures are those of the type closest to its HBM capacity;
  * throughput is recomputed for the whole job, MFU against the peak of all the pool's GPUs
@@ -119,9 +171,10 @@ static bool assign_microbatches(const int r[], const double t[], int n, int tota
 /* Data-parallel split: type i has r[i] replicas; each replica of type i processes m[i]
  * micro-batches, balanced by the per-micro-batch time measured on each type (the even
  * partition: every replica the same share, total / dp, as Megatron-LM splits the batch). */
-static bool split_dp(const cdse_model *model, const cdse_system *const types[], const int g[],
-                     int n, const cdse_strategy *st, int partition, cdse_result *r)
+static bool split_dp(const evaluator *ev, const cdse_system *const types[], const int g[], int n,
+                     const cdse_strategy *st, int partition, cdse_result *r)
 {
+    const cdse_model *model = ev->model;
     int replica = cdse_placement_ranks_without(st, CDSE_PLACE_DP);
     int replicas[CDSE_MAX_POOL_TYPES], m[CDSE_MAX_POOL_TYPES] = {0};
     double per_mb[CDSE_MAX_POOL_TYPES];
@@ -144,9 +197,9 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
         cdse_strategy probe = *st;
         probe.global_batch = st->microbatch * dp * 2;
         cdse_result a, b;
-        cdse_evaluate(model, types[i], &probe, &a);
+        evaluate_memo(ev, model, types[i], &probe, &a);
         probe.global_batch = st->microbatch * dp * 4;
-        cdse_evaluate(model, types[i], &probe, &b);
+        evaluate_memo(ev, model, types[i], &probe, &b);
         if (a.status != CDSE_ST_OK && a.status != CDSE_ST_OOM)
             return false;
         per_mb[i] = (b.time_per_iteration_s - a.time_per_iteration_s) / 2.0;
@@ -168,7 +221,7 @@ static bool split_dp(const cdse_model *model, const cdse_system *const types[], 
             continue;
         cdse_strategy own = *st;
         own.global_batch = st->microbatch * dp * m[i];
-        cdse_evaluate(model, types[i], &own, &per_type[i]);
+        evaluate_memo(ev, model, types[i], &own, &per_type[i]);
     }
     combine(model, types, g, n, per_type, used, st, r);
     return true;
@@ -189,9 +242,10 @@ typedef struct stage_kind {
  * pipeline's micro-batch do not divide, sequence parallelism without tp, ZeRO without dp, or
  * the strategy check fails (heads, ...). Memory grows linearly with the layers of a stage: two
  * evaluations give the slope and the most layers that fit in this type's HBM. */
-static bool stage_kind_of(const cdse_model *model, const cdse_system *type, const cdse_strategy *st,
+static bool stage_kind_of(const evaluator *ev, const cdse_system *type, const cdse_strategy *st,
                           int tp, int step, stage_kind *k)
 {
+    const cdse_model *model = ev->model;
     int stage = cdse_placement_ranks_without(st, CDSE_PLACE_PP);
     k->st = *st;
     if (tp != st->tp) {
@@ -209,9 +263,9 @@ static bool stage_kind_of(const cdse_model *model, const cdse_system *type, cons
     cdse_model one = *model, two = *model;
     one.layers = step * st->pp;
     two.layers = 2 * step * st->pp;
-    cdse_result a, b;
-    cdse_evaluate(&one, type, &k->st, &a);
-    cdse_evaluate(&two, type, &k->st, &b);
+    cdse_result a, b; /* their memory only: bit for bit that of cdse_evaluate */
+    cdse_evaluate_memory(&one, type, &k->st, &a);
+    cdse_evaluate_memory(&two, type, &k->st, &b);
     /* What the process reserves must fit (mem_reserved_gib: the tensors with the caching
      * allocator's cached blocks, perf.c), not only what it allocates. */
     double slope = (b.mem_reserved_gib - a.mem_reserved_gib) / step;
@@ -274,10 +328,10 @@ static double place_layers(const int p[], const stage_kind *const kind[], int n,
  * tp_per_type, every combination of the types' candidate degrees is placed and the one whose
  * slowest stage is fastest kept. With the even partition (Megatron-LM), every stage holds
  * layers / pp layers at the strategy's degree. */
-static bool split_pp(const cdse_model *model, const cdse_system *const types[], const int g[],
-                     int n, const cdse_strategy *st, int partition, bool tp_per_type,
-                     cdse_result *r)
+static bool split_pp(const evaluator *ev, const cdse_system *const types[], const int g[], int n,
+                     const cdse_strategy *st, int partition, bool tp_per_type, cdse_result *r)
 {
+    const cdse_model *model = ev->model;
     int stage = cdse_placement_ranks_without(st, CDSE_PLACE_PP);
     int p[CDSE_MAX_POOL_TYPES], layers[CDSE_MAX_POOL_TYPES];
     int step = st->vpp; /* layers per stage must be a multiple of vpp */
@@ -296,7 +350,7 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
         r->pool_split = CDSE_POOL_PP;
         for (int i = 0; i < n; i++) {
             used[i] = true;
-            cdse_evaluate(model, types[i], st, &per_type[i]);
+            evaluate_memo(ev, model, types[i], st, &per_type[i]);
             r->pool_share[i] = (double)p[i] / st->pp;
             r->pool_layers[i] = (model->layers + st->pp - 1) / st->pp;
             r->pool_microbatches[i] = per_type[i].grad_accum;
@@ -313,7 +367,7 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
         n_kinds[i] = 0;
         for (int c = 0; c < tried; c++)
             if (degrees[c] >= 1 && (c == 0 || degrees[c] != st->tp) &&
-                stage_kind_of(model, types[i], st, degrees[c], step, &kinds[i][n_kinds[i]]))
+                stage_kind_of(ev, types[i], st, degrees[c], step, &kinds[i][n_kinds[i]]))
                 n_kinds[i]++;
         if (n_kinds[i] == 0)
             return false;
@@ -350,7 +404,7 @@ static bool split_pp(const cdse_model *model, const cdse_system *const types[], 
         own.layers = layers[i] * st->pp;
         if (own.experts > 0 && own.moe_every > 0)
             own.layers -= own.layers % own.moe_every;
-        cdse_evaluate(&own, types[i], own_st, &per_type[i]);
+        evaluate_memo(ev, &own, types[i], own_st, &per_type[i]);
         r->pool_share[i] = (double)p[i] * layers[i] / model->layers;
         r->pool_layers[i] = layers[i];
         r->pool_microbatches[i] = per_type[i].grad_accum;
@@ -400,28 +454,35 @@ typedef struct pool_options {
 
 static void evaluate_pool(const cdse_model *model, const cdse_system *const types[],
                           const int counts[], int n, const pool_options *opt,
-                          const cdse_strategy *strategy, cdse_result *result);
+                          const cdse_strategy *strategy, cdse_pool_memo *memo, cdse_result *result);
 
 void cdse_evaluate_pool(const cdse_model *model, const cdse_system *const types[],
                         const int counts[], int n, const cdse_strategy *strategy,
                         cdse_result *result)
 {
     static const pool_options defaults = {CDSE_PARTITION_BALANCED, false, 0.0, 0.0};
-    evaluate_pool(model, types, counts, n, &defaults, strategy, result);
+    evaluate_pool(model, types, counts, n, &defaults, strategy, NULL, result);
 }
 
 void cdse_evaluate_pool_as(const cdse_model *model, const cdse_system *const types[],
                            const cdse_system *pool, const cdse_strategy *strategy,
                            cdse_result *result)
 {
+    cdse_evaluate_pool_memo(model, types, pool, strategy, NULL, result);
+}
+
+void cdse_evaluate_pool_memo(const cdse_model *model, const cdse_system *const types[],
+                             const cdse_system *pool, const cdse_strategy *strategy,
+                             cdse_pool_memo *memo, cdse_result *result)
+{
     pool_options opt = {pool->partition, pool->tp_per_type, pool->link_bandwidth_gbs,
                         pool->link_latency_us};
-    evaluate_pool(model, types, pool->pool.gpus, pool->pool.n_types, &opt, strategy, result);
+    evaluate_pool(model, types, pool->pool.gpus, pool->pool.n_types, &opt, strategy, memo, result);
 }
 
 static void evaluate_pool(const cdse_model *model, const cdse_system *const types[],
                           const int counts[], int n, const pool_options *opt,
-                          const cdse_strategy *strategy, cdse_result *result)
+                          const cdse_strategy *strategy, cdse_pool_memo *memo, cdse_result *result)
 {
     /* Structural checks on the first type (they do not depend on the GPU): a configuration
      * they reject gets the figures cdse_evaluate gives it, the status and the derived degrees;
@@ -460,12 +521,15 @@ static void evaluate_pool(const cdse_model *model, const cdse_system *const type
     for (int i = 0; i < n; i++)
         typed[i] = cdse_pool_island(types[i], g[i], opt->link_bandwidth_gbs, opt->link_latency_us,
                                     &islands[i]);
+    /* The islands are copies on this stack, whose address says nothing of their contents: no
+     * memo with a link. */
+    evaluator ev = {model, opt->link_bandwidth_gbs > 0.0 ? NULL : memo};
     cdse_result dp, pp;
     memset(&dp, 0, sizeof dp);
     memset(&pp, 0, sizeof pp);
-    bool has_dp = split_dp(model, typed, g, n, strategy, opt->partition, &dp);
+    bool has_dp = split_dp(&ev, typed, g, n, strategy, opt->partition, &dp);
     bool has_pp = strategy->pp > 1 &&
-                  split_pp(model, typed, g, n, strategy, opt->partition, opt->tp_per_type, &pp);
+                  split_pp(&ev, typed, g, n, strategy, opt->partition, opt->tp_per_type, &pp);
     if (!has_dp && !has_pp) {
         cdse_evaluate(model, types[0], strategy, result);
         if (result->status == CDSE_ST_OK || result->status == CDSE_ST_OOM)

@@ -292,6 +292,34 @@ static void record_finish(const cdse_study *study, const cdse_system *system, cd
     record->cost_high = record->cost_to_train * high;
 }
 
+/* The pool evaluator's memo (pool.h), kept per thread and cleared when the study changes: the
+ * addresses it is keyed by are the study's models and systems, fixed once its job is loaded. */
+static _Thread_local struct {
+    const cdse_model *models;
+    const cdse_system *systems;
+    uint64_t fingerprint;
+    cdse_pool_memo memo;
+} pool_memo;
+
+/* Out of line: cdse_record_eval stays as lean for the homogeneous systems as before the memo. */
+__attribute__((noinline)) static void record_eval_pool(const cdse_study *study,
+                                                       const cdse_model *model,
+                                                       const cdse_system *system,
+                                                       cdse_record *record)
+{
+    if (pool_memo.models != study->model || pool_memo.systems != study->system ||
+        pool_memo.fingerprint != study->fingerprint) {
+        memset(&pool_memo.memo, 0, sizeof pool_memo.memo);
+        pool_memo.models = study->model;
+        pool_memo.systems = study->system;
+        pool_memo.fingerprint = study->fingerprint;
+    }
+    const cdse_system *types[CDSE_MAX_POOL_TYPES];
+    pool_types(study, system, types);
+    cdse_evaluate_pool_memo(model, types, system, &record->strategy, &pool_memo.memo,
+                            &record->result);
+}
+
 void cdse_record_eval(const cdse_study *study, uint64_t index, cdse_record *record)
 {
     bool repeat;
@@ -303,9 +331,7 @@ void cdse_record_eval(const cdse_study *study, uint64_t index, cdse_record *reco
     } else if (system->pool.n_types == 0) {
         cdse_evaluate(model, system, &record->strategy, &record->result);
     } else {
-        const cdse_system *types[CDSE_MAX_POOL_TYPES];
-        pool_types(study, system, types);
-        cdse_evaluate_pool_as(model, types, system, &record->strategy, &record->result);
+        record_eval_pool(study, model, system, record);
     }
     record_finish(study, system, record);
 }

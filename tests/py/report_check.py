@@ -114,6 +114,7 @@ def check_sweep(data, store):
             check(len(labels) >= min(2, len(data["pareto_cost"]["series"][model])),
                   f"pareto_cost {model}: time- and cost-optimal designs labelled ({len(labels)})")
     check_goodput(data, store, names, root)
+    check_pool(data, store, names)
     check_grid(data, store, names)
     print(f"    sweep figures of {store}: pareto, pareto_cost, best_vs_size, heatmap, breakdowns, "
           "failures")
@@ -155,6 +156,63 @@ def check_goodput(data, store, names, root):
           "points (best effective time per system and size) equal the store")
     check(all(p[3] >= p[2] for v in want.values() for p in v), "goodput: effective time "
           "at least the failure-free time")
+
+
+def pool_expected(store, names):
+    """The "Heterogeneous pool or one GPU type" section's rows, written apart from the report's
+    code: per (model, system), the ok row with the least time_to_train_days (ties by index) of
+    /results (else /top), when the rows hold both a pool (/systems pool.types > 0) and a system
+    of one GPU type and the job has a token budget; each with its system's composition. None
+    when the section must be absent."""
+    root = clusterdse.attrs(store)
+    top = clusterdse.load(store, "top")
+    if not float(root.get("tokens", 0) or 0) > 0 or "cost_to_train" not in top.columns:
+        return None
+    systems = clusterdse.load(store, "systems")
+    sys_names = [str(n) for n in systems.name]
+    made_of = {}
+    for name, pool in zip(sys_names, systems["pool"]):
+        parts = [f"{int(pool[2][t])} {sys_names[int(pool[1][t])]}" for t in range(int(pool[0]))]
+        made_of[name] = " + ".join(parts) if parts else None
+    rows = clusterdse.load(store, "results" if "results" in names else "top")
+    rows = rows[(rows.status == "ok") & (rows.time_to_train_days > 0)]
+    best = {}
+    for _, r in rows.iterrows():
+        key = (str(r.model), str(r.system))
+        cand = (float(r.time_to_train_days), int(r["index"]))
+        if key not in best or cand < best[key][0]:
+            best[key] = (cand, r)
+    kinds = {made_of[s] is not None for _, s in best}
+    if kinds != {True, False}:
+        return None
+    return best, made_of
+
+
+def check_pool(data, store, names):
+    """The pool figure: per model, each system's fastest row (system, index, GPUs, days, cost)
+    as the store has them, every point labelled, the axis in the job's currency."""
+    expected = pool_expected(store, names)
+    if expected is None:
+        check("pool_vs_homogeneous" not in data, "pool_vs_homogeneous: no figure without both "
+              "a pool and a system of one GPU type (or without a token budget)")
+        return
+    best, _ = expected
+    want = {}
+    for (model, system), ((days, index), r) in sorted(best.items(), key=lambda kv: kv[1][0]):
+        want.setdefault(model, []).append([system, index, int(r.gpus), days,
+                                           float(r.cost_to_train)])
+    fig = data.get("pool_vs_homogeneous")
+    check(fig is not None and fig["series"] == want, f"pool_vs_homogeneous: "
+          f"{sum(map(len, want.values()))} points (fastest per model and system) equal the store")
+    if fig is None:
+        return
+    for model, points in want.items():
+        check(len(fig["labelled"][model]) == len(points), f"pool_vs_homogeneous {model}: "
+              f"every system labelled ({fig['dropped'][model]} left out)")
+    money = os.environ.get("CDSE_CURRENCY", "USD")
+    ylabels = [b[1] for b in fig["_labels"] if b[0].startswith("ylabel")]
+    check(ylabels and all(y == f"cost to train ({money})" for y in ylabels),
+          f"pool_vs_homogeneous: axis names the currency ({ylabels})")
 
 
 def check_heatmap_empty(heat, store, root, pruned):
@@ -347,6 +405,23 @@ def expected_tables(store):
                         "interruptions_expected", "checkpoint_flag"]
                 out["tab-goodput"] = (cols, [[best[k][1][c] for c in cols]
                                              for k in sorted(best)])
+    pool = pool_expected(store, names) if "counts" in names else None
+    if pool is not None:
+        best, made_of = pool
+        cols = ["model", "system", "composition", "gpus", "index", "tp", "pp", "dp",
+                "microbatch", "recompute", "pool_split", "time_to_train_days", "cost_to_train",
+                "days_over_fastest"]
+        fastest = {}
+        for (model, _), ((days, _), _) in best.items():
+            fastest[model] = min(fastest.get(model, math.inf), days)
+        table = []
+        for (model, system), ((days, _), r) in sorted(best.items(),
+                                                      key=lambda kv: (kv[0][0], kv[1][0])):
+            table.append([model, system, made_of[system] or "one type", int(r.gpus),
+                          int(r["index"]), int(r.tp), int(r.pp), int(r.dp), int(r.microbatch),
+                          str(r.recompute), str(r.pool_split), days, float(r.cost_to_train),
+                          days / fastest[model]])
+        out["tab-pool_vs_homogeneous"] = (cols, table)
     if "probes" in names:
         # The fit table: one row per level and collective, the profile of `clusterdse fit`.
         fits, _ = run_fit(store)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The report in a real browser: headless Chromium opens the page of a sweep store with /verify,
-# of a design grid (hardware axes, store = "best", pruning, prices in EUR) and of a probe store,
+# of a design grid (hardware axes, store = "best", pruning, prices in EUR), of a heterogeneous
+# pool beside systems of one GPU type (jobs/pool-a100-h100-llama3-70b.cfg) and of a probe store,
 # takes a screenshot of the page and of each section (kept as $CDSE_BUILD/report_*.png, to be
 # looked at), and checks that every figure loaded (no broken image, ink inside each figure's
 # box), that every cell of the page's tables equals the store, and (report_check.py data) that
@@ -42,6 +43,16 @@ echo "+ CDSE_CURRENCY=EUR $py report_check.py data/browser ..."
 CDSE_CURRENCY=EUR "$py" "$CDSE_SRC/tests/py/report_check.py" data "$dir/r_g/report.html" "$dir/g.h5"
 CDSE_CURRENCY=EUR "$py" "$CDSE_SRC/tests/py/report_check.py" browser "$dir/r_g/report.html" \
     "$shots/grid.png" "$dir/g.h5"
+
+# The README's decision (A100 + H100 or H100 alone): a heterogeneous pool beside systems of one
+# GPU type, with the section that compares them (figure and table).
+run mpirun -np 2 "$CLUSTERDSE" sweep "$CDSE_SRC/jobs/pool-a100-h100-llama3-70b.cfg" -o "$dir/pool.h5" --quiet >/dev/null
+run "$CLUSTERDSE" report "$dir/pool.h5" -o "$dir/r_pool"
+run "$py" "$CDSE_SRC/tests/py/report_check.py" data "$dir/r_pool/report.html" "$dir/pool.h5"
+run "$py" "$CDSE_SRC/tests/py/report_check.py" browser "$dir/r_pool/report.html" \
+    "$shots/pool.png" "$dir/pool.h5"
+[ -s "$shots/pool_fig-pool_vs_homogeneous.png" ] && [ -s "$shots/pool_tab-pool_vs_homogeneous.png" ] ||
+    { echo "report_browser: the pool section was not on the page"; exit 1; }
 
 run mpirun -np 2 "$CLUSTERDSE" probe "$CDSE_SRC/calibration/plans/quick.cfg" -o "$dir/p.h5" >/dev/null
 run "$CLUSTERDSE" report "$dir/p.h5" -o "$dir/r_p"

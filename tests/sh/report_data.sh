@@ -23,6 +23,18 @@ for mode in all best; do
         [ -s "$dir/r_$mode/$fig.png" ] || { echo "report_data: --png wrote no $fig.png"; exit 1; }
     done
 done
+# A heterogeneous pool beside systems of one GPU type (README, "A100 + H100 or H100 alone"):
+# the section "Heterogeneous pool or one GPU type" (figure and table) is drawn from it; the
+# stores above, without a pool, have none (report_check.py check_pool).
+run mpirun -np 2 "$CLUSTERDSE" sweep "$CDSE_SRC/jobs/pool-a100-h100-llama3-70b.cfg" -o "$dir/pool.h5" --quiet >/dev/null
+run "$CLUSTERDSE" report "$dir/pool.h5" -o "$dir/r_pool" --png
+run "$py" "$CDSE_SRC/tests/py/report_check.py" data "$dir/r_pool/report.html" "$dir/pool.h5"
+[ -s "$dir/r_pool/pool_vs_homogeneous.png" ] || { echo "report_data: no pool_vs_homogeneous.png"; exit 1; }
+grep -q 'id="fig-pool_vs_homogeneous"' "$dir/r_pool/report.html" ||
+    { echo "report_data: the pool store's report has no pool figure"; exit 1; }
+if grep -q 'pool_vs_homogeneous' "$dir/r_all/report.html"; then
+    echo "report_data: a pool section in the report of a store without a pool"; exit 1
+fi
 run mpirun -np 2 "$CLUSTERDSE" probe "$CDSE_SRC/calibration/plans/quick.cfg" -o "$dir/p.h5" >/dev/null
 run "$CLUSTERDSE" report "$dir/p.h5" -o "$dir/r_p"
 run "$py" "$CDSE_SRC/tests/py/report_check.py" data "$dir/r_p/report.html" "$dir/p.h5"

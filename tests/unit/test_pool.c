@@ -555,6 +555,86 @@ static void test_link_between_islands(void **state)
     assert_true(slow.t_dp_comm_s > plain.t_dp_comm_s);
 }
 
+/* cdse_evaluate_memory: the memory figures and status of cdse_evaluate bit for bit (what the pp
+ * split's memory slope reads), every time figure 0; on a configuration that fits, one that runs
+ * out of memory (B's HBM cut below what it needs) and one the checks reject (tp 3 does not
+ * divide 16 heads). */
+static void test_memory_only(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(12);
+    cdse_system b = gpu_type(2.0);
+    cdse_strategy sts[] = {strat(16, 1, 2, 48), strat(16, 2, 2, 48), strat(12, 3, 1, 48)};
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t k = 0; k < sizeof sts / sizeof sts[0]; k++) {
+            cdse_result full, mem;
+            cdse_evaluate(&m, &b, &sts[k], &full);
+            cdse_evaluate_memory(&m, &b, &sts[k], &mem);
+            assert_int_equal(mem.status, full.status);
+            assert_int_equal(mem.dp, full.dp);
+            assert_true(memcmp(&mem.mem_reserved_gib, &full.mem_reserved_gib, sizeof(double)) == 0);
+            assert_true(memcmp(&mem.mem_total_gib, &full.mem_total_gib, sizeof(double)) == 0);
+            assert_true(
+                memcmp(&mem.mem_activations_gib, &full.mem_activations_gib, sizeof(double)) == 0);
+            assert_true(memcmp(&mem.mem_runtime_gib, &full.mem_runtime_gib, sizeof(double)) == 0);
+            assert_true(mem.time_per_iteration_s == 0.0 && mem.tokens_per_s == 0.0);
+            if (k == 0 && pass == 0)
+                assert_status(full.status, CDSE_ST_OK);
+            if (k == 0 && pass == 1)
+                assert_status(full.status, CDSE_ST_OOM);
+            if (k == 2)
+                assert_true(full.status != CDSE_ST_OK && full.status != CDSE_ST_OOM);
+        }
+        cdse_result fit;
+        cdse_evaluate(&m, &b, &sts[0], &fit);
+        b.hbm_gib = fit.mem_total_gib / 2.0; /* the second pass: out of memory */
+    }
+}
+
+/* The pool's memo (pool.h): with a memo, every configuration's result is the one without it, bit
+ * for bit, in any order and when the memo already holds the evaluations of other configurations;
+ * and the memo is filled (its slots name the model and a type). The strategies come in pairs of
+ * global batches, which share the probes (2 and 4 micro-batches per replica whatever the batch). */
+static cdse_pool_memo memo; /* 1024 slots: static, not on the test's stack */
+
+static void test_memo_same_results(void **state)
+{
+    (void)state;
+    cdse_model m = gpt(12);
+    cdse_system a = gpu_type(1.0), b = gpu_type(2.0);
+    const cdse_system *types[] = {&a, &b};
+    cdse_system pool;
+    memset(&pool, 0, sizeof pool);
+    pool.pool.n_types = 2;
+    pool.pool.gpus[0] = pool.pool.gpus[1] = 8;
+    pool.tp_per_type = true;
+    cdse_strategy sts[8];
+    int n = 0;
+    for (int pp = 1; pp <= 2; pp++)
+        for (int tp = 1; tp <= 2; tp++)
+            for (int batch = 48; batch <= 96; batch += 48)
+                sts[n++] = strat(16, tp, pp, batch);
+    memset(&memo, 0, sizeof memo);
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < n; k++) {
+            int i = round == 0 ? k : n - 1 - k; /* the second round backwards, memo warm */
+            cdse_result plain, memoized;
+            cdse_evaluate_pool_as(&m, types, &pool, &sts[i], &plain);
+            cdse_evaluate_pool_memo(&m, types, &pool, &sts[i], &memo, &memoized);
+            assert_true(memcmp(&plain, &memoized, sizeof plain) == 0);
+        }
+    }
+    int filled = 0;
+    for (int k = 0; k < CDSE_POOL_MEMO_SLOTS; k++) {
+        if (memo.slot[k].model == NULL)
+            continue;
+        filled++;
+        assert_ptr_equal(memo.slot[k].model, &m);
+        assert_true(memo.slot[k].system == &a || memo.slot[k].system == &b);
+    }
+    assert_true(filled > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -572,6 +652,8 @@ int main(void)
         cmocka_unit_test(test_tp_per_type),
         cmocka_unit_test(test_island_levels),
         cmocka_unit_test(test_link_between_islands),
+        cmocka_unit_test(test_memory_only),
+        cmocka_unit_test(test_memo_same_results),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -90,6 +90,12 @@ extern const cdse_names cdse_pool_split_enum;
 void cdse_evaluate(const cdse_model *model, const cdse_system *system,
                    const cdse_strategy *strategy, cdse_result *result);
 
+/* The memory figures (mem_*) and the status cdse_evaluate gives `strategy`, bit for bit, without
+ * its time model (every time and throughput figure 0): for callers that need only whether and how
+ * much it fits (the pool's memory slope per layer, pool.c). */
+void cdse_evaluate_memory(const cdse_model *model, const cdse_system *system,
+                          const cdse_strategy *strategy, cdse_result *result);
+
 /* cdse_evaluate, and the iteration's communication plan it costed: the collectives of the
  * slowest pipeline stage with their groups, bytes, calls per iteration and exposed shares (so
  * that sum over a group's ops of calls x time_s x exposed_share is the result's t_*_comm_s for

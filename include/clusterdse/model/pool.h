@@ -5,6 +5,8 @@
 
 #include "clusterdse/model/perf.h"
 
+#include <stdint.h>
+
 /* Evaluates `strategy` on a pool of n GPU types: types[i] is the profile of type i and counts[i]
  * its GPUs in the pool. The strategy's GPUs are taken from the types in proportion to their
  * counts. Two ways of using the pool are costed and the faster kept:
@@ -44,5 +46,34 @@ const cdse_system *cdse_pool_island(const cdse_system *type, int island_gpus,
 void cdse_evaluate_pool_as(const cdse_model *model, const cdse_system *const types[],
                            const cdse_system *pool, const cdse_strategy *strategy,
                            cdse_result *result);
+
+/* A memo of the homogeneous evaluations (cdse_evaluate) pool evaluations make: a type's
+ * replicas' two probes and its share in each split. Keyed by what they read: the GPU type and
+ * the model by address (with the layer count a stage's evaluation sets), the strategy bit for bit.
+ * Configurations that differ only in an axis an evaluation does not read share it (the probes
+ * run the strategy at 2 and 4 micro-batches per replica whatever the global batch); a hit returns
+ * what the evaluation returned, so results are those without the memo. Valid only while the
+ * models and systems at those addresses are unchanged: its owner zeroes it when they may have
+ * changed (record.c: per thread and study). Direct-mapped, 2^CDSE_POOL_MEMO_BITS slots. */
+#define CDSE_POOL_MEMO_BITS  10
+#define CDSE_POOL_MEMO_SLOTS (1 << CDSE_POOL_MEMO_BITS)
+
+typedef struct cdse_pool_memo_slot {
+    uint64_t hash;
+    const cdse_model *model; /* NULL: empty */
+    const cdse_system *system;
+    int layers;
+    cdse_strategy strategy;
+    cdse_result result;
+} cdse_pool_memo_slot;
+
+typedef struct cdse_pool_memo {
+    cdse_pool_memo_slot slot[CDSE_POOL_MEMO_SLOTS];
+} cdse_pool_memo;
+
+/* cdse_evaluate_pool_as with `memo` (NULL: none); the result is the same bit for bit. */
+void cdse_evaluate_pool_memo(const cdse_model *model, const cdse_system *const types[],
+                             const cdse_system *pool, const cdse_strategy *strategy,
+                             cdse_pool_memo *memo, cdse_result *result);
 
 #endif
