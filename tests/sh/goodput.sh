@@ -4,9 +4,10 @@
 # more write bandwidth never lowers a synchronous run's goodput and raises its interval's
 # optimum less than linearly (Daly: sqrt(stall)); a system without rates gives goodput 1 and
 # time_to_train_effective_days equal to time_to_train_days in the CSV; the goodput metrics rank
-# (top and eval --by); an interval over the MTTF is flagged (checkpoint_flag 1); every shipped
-# profile has a failure model (its MTTF at 1024 GPUs by hand); prune refuses the four goodput
-# metrics with the key and the reason, exit 1.
+# (top and eval --by); replace_time (spare nodes) is an axis beside the storage bandwidth, its
+# effect e^(-replace_share x replace_time / MTTF) on goodput; an interval over the MTTF is
+# flagged (checkpoint_flag 1); every shipped profile has a failure model (its MTTF at 1024 GPUs
+# by hand); prune refuses the four goodput metrics with the key and the reason, exit 1.
 set -u
 bin=${CLUSTERDSE:?} src=${CDSE_SRC:?}
 tmp=$(mktemp -d)
@@ -54,6 +55,27 @@ awk -v a="$i100" -v b="$i400" 'BEGIN { r = a / b; exit !(r > 1.8 && r < 2.1) }' 
 run "$bin" eval "$tmp/job.cfg" --csv --by goodput -n 1
 [ "$rc" -eq 0 ] && [ "$(awk -F, -v gp="$gp" 'NR == 2 { print $gp }' "$tmp/out")" = 1 ] ||
     fail "eval --by goodput -n 1: the best row is not a goodput-1 row: $(cat "$tmp/out" "$tmp/err")"
+
+# Faster storage against spare nodes in one grid: storage.write_bandwidth and
+# reliability.replace_time are hardware axes (columns storage_write_gbs, replace_time_s). The
+# replacement adds replace_share x replace_time = 0.69 x 3600 = 2484 s to every recovery R and
+# nothing else (Daly eq. 20: tau, the stall and the planned share unchanged), so at each write
+# bandwidth goodput(3600) / goodput(0) = e^(-2484 / M), M the MTTF.
+sed -e 's/storage = { write_bandwidth = \[ 100.0, 400.0 \]; };/storage = { write_bandwidth = [ 250.0, 2000.0 ]; };/' \
+    -e 's/reliability = { gpu_failures = \[ 0.0, 0.3029 \]; node_failures = \[ 0.0, 0.9856 \];/reliability = { replace_time = [ 0.0, 3600.0 ];/' \
+    -e 's/link_failures = 0.0; planned_per_day = 0.0; };/};/' "$tmp/job.cfg" >"$tmp/spare.cfg"
+run "$bin" eval "$tmp/spare.cfg" --csv
+[ "$rc" -eq 0 ] || fail "spare nodes grid: exit $rc: $(cat "$tmp/err")"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $c["status"] == "ok" { g[$c["storage_write_gbs"] "/" $c["replace_time_s"]] = $c["goodput"]
+                           m = $c["mttf_hours"] * 3600; n++ }
+    END { if (n != 4) { print "rows " n; exit 1 }
+          want = exp(-0.69 * 3600 / m)
+          for (w = 250; w <= 2000; w += 1750) {
+              r = g[w "/3600"] / g[w "/0"]
+              if (r < want * (1 - 1e-5) || r > want * (1 + 1e-5)) { print w, r, want; exit 1 } }
+          if (!(g["2000/0"] > g["250/0"] && g["250/0"] > g["250/3600"])) { print "order"; exit 1 } }' \
+    "$tmp/out" >"$tmp/why" || fail "spare nodes grid: $(cat "$tmp/why")"
 
 # An interval longer than the MTTF is reported, not silently used: gpu_failures 1e5 per 1000
 # GPU-days on 1024 GPUs fail every 1000 x 86400 / (1024 x 1e5) = 0.84 s, less than an iteration
