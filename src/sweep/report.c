@@ -193,6 +193,8 @@ const cdse_column cdse_columns[] = {
                "of pool GPU type"),
     POOL_TYPES("pool_tp", pool_tp, "",
                "tensor-parallel degree of the stages or replicas of pool GPU type"),
+    /* The hardware key replace_time (issue 29: hot spares against a repair, 'is faster storage
+     * or more spare nodes worth it') places itself at 118, after the pools' columns. */
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 

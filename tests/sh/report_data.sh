@@ -19,7 +19,7 @@ for mode in all best; do
     run mpirun -np 2 "$CLUSTERDSE" sweep "$dir/$mode.cfg" -o "$dir/$mode.h5" --quiet >/dev/null
     run "$CLUSTERDSE" report "$dir/$mode.h5" -o "$dir/r_$mode" --png
     run "$py" "$CDSE_SRC/tests/py/report_check.py" data "$dir/r_$mode/report.html" "$dir/$mode.h5"
-    for fig in pareto pareto_cost best_vs_size heatmap time_breakdown memory failures; do
+    for fig in pareto pareto_cost best_vs_size heatmap time_breakdown memory failures goodput; do
         [ -s "$dir/r_$mode/$fig.png" ] || { echo "report_data: --png wrote no $fig.png"; exit 1; }
     done
 done

@@ -178,10 +178,17 @@ static void test_expected_loss(void **state)
     assert_rel(g.mttf_s, mttf, 1e-12);
     assert_rel(g.stall_s, 56.819474, 1e-7);
     assert_rel(g.recover_s, 60.0 + 120.0 + stall + 100.0, 1e-12);
+    /* Daly eq. 37 by hand: sqrt(2 x 56.819474 x 84375) = 3096.4958; x = 56.819474 / 168750 =
+     * 3.367080e-4; 1 + sqrt(x) / 3 + x / 9 = 1.0061539; 3096.4958 x 1.0061539 - 56.819474 =
+     * 3058.7320 s (Young's sqrt(2 delta M) alone: 3096.5 s). Expected loss per failure
+     * (tau + delta) / 2 = 1557.7757 s. Eq. 20: R / M = 336.819474 / 84375 = 0.0039920,
+     * (tau + delta) / M = 0.0369251; 3058.7320 / (84375 x e^0.0039920 x (e^0.0369251 - 1))
+     * = 3058.7320 / (84375 x 1.0040000 x 0.0376154) = 0.959909. */
     double tau = cdse_daly_interval(stall, mttf);
-    assert_rel(g.interval_s, tau, 1e-12);
-    assert_rel(g.lost_s, 0.5 * (tau + stall), 1e-12);
-    assert_rel(g.ratio, cdse_daly_ratio(tau, stall, g.recover_s, mttf), 1e-12);
+    assert_rel(tau, 3058.7320, 1e-7);
+    assert_rel(g.interval_s, 3058.7320, 1e-7);
+    assert_rel(g.lost_s, 1557.7757, 1e-7);
+    assert_rel(g.ratio, 0.959909, 1e-6);
     assert_int_equal(g.flag, CDSE_CKPT_FLAG_OK);
     /* Async: the stall is the copy to host, 5,548,776,800 B / 50 GB/s = 0.110976 s; durable after
      * the copy and the write: 0.110976 + 56.819474; a failure before then rolls back one more
@@ -201,6 +208,35 @@ static void test_expected_loss(void **state)
     cdse_goodput_eval(&pc, &sys, &s, 8, 10.0, &g);
     assert_rel(g.durable_s, 2.0 * copy, 1e-12);
     assert_rel(g.recover_s, 60.0 + 120.0 + copy + 100.0, 1e-12);
+    unload(job);
+}
+
+/* The per-node limit (storage.node_write_bandwidth, node_read_bandwidth): a node's 8 GPUs write
+ * their shards through its client NICs. Llama 3 405B ZeRO 3 on 1024 GPUs: 5,548,776,800 B per
+ * GPU, 44,390,214,400 B per node. Aggregate unlimited, 10 GB/s per node: stall 4.43902144 s;
+ * read at 20 GB/s per node: 2.2195107 s in the recovery (60 + 120 + 2.2195107 + 100). With both
+ * limits the slower decides: 100 GB/s aggregate (56.819474 s, test_expected_loss) over 10 GB/s
+ * per node (4.44 s); at 0.5 GB/s per node 88.780429 s over the aggregate's 56.82 s. */
+static void test_node_bandwidth(void **state)
+{
+    (void)state;
+    cdse_job *job = load(llama3_job);
+    cdse_param_counts pc = cdse_model_param_counts(&job->model[0]);
+    cdse_system sys = small_system();
+    sys.storage.write_gbs = 0.0;
+    sys.storage.node_write_gbs = 10.0;
+    sys.storage.node_read_gbs = 20.0;
+    cdse_strategy s = strategy(8, 16, 1, 3, CDSE_BF16, 1024);
+    cdse_goodput g;
+    cdse_goodput_eval(&pc, &sys, &s, 8, 10.0, &g);
+    assert_rel(g.stall_s, 4.43902144, 1e-9);
+    assert_rel(g.recover_s, 60.0 + 120.0 + 2.2195107 + 100.0, 1e-9);
+    sys.storage.write_gbs = 100.0;
+    cdse_goodput_eval(&pc, &sys, &s, 8, 10.0, &g);
+    assert_rel(g.stall_s, 56.819474, 1e-7);
+    sys.storage.node_write_gbs = 0.5;
+    cdse_goodput_eval(&pc, &sys, &s, 8, 10.0, &g);
+    assert_rel(g.stall_s, 88.780429, 1e-7);
     unload(job);
 }
 
@@ -236,7 +272,12 @@ static void test_limits(void **state)
 static void test_llama3_snapshot(void **state)
 {
     (void)state;
-    cdse_job *job = load(llama3_job);
+    /* The job the README shows (jobs/goodput-llama3-snapshot.cfg), the same run as llama3_job. */
+    cdse_job *job = calloc(1, sizeof *job);
+    assert_non_null(job);
+    cdse_diag diag;
+    if (cdse_job_load_file(CDSE_SOURCE_DIR "/jobs/goodput-llama3-snapshot.cfg", job, &diag) != 0)
+        fail_msg("job: %s", diag.msg);
     cdse_record r;
     job_record_eval(job, 0, &r);
     assert_int_equal(r.result.status, CDSE_ST_OK);
@@ -244,7 +285,13 @@ static void test_llama3_snapshot(void **state)
     cdse_goodput g;
     cdse_goodput_eval(&pc, &job->system[0], &r.strategy, r.result.dp, r.result.time_per_iteration_s,
                       &g);
+    /* By hand from the profile's rates: 16384 x (0.3029 + 0.04747) + 2048 x 0.9856 = 7758.9709
+     * per 1000 days: 54 days x 7.7589709 = 418.98 unexpected, + 54 x 0.8704 = 47.00 planned =
+     * 465.99; MTTF 24 / 7.7589709 = 3.0932 h. Then against Meta's figures, within 20%. */
     double snapshot = 54.0 * 86400.0;
+    assert_rel(snapshot / g.mttf_s, 418.98443, 1e-6);
+    assert_rel(snapshot * g.interruptions_per_s, 465.98603, 1e-6);
+    assert_rel(g.mttf_s / 3600.0, 3.0931937, 1e-6);
     assert_rel(snapshot * g.interruptions_per_s, 466.0, 0.2);
     assert_rel(snapshot / g.mttf_s, 419.0, 0.2);
     assert_rel(g.mttf_s / 3600.0, 3.0, 0.2);
@@ -261,12 +308,16 @@ static void test_kokolis_mttf(void **state)
     (void)state;
     cdse_job *job = load("models = ( \"llama3-405b\" ); systems = ( \"a100-80g-dgx\" );\n"
                          "space = { gpus = [ 128 ]; global_batch = [ 512 ]; };\n");
+    /* By hand: 2048 nodes x 6.50 / 1000 = 13.312 failures a day -> 24 / 13.312 = 1.80288 h;
+     * 16384 nodes -> 0.22536 h. */
     static const double gpus[] = {16384.0, 131072.0}, hours[] = {1.8, 0.23};
+    static const double by_hand[] = {1.8028846, 0.22536058};
     cdse_param_counts pc = cdse_model_param_counts(&job->model[0]);
     for (int i = 0; i < 2; i++) {
         cdse_strategy s = strategy(8, 16, 1, 1, CDSE_BF16, (int)gpus[i]);
         cdse_goodput g;
         cdse_goodput_eval(&pc, &job->system[0], &s, (int)gpus[i] / 128, 10.0, &g);
+        assert_rel(g.mttf_s / 3600.0, by_hand[i], 1e-7);
         assert_rel(g.mttf_s / 3600.0, hours[i], 0.2);
     }
     unload(job);
@@ -279,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_checkpoint_size_experts),
         cmocka_unit_test(test_daly_interval),
         cmocka_unit_test(test_expected_loss),
+        cmocka_unit_test(test_node_bandwidth),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_llama3_snapshot),
         cmocka_unit_test(test_kokolis_mttf),

@@ -50,6 +50,7 @@ static void test_fields(void **state)
     assert_true(s.reliability.gpu_failures == 100.0 + CDSE_HW_GPU_FAILURES);
     assert_true(s.reliability.node_failures == 100.0 + CDSE_HW_NODE_FAILURES);
     assert_true(s.storage.read_gbs == 100.0 + CDSE_HW_STORAGE_READ);
+    assert_true(s.reliability.replace_s == 100.0 + CDSE_HW_REPLACE_TIME);
     for (int k = 0; k < CDSE_HW_COUNT; k++)
         assert_true(cdse_hw_get(&s, k) == 100.0 + k);
     /* The tier's sharing followed gpus_per_node (8 = 8 before). */

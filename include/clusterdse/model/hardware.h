@@ -244,7 +244,11 @@ typedef struct cdse_system {
       "unexpected interruptions attributed to a node (host, software)")                            \
     X(STORAGE_READ, "storage", -1, "read_bandwidth", storage.read_gbs, ALWAYS, 0, 0, 0, 1e9,       \
       "storage_read_gbs", 104, "GB/s",                                                             \
-      "aggregate checkpoint read bandwidth of the file system (0 = the write bandwidth)")
+      "aggregate checkpoint read bandwidth of the file system (0 = the write bandwidth)")         \
+    X(REPLACE_TIME, "reliability", -1, "replace_time", reliability.replace_s, ALWAYS, 0, 0, 0,     \
+      1e8, "replace_time_s", 118, "s",                                                             \
+      "extra time to bring a spare into the job after a failure that takes a node out (0 = hot "   \
+      "spares)")
 
 /* When a row's field counts (CDSE_HW_KEYS' WHEN). */
 enum { CDSE_HW_WHEN_ALWAYS = 0, CDSE_HW_WHEN_LEVEL, CDSE_HW_WHEN_TIER };

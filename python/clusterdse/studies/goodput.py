@@ -2,10 +2,12 @@
 for each system, cluster size, checkpoint write bandwidth and checkpointing scheme, the
 configuration with the shortest effective time to train (failures, restarts and checkpoints
 included) and its figures. Reads the CSV of `clusterdse eval JOB --csv --feasible` (a file or
-stdin); --png FILE also draws the figure (goodput against write bandwidth, one panel per
-cluster size, one line per system and scheme).
+stdin); --summary prints one line per cluster size and system instead (the best effective time,
+the goodput synchronous checkpoints lose at each bandwidth, the configurations picked); --png
+FILE also draws the figure (goodput against write bandwidth, one panel per cluster size, one
+line per system and scheme).
 Usage: clusterdse eval jobs/goodput-llama3-405b.cfg --csv --feasible |
-           clusterdse-study goodput [--png FILE] [-]"""
+           clusterdse-study goodput [--summary] [--png FILE] [-]"""
 import argparse
 import sys
 
@@ -42,6 +44,42 @@ def print_table(best, out):
                   f"{r.checkpoint_flag:>4}\n")
 
 
+def config(r):
+    return f"{r.tp}/{r.pp}/{r.vpp}/{r.zero}/{r.recompute}/{r.microbatch}"
+
+
+def print_summary(best, out):
+    """Per size and system: the shortest effective time over every write bandwidth and scheme,
+    the goodput points a synchronous checkpoint loses against it at each bandwidth, and the
+    configurations the table picks (with their failure-free days, to show how close they are)."""
+    writes = sorted(best.storage_write_gbs.unique())
+    out.write("# per size and system: the best effective time over every write bandwidth and "
+              "scheme; goodput points that synchronous\n# checkpoints lose against it at each "
+              "write bandwidth (GB/s); the configurations picked (tp/pp/vpp/zero/recompute/"
+              "microbatch),\n# each with its failure-free days and the schemes (s, a, m) and "
+              "bandwidths that pick it\n")
+    head = " ".join(f"{'sync@' + format(w, '.0f'):>9}" for w in writes)
+    out.write(f"# {'gpus':>5} {'system':<13} {'days':>6} {'eff_days':>8} {'by':<12} {head}  "
+              f"configurations\n")
+    for (size, system), part in best.groupby(["size", "system"], sort=False):
+        top = part.loc[part.time_to_train_effective_days.idxmin()]
+        loss = []
+        for w in writes:
+            sync = part[(part.scheme == "sync") & (part.storage_write_gbs == w)]
+            loss.append(f"{100 * (top.goodput - sync.goodput.iloc[0]):>9.2f}" if len(sync)
+                        else f"{'-':>9}")
+        picks = []
+        for cfg, rows in part.groupby(part.apply(config, axis=1), sort=False):
+            who = ",".join(sorted({f"{r.scheme[0]}{r.storage_write_gbs:.0f}"
+                                   for _, r in rows.iterrows()},
+                                  key=lambda t: ("sam".index(t[0]), float(t[1:]))))
+            picks.append(f"{cfg} {rows.time_to_train_days.iloc[0]:.3f} d [{who}]")
+        by = f"{top.scheme}@{top.storage_write_gbs:.0f}"
+        out.write(f"  {top.gpus:>5} {system:<13} {top.time_to_train_days:>6.2f} "
+                  f"{top.time_to_train_effective_days:>8.2f} {by:<12} {' '.join(loss)}  "
+                  f"{'; '.join(picks)}\n")
+
+
 def draw(best, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -71,10 +109,12 @@ def main(argv):
                                      description=__doc__.splitlines()[0])
     parser.add_argument("csv", nargs="?", default="-")
     parser.add_argument("--png", help="also draw the figure into this PNG file")
+    parser.add_argument("--summary", action="store_true",
+                        help="print one line per size and system instead of the table")
     args = parser.parse_args(argv)
     rows = pd.read_csv(sys.stdin if args.csv == "-" else args.csv)
     best = best_rows(rows)
-    print_table(best, sys.stdout)
+    (print_summary if args.summary else print_table)(best, sys.stdout)
     if args.png:
         draw(best, args.png)
     return 0
