@@ -446,9 +446,14 @@ static void print_inputs(const fit_args *a, const cdse_probe_result *pr)
             continue;
         }
         const cdse_log_info *li = &in->log;
-        char nodes[64] = "nodes not in the log";
+        char nodes[96] = "nodes not in the log";
         if (li->nodes > 0)
             snprintf(nodes, sizeof nodes, "%d node(s), %d per node", li->nodes, li->ranks_per_node);
+        if (li->groups > 1) { /* nccl-tests' Group column (NCCL_TESTS_SPLIT) */
+            size_t len = strlen(nodes);
+            snprintf(nodes + len, sizeof nodes - len, ", %d groups of %d", li->groups,
+                     li->group_size);
+        }
         printf("# %s: %s %s%s%s, %d rows, %d ranks on %s, level %s%s%s%s\n", in->path,
                li->format == CDSE_LOG_OSU ? "OSU" : "nccl-tests", li->tool,
                li->version[0] ? " " : "", li->version, li->rows, li->ranks, nodes,
@@ -457,10 +462,13 @@ static void print_inputs(const fit_args *a, const cdse_probe_result *pr)
         if (li->algo[0])
             printf("#   %s\n", li->algo);
         if (li->level < 0)
-            printf("#   its groups span %d nodes with %d ranks each: neither one node nor one rank "
-                   "per node; run it on one node, or with one rank per node, or name the "
-                   "level with --level\n",
-                   li->nodes, li->ranks_per_node);
+            printf(
+                "#   its groups of %d ranks span up to %d nodes with several ranks on a node: "
+                "neither one node nor one rank per node; run it on one node, or with one rank per "
+                "node (on a whole allocation: NCCL_TESTS_SPLIT=\"DIV <GPUs per node>\" for "
+                "the node level, \"MOD <GPUs per node>\" for the network), or name the level "
+                "with --level\n",
+                li->group_size, li->group_nodes);
     }
 }
 
