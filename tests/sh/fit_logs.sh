@@ -45,7 +45,38 @@ cat "$tmp/nccl.txt"
 grep -q "all_reduce_perf.log: nccl-tests all_reduce_perf nccl-tests 2.13.9, 11 rows, 8 ranks on 1 node(s), 8 per node, level intra_node, NVIDIA H100 80GB HBM3" "$tmp/nccl.txt"
 grep -q "alltoall_perf.log: nccl-tests alltoall_perf nccl-tests 2.13.9, 11 rows, 4 ranks on 4 node(s), 1 per node, level inter_node" "$tmp/nccl.txt"
 grep -q "NCCL_ALGO=Ring" "$tmp/nccl.txt"
-grep -q "^# estimator [a-z]* for every fit" "$tmp/nccl.txt"
+# One estimator for every fit, with its reason: the hold-out scores printed, the one chosen the
+# lowest (scores within 0.1 percentage point tie, and a tie goes to the simpler, earlier one:
+# fit.c FIT_ESTIMATOR_TIE), every row of the table and the profile naming it. Here every
+# estimator recovers the noiseless fabric (0.01 % each): the tie goes to single.
+check_estimator() { # FIT_OUTPUT PROFILE [EXPECTED]
+/usr/bin/python3 - "$@" <<'PY'
+import re, sys
+out, profile = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+m = re.search(r"^# estimator (\w+) for every fit: (.*)$", out, re.M)
+name, reason = m.group(1), m.group(2)
+rows = re.findall(r"^  (?:intra|inter)_node +\w+ +[\d-]+ +\d+ +\d+ +[\d.]+ +[\d.]+ (\w+) ", out, re.M)
+assert rows and set(rows) == {name}, (name, rows)
+if reason.startswith("--estimator"):
+    assert "(--estimator)" in profile
+else:
+    scores = [(e, float(v)) for e, v in re.findall(r"(\w+) ([\d.]+)%", reason)]
+    assert [e for e, _ in scores] == ["single", "hybrid", "large", "robust", "lmeds"], scores
+    best = 0
+    for i in range(1, len(scores)):
+        if scores[i][1] < scores[best][1] - 0.1:
+            best = i
+    assert scores[best][0] == name, (name, scores)
+    assert "# Estimator %s for every pair (lowest hold-out median relative error)." % name in profile
+if len(sys.argv) > 3:
+    assert name == sys.argv[3], (name, sys.argv[3])
+print("ok: estimator %s for every fit (%s)" % (name, reason[:60]))
+PY
+}
+check_estimator "$tmp/nccl.txt" "$tmp/nccl.cfg" single
+run "$CLUSTERDSE" fit "$logs"/nccl-intra/*.log --estimator robust -o "$tmp/robust.cfg" >"$tmp/robust.txt"
+grep -q "^# estimator robust for every fit: --estimator;" "$tmp/robust.txt"
+check_estimator "$tmp/robust.txt" "$tmp/robust.cfg" robust
 check "$tmp/nccl.cfg"
 
 # One run on 4 nodes x 8 GPUs split by NCCL_TESTS_SPLIT: "DIV 8" (4 groups of one node's 8 GPUs)
