@@ -417,8 +417,9 @@ static int read_inputs(fit_args *a, const cdse_system *base, cdse_probe_result *
     return 0;
 }
 
-/* "tool file, tool file, ..." of the inputs with rows on probe level l (at most `size`). */
-static void level_sources(const fit_args *a, int l, char *text, size_t size)
+/* "file, file, ..." of the inputs with rows on probe level l (at most `size`): their names, or
+ * with full_path the paths as given. */
+static void level_sources(const fit_args *a, int l, bool full_path, char *text, size_t size)
 {
     text[0] = '\0';
     for (int i = 0; i < a->n_in; i++) {
@@ -427,7 +428,7 @@ static void level_sources(const fit_args *a, int l, char *text, size_t size)
             continue;
         size_t len = strlen(text);
         const char *slash = strrchr(in->path, '/');
-        const char *file = slash ? slash + 1 : in->path;
+        const char *file = slash && !full_path ? slash + 1 : in->path;
         int n = snprintf(text + len, size - len, "%s%s", len ? ", " : "", file);
         if (n < 0 || (size_t)n >= size - len) {
             snprintf(text + (size > 5 ? size - 5 : 0), size > 5 ? 5 : size, "...");
@@ -684,10 +685,15 @@ static int build_and_write(const fit_args *a, const cdse_probe_result *pr,
         rc = check_against_base(a, fit, system, use);
     if (rc != 0)
         return rc;
-    char source[CDSE_FIT_LEVELS][160];
+    /* The file names in the profile's measured keys (160 characters: hardware.h); the paths as
+     * given in its comments, where two levels' logs may share names in different directories. */
+    char source[CDSE_FIT_LEVELS][160], paths[CDSE_FIT_LEVELS][2048];
     const char *src[CDSE_FIT_LEVELS] = {source[0], source[1]};
-    for (int l = 0; l < CDSE_FIT_LEVELS; l++)
-        level_sources(a, l, source[l], sizeof source[l]);
+    const char *full[CDSE_FIT_LEVELS] = {paths[0], paths[1]};
+    for (int l = 0; l < CDSE_FIT_LEVELS; l++) {
+        level_sources(a, l, false, source[l], sizeof source[l]);
+        level_sources(a, l, true, paths[l], sizeof paths[l]);
+    }
     if (have_base) {
         for (int l = 0; l < CDSE_FIT_LEVELS; l++) {
             bool only[CDSE_FIT_LEVELS] = {l == 0, l == 1};
@@ -713,7 +719,7 @@ static int build_and_write(const fit_args *a, const cdse_probe_result *pr,
     char *notes = malloc(8192);
     if (notes == NULL)
         return 2;
-    level_notes(a, system, use, src, notes, 8192);
+    level_notes(a, system, use, full, notes, 8192);
     rc = write_output(a, pr, fit, system, base_path, notes);
     free(notes);
     return rc;

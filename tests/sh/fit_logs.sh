@@ -118,13 +118,15 @@ grep -q "no collective has 2 or more sizes on level 0 or 1 among the messages of
 run "$CLUSTERDSE" fit "$logs"/nccl-intra/*.log "$logs"/nccl-inter/*.log --base h100-sxm-dgx \
     --levels nvlink,ib -o "$tmp/h100.cfg" >/dev/null
 [ "$(grep -c '^    measured = ' "$tmp/h100.cfg")" -eq 2 ]
-grep -q '^#   nvlink: measured (intra_node rows: all_gather_perf.log, all_reduce_perf.log, alltoall_perf.log, reduce_scatter_perf.log, sendrecv_perf.log)$' "$tmp/h100.cfg"
+grep -q '^    measured = "all_gather_perf.log, all_reduce_perf.log, alltoall_perf.log, reduce_scatter_perf.log, sendrecv_perf.log";$' "$tmp/h100.cfg"
+grep -q "^#   nvlink: measured (intra_node rows: $logs/nccl-intra/all_gather_perf.log, $logs/nccl-intra/all_reduce_perf.log, " "$tmp/h100.cfg"
+grep -q "^#   ib: measured (inter_node rows: $logs/nccl-inter/all_gather_perf.log, " "$tmp/h100.cfg"
 # Without --levels only the outermost level (ib) is replaced; nvlink stays the datasheet's.
 run "$CLUSTERDSE" fit "$logs"/nccl-intra/*.log "$logs"/nccl-inter/*.log --base h100-sxm-dgx \
     -o "$tmp/ib.cfg" >"$tmp/ib.txt"
 grep -q '^# level nvlink kept from h100-sxm-dgx (datasheet)' "$tmp/ib.txt"
 grep -q '^#   nvlink: datasheet (h100-sxm-dgx)$' "$tmp/ib.cfg"
-grep -q '^#   ib: measured (inter_node rows: all_gather_perf.log, ' "$tmp/ib.cfg"
+grep -q "^#   ib: measured (inter_node rows: $logs/nccl-inter/all_gather_perf.log, " "$tmp/ib.cfg"
 
 # The sweep with each fitted profile (nccl-tests, split nccl-tests, OSU) and the datasheet system,
 # on the Megatron-LM 2021 stack: its gradient all-reduce runs after the backward pass (not
@@ -231,6 +233,14 @@ rc=$?
 set -e
 cat err.txt
 grep -q "verify: --system h100-sxm-dgx: its network has no measured level" err.txt
+[ "$rc" -eq 1 ]
+# A selection of datasheet systems only: nothing measured to replay, said with the way out.
+set +e
+mpirun -np 2 "$CLUSTERDSE" verify out.h5 --where 'system == "h100-sxm-dgx"' >/dev/null 2>err.txt
+rc=$?
+set -e
+cat err.txt
+grep -q "verify: out.h5: none of the 6 selected feasible configurations is on a system with a measured network level" err.txt
 [ "$rc" -eq 1 ]
 # A --where that no stored configuration meets is named.
 set +e
