@@ -176,7 +176,8 @@ static int add_rank(rank_list *rl, int group, const char *host)
     return 0;
 }
 
-/* Hosts of the ranks i with keep(i): how many distinct ones, and the most ranks on one. */
+/* Hosts of the ranks in `group` (every rank when group < 0; colours are never negative): how
+ * many distinct ones, and the most ranks on one. */
 static void count_hosts(const rank_list *rl, int group, int *hosts, int *most)
 {
     *hosts = *most = 0;
@@ -385,6 +386,11 @@ static int nccl_row(char *line, const nccl_cols *cols, const log_bench *bench,
         }
         if (hint->level >= 0)
             li->level = hint->level;
+    }
+    if (li->group_size < 2 && ranks->n > 0) {
+        cdse_diag_set(diag, "%s: its collective ran on groups of %d rank: nothing to fit", path,
+                      li->group_size);
+        return CDSE_EINVAL;
     }
     if (li->group_size < 2) {
         cdse_diag_set(diag,

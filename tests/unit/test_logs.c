@@ -256,6 +256,11 @@ static int div2(int p)
     return p / 2; /* NCCL_TESTS_SPLIT="DIV 2" */
 }
 
+static int own(int p)
+{
+    return p; /* NCCL_TESTS_SPLIT="MOD 8" on 8 ranks: a group per rank */
+}
+
 static int first_three(int p)
 {
     return p < 3 ? 0 : 1; /* groups of 3 and 5 ranks */
@@ -318,6 +323,10 @@ static void test_nccl_split(void **state)
                      CDSE_EINVAL);
     assert_non_null(strstr(diag.msg, "d.log: its rank lines put 5 ranks in Group 1 and 3 in "
                                      "another: groups of different sizes"));
+    cdse_probe_result_free(&r);
+    /* A group per rank: no collective to fit. */
+    assert_int_equal(read_log("g.log", split_log(8, 1, own), 0, -1, &r, &li, &diag), CDSE_EINVAL);
+    assert_non_null(strstr(diag.msg, "g.log: its collective ran on groups of 1 rank"));
     cdse_probe_result_free(&r);
 }
 
