@@ -169,7 +169,8 @@ static void fit_usage(FILE *out)
           "osu_latency, osu_bw: sizes converted to the nccl-tests convention).\n"
           "Level 0 (intra_node) is fitted on groups within a node, level 1 (inter_node) on\n"
           "groups with one rank per node; groups that mix both are not used. A log's level\n"
-          "comes from its rank lines' host names (nccl-tests) or from --level.\n"
+          "comes from its rank lines' host names and Group column (nccl-tests; a run split\n"
+          "with NCCL_TESTS_SPLIT=\"DIV 8\" or \"MOD 8\" measures one level) or from --level.\n"
           "Prints R^2, worst and median relative error per fit and a hold-out check (fit on\n"
           "every other size, error on the others).\n"
           "\n",
