@@ -109,7 +109,7 @@ grep -q '^# clusterdse probe: plan full, 4 ranks on 2 node(s) (2 per node)' full
 # collective shape n groups level ...: 5 collectives x 3 sizes per shape, every check ok
 [ "$(awk '$2 == "contiguous" && $3 == 2 && $4 == 2 && $5 == 0 && $NF == "ok"' full.txt | wc -l)" -eq 15 ]
 [ "$(awk '$2 == "strided" && $3 == 2 && $4 == 2 && $5 == 1 && $NF == "ok"' full.txt | wc -l)" -eq 30 ]
-! grep -q 'skipped\|FAIL\|failed' full.txt
+if grep 'skipped\|FAIL\|failed' full.txt; then exit 1; fi
 echo "full.cfg on 2 nodes x 2 ranks: node groups of 2 (level 0), strided across the nodes (level 1): ok"
 
 # The 400 Mbit/s profile drives a sweep: gpt3-1.3b on 4 H100s whose network is the bed's, TP = 2,

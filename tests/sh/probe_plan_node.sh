@@ -26,7 +26,7 @@ for np in 2 4 8 16; do
     grep -q "^# shape strided skipped: group 2 x stride $np does not fit $np ranks ($np per node)" "$tmp/out$np.txt"
     # strided group 2 (default stride np/2) runs
     [ "$(awk -v s="$((np / 2))" '$2 == "strided" && $3 == 2 && $NF == "ok"' "$tmp/out$np.txt" | wc -l)" -eq 15 ]
-    ! grep -q "FAIL\|failed" "$tmp/out$np.txt"
+    if grep "FAIL\|failed" "$tmp/out$np.txt"; then exit 1; fi
 done
 # The quick plan as shipped (groups of 2 and world / node shapes) on 8 and 16 ranks: 5 collectives
 # x 11 sizes (64 B .. 64 KiB) x 4 shapes, every check ok; per_node skipped on one node.
@@ -36,6 +36,6 @@ for np in 8 16; do
     $cmd >"$tmp/q$np.txt"
     [ "$(grep -c ' ok$' "$tmp/q$np.txt")" -eq 220 ]
     grep -q "^# shape per_node skipped: a group of 1 rank(s)" "$tmp/q$np.txt"
-    ! grep -q "FAIL\|failed" "$tmp/q$np.txt"
+    if grep "FAIL\|failed" "$tmp/q$np.txt"; then exit 1; fi
 done
 echo "probe_plan_node: ok"
