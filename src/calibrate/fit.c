@@ -653,7 +653,11 @@ int cdse_fit_probes(const cdse_probe_result *pr, const cdse_fit_options *options
         }
     if (fit->fitted == 0) {
         free(pts);
-        cdse_diag_set(diag, "no collective has 2 or more sizes on level 0 or 1");
+        char sizes[96];
+        cdse_fit_describe_sizes(options, sizes, sizeof sizes);
+        cdse_diag_set(diag, "no collective has 2 or more sizes on level 0 or 1%s%s%s",
+                      sizes[0] ? " among the messages " : "", sizes,
+                      sizes[0] ? " (--min-bytes, --max-bytes)" : "");
         return CDSE_EINVAL;
     }
     if (choose_estimator(pr, fit, pts) != 0) {

@@ -22,8 +22,7 @@
 
 #include "clusterdse/model/collective.h"
 
-#define LOG_LINE_MAX  4096
-#define LOG_HOSTS_MAX 4096
+#define LOG_LINE_MAX 4096
 
 /* One benchmark each tool can run, and how its size maps to collective.h's bytes. */
 typedef struct log_bench {
@@ -147,46 +146,116 @@ static void osu_dtype(const char *line, char *out, size_t size)
     snprintf(out, size, "%.*s", (int)strcspn(p, ". \r\n"), p);
 }
 
-/* Distinct host names and ranks per host, from one "on HOST" per rank. */
-typedef struct host_count {
-    char names[LOG_HOSTS_MAX]; /* comma separated */
-    int n_hosts, ranks, max_per_host;
-    char seen[64][64];
-    int count[64];
-} host_count;
+/* The rank lines of a nccl-tests log: each rank's host and Group (the colour of
+ * NCCL_TESTS_SPLIT / NCCL_TESTS_SPLIT_MASK, common.cu: MPI_Comm_split(MPI_COMM_WORLD, color, ...);
+ * 0 for every rank without a split, and in versions without the column). */
+#define LOG_HOST_MAX 64
+typedef struct log_rank {
+    int group;
+    char host[LOG_HOST_MAX];
+} log_rank;
 
-static void add_host(host_count *h, const char *host)
+typedef struct rank_list {
+    log_rank *rank;
+    int n, cap;
+} rank_list;
+
+static int add_rank(rank_list *rl, int group, const char *host)
 {
-    h->ranks++;
-    for (int i = 0; i < h->n_hosts && i < 64; i++)
-        if (strcmp(h->seen[i], host) == 0) {
-            h->count[i]++;
-            h->max_per_host = h->count[i] > h->max_per_host ? h->count[i] : h->max_per_host;
-            return;
-        }
-    if (h->n_hosts < 64) {
-        snprintf(h->seen[h->n_hosts], sizeof h->seen[0], "%s", host);
-        h->count[h->n_hosts] = 1;
-        size_t len = strlen(h->names);
-        snprintf(h->names + len, sizeof h->names - len, "%s%s", len ? "," : "", host);
+    if (rl->n == rl->cap) {
+        int cap = rl->cap ? 2 * rl->cap : 64;
+        log_rank *rank = realloc(rl->rank, sizeof *rank * (size_t)cap);
+        if (rank == NULL)
+            return CDSE_ENOMEM;
+        rl->rank = rank;
+        rl->cap = cap;
     }
-    h->n_hosts++;
-    h->max_per_host = h->max_per_host > 1 ? h->max_per_host : 1;
+    rl->rank[rl->n].group = group;
+    snprintf(rl->rank[rl->n].host, LOG_HOST_MAX, "%s", host);
+    rl->n++;
+    return 0;
+}
+
+/* Hosts of the ranks in `group` (every rank when group < 0; colours are never negative): how
+ * many distinct ones, and the most ranks on one. */
+static void count_hosts(const rank_list *rl, int group, int *hosts, int *most)
+{
+    *hosts = *most = 0;
+    for (int i = 0; i < rl->n; i++) {
+        if (group >= 0 && rl->rank[i].group != group)
+            continue;
+        bool first = true;
+        int on_host = 0;
+        for (int j = 0; j < rl->n; j++) {
+            if ((group >= 0 && rl->rank[j].group != group) ||
+                strcmp(rl->rank[j].host, rl->rank[i].host) != 0)
+                continue;
+            first = first && j >= i;
+            on_host++;
+        }
+        *hosts += first;
+        *most = on_host > *most ? on_host : *most;
+    }
+}
+
+/* The layout the rank lines tell: ranks, nodes, ranks per node; the groups (all of one size,
+ * else CDSE_EINVAL), and the level of the rows: 0 when every group is on one host, 1 when no
+ * group has two ranks on one host, else -1. */
+static int rank_layout(const rank_list *rl, cdse_log_info *li, const char *path, cdse_diag *diag)
+{
+    count_hosts(rl, -1, &li->nodes, &li->ranks_per_node);
+    li->ranks = rl->n;
+    li->groups = 0;
+    bool one_host = true, one_per_host = true;
+    int widest = 0;
+    for (int i = 0; i < rl->n; i++) {
+        int g = rl->rank[i].group, size = 0;
+        bool first = true;
+        for (int j = 0; j < rl->n; j++)
+            if (rl->rank[j].group == g) {
+                size++;
+                first = first && j >= i;
+            }
+        if (!first)
+            continue;
+        if (li->groups > 0 && size != li->group_size) {
+            cdse_diag_set(diag,
+                          "%s: its rank lines put %d ranks in Group %d and %d in another: "
+                          "groups of different sizes (NCCL_TESTS_SPLIT) are not fitted",
+                          path, size, g, li->group_size);
+            return CDSE_EINVAL;
+        }
+        int hosts, most;
+        count_hosts(rl, g, &hosts, &most);
+        one_host = one_host && hosts == 1;
+        one_per_host = one_per_host && most == 1;
+        widest = hosts > widest ? hosts : widest;
+        li->group_size = size;
+        li->groups++;
+    }
+    li->group_nodes = widest;
+    li->level = one_host ? 0 : one_per_host ? 1 : -1;
+    return 0;
 }
 
 /* "#  Rank  3 Group  0 Pid  1234 on HOST device  3 [0000:1b:00] NVIDIA H100 80GB HBM3" (older
- * versions have no Group). */
-static bool nccl_rank_line(const char *line, host_count *hosts, char *device, size_t size)
+ * versions have no Group). Returns 1 for a rank line, 0 for another, CDSE_ENOMEM. */
+static int nccl_rank_line(const char *line, rank_list *rl, char *device, size_t size)
 {
     if (!starts_with(line, "#") || strstr(line, " Rank ") == NULL || strstr(line, " Pid ") == NULL)
-        return false;
+        return 0;
     const char *on = strstr(line, " on ");
     if (on == NULL)
-        return false;
-    char host[64];
+        return 0;
+    char host[LOG_HOST_MAX];
     if (sscanf(on + 4, "%63s", host) != 1)
-        return false;
-    add_host(hosts, host);
+        return 0;
+    int group = 0;
+    const char *g = strstr(line, " Group ");
+    if (g != NULL && g < on)
+        sscanf(g + strlen(" Group "), "%d", &group);
+    if (add_rank(rl, group, host) != 0)
+        return CDSE_ENOMEM;
     const char *bracket = strchr(on, ']');
     if (device[0] == '\0' && bracket != NULL) {
         const char *p = bracket + 1;
@@ -194,7 +263,7 @@ static bool nccl_rank_line(const char *line, host_count *hosts, char *device, si
             p++;
         snprintf(device, size, "%.*s", (int)strcspn(p, "\r\n"), p);
     }
-    return true;
+    return 1;
 }
 
 /* NCCL_ALGO / NCCL_PROTO when the log shows them: NCCL's "NCCL_ALGO set by environment to Ring"
@@ -238,11 +307,11 @@ static void base_row(cdse_probe_row *row, int coll, const char *shape, const cds
     memset(row, 0, sizeof *row);
     snprintf(row->collective, sizeof row->collective, "%s", cdse_coll_name(coll));
     snprintf(row->shape, sizeof row->shape, "%s", shape);
-    row->group_size = coll == CDSE_COLL_SENDRECV && li->format == CDSE_LOG_OSU ? 2 : li->ranks;
+    row->group_size = coll == CDSE_COLL_SENDRECV && li->format == CDSE_LOG_OSU ? 2 : li->group_size;
     row->stride = 1;
-    row->n_groups = 1;
+    row->n_groups = li->groups;
     row->level = li->level;
-    row->n_nodes = li->nodes;
+    row->n_nodes = li->group_nodes;
     row->check_ok = -1;
 }
 
@@ -250,17 +319,6 @@ static void fill_bw(cdse_probe_row *row, int coll)
 {
     row->algbw_gbs = row->t_median_us > 0 ? (double)row->bytes / row->t_median_us * 1e-3 : 0;
     row->busbw_gbs = row->algbw_gbs * cdse_coll_volume(coll, row->group_size);
-}
-
-static int level_of(const cdse_log_hint *hint, const cdse_log_info *li)
-{
-    if (hint->level >= 0)
-        return hint->level;
-    if (li->nodes == 1)
-        return 0;
-    if (li->nodes > 1 && li->ranks_per_node == 1)
-        return 1;
-    return -1;
 }
 
 /* Column positions from the "# size count type redop root time algbw busbw #wrong ..." line. */
@@ -295,7 +353,7 @@ static bool nccl_header(const char *line, nccl_cols *cols)
 /* One row of a nccl-tests table (lines that are not rows are skipped): appended to r. 0, or
  * CDSE_EINVAL with the reason. */
 static int nccl_row(char *line, const nccl_cols *cols, const log_bench *bench,
-                    const host_count *hosts, const cdse_log_hint *hint, cdse_probe_result *r,
+                    const rank_list *ranks, const cdse_log_hint *hint, cdse_probe_result *r,
                     cdse_log_info *li, const char *path, int lineno, cdse_diag *diag)
 {
     char *tok[64];
@@ -317,11 +375,24 @@ static int nccl_row(char *line, const nccl_cols *cols, const log_bench *bench,
     }
     if (cols->time_ip < 0 || cols->time_ip >= n || !parse_number(tok[cols->time_ip], &t_ip))
         t_ip = 0;
-    li->ranks = hosts->ranks > 0 ? hosts->ranks : hint->ranks;
-    li->nodes = hosts->ranks > 0 ? hosts->n_hosts : 0;
-    li->ranks_per_node = hosts->max_per_host;
-    li->level = level_of(hint, li);
-    if (li->ranks < 2) {
+    if (li->groups == 0) { /* the first row: the layout of the rank lines above it */
+        int rc = ranks->n > 0 ? rank_layout(ranks, li, path, diag) : 0;
+        if (rc != 0)
+            return rc;
+        if (ranks->n == 0) {
+            li->ranks = li->group_size = hint->ranks;
+            li->groups = 1;
+            li->level = -1;
+        }
+        if (hint->level >= 0)
+            li->level = hint->level;
+    }
+    if (li->group_size < 2 && ranks->n > 0) {
+        cdse_diag_set(diag, "%s: its collective ran on groups of %d rank: nothing to fit", path,
+                      li->group_size);
+        return CDSE_EINVAL;
+    }
+    if (li->group_size < 2) {
         cdse_diag_set(diag,
                       "%s: no '#  Rank N ... on HOST device' lines: give the ranks with "
                       "--ranks N and the level with --level",
@@ -344,9 +415,7 @@ static int read_nccl(FILE *f, const char *path, const cdse_log_hint *hint, cdse_
                      cdse_log_info *li, cdse_diag *diag)
 {
     char line[LOG_LINE_MAX];
-    host_count *hosts = calloc(1, sizeof *hosts);
-    if (hosts == NULL)
-        return CDSE_ENOMEM;
+    rank_list ranks = {NULL, 0, 0};
     const log_bench *bench = NULL;
     nccl_cols cols = {0, -1, -1, -1};
     int rc = 0, lineno = 0, first_row = r->n_rows;
@@ -372,16 +441,19 @@ static int read_nccl(FILE *f, const char *path, const cdse_log_hint *hint, cdse_
                               path, lineno, name);
                 rc = CDSE_EINVAL;
             }
+        } else if (starts_with(line, "# nThread ")) {
+            ranks.n = 0; /* another run's header (logs of several runs in one file) */
+            li->groups = 0;
         } else if (starts_with(line, "# nccl-tests version")) {
             char version[32] = "";
             sscanf(line + strlen("# nccl-tests version"), "%31s", version);
             snprintf(li->version, sizeof li->version, "nccl-tests %s", version);
-        } else if (nccl_rank_line(line, hosts, li->device, sizeof li->device)) {
-            continue;
+        } else if ((rc = nccl_rank_line(line, &ranks, li->device, sizeof li->device)) != 0) {
+            rc = rc == 1 ? 0 : rc;
         } else if (line[0] == '#') {
             nccl_header(line, &cols);
         } else if (cols.n > 0) {
-            rc = nccl_row(line, &cols, bench, hosts, hint, r, li, path, lineno, diag);
+            rc = nccl_row(line, &cols, bench, &ranks, hint, r, li, path, lineno, diag);
         }
     }
     if (rc == 0 && r->n_rows == first_row) {
@@ -394,7 +466,7 @@ static int read_nccl(FILE *f, const char *path, const cdse_log_hint *hint, cdse_
     if (rc == 0)
         snprintf(li->tool, sizeof li->tool, "%s", bench->tool);
     li->rows = r->n_rows - first_row;
-    free(hosts);
+    free(ranks.rank);
     return rc;
 }
 
@@ -459,8 +531,9 @@ static int osu_row(char *line, const osu_cols *cols, const log_bench *bench, con
                       path);
         return CDSE_EINVAL;
     }
-    li->ranks = ranks;
-    li->nodes = 0;
+    li->ranks = li->group_size = ranks;
+    li->groups = 1;
+    li->nodes = li->group_nodes = 0;
     li->level = hint->level;
     if (li->level < 0) {
         cdse_diag_set(diag,

@@ -169,7 +169,8 @@ static void fit_usage(FILE *out)
           "osu_latency, osu_bw: sizes converted to the nccl-tests convention).\n"
           "Level 0 (intra_node) is fitted on groups within a node, level 1 (inter_node) on\n"
           "groups with one rank per node; groups that mix both are not used. A log's level\n"
-          "comes from its rank lines' host names (nccl-tests) or from --level.\n"
+          "comes from its rank lines' host names and Group column (nccl-tests; a run split\n"
+          "with NCCL_TESTS_SPLIT=\"DIV 8\" or \"MOD 8\" measures one level) or from --level.\n"
           "Prints R^2, worst and median relative error per fit and a hold-out check (fit on\n"
           "every other size, error on the others).\n"
           "\n",
@@ -417,8 +418,9 @@ static int read_inputs(fit_args *a, const cdse_system *base, cdse_probe_result *
     return 0;
 }
 
-/* "tool file, tool file, ..." of the inputs with rows on probe level l (at most `size`). */
-static void level_sources(const fit_args *a, int l, char *text, size_t size)
+/* "file, file, ..." of the inputs with rows on probe level l (at most `size`): their names, or
+ * with full_path the paths as given. */
+static void level_sources(const fit_args *a, int l, bool full_path, char *text, size_t size)
 {
     text[0] = '\0';
     for (int i = 0; i < a->n_in; i++) {
@@ -427,7 +429,7 @@ static void level_sources(const fit_args *a, int l, char *text, size_t size)
             continue;
         size_t len = strlen(text);
         const char *slash = strrchr(in->path, '/');
-        const char *file = slash ? slash + 1 : in->path;
+        const char *file = slash && !full_path ? slash + 1 : in->path;
         int n = snprintf(text + len, size - len, "%s%s", len ? ", " : "", file);
         if (n < 0 || (size_t)n >= size - len) {
             snprintf(text + (size > 5 ? size - 5 : 0), size > 5 ? 5 : size, "...");
@@ -446,9 +448,14 @@ static void print_inputs(const fit_args *a, const cdse_probe_result *pr)
             continue;
         }
         const cdse_log_info *li = &in->log;
-        char nodes[64] = "nodes not in the log";
+        char nodes[96] = "nodes not in the log";
         if (li->nodes > 0)
             snprintf(nodes, sizeof nodes, "%d node(s), %d per node", li->nodes, li->ranks_per_node);
+        if (li->groups > 1) { /* nccl-tests' Group column (NCCL_TESTS_SPLIT) */
+            size_t len = strlen(nodes);
+            snprintf(nodes + len, sizeof nodes - len, ", %d groups of %d", li->groups,
+                     li->group_size);
+        }
         printf("# %s: %s %s%s%s, %d rows, %d ranks on %s, level %s%s%s%s\n", in->path,
                li->format == CDSE_LOG_OSU ? "OSU" : "nccl-tests", li->tool,
                li->version[0] ? " " : "", li->version, li->rows, li->ranks, nodes,
@@ -457,10 +464,13 @@ static void print_inputs(const fit_args *a, const cdse_probe_result *pr)
         if (li->algo[0])
             printf("#   %s\n", li->algo);
         if (li->level < 0)
-            printf("#   its groups span %d nodes with %d ranks each: neither one node nor one rank "
-                   "per node; run it on one node, or with one rank per node, or name the "
-                   "level with --level\n",
-                   li->nodes, li->ranks_per_node);
+            printf(
+                "#   its groups of %d ranks span up to %d nodes with several ranks on a node: "
+                "neither one node nor one rank per node; run it on one node, or with one rank per "
+                "node (on a whole allocation: NCCL_TESTS_SPLIT=\"DIV <GPUs per node>\" for "
+                "the node level, \"MOD <GPUs per node>\" for the network), or name the level "
+                "with --level\n",
+                li->group_size, li->group_nodes);
     }
 }
 
@@ -676,10 +686,15 @@ static int build_and_write(const fit_args *a, const cdse_probe_result *pr,
         rc = check_against_base(a, fit, system, use);
     if (rc != 0)
         return rc;
-    char source[CDSE_FIT_LEVELS][160];
+    /* The file names in the profile's measured keys (160 characters: hardware.h); the paths as
+     * given in its comments, where two levels' logs may share names in different directories. */
+    char source[CDSE_FIT_LEVELS][160], paths[CDSE_FIT_LEVELS][2048];
     const char *src[CDSE_FIT_LEVELS] = {source[0], source[1]};
-    for (int l = 0; l < CDSE_FIT_LEVELS; l++)
-        level_sources(a, l, source[l], sizeof source[l]);
+    const char *full[CDSE_FIT_LEVELS] = {paths[0], paths[1]};
+    for (int l = 0; l < CDSE_FIT_LEVELS; l++) {
+        level_sources(a, l, false, source[l], sizeof source[l]);
+        level_sources(a, l, true, paths[l], sizeof paths[l]);
+    }
     if (have_base) {
         for (int l = 0; l < CDSE_FIT_LEVELS; l++) {
             bool only[CDSE_FIT_LEVELS] = {l == 0, l == 1};
@@ -705,7 +720,7 @@ static int build_and_write(const fit_args *a, const cdse_probe_result *pr,
     char *notes = malloc(8192);
     if (notes == NULL)
         return 2;
-    level_notes(a, system, use, src, notes, 8192);
+    level_notes(a, system, use, full, notes, 8192);
     rc = write_output(a, pr, fit, system, base_path, notes);
     free(notes);
     return rc;

@@ -289,6 +289,16 @@ static int collect_ops(const verify_args *a, int world, cdse_verify_op **ops_out
                "network level: not replayed (a datasheet network has nothing of this allocation to "
                "verify)\n",
                datasheet, feasible);
+    if (status == 0 && feasible == 0 && (a->where || a->system)) {
+        fprintf(stderr,
+                "clusterdse verify: %s: none of the %llu configurations of /top (the best the "
+                "job's objective kept, objective.top) is feasible and selected by%s%s%s%s; "
+                "allowed: a --where EXPR or --system NAME that some of them meet\n",
+                a->store, (unsigned long long)rows, a->where ? " --where " : "",
+                a->where ? a->where : "", a->system ? " --system " : "",
+                a->system ? a->system : "");
+        status = 1;
+    }
     if (status == 0 && best.n == 0) {
         fprintf(
             stderr,

@@ -31,6 +31,28 @@ for attempt in 1 2 3 4 5 6 7 8; do
         grep -q "^    $c = { latency = " "$tmp/fitted.cfg"
     done
     grep -q "^# reduce_bandwidth = " "$tmp/fitted.cfg"
+    # Issue 27: one estimator for every fit, the one with the lowest hold-out score (ties within
+    # 0.1 percentage point to the earlier, simpler one; fit.c FIT_ESTIMATOR_TIE), every row
+    # naming it. Scores printed to 0.01 %: a difference within 0.01 of the tie is not judged.
+    /usr/bin/python3 - "$tmp/fit.txt" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+name, reason = re.search(r"^# estimator (\w+) for every fit: (.*)$", out, re.M).groups()
+assert reason.startswith("the lowest hold-out median relative error"), reason
+rows = re.findall(r"^  intra_node +\w+ +[\d-]+ +\d+ +\d+ +[\d.]+ +[\d.]+ (\w+) ", out, re.M)
+assert len(rows) == 5 and set(rows) == {name}, (name, rows)
+scores = [(e, float(v)) for e, v in re.findall(r"(\w+) ([\d.]+)%", reason)]
+best = 0
+for i in range(1, len(scores)):
+    if abs(scores[best][1] - scores[i][1] - 0.1) < 0.01:
+        print("estimator: %s and %s within rounding of the tie; not judged"
+              % (scores[best][0], scores[i][0]))
+        sys.exit(0)
+    if scores[i][1] < scores[best][1] - 0.1:
+        best = i
+assert scores[best][0] == name, (name, scores)
+print("ok: estimator %s, the lowest hold-out score of %s" % (name, scores))
+PY
     pooled=$(sed -n 's/^# hold-out .*: median relative error \([0-9.]*\)% over .*/\1/p' "$tmp/fit.txt")
     echo "attempt $attempt: pooled hold-out median relative error ${pooled}% (target ${target}%); load: $(cut -d' ' -f1-3 /proc/loadavg)"
     if awk -v p="$pooled" -v t="$target" 'BEGIN { exit !(p != "" && p <= t) }'; then

@@ -94,6 +94,24 @@ PY
 calibrate 100 1048576
 calibrate 400 4194304
 
+# Issue 27: the shipped full plan runs unchanged across nodes: on the bed's 2 nodes x 2 ranks its
+# "node" is 2 (MPI_Comm_split_type shared), so the TP-like shape is 2 groups of the 2 ranks of a
+# node (level 0) and the DP-like one (group 2, stride "node") 2 groups of one rank per node
+# (level 1), as is the plain strided shape (stride N/2 = 2). Only sizes and timing are cut.
+sed -e 's/^sizes = .*/sizes = { from = 64; to = 256; };/' -e 's/^warmup = .*/warmup = 1;/' \
+    -e 's/^iterations_min = .*/iterations_min = 2;/' -e 's/^iterations_max = .*/iterations_max = 4;/' \
+    -e 's/^time_budget_ms = .*/time_budget_ms = 0.01;/' -e 's/^check = .*/check = true;/' \
+    "$CDSE_SRC/calibration/plans/full.cfg" >full-quick.cfg
+diff <(grep -A7 '^shapes' "$CDSE_SRC/calibration/plans/full.cfg") <(grep -A7 '^shapes' full-quick.cfg)
+echo "+ nbrun -np 4 $NB_DIR/nic $CLUSTERDSE probe full-quick.cfg -o full.h5"
+nbrun -np 4 "$NB_DIR/nic" "$CLUSTERDSE" probe full-quick.cfg -o full.h5 >full.txt
+grep -q '^# clusterdse probe: plan full, 4 ranks on 2 node(s) (2 per node)' full.txt
+# collective shape n groups level ...: 5 collectives x 3 sizes per shape, every check ok
+[ "$(awk '$2 == "contiguous" && $3 == 2 && $4 == 2 && $5 == 0 && $NF == "ok"' full.txt | wc -l)" -eq 15 ]
+[ "$(awk '$2 == "strided" && $3 == 2 && $4 == 2 && $5 == 1 && $NF == "ok"' full.txt | wc -l)" -eq 30 ]
+if grep 'skipped\|FAIL\|failed' full.txt; then exit 1; fi
+echo "full.cfg on 2 nodes x 2 ranks: node groups of 2 (level 0), strided across the nodes (level 1): ok"
+
 # The 400 Mbit/s profile drives a sweep: gpt3-1.3b on 4 H100s whose network is the bed's, TP = 2,
 # DP = 2, in two placements: TP inside a node (its DP groups cross the nodes) and DP inside a
 # node (TP across).

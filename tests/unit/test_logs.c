@@ -212,13 +212,156 @@ static void test_refusals(void **state)
     cdse_probe_result_free(&r);
 }
 
+/* nccl-tests on 4 hosts x 2 GPUs (8 processes, rank r on host r / 2) with NCCL_TESTS_SPLIT
+ * (nccl-tests README "Running multiple operations in parallel"; common.cu: color from the
+ * process rank, MPI_Comm_split(MPI_COMM_WORLD, color, ...); util.cu prints it as Group). Each
+ * Group runs the collective on its own communicator: the row's n is the group's size. `color` is
+ * the Group of process p; `threads` rank lines per process (-t). */
+static const char *split_log(int procs, int threads, int (*color)(int p))
+{
+    static char text[8192];
+    size_t len = (size_t)snprintf(text, sizeof text,
+                                  "# nccl-tests version 2.17.1 nccl-headers=22803 "
+                                  "nccl-library=22803\n"
+                                  "# Collective test starting: all_reduce_perf\n"
+                                  "# nThread %d nGpus 1 minBytes 1048576 maxBytes 1048576 step: "
+                                  "2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 "
+                                  "graph: 0 unalign: 0\n#\n# Using devices\n",
+                                  threads);
+    static const char *const hosts[] = {"h-a", "h-b", "h-c", "h-d"};
+    for (int p = 0; p < procs; p++)
+        for (int t = 0; t < threads; t++)
+            len += (size_t)snprintf(text + len, sizeof text - len,
+                                    "#  Rank %2d Group %2d Pid %6d on %10s device %2d "
+                                    "[0000:%02x:00] NVIDIA H100 80GB HBM3\n",
+                                    p * threads + t, color(p), 7000 + p,
+                                    hosts[threads > 1 ? p : p / 2], threads > 1 ? t : p % 2,
+                                    0x18 + 0x10 * t);
+    len += (size_t)snprintf(
+        text + len, sizeof text - len,
+        "#\n#       size         count      type   redop    root     time   algbw   busbw  #wrong"
+        "     time   algbw   busbw  #wrong\n"
+        "     1048576        262144     float     sum      -1   100.00   10.49   15.73       0"
+        "   100.00   10.49   15.73       0\n");
+    return text;
+}
+
+static int mod2(int p)
+{
+    return p % 2; /* NCCL_TESTS_SPLIT="MOD 2" */
+}
+
+static int div2(int p)
+{
+    return p / 2; /* NCCL_TESTS_SPLIT="DIV 2" */
+}
+
+static int own(int p)
+{
+    return p; /* NCCL_TESTS_SPLIT="MOD 8" on 8 ranks: a group per rank */
+}
+
+static int first_three(int p)
+{
+    return p < 3 ? 0 : 1; /* groups of 3 and 5 ranks */
+}
+
+static void test_nccl_split(void **state)
+{
+    (void)state;
+    cdse_probe_result r;
+    cdse_log_info li;
+    cdse_diag diag = {""};
+    /* MOD 2: Group 0 = ranks 0, 2, 4, 6 on h-a .. h-d, one per host: the inter-node level. */
+    assert_int_equal(read_log("a.log", split_log(8, 1, mod2), 0, -1, &r, &li, &diag), 0);
+    assert_int_equal(li.ranks, 8);
+    assert_int_equal(li.nodes, 4);
+    assert_int_equal(li.ranks_per_node, 2);
+    assert_int_equal(li.groups, 2);
+    assert_int_equal(li.group_size, 4);
+    assert_int_equal(li.group_nodes, 4);
+    assert_int_equal(li.level, 1);
+    assert_int_equal(r.n_rows, 1);
+    assert_int_equal(r.rows[0].group_size, 4);
+    assert_int_equal(r.rows[0].n_groups, 2);
+    assert_int_equal(r.rows[0].n_nodes, 4);
+    assert_int_equal(r.rows[0].level, 1);
+    /* busbw of the group's ring: 1048576 B / 100 us x 2(4-1)/4 = 10.486 x 1.5 = 15.729 GB/s. */
+    assert_float_equal(r.rows[0].busbw_gbs, 1048576 / 100e3 * 1.5, 1e-9);
+    cdse_probe_result_free(&r);
+
+    /* DIV 2: Group g = the 2 ranks of host g: the intra-node level. The same run twice in one
+     * file (a job script appending its runs): the second header starts a new rank list. */
+    static char twice[16384];
+    const char *once = split_log(8, 1, div2);
+    snprintf(twice, sizeof twice, "%s%s", once, once);
+    assert_int_equal(read_log("b.log", twice, 0, -1, &r, &li, &diag), 0);
+    assert_int_equal(li.ranks, 8);
+    assert_int_equal(li.groups, 4);
+    assert_int_equal(li.group_size, 2);
+    assert_int_equal(li.group_nodes, 1);
+    assert_int_equal(li.level, 0);
+    assert_int_equal(r.n_rows, 2);
+    assert_int_equal(r.rows[1].group_size, 2);
+    /* busbw: 10.486 GB/s x 2(2-1)/2 = 10.486 GB/s. */
+    assert_float_equal(r.rows[1].busbw_gbs, 1048576 / 100e3 * 1.0, 1e-9);
+    cdse_probe_result_free(&r);
+
+    /* -t 2: 4 processes of 2 threads (GPUs), one process per host; MOD 2 by process puts h-a and
+     * h-c's 4 ranks in Group 0: 2 hosts with 2 ranks each, neither level (-1) unless --level. */
+    assert_int_equal(read_log("c.log", split_log(4, 2, mod2), 0, -1, &r, &li, &diag), 0);
+    assert_int_equal(li.ranks, 8);
+    assert_int_equal(li.groups, 2);
+    assert_int_equal(li.group_size, 4);
+    assert_int_equal(li.group_nodes, 2);
+    assert_int_equal(li.level, -1);
+    assert_int_equal(r.rows[0].level, -1);
+    cdse_probe_result_free(&r);
+
+    /* Groups of 3 and 5 ranks: refused, naming the sizes. */
+    assert_int_equal(read_log("d.log", split_log(8, 1, first_three), 0, -1, &r, &li, &diag),
+                     CDSE_EINVAL);
+    assert_non_null(strstr(diag.msg, "d.log: its rank lines put 5 ranks in Group 1 and 3 in "
+                                     "another: groups of different sizes"));
+    cdse_probe_result_free(&r);
+    /* A group per rank: no collective to fit. */
+    assert_int_equal(read_log("g.log", split_log(8, 1, own), 0, -1, &r, &li, &diag), CDSE_EINVAL);
+    assert_non_null(strstr(diag.msg, "g.log: its collective ran on groups of 1 rank"));
+    cdse_probe_result_free(&r);
+}
+
+/* A row that is not numbers is refused with the file and line. */
+static void test_malformed_rows(void **state)
+{
+    (void)state;
+    cdse_probe_result r;
+    cdse_log_info li;
+    cdse_diag diag = {""};
+    static char text[8192];
+    snprintf(text, sizeof text, "%s", split_log(8, 1, div2));
+    char *row = strstr(text, "   100.00   10.49");
+    /* The letter O for zeros in line 16 (3 header lines, "#", "# Using devices", 8 rank lines,
+     * "#", the column names, the row). */
+    memcpy(row, "   1OO.00", 9);
+    assert_int_equal(read_log("e.log", text, 0, -1, &r, &li, &diag), CDSE_EINVAL);
+    assert_non_null(strstr(diag.msg, "e.log:16: expected a size and a time in microseconds"));
+    cdse_probe_result_free(&r);
+    const char *osu = "# OSU MPI Allreduce Latency Test v7.4\n"
+                      "# Datatype: MPI_CHAR.\n"
+                      "# Size       Avg Latency(us)\n"
+                      "4                       1.50\n"
+                      "8                       n/a\n";
+    assert_int_equal(read_log("f.log", osu, 4, 0, &r, &li, &diag), CDSE_EINVAL);
+    assert_non_null(strstr(diag.msg, "f.log:5: expected a size and a latency in microseconds"));
+    cdse_probe_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nccl_old_layout),
-        cmocka_unit_test(test_nccl_mixed_layout),
-        cmocka_unit_test(test_osu_sizes),
-        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_nccl_old_layout), cmocka_unit_test(test_nccl_mixed_layout),
+        cmocka_unit_test(test_osu_sizes),       cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_nccl_split),      cmocka_unit_test(test_malformed_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

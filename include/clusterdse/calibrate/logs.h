@@ -33,7 +33,11 @@ typedef struct cdse_log_info {
     char device[64];  /* nccl-tests: the first rank's device name; OSU: "CUDA" or "" */
     char algo[96];    /* "NCCL_ALGO=Ring NCCL_PROTO=Simple" when the log shows them */
     int ranks, nodes, ranks_per_node; /* nodes 0: the log does not say */
-    int level;                        /* of its rows: 0, 1 or -1 (mixed: not fitted) */
+    /* The groups that ran the collective side by side: nccl-tests' Group column
+     * (NCCL_TESTS_SPLIT), one group of every rank without it. group_nodes: nodes spanned by the
+     * widest group (0: the log does not say). */
+    int groups, group_size, group_nodes;
+    int level; /* of its rows: 0, 1 or -1 (mixed: not fitted) */
     int rows;
 } cdse_log_info;
 

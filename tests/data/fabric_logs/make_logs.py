@@ -21,9 +21,19 @@ Example, by hand: all_reduce_perf on one node, 8 ranks, 1 MiB: 2*7/8 * 1048576 B
 Re-run: cd tests/data/fabric_logs && /usr/bin/python3 make_logs.py
 """
 
-LEVELS = {  # name: (ranks, hosts, bus bandwidth GB/s, latency us per step)
+LEVELS = {  # name: (ranks per group, hosts, bus bandwidth GB/s, latency us per step)
     "intra": (8, ["dgx-a"] * 8, 360.0, 3.0),
     "inter": (4, ["dgx-a", "dgx-b", "dgx-c", "dgx-d"], 45.0, 10.0),
+}
+# The same two levels from one run on the whole allocation of 4 nodes x 8 GPUs (32 ranks, rank r
+# on node r // 8), split by NCCL_TESTS_SPLIT (nccl-tests README; common.cu: color from the
+# process rank): "DIV 8" gives Group r // 8, 4 groups of the 8 GPUs of one node (intra);
+# "MOD 8" gives Group r % 8, 8 groups of one GPU on each of the 4 nodes (inter). nccl-tests
+# times each group's collective on its own communicator and prints Group beside each rank.
+NODES32 = ["dgx-%s" % "abcd"[r // 8] for r in range(32)]
+SPLITS = {  # file suffix: (level, NCCL_TESTS_SPLIT, group of rank r)
+    "div8": ("intra", "DIV 8", lambda r: r // 8),
+    "mod8": ("inter", "MOD 8", lambda r: r % 8),
 }
 SIZES = [1 << k for k in range(10, 31, 2)]  # 1 KiB .. 1 GiB, every factor of 4
 
@@ -57,17 +67,20 @@ def f6(v):
     return "%6.0e" % v
 
 
-def nccl_log(binary, level):
+def nccl_log(binary, level, split=None):
     n, hosts, bw, lat = LEVELS[level]
+    groups = [0] * len(hosts)
+    if split:
+        hosts, groups = NODES32, [SPLITS[split][2](r) for r in range(32)]
     out = ["# nccl-tests version 2.13.9 nccl-headers=22103 nccl-library=22103",
            "# Collective test starting: %s" % binary,
            "# nThread 1 nGpus 1 minBytes 1024 maxBytes 1073741824 step: 4(factor) warmup iters: 5 "
            "iters: 20 agg iters: 1 validation: 1 graph: 0",
            "#",
            "# Using devices"]
-    for r in range(n):
-        out.append("#  Rank %2d Group  0 Pid %6d on %10s device %2d [0000:%02x:00] NVIDIA H100 80GB HBM3"
-                   % (r, 41000 + r, hosts[r], r % 8, 0x18 + 0x10 * (r % 8)))
+    for r in range(len(hosts)):
+        out.append("#  Rank %2d Group %2d Pid %6d on %10s device %2d [0000:%02x:00] NVIDIA H100 80GB HBM3"
+                   % (r, groups[r], 41000 + r, hosts[r], r % 8, 0x18 + 0x10 * (r % 8)))
     out.append("dgx-a:41000:41000 [0] NCCL INFO NCCL_ALGO set by environment to Ring")
     out += ["#",
             "#                                                              out-of-place                       in-place          ",
@@ -136,3 +149,7 @@ for level in LEVELS:
             f.write(osu_log(binary, level, full=i % 2 == 1))
     with open("osu-%s/osu_latency.log" % level, "w") as f:
         f.write(osu_latency(level))
+for split, (level, _, _) in SPLITS.items():
+    for binary in COLLS:
+        with open("nccl-split/%s-%s.log" % (binary, split), "w") as f:
+            f.write(nccl_log(binary, level, split))
