@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The figures that prose paragraphs of README.md and docs/*.md state, as the current build gives
+# them: a paragraph marked <!-- figures: bash scripts/doc_figures.sh NAME --> must contain every
+# line this prints for NAME (scripts/regen_docs.py, "Numbers in prose"; checked by
+# tests/sh/docs_current.sh). Runs in regen_docs' scratch directory (`clusterdse` on PATH,
+# results/quickstart.h5 swept, the stores of the blocks above swept).
+#   scripts/doc_figures.sh NAME       NAME: quickstart-rows, pool, goodput
+set -euo pipefail
+export PYTHONPATH=${PYTHONPATH:-python}
+
+case "$1" in
+quickstart-rows)
+    # README "Reading with Python": the quick-start store's row count.
+    /usr/bin/python3 - <<'PY'
+import clusterdse
+counts = dict(clusterdse.load("results/quickstart.h5", "counts").values)
+print(f"quick-start store's {int(counts['feasible']):,} rows")
+PY
+    ;;
+pool)
+    # README "A100 + H100 or H100 alone": the ratios of `compare` (columns: h100-sxm-dgx,
+    # a100+h100, a100+h100-even, a100-80g-dgx) and the pool's replicas.
+    clusterdse compare results/pool-a100-h100-llama3-70b.h5 | tr -d '()' | awk '
+        $1 == "time_to_train_days" {
+            printf "trains %s longer\n", $5
+            printf "train %s longer\n", $9
+            printf "trains %s longer than H100 alone against the planner\047s %s\n", $7, $5
+        }
+        $1 == "cost_to_train" { printf "is %s too\n", $5 }
+        $1 == "dp" { dp = $4 }
+        $1 == "tp" { tp = $4; tp_h100 = $2 }
+        $1 == "pp" { pp = $4; pp_h100 = $2 }
+        $1 == "recompute" { rc = $3; rc_h100 = $2 }
+        $1 == "pool_microbatches_0" { printf "taking %s micro-batches\n", $3 }
+        $1 == "pool_microbatches_1" { printf "H100 replicas %s\n", $3 }
+        END {
+            printf "%s-GPU replicas (tp %s x pp %s) with %s recomputation\n", tp * pp, tp, pp, rc
+            printf "64 H100 run tp %s x pp %s without recomputation\n", tp_h100, pp_h100
+            if (rc_h100 != "none") print "(H100 alone recomputes: " rc_h100 ")"
+        }'
+    ;;
+goodput)
+    # README "Time to train with failures": what the study table says about 16K and 8K GPUs.
+    clusterdse eval jobs/goodput-llama3-405b.cfg --csv --feasible |
+        /usr/bin/python3 -m clusterdse.study goodput | awk '
+        /^#/ { next }
+        { key = $1 " " $2 " " $3 " " $4; eff[key] = $10; g[key] = $11; stall[key] = $14
+          interval[key] = $15; n[key] = $16; ckpt = $13 + 0
+          cfg[$1 " " $2 " " $4] = "zero " $8 ", tp " $5 ", pp " $6
+          if (ckpt_min == "" || ckpt < ckpt_min) ckpt_min = ckpt
+          if (ckpt > ckpt_max) ckpt_max = ckpt
+          if ($1 == 16384) { if (gmin == "" || $11 < gmin) gmin = $11; if ($11 > gmax) gmax = $11
+                             if (imin == "" || $16 < imin) imin = $16; if ($16 > imax) imax = $16 }
+          if ($1 == 16128 && $2 == "gb200-repair" && (rep == "" || $10 < rep)) { rep = $10; grep_ = $11 }
+          if ($1 == 16128 && $2 == "gb200-spare" && (spa == "" || $10 < spa)) spa = $10
+          if ($2 == "h100") h100_cfg[$1] = h100_cfg[$1] == "" || h100_cfg[$1] == cfg[$1 " h100 " $4] ? cfg[$1 " h100 " $4] : "varies"
+        }
+        END {
+            printf "costs Llama 3 405B %.0f-%.0f%% of its time\n", 100 * (1 - gmax), 100 * (1 - gmin)
+            printf "%d to %d times over the run\n", imin, imax
+            printf "stall %.0f s per save\n", stall["16384 h100 250 sync"]
+            printf "interval to %.0f minutes\n", interval["16384 h100 250 sync"] / 60
+            printf "%.1f points of goodput at 16K H100 (%.1f at 8K)\n",
+                100 * (g["16384 h100 250 memory"] - g["16384 h100 250 sync"]),
+                100 * (g["8192 h100 250 memory"] - g["8192 h100 250 sync"])
+            printf "recovers %.1f of them\n", 100 * (g["16384 h100 2000 sync"] - g["16384 h100 250 sync"])
+            printf "becomes the %.1f s copy\n", stall["16384 h100 250 async"]
+            printf "costs %.0f points of goodput on H100\n",
+                100 * (g["8192 h100 250 memory"] - g["16384 h100 250 memory"])
+            printf "%.0f on GB200 with a spare rack\n",
+                100 * (g["8064 gb200-spare 250 memory"] - g["16128 gb200-spare 250 memory"])
+            printf "goodput falls to %.2f at 16K GPUs\n", grep_
+            printf "takes %.0f instead of %.0f days\n", rep, spa
+            printf "%.1f-%.0f GiB per GPU\n", ckpt_min, ckpt_max
+            printf "%s on 16K H100, %s on 8K\n", h100_cfg[16384], h100_cfg[8192]
+        }'
+    ;;
+*)
+    echo "doc_figures: unknown figures '$1'; allowed: quickstart-rows, pool, goodput" >&2
+    exit 1
+    ;;
+esac
