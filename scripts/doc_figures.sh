@@ -4,7 +4,7 @@
 # line this prints for NAME (scripts/regen_docs.py, "Numbers in prose"; checked by
 # tests/sh/docs_current.sh). Runs in regen_docs' scratch directory (`clusterdse` on PATH,
 # results/quickstart.h5 swept, the stores of the blocks above swept).
-#   scripts/doc_figures.sh NAME       NAME: quickstart-rows, pool, goodput
+#   scripts/doc_figures.sh NAME       NAME: quickstart-rows, pool, goodput, stacks
 set -euo pipefail
 export PYTHONPATH=${PYTHONPATH:-python}
 
@@ -75,8 +75,24 @@ goodput)
             printf "%s on 16K H100, %s on 8K\n", h100_cfg[16384], h100_cfg[8192]
         }'
     ;;
+stacks)
+    # README "Megatron-Core or torchtitan": torchtitan's next best layout (its first row with
+    # TP 2 alone) against its best, and the validation's mean errors of the torchtitan rows.
+    clusterdse eval jobs/stacks-llama3-70b-256.cfg -n 100000 \
+        --columns stack,tp,pp,cp,time_s,mem_weights_gib,mem_gradients_gib,mem_activations_gib |
+        awk '$1 == "torchtitan-2025" && best == "" { best = $5 }
+             $1 == "torchtitan-2025" && $2 == 2 && $3 == 1 && $4 == 1 && !done {
+                 printf "%.1f GiB of weights and %.1f of gradients per GPU at TP 2\n", $6, $7
+                 printf "%.0f GiB of activations\n", $8
+                 printf "checkpointing, %.0f %% slower\n", 100 * ($5 / best - 1); done = 1 }'
+    build/tests/validate tests/validation/published.csv . | awk '
+        $2 == "TorchTitan-2412-GrandTeton-H100" { t = $5 }
+        $2 == "TorchTitan-2412-GrandTeton-H100-memory" { m = $5 }
+        END { sub(/%/, "", t); sub(/%/, "", m)
+              printf "%.1f %% mean error on tokens/s, %.1f %% on peak memory\n", t, m }'
+    ;;
 *)
-    echo "doc_figures: unknown figures '$1'; allowed: quickstart-rows, pool, goodput" >&2
+    echo "doc_figures: unknown figures '$1'; allowed: quickstart-rows, pool, goodput, stacks" >&2
     exit 1
     ;;
 esac
