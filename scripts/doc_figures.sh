@@ -4,7 +4,8 @@
 # line this prints for NAME (scripts/regen_docs.py, "Numbers in prose"; checked by
 # tests/sh/docs_current.sh). Runs in regen_docs' scratch directory (`clusterdse` on PATH,
 # results/quickstart.h5 swept, the stores of the blocks above swept).
-#   scripts/doc_figures.sh NAME       NAME: quickstart-rows, pool, goodput, stacks
+#   scripts/doc_figures.sh NAME       NAME: quickstart-rows, pool, goodput, stacks,
+#                                     grids, grids-total
 set -euo pipefail
 export PYTHONPATH=${PYTHONPATH:-python}
 
@@ -91,8 +92,29 @@ stacks)
         END { sub(/%/, "", t); sub(/%/, "", m)
               printf "%.1f %% mean error on tokens/s, %.1f %% on peak memory\n", t, m }'
     ;;
+grids | grids-total)
+    # README "A COMET-style study": each grid's designs (the product of its hardware axes'
+    # sizes: the axes `sweep --dry-run` lists between `systems` and `gpus`), cluster sizes and
+    # configurations, and their sum.
+    for name in gpt3-175b deepseek-v3; do
+        clusterdse sweep "jobs/comet-grid-$name.cfg" --dry-run 2>&1
+    done | awk -v which="$1" '
+        function thousands(n,   s) { s = sprintf("%d", n)
+            while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
+            return s }
+        function sci(n,   e) { e = int(log(n) / log(10)); return sprintf("%.2f x 10^%d", n / 10 ^ e, e) }
+        $1 == "systems" { hw = 1; designs = 1; next }
+        $1 == "gpus" { hw = 0; first = $3; last = $NF; next }
+        hw && /^  [a-z]/ { designs *= $2 }
+        $1 == "configurations" { total += $2
+            if (which == "grids")
+                printf "%s designs at %s to %s GPUs, %s configurations\n", thousands(designs),
+                    thousands(first), thousands(last), sci($2) }
+        END { if (which == "grids-total") printf "Together %s configurations\n", sci(total) }'
+    ;;
 *)
-    echo "doc_figures: unknown figures '$1'; allowed: quickstart-rows, pool, goodput, stacks" >&2
+    echo "doc_figures: unknown figures '$1'; allowed: quickstart-rows, pool, goodput, stacks," \
+        "grids, grids-total" >&2
     exit 1
     ;;
 esac
