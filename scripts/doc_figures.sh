@@ -52,25 +52,30 @@ goodput)
           if (ckpt > ckpt_max) ckpt_max = ckpt
           if ($1 == 16384) { if (gmin == "" || $11 < gmin) gmin = $11; if ($11 > gmax) gmax = $11
                              if (imin == "" || $16 < imin) imin = $16; if ($16 > imax) imax = $16 }
-          if ($1 == 16128 && $2 == "gb200-repair" && (rep == "" || $10 < rep)) { rep = $10; grep_ = $11 }
+          if ($1 == 16128 && $2 == "gb200-repair" && (rep == "" || $10 < rep)) {
+              rep = $10; g_rep = $11 }
           if ($1 == 16128 && $2 == "gb200-spare" && (spa == "" || $10 < spa)) spa = $10
-          if ($2 == "h100") h100_cfg[$1] = h100_cfg[$1] == "" || h100_cfg[$1] == cfg[$1 " h100 " $4] ? cfg[$1 " h100 " $4] : "varies"
+          # H100s best configuration per size, the same for every scheme and bandwidth
+          if ($2 == "h100") { c = cfg[$1 " h100 " $4]
+              h100_cfg[$1] = h100_cfg[$1] == "" || h100_cfg[$1] == c ? c : "varies" }
         }
         END {
-            printf "costs Llama 3 405B %.0f-%.0f%% of its time\n", 100 * (1 - gmax), 100 * (1 - gmin)
+            printf "costs Llama 3 405B %.0f-%.0f%% of its time\n", 100 * (1 - gmax),
+                100 * (1 - gmin)
             printf "%d to %d times over the run\n", imin, imax
             printf "stall %.0f s per save\n", stall["16384 h100 250 sync"]
             printf "interval to %.0f minutes\n", interval["16384 h100 250 sync"] / 60
             printf "%.1f points of goodput at 16K H100 (%.1f at 8K)\n",
                 100 * (g["16384 h100 250 memory"] - g["16384 h100 250 sync"]),
                 100 * (g["8192 h100 250 memory"] - g["8192 h100 250 sync"])
-            printf "recovers %.1f of them\n", 100 * (g["16384 h100 2000 sync"] - g["16384 h100 250 sync"])
+            printf "recovers %.1f of them\n",
+                100 * (g["16384 h100 2000 sync"] - g["16384 h100 250 sync"])
             printf "becomes the %.1f s copy\n", stall["16384 h100 250 async"]
             printf "costs %.0f points of goodput on H100\n",
                 100 * (g["8192 h100 250 memory"] - g["16384 h100 250 memory"])
             printf "%.0f on GB200 with a spare rack\n",
                 100 * (g["8064 gb200-spare 250 memory"] - g["16128 gb200-spare 250 memory"])
-            printf "goodput falls to %.2f at 16K GPUs\n", grep_
+            printf "goodput falls to %.2f at 16K GPUs\n", g_rep
             printf "takes %.0f instead of %.0f days\n", rep, spa
             printf "%.1f-%.0f GiB per GPU\n", ckpt_min, ckpt_max
             printf "%s on 16K H100, %s on 8K\n", h100_cfg[16384], h100_cfg[8192]
@@ -102,7 +107,8 @@ grids | grids-total)
         function thousands(n,   s) { s = sprintf("%d", n)
             while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
             return s }
-        function sci(n,   e) { e = int(log(n) / log(10)); return sprintf("%.2f x 10^%d", n / 10 ^ e, e) }
+        function sci(n,   e) { e = int(log(n) / log(10))
+            return sprintf("%.2f x 10^%d", n / 10 ^ e, e) }
         $1 == "systems" { hw = 1; designs = 1; next }
         $1 == "gpus" { hw = 0; first = $3; last = $NF; next }
         hw && /^  [a-z]/ { designs *= $2 }
