@@ -5,7 +5,7 @@
 # tests/sh/docs_current.sh). Runs in regen_docs' scratch directory (`clusterdse` on PATH,
 # results/quickstart.h5 swept, the stores of the blocks above swept).
 #   scripts/doc_figures.sh NAME       NAME: quickstart-rows, pool, goodput, stacks,
-#                                     grids, grids-total
+#                                     grids, grids-total, reserves, bands
 set -euo pipefail
 export PYTHONPATH=${PYTHONPATH:-python}
 
@@ -118,9 +118,36 @@ grids | grids-total)
                     thousands(first), thousands(last), sci($2) }
         END { if (which == "grids-total") printf "Together %s configurations\n", sci(total) }'
     ;;
+reserves)
+    # docs/eval.md "Reserved memory and the headroom": the configurations of the end-to-end rows
+    # of both validation files (the groups whose name does not say memory; `validate -v` prints
+    # one "= TOTAL of HBM; the process reserves R" line for each) that reserve more than
+    # 0.95 x HBM in the model, and more than the HBM.
+    # (the hold-out file's targets are not the published file's: validate exits 1 on it)
+    { build/tests/validate tests/validation/published.csv . -v
+      build/tests/validate tests/validation/holdout.csv . -v || true; } |
+        awk '/^## / { memory = $2 ~ /memory/ }
+             /the process reserves/ && !memory {
+                 n++; hbm = $0; sub(/.* of /, "", hbm); sub(/;.*/, "", hbm)
+                 if ($NF > 0.95 * hbm) high++
+                 if ($NF > hbm + 0) over++ }
+             END { printf "%d of the %d configurations of the end-to-end validation rows", high, n
+                   printf " reserve more than 0.95 x HBM in the model and %d more than the HBM", over
+                   printf " itself\n" }'
+    ;;
+bands)
+    # docs/eval.md "Error bands": validate --bands' coverage line.
+    out=$(mktemp)
+    build/tests/validate --bands "$out" tests/validation/published.csv \
+        tests/validation/holdout.csv . | sed -nE 's/^# coverage over ([0-9]+) validation rows: '\
+'([0-9]+) inside their band \(([0-9.]+), nominal 0.80\); leave-one-out ([0-9]+) \(([0-9.]+)\)/'\
+'Over the \1 validation rows, \2 measured times lie inside their band (\3, nominal 0.80)\n'\
+'\4 inside the band computed without them (leave-one-out, \5)/p'
+    rm -f "$out"
+    ;;
 *)
     echo "doc_figures: unknown figures '$1'; allowed: quickstart-rows, pool, goodput, stacks," \
-        "grids, grids-total" >&2
+        "grids, grids-total, reserves, bands" >&2
     exit 1
     ;;
 esac
