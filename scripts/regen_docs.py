@@ -25,6 +25,18 @@ that needs what not every machine has (root for the Slurm cluster of the tests) 
 it needs a regen marker, or `<!-- example: WHY -->` saying why it is not regenerated (a run on other hardware, a
 measurement); --check lists the ones that have neither.
 
+Numbers in prose: a paragraph (the lines up to the next blank line) preceded by
+
+    <!-- figures: COMMAND -->
+    <!-- slow: WHY -->, <!-- requires: CONDITION -->   (optional, as for blocks)
+
+states what COMMAND prints: COMMAND prints the paragraph's figures as the build gives them, one
+text a line (e.g. "1.59x longer", "0.75 at 16K GPUs"), and each must occur in the paragraph
+(line breaks and runs of spaces count as one space). Prose is written by hand, so this is never
+rewritten: both a run and --check fail naming the texts the paragraph lacks, and the author
+rewrites the sentence. COMMAND runs in document order with the blocks (it may read a store a
+block above swept).
+
     regen_docs.py [--check] [--slow] SCRATCH FILE...
 """
 import difflib
@@ -32,28 +44,62 @@ import re
 import subprocess
 import sys
 
-MARK = re.compile(r"^\s*<!-- (regen|mask|example|tolerance|slow|requires): (.*) -->\s*$")
+MARK = re.compile(r"^\s*<!-- (regen|mask|example|tolerance|slow|requires|figures): (.*) -->\s*$")
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 
 def blocks(lines):
-    """Yields (markers, open_line, close_line) for every fenced block; markers are the
-    (kind, text) comments directly above the opening fence."""
+    """Yields (markers, open_line, close_line) for every fenced block, and for every paragraph
+    marked <!-- figures: ... --> (open_line: its first line, close_line: the blank line after
+    it), in document order; markers are the (kind, text) comments directly above."""
     i = 0
     while i < len(lines):
+        m = MARK.match(lines[i])
+        if m and m.group(1) == "figures":
+            k = i + 1
+            while k < len(lines) and MARK.match(lines[k]):
+                k += 1
+            if k < len(lines) and lines[k].strip() and not lines[k].lstrip().startswith("```"):
+                j = k
+                while j < len(lines) and lines[j].strip():
+                    j += 1
+                yield markers_above(lines, k), k, j
+                i = j
+                continue
         if lines[i].lstrip().startswith("```"):  # indented too: a block inside a list item
             j = i + 1
             while j < len(lines) and not lines[j].lstrip().startswith("```"):
                 j += 1
-            markers = []
-            k = i - 1
-            while k >= 0 and MARK.match(lines[k]):
-                markers.insert(0, MARK.match(lines[k]).groups())
-                k -= 1
-            yield markers, i, j
+            yield markers_above(lines, i), i, j
             i = j + 1
         else:
             i += 1
+
+
+def markers_above(lines, i):
+    """The (kind, text) marker comments on the lines directly above line i."""
+    markers = []
+    k = i - 1
+    while k >= 0 and MARK.match(lines[k]):
+        markers.insert(0, MARK.match(lines[k]).groups())
+        k -= 1
+    return markers
+
+
+def figures(path, start, end, lines, command, scratch):
+    """Problems of the paragraph lines[start:end] marked <!-- figures: COMMAND -->: the texts
+    COMMAND prints that the paragraph does not contain."""
+    out = subprocess.run(["bash", "-c", command], cwd=scratch, text=True, capture_output=True,
+                         timeout=1800)
+    wanted = [t.strip() for t in out.stdout.split("\n") if t.strip()]
+    if out.returncode != 0 or not wanted:
+        return [f"{path}:{start + 1}: `{command}` failed or printed nothing:\n{out.stderr}"]
+    text = " ".join(" ".join(lines[start:end]).split())
+    missing = [t for t in wanted if " ".join(t.split()) not in text]
+    if not missing:
+        return []
+    return [f"{path}:{start + 1}: the paragraph does not say what `{command}` prints now: "
+            + "; ".join(repr(t) for t in missing) + " (rewrite the sentence by hand)"]
 
 
 def pysession(body, scratch):
@@ -108,6 +154,17 @@ def process(path, scratch, check, slow, skipped):
     offset = 0
     for markers, start, end in blocks(lines):
         kinds = [k for k, _ in markers]
+        if "figures" in kinds:
+            if ("slow" in kinds) == slow:
+                command = [t for k, t in markers if k == "figures"][0]
+                requires = [t for k, t in markers if k == "requires"]
+                if requires and subprocess.run(["bash", "-c", requires[0]], cwd=scratch,
+                                               capture_output=True).returncode != 0:
+                    skipped.append(f"{path}:{start + 1}: skipped: it requires `{requires[0]}`")
+                    continue
+                problems += figures(path, start, end, lines, command, scratch)
+                print(f"  {path}:{start + 1}: figures: {command[:60]}", file=sys.stderr)
+            continue
         indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
         tag = lines[start].strip()[3:].strip()
         if "regen" not in kinds:
@@ -160,8 +217,9 @@ def main(argv):
     for p in skipped + problems:
         print(p)
     if problems:
-        print(f"regen_docs: {len(problems)} block(s) out of date or unmarked; run "
-              f"scripts/regen_docs.sh to rewrite them")
+        print(f"regen_docs: {len(problems)} block(s) out of date or unmarked, or paragraph(s) "
+              f"whose figures changed; run scripts/regen_docs.sh to rewrite the blocks, and "
+              f"rewrite the paragraphs by hand")
         return 1
     print(f"regen_docs: {'checked' if check else 'rewrote'} {len(files)} files"
           + (f", {len(skipped)} block(s) skipped" if skipped else ""))

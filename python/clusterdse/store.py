@@ -231,24 +231,34 @@ class _Rows:
             step = max(self.chunk, step // self.chunk * self.chunk)
         return [(a, min(a + step, self.n)) for a in range(0, self.n, step)]
 
+    def empty(self, n):
+        """name -> an uninitialised array of n rows of each selected column."""
+        return {name: np.empty(n, np.dtype(self.data.dtype[name].str)) for name in self.names}
+
     def read(self, start, stop):
         """name -> numpy array of rows [start, stop)."""
         if self.shuffled is None:
             return self._h5py(start, stop)
-        out = {name: np.empty(stop - start, np.dtype(self.data.dtype[name].str))
-               for name in self.names}
+        out = self.empty(stop - start)
+        self.read_into(start, stop, out, 0)
+        return out
+
+    def read_into(self, start, stop, out, at):
+        """Copies rows [start, stop) into out[name][at:] (arrays of self.empty)."""
         starts = list(range(start, stop, self.chunk))
         raws = [self._raw(a) for a in starts]  # HDF5 calls stay in this thread
-        # zlib releases the GIL while it inflates: the chunks of a block inflate in parallel.
-        plains = _pool().map(_inflate, [r if r is not None else b"" for r in raws])
-        for a, raw, plain in zip(starts, raws, plains):
-            b = min(a + self.chunk, stop)
+        # zlib releases the GIL while it inflates, numpy while it copies: the chunks of a block
+        # are inflated and copied out in parallel, each into its own rows of `out`.
+        jobs = [(a, min(a + self.chunk, stop), raw, out, at + a - start)
+                for a, raw in zip(starts, raws) if raw is not None]
+        for done in _pool().map(self._unpack, jobs):
+            if done is not None:
+                raise done
+        for a, raw in zip(starts, raws):
             if raw is None:
+                b = min(a + self.chunk, stop)
                 for name, values in self._h5py(a, b).items():
-                    out[name][a - start:b - start] = values
-            else:
-                self._copy(a, b, plain, out, a - start)
-        return out
+                    out[name][at + a - start:at + b - start] = values
 
     def _h5py(self, start, stop):
         data = self.data
@@ -271,17 +281,21 @@ class _Rows:
             return None
         return raw if mask == 0 else None
 
-    def _copy(self, start, stop, plain, out, at):
-        """Copies rows [start, stop) of the inflated chunk that starts at `start` into
-        out[...][at:]."""
+    def _unpack(self, job):
+        """Inflates one chunk and copies its rows of the selected columns into `out` (a
+        worker's job); returns the StoreDamaged to raise, or None."""
+        start, stop, raw, out, at = job
         size = self.data.dtype.itemsize
-        if isinstance(plain, zlib.error):
-            raise StoreDamaged(f"{self.path}: a damaged store: /{self.table} rows {start}-"
-                               f"{start + self.chunk - 1}: deflate: {plain}") from None
+        try:
+            # bufsize: the whole chunk in one allocation, not a buffer grown by steps
+            plain = zlib.decompress(raw, bufsize=self.chunk * size)
+        except zlib.error as e:
+            return StoreDamaged(f"{self.path}: a damaged store: /{self.table} rows {start}-"
+                                f"{start + self.chunk - 1}: deflate: {e}")
         if len(plain) != self.chunk * size:
-            raise StoreDamaged(f"{self.path}: a damaged store: /{self.table} rows {start}-"
-                               f"{start + self.chunk - 1}: {len(plain)} bytes inflated, "
-                               f"{self.chunk * size} expected")
+            return StoreDamaged(f"{self.path}: a damaged store: /{self.table} rows {start}-"
+                                f"{start + self.chunk - 1}: {len(plain)} bytes inflated, "
+                                f"{self.chunk * size} expected")
         raw_bytes = np.frombuffer(plain, np.uint8)
         # Shuffled: byte j of every record together (HDF5's shuffle filter), so one field is a
         # few rows of this matrix; unshuffled: records one after the other.
@@ -292,16 +306,10 @@ class _Rows:
         k = stop - start
         for name in self.names:
             dtype, offset = self.data.dtype.fields[name][:2]
-            part = np.ascontiguousarray(matrix[offset:offset + dtype.itemsize, :k].T)
-            out[name][at:at + k] = part.view(np.dtype(dtype.str)).reshape(k)
-
-
-def _inflate(raw):
-    """The inflated bytes, or the zlib.error (raised by the reader with the rows' numbers)."""
-    try:
-        return zlib.decompress(raw) if raw else b""
-    except zlib.error as e:
-        return e
+            # the field's bytes, transposed straight into its rows of the column
+            dest = out[name][at:at + k].view(np.uint8).reshape(k, dtype.itemsize)
+            dest[...] = matrix[offset:offset + dtype.itemsize, :k].T
+        return None
 
 
 _threads = None
@@ -358,6 +366,11 @@ def load(store, table="results", columns=None):
         rows = _Rows(store, table, data, names)
         if rows.shuffled is None and not data.shape:
             return _frame(data.dtype, rows.read(0, 1))
+        if rows.shuffled is not None:  # each block straight into the whole columns
+            raw = rows.empty(rows.n)
+            for a, b in rows.blocks(BLOCK_ROWS):
+                rows.read_into(a, b, raw, a)
+            return _frame(data.dtype, raw)
         raw = {}
         for a, b in rows.blocks(BLOCK_ROWS):
             block = rows.read(a, b)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Reading benchmark (a program that prints figures, not a timed test) on the quick-start store
-# (made here with `mpirun -np 2 clusterdse sweep -o qs.h5 --force`, ~1.34M rows):
+# (made here with `mpirun -np 2 clusterdse sweep -o qs.h5 --force`, ~1.23M rows):
 #   1. `top qs.h5 -n 1000000 --csv`: the million best rows, ranked and written (target < 5 s);
 #   2. `export qs.h5`: every row as CSV, streamed (target >= 1M rows/s);
 #   3. `export qs.h5 -o FILE --force`: the same into a file (in this directory's file system):
-#      the rows are formatted as for the standard output; the kernel then copies ~610 MB into
+#      the rows are formatted as for the standard output; the kernel then copies ~720 MB into
 #      the page cache (the system time), and the file is fsync'd before its rename;
 #   4. `top qs.h5 -n 10 --csv`: the scan alone (read, decompress, filter, rank).
 # Output goes to /dev/null. Each figure is the best of CDSE_BENCH_REPEAT runs (default 3): on a
