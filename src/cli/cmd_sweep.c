@@ -385,10 +385,11 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
         free(job);
         return 1;
     }
-    if (calibrate(rank, a, job, path, comm) != 0) {
+    int calibrated = calibrate(rank, a, job, path, comm);
+    if (calibrated != 0) { /* 1: a bad plan or a refused level (probe.force), 2: a failure */
         cdse_job_free(job);
         free(job);
-        return 2;
+        return exit_code(calibrated);
     }
     cdse_sweep_options opt = {
         .output = path,
