@@ -124,7 +124,7 @@ static int fit_system(const cdse_probe_take *take, cdse_system *system, const cd
 }
 
 static int fit_systems(cdse_job *job, const cdse_probe_result *probes, const char *probes_path,
-                       FILE *log, cdse_diag *diag)
+                       FILE *log, FILE *err, cdse_diag *diag)
 {
     cdse_fit_options options;
     cdse_fit_options_default(&options);
@@ -140,7 +140,7 @@ static int fit_systems(cdse_job *job, const cdse_probe_result *probes, const cha
     for (int i = 0; rc == 0 && i < job->n_systems && i < 32; i++)
         if (job->probe_systems & (1u << i)) {
             int off = cdse_probe_check(&job->probe_take, &fit, &job->system[i],
-                                       "sweep: probe:", log, stderr);
+                                       "sweep: probe:", log, err);
             if (off > 0) {
                 cdse_diag_set(diag,
                               "system %s: %d fitted bandwidth(s) more than %gx away from the "
@@ -159,7 +159,7 @@ static int fit_systems(cdse_job *job, const cdse_probe_result *probes, const cha
 }
 
 int cdse_sweep_calibrate(cdse_job *job, MPI_Comm comm, const char *probes_path, bool reuse,
-                         FILE *log, cdse_diag *diag)
+                         FILE *log, FILE *err, cdse_diag *diag)
 {
     if (job->probe_plan[0] == '\0')
         return CDSE_OK;
@@ -194,7 +194,7 @@ int cdse_sweep_calibrate(cdse_job *job, MPI_Comm comm, const char *probes_path, 
             rc = cdse_probe_write(probes_path, &probes, text, true, diag);
     }
     if (rc == 0 && rank == 0)
-        rc = fit_systems(job, &probes, probes_path, log, diag);
+        rc = fit_systems(job, &probes, probes_path, log, err, diag);
     rc = cdse_agree(comm, rc);
     if (rc == 0)
         cdse_share(comm, rc, job->system, sizeof job->system);

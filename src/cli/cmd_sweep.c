@@ -323,7 +323,8 @@ static int calibrate(int rank, const sweep_args *a, cdse_job *job, const char *p
         snprintf(probes, sizeof probes, "%s.probes.h5", path);
     cdse_diag diag = {""};
     FILE *log = rank == 0 && !a->quiet ? stderr : NULL;
-    int rc = cdse_sweep_calibrate(job, comm, probes, a->resume, log, &diag);
+    int rc =
+        cdse_sweep_calibrate(job, comm, probes, a->resume, log, rank == 0 ? stderr : NULL, &diag);
     if (rc != 0 && rank == 0)
         fprintf(stderr, "clusterdse sweep: probe: %s\n", diag.msg);
     return rc;

@@ -16,11 +16,11 @@
  * are broadcast, so every rank evaluates with the measured network. With `reuse` and an existing
  * `probes_path`, the earlier probes are fitted again instead of measuring anew (a resumed sweep
  * then completes with the same network, hence the same store). Rank 0 prints the probe table and
- * the fit to `log` (may be NULL), a refused level to stderr. Returns 0 or a negative code
+ * the fit to `log` and a refused level to `err` (either may be NULL). Returns 0 or a negative code
  * (CDSE_EINVAL: a level refused), the same on every rank, with diag filled on rank 0; then no
  * profile is written. */
 int cdse_sweep_calibrate(cdse_job *job, MPI_Comm comm, const char *probes_path, bool reuse,
-                         FILE *log, cdse_diag *diag);
+                         FILE *log, FILE *err, cdse_diag *diag);
 
 /* The probe levels (use[l]) whose fits a probe section writes into `system`: with
  * probe.levels, those whose target level (cdse_fit_target_level) or probe name (intra_node,
