@@ -269,7 +269,7 @@ static const key_spec probe_keys[] = {
      .type = KEY_CUSTOM,
      .parse = parse_probe_levels,
      .type_text = "string list",
-     .def_text = "the outermost level, when measured",
+     .def_text = "outermost, if measured",
      .help = "the levels of the probe systems that take the fitted values: names of their "
              "innermost or outermost levels, or intra_node / inter_node. By default only the "
              "outermost, like `clusterdse fit --base`: a one-node probe (MPI over shared memory, "
