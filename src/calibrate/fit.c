@@ -722,6 +722,45 @@ int cdse_fit_to_system_levels(const cdse_probe_fit *fit, cdse_system *system,
     return written;
 }
 
+int cdse_fit_check_base(const cdse_probe_fit *fit, const cdse_system *base,
+                        const bool use[CDSE_FIT_LEVELS], bool force, const char *prefix,
+                        const char *inputs, const char *force_hint, FILE *out)
+{
+    int off = 0;
+    for (int l = 0; l < CDSE_FIT_LEVELS; l++) {
+        int k = cdse_fit_target_level(l, base);
+        if (!use[l] || k < 0)
+            continue;
+        for (int c = 0; c < CDSE_COLL_COUNT; c++) {
+            if (!fit->level[l].has[c])
+                continue;
+            double fitted = fit->level[l].fit[c].profile.bandwidth_gbs;
+            double datasheet = cdse_level_bandwidth(base, k, c) / 1e9;
+            double ratio = fitted / datasheet;
+            if (ratio <= CDSE_FIT_BASE_RATIO_MAX && ratio >= 1 / CDSE_FIT_BASE_RATIO_MAX)
+                continue;
+            off++;
+            if (out == NULL)
+                continue;
+            fprintf(out,
+                    "%s level %s: fitted %s bandwidth %.4g GB/s (%s rows) is %.1fx %s %s's "
+                    "%.4g GB/s (%s level %s); ",
+                    prefix, base->level[k].name, cdse_coll_name(c), fitted, cdse_fit_level_names[l],
+                    ratio > 1 ? ratio : 1 / ratio, ratio > 1 ? "above" : "below", base->name,
+                    datasheet, base->name, base->level[k].name);
+            if (force)
+                fprintf(out, "written anyway\n");
+            else
+                fprintf(out,
+                        "refused: the %s may measure another path (MPI on host buffers over "
+                        "shared memory instead of NCCL over NVLink, TCP instead of RDMA); check "
+                        "them, or %s\n",
+                        inputs, force_hint);
+        }
+    }
+    return off;
+}
+
 int cdse_fit_to_system(const cdse_probe_fit *fit, cdse_system *system)
 {
     return cdse_fit_to_system_levels(fit, system, NULL, "probes");

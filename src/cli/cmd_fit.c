@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clusterdse/calibrate/calibrate.h"
 #include "clusterdse/calibrate/fit.h"
 #include "clusterdse/calibrate/logs.h"
 #include "clusterdse/model/collective.h"
@@ -38,6 +39,7 @@ typedef struct fit_args {
     int n_in;
     const char *output, *base, *name, *levels;
     const char *job, *system; /* --job JOB --system NAME: that system of the job is the base */
+    cdse_probe_take take;     /* and its probe.levels, probe.force */
     cdse_fit_options options;
     bool force;
     long ranks;        /* the last --ranks: for the inputs after it (0: none yet) */
@@ -289,7 +291,7 @@ static int load_base(const fit_args *a, cdse_system *base, char *path, size_t si
 }
 
 /* --job JOB --system NAME: the system as the job defines it (before any probe section). */
-static int load_job_system(const fit_args *a, cdse_system *system)
+static int load_job_system(fit_args *a, cdse_system *system)
 {
     cdse_job *job = calloc(1, sizeof *job);
     cdse_diag diag = {""};
@@ -302,9 +304,10 @@ static int load_job_system(const fit_args *a, cdse_system *system)
     for (int s = 0; s < job->n_systems; s++)
         if (strcmp(job->system[s].name, a->system) == 0)
             found = s;
-    if (found >= 0)
+    if (found >= 0) {
         *system = job->system[found];
-    else
+        a->take = job->probe_take;
+    } else
         fprintf(stderr, "clusterdse fit: --system %s: not a system of %s\n", a->system, a->job);
     cdse_job_free(job);
     free(job);
@@ -564,41 +567,15 @@ static int choose_levels(const fit_args *a, const cdse_probe_fit *fit, const cds
     return 0;
 }
 
-/* Refuses a fitted bandwidth more than FIT_BASE_RATIO_MAX away from the base level's (either
- * way) unless --force: a measurement of another path (MPI over shared memory instead of NCCL
- * over NVLink, a TCP fallback) rather than the level. Returns 0 or 1. */
-#define FIT_BASE_RATIO_MAX 3.0
+/* Refuses a fitted bandwidth more than CDSE_FIT_BASE_RATIO_MAX away from the base level's
+ * (either way) unless --force (cdse_fit_check_base). Returns 0 or 1. */
 static int check_against_base(const fit_args *a, const cdse_probe_fit *fit, const cdse_system *base,
                               const bool use[CDSE_FIT_LEVELS])
 {
-    int refused = 0;
-    for (int l = 0; l < CDSE_FIT_LEVELS; l++) {
-        int k = cdse_fit_target_level(l, base);
-        if (!use[l] || k < 0)
-            continue;
-        for (int c = 0; c < CDSE_COLL_COUNT; c++) {
-            if (!fit->level[l].has[c])
-                continue;
-            double fitted = fit->level[l].fit[c].profile.bandwidth_gbs;
-            double datasheet = cdse_level_bandwidth(base, k, c) / 1e9;
-            double ratio = fitted / datasheet;
-            if (ratio <= FIT_BASE_RATIO_MAX && ratio >= 1 / FIT_BASE_RATIO_MAX)
-                continue;
-            fprintf(a->force ? stdout : stderr,
-                    "%s level %s: fitted %s bandwidth %.4g GB/s (%s rows) is %.1fx %s %s's "
-                    "%.4g GB/s (%s level %s); %s\n",
-                    a->force ? "# --force:" : "clusterdse fit:", base->level[k].name,
-                    cdse_coll_name(c), fitted, cdse_fit_level_names[l],
-                    ratio > 1 ? ratio : 1 / ratio, ratio > 1 ? "above" : "below", base->name,
-                    datasheet, base->name, base->level[k].name,
-                    a->force ? "written anyway"
-                             : "refused: the logs may measure another path (MPI on host buffers "
-                               "over shared memory instead of NCCL over NVLink, TCP instead of "
-                               "RDMA); check them, or use --force");
-            refused++;
-        }
-    }
-    return refused > 0 && !a->force ? 1 : 0;
+    int off = cdse_fit_check_base(fit, base, use, a->force,
+                                  a->force ? "# --force:" : "clusterdse fit:", "logs",
+                                  "use --force", a->force ? stdout : stderr);
+    return off > 0 && !a->force ? 1 : 0;
 }
 
 /* The profile's comments on where each level comes from. */
@@ -676,8 +653,10 @@ static int build_and_write(const fit_args *a, const cdse_probe_result *pr,
                            const cdse_probe_fit *fit, cdse_system *system, bool have_base,
                            const char *base_path)
 {
-    if (a->job != NULL) { /* byte for byte what the job's probe section writes */
-        cdse_fit_to_system(fit, system);
+    if (a->job != NULL) { /* byte for byte what the job's probe section writes: its levels */
+        if (cdse_probe_check(&a->take, fit, system, "clusterdse fit:", stdout, stderr) > 0)
+            return 1;
+        cdse_probe_apply(&a->take, fit, system, "#", stdout);
         return write_output(a, pr, fit, system, base_path, NULL);
     }
     bool use[CDSE_FIT_LEVELS];

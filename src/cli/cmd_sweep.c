@@ -323,7 +323,8 @@ static int calibrate(int rank, const sweep_args *a, cdse_job *job, const char *p
         snprintf(probes, sizeof probes, "%s.probes.h5", path);
     cdse_diag diag = {""};
     FILE *log = rank == 0 && !a->quiet ? stderr : NULL;
-    int rc = cdse_sweep_calibrate(job, comm, probes, a->resume, log, &diag);
+    int rc =
+        cdse_sweep_calibrate(job, comm, probes, a->resume, log, rank == 0 ? stderr : NULL, &diag);
     if (rc != 0 && rank == 0)
         fprintf(stderr, "clusterdse sweep: probe: %s\n", diag.msg);
     return rc;
@@ -385,10 +386,11 @@ static int run(int rank, int ranks, const sweep_args *a, MPI_Comm comm)
         free(job);
         return 1;
     }
-    if (calibrate(rank, a, job, path, comm) != 0) {
+    int calibrated = calibrate(rank, a, job, path, comm);
+    if (calibrated != 0) { /* 1: a bad plan or a refused level (probe.force), 2: a failure */
         cdse_job_free(job);
         free(job);
-        return 2;
+        return exit_code(calibrated);
     }
     cdse_sweep_options opt = {
         .output = path,

@@ -192,6 +192,64 @@ static int parse_probe_systems(parse_ctx *ctx, const config_setting_t *setting, 
     return 0;
 }
 
+/* The level names probe.levels allows: intra_node, inter_node (the probe's own names) and the
+ * innermost and outermost level names of the probe systems (the levels a probe measures). */
+static bool probe_level_allowed(const cdse_job *job, const char *name, char *allowed, size_t size)
+{
+    bool found = strcmp(name, "intra_node") == 0 || strcmp(name, "inter_node") == 0;
+    size_t len = (size_t)snprintf(allowed, size, "\"intra_node\", \"inter_node\"");
+    for (int s = 0; s < CDSE_MAX_SYSTEMS && len < size; s++) {
+        const cdse_system *sys = &job->system[s];
+        if (!(job->probe_systems & (1u << s)) || sys->n_levels < 1)
+            continue;
+        int outer = sys->n_levels - 1;
+        found = found || strcmp(name, sys->level[0].name) == 0 ||
+                (outer > 0 && strcmp(name, sys->level[outer].name) == 0);
+        len += (size_t)snprintf(allowed + len, size - len, ", \"%s\" (innermost level of %s)",
+                                sys->level[0].name, sys->name);
+        if (outer > 0 && len < size)
+            len += (size_t)snprintf(allowed + len, size - len, ", \"%s\" (outermost level of %s)",
+                                    sys->level[outer].name, sys->name);
+    }
+    return found;
+}
+
+/* probe.levels: after probe.systems (table order), so the names are checked against the probe
+ * systems' levels. */
+static int parse_probe_levels(parse_ctx *ctx, const config_setting_t *setting, void *target,
+                              const key_spec *key)
+{
+    (void)key;
+    cdse_job *job = target;
+    cdse_probe_take *take = &job->probe_take;
+    char allowed[CDSE_ALLOWED_MAX];
+    probe_level_allowed(job, "", allowed, sizeof allowed);
+    if (!config_setting_is_array(setting) && !config_setting_is_list(setting))
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "expected a list of names");
+    int n = config_setting_length(setting);
+    if (n > CDSE_PROBE_LEVELS_MAX)
+        return cdse__key_fail(ctx, setting, NULL, setting, allowed, "more than %d names",
+                              CDSE_PROBE_LEVELS_MAX);
+    take->given = true;
+    take->n_levels = 0;
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *elem = config_setting_get_elem(setting, i);
+        if (config_setting_type(elem) != CONFIG_TYPE_STRING)
+            return cdse__key_fail(ctx, setting, NULL, elem, allowed, "expected a level name");
+        const char *name = config_setting_get_string(elem);
+        if (!probe_level_allowed(job, name, allowed, sizeof allowed))
+            return cdse__key_fail(ctx, setting, NULL, elem, allowed,
+                                  "'%s' is not a level a probe measures on the probe systems",
+                                  name);
+        for (int j = 0; j < take->n_levels; j++)
+            if (strcmp(take->level[j], name) == 0)
+                return cdse__key_fail(ctx, setting, NULL, elem, allowed, "'%s' appears twice",
+                                      name);
+        snprintf(take->level[take->n_levels++], CDSE_NAME_MAX, "%s", name);
+    }
+    return 0;
+}
+
 static const key_spec probe_keys[] = {
     {.name = "plan",
      .type = KEY_CUSTOM,
@@ -207,6 +265,21 @@ static const key_spec probe_keys[] = {
      .type_text = "string list",
      .def_text = "every listed system",
      .help = "the systems whose network levels take the fitted values"},
+    {.name = "levels",
+     .type = KEY_CUSTOM,
+     .parse = parse_probe_levels,
+     .type_text = "string list",
+     .def_text = "outermost, if measured",
+     .help = "the levels of the probe systems that take the fitted values: names of their "
+             "innermost or outermost levels, or intra_node / inter_node. By default only the "
+             "outermost, like `clusterdse fit --base`: a one-node probe (MPI over shared memory, "
+             "not NVLink) changes no level"},
+    {.name = "force",
+     .type = KEY_BOOL,
+     .offset = offsetof(cdse_job, probe_take.force),
+     .def_text = "false",
+     .help = "take a level whose fitted bandwidth is more than 3x away from the system's "
+             "(either way); without it the sweep stops with an error naming both"},
 };
 static const key_table probe_table = {"probe", probe_keys,
                                       (int)(sizeof probe_keys / sizeof probe_keys[0])};
@@ -216,12 +289,12 @@ static int parse_probe(parse_ctx *ctx, const config_setting_t *setting, void *ta
 {
     (void)key;
     cdse_job *job = target;
-    int rc = cdse__parse_group(ctx, setting, &probe_table, job, true);
-    if (rc == 0 && config_setting_get_member(setting, "systems") == NULL)
-        for (int s = 0; s < ctx->axis_systems; s++)
-            if (job->system[s].pool.n_types == 0)
-                job->probe_systems |= 1u << s;
-    return rc;
+    /* The default systems first: probe.levels is checked against them (probe.systems, when
+     * given, replaces them before probe.levels is read). */
+    for (int s = 0; s < ctx->axis_systems; s++)
+        if (job->system[s].pool.n_types == 0)
+            job->probe_systems |= 1u << s;
+    return cdse__parse_group(ctx, setting, &probe_table, job, true);
 }
 
 static void print_probe(FILE *out, const void *target, const key_spec *key, int indent)
@@ -239,7 +312,17 @@ static void print_probe(FILE *out, const void *target, const key_spec *key, int 
             fputs(printed++ ? ", " : " ", out);
             cdse__print_string(out, job->system[s].name);
         }
-    fprintf(out, " ];\n%*s};\n", indent, "");
+    fprintf(out, " ];\n");
+    if (job->probe_take.given) {
+        fprintf(out, "%*slevels = [", indent + 2, "");
+        for (int i = 0; i < job->probe_take.n_levels; i++) {
+            fputs(i ? ", " : " ", out);
+            cdse__print_string(out, job->probe_take.level[i]);
+        }
+        fprintf(out, " ];\n");
+    }
+    fprintf(out, "%*sforce = %s;\n%*s};\n", indent + 2, "",
+            job->probe_take.force ? "true" : "false", indent, "");
 }
 
 static void print_models(FILE *out, const void *target, const key_spec *key, int indent);

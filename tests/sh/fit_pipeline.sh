@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 9: one fit pipeline. A job's probe section (clusterdse sweep) and `clusterdse fit` turn
 # the same probes into the same network: the profile the sweep writes for its measured system
-# and the one `clusterdse fit PROBES --job JOB --system NAME` writes are byte-identical, and
+# (probe.levels = nvlink, forced: one node measures shared memory, 3x below NVLink) and the one
+# `clusterdse fit PROBES --job JOB --system NAME` writes are byte-identical, and
 # `--base SYSTEM` (the same system by name) gives the same network section. The profile read
 # back as a network_profile gives the system the sweep evaluated (same effective job).
 set -euo pipefail
@@ -15,7 +16,7 @@ name = "fit-pipeline";
 models = ( "gpt3-1.3b" );
 systems = ( { base = "h100-sxm-dgx"; name = "measured"; } );
 space = { gpus = [ 8 ]; tp = [ 1, 2 ]; global_batch = [ 64 ]; };
-probe = { plan = "quick"; systems = [ "measured" ]; };
+probe = { plan = "quick"; systems = [ "measured" ]; levels = [ "nvlink" ]; force = true; };
 JOB
 run mpirun -np 2 "$CLUSTERDSE" sweep job.cfg -o out.h5 >out.txt 2>err.txt || { cat err.txt; exit 1; }
 grep '^sweep: probe: ' err.txt

@@ -179,6 +179,21 @@ int cdse_fit_target_level(int probe_level, const cdse_system *system);
 int cdse_fit_to_system_levels(const cdse_probe_fit *fit, cdse_system *system,
                               const bool use[CDSE_FIT_LEVELS], const char *source);
 
+/* A fitted bandwidth more than this factor away from the level it replaces (either way) is
+ * taken for a measurement of another path (MPI over shared memory instead of NCCL over NVLink,
+ * TCP instead of RDMA) and refused unless forced (issue 27). */
+#define CDSE_FIT_BASE_RATIO_MAX 3.0
+
+/* Checks the fitted bandwidths of the probe levels with use[l] against the `base` levels they
+ * would replace (cdse_fit_target_level): each one more than CDSE_FIT_BASE_RATIO_MAX away is one
+ * line on `out` (NULL: none), "PREFIX level L: fitted C bandwidth X GB/s (P rows) is Rx
+ * below|above BASE's Y GB/s (BASE level L); " then "written anyway" with `force`, else
+ * "refused: the INPUTS may measure another path (...); check them, or FORCE_HINT". Returns the
+ * number of such bandwidths (refused unless `force`: the caller decides). */
+int cdse_fit_check_base(const cdse_probe_fit *fit, const cdse_system *base,
+                        const bool use[CDSE_FIT_LEVELS], bool force, const char *prefix,
+                        const char *inputs, const char *force_hint, FILE *out);
+
 /* A network from the fits alone, for a profile without a base system: "intra_node" (the ranks
  * of a node, `ranks_per_node`) and "inter_node" levels, whichever were measured, with the link
  * bandwidth and latency of the sendrecv fit (else the fastest collective) and the fitted pairs.

@@ -58,6 +58,16 @@ typedef struct cdse_objective {
 
 /* A validated job. Plain data apart from `text`, so it can be broadcast as bytes; the same on
  * every rank. */
+/* Which measured levels a job's probe section writes into its systems (probe.levels,
+ * probe.force; calibrate.h, cdse_probe_levels_taken). */
+#define CDSE_PROBE_LEVELS_MAX 8
+typedef struct cdse_probe_take {
+    bool given; /* probe.levels is in the job; else only the outermost level when measured */
+    int n_levels;
+    char level[CDSE_PROBE_LEVELS_MAX][CDSE_NAME_MAX]; /* level names, intra_node or inter_node */
+    bool force; /* take a level fitted more than 3x away from the system's (cdse_fit_check_base) */
+} cdse_probe_take;
+
 typedef struct cdse_job {
     char name[CDSE_NAME_MAX * 2];
     char path[CDSE_PATH_MAX];   /* the job file as given ("<embedded>" for the default job) */
@@ -93,6 +103,7 @@ typedef struct cdse_job {
      * job->system[i]) before evaluating. probe_plan[0] == '\0': no probe section. */
     char probe_plan[CDSE_PATH_MAX]; /* resolved path of the plan file */
     uint32_t probe_systems;
+    cdse_probe_take probe_take; /* probe.levels and probe.force */
 } cdse_job;
 
 /* The study of a job (model/record.h): what evaluating its indices into records reads, pointers
