@@ -51,7 +51,8 @@ void cdse_store_describe(const cdse_job *job, cdse_store_desc *desc)
     for (int a = 0; a < CDSE_AXIS_COUNT; a++)
         describe_axis(job, a, &desc->axis[a]);
     desc->models = (cdse_store_table){&cdse_model_fields, job->model, (size_t)job->n_models};
-    desc->systems = (cdse_store_table){&cdse_system_fields, job->system, (size_t)job->n_systems};
+    desc->systems =
+        (cdse_store_table){cdse_system_field_table(), job->system, (size_t)job->n_systems};
     for (int i = 0; i < job->n_models; i++)
         desc->model_name[i] = job->model[i].name;
     for (int i = 0; i < job->n_systems; i++)

@@ -184,8 +184,11 @@ typedef struct cdse_system {
  *   GROUP     the section of the system entry (NULL: top level, "network", "cost", ...)
  *   LEVEL     the network level (innermost first), or -1 for a key outside `network`
  *   NAME      the profile key in that section ("bandwidth")
- *   FIELD     where it sits in cdse_system (offsetof(cdse_system, FIELD); the /systems field of
- *             src/model/fields.c and the profile key of src/config/system_profile.c fill it)
+ *   FIELD     where it sits in cdse_system (offsetof(cdse_system, FIELD)). The profile key that
+ *             fills it and its /systems field are the row's: when the profile's tables
+ *             (src/config/system_profile.c) and the /systems fields (src/model/fields.c) have
+ *             none for the field, they make one from the row when the program is loaded (a
+ *             number within MIN..MAX, 0 when not given, HELP as its help)
  *   WHEN      ALWAYS, LEVEL (0 and no effect when the system has fewer levels) or TIER (read
  *             as 0 when the system has no second memory tier)
  *   INT       1: an integer field (a value is rounded)
@@ -196,7 +199,8 @@ typedef struct cdse_system {
  *             meaning: src/sweep/report.c)
  * Readers: cdse_hw_key below; cdse_hw_column / cdse_hw_get / cdse_hw_set (src/model/hardware.c);
  * the keys a job may give as lists, their bounds and the list in the error message
- * (src/config/hw_axes.c); the hardware columns (src/sweep/report.c). */
+ * (src/config/hw_axes.c); the hardware columns (src/sweep/report.c); the profile keys and
+ * /systems fields of rows that have none written out (system_profile.c, fields.c). */
 #define CDSE_HW_KEYS(X)                                                                            \
     X(PEAK_BF16, "peak_tflops", -1, "bf16", peak_tflops[CDSE_BF16], ALWAYS, 0, 0, 1, 1e7,          \
       "peak_bf16_tflops", 65, "TFLOP/s", "dense bf16 peak per GPU")                                \
@@ -267,7 +271,8 @@ typedef struct cdse_hw_info {
     bool min_open;
     double max;
     const char *column;
-    int position; /* of the column in cdse_columns */
+    int position;     /* of the column in cdse_columns */
+    const char *help; /* the column's meaning; the profile key's help for a key the row makes */
 } cdse_hw_info;
 extern const cdse_hw_info cdse_hw_keys[CDSE_HW_COUNT];
 
