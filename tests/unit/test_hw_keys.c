@@ -54,6 +54,7 @@ static void test_fields(void **state)
     assert_true(s.reliability.gpu_failures == 100.0 + CDSE_HW_GPU_FAILURES);
     assert_true(s.reliability.node_failures == 100.0 + CDSE_HW_NODE_FAILURES);
     assert_true(s.storage.read_gbs == 100.0 + CDSE_HW_STORAGE_READ);
+    assert_true(s.tier.link_bandwidth_gbs == 100.0 + CDSE_HW_TIER_LINK_BANDWIDTH);
     for (int k = 0; k < CDSE_HW_COUNT; k++)
         assert_true(cdse_hw_get(&s, k) == 100.0 + k);
     /* The tier's sharing followed gpus_per_node (8 = 8 before). */

@@ -68,6 +68,12 @@ typedef struct cdse_mem_tier {
     double bandwidth_gbs; /* per attachment domain, one direction */
     double latency_us;
     int shared_by; /* GPUs sharing one domain (1 per GPU, gpus_per_node per node) */
+    /* One GPU's link to the tier, GB/s one direction (0 = no limit beyond its share of
+     * bandwidth_gbs): host memory reached over PCIe 5.0 x16 moves at most 63 GB/s per direction
+     * (32 GT/s x 16 lanes, 128b/130b encoding: PCIe Base Specification 5.0; NVIDIA H100
+     * datasheet: "PCIe Gen5 128 GB/s", both directions), over NVLink-C2C 450 GB/s (GH200
+     * datasheet: 900 GB/s, both directions), however fast the memory behind it. */
+    double link_bandwidth_gbs;
 } cdse_mem_tier;
 
 /* What a GPU costs and draws (docs/job-file.md, Cost and energy). 0 = unknown. */
@@ -248,7 +254,11 @@ typedef struct cdse_system {
       "unexpected interruptions attributed to a node (host, software)")                            \
     X(STORAGE_READ, "storage", -1, "read_bandwidth", storage.read_gbs, ALWAYS, 0, 0, 0, 1e9,       \
       "storage_read_gbs", 104, "GB/s",                                                             \
-      "aggregate checkpoint read bandwidth of the file system (0 = the write bandwidth)")
+      "aggregate checkpoint read bandwidth of the file system (0 = the write bandwidth)")          \
+    X(TIER_LINK_BANDWIDTH, "memory_tier", -1, "link_bandwidth", tier.link_bandwidth_gbs, TIER, 0,  \
+      0, 0, 1e9, "tier_link_gbs", 118, "GB/s",                                                     \
+      "one GPU's link to the second memory tier, one direction: PCIe, C2C (0 = its share of "      \
+      "the tier's bandwidth alone)")
 
 /* When a row's field counts (CDSE_HW_KEYS' WHEN). */
 enum { CDSE_HW_WHEN_ALWAYS = 0, CDSE_HW_WHEN_LEVEL, CDSE_HW_WHEN_TIER };
