@@ -4,6 +4,7 @@
 #define CLUSTERDSE_CLI_STORE_QUERY_H
 
 #include "clusterdse/sweep/expr.h"
+#include "clusterdse/sweep/report.h"
 #include "clusterdse/sweep/store.h"
 
 /* A job holding only the names of the store's models, systems and stacks and its metric

@@ -790,6 +790,8 @@ void cdse__print_field(FILE *out, const key_spec *key, const void *target, int i
     if ((key->type == KEY_INT || key->type == KEY_FLOAT) && below)
         return; /* never set: an optional key (tokens), or one that applies only with another
                    (top_k with experts) */
+    if (key->print_given_only && key->has_default && number == key->def)
+        return;
     if (key->type == KEY_STRING && field[0] == '\0')
         return; /* an optional string never set (a system's stack) */
     fprintf(out, "%*s%s = ", indent, "", key->name);

@@ -73,6 +73,8 @@ struct key_spec {
     int axis;                   /* cdse_axis, or AXIS_NODES */
     bool required;
     bool has_default;
+    bool print_given_only; /* KEY_INT, KEY_FLOAT: not printed at its default (a key added later,
+                              so that effective jobs without it print as before) */
     double def;            /* default applied to fresh structs (numbers, bools, enums) */
     const char *def_text;  /* default as the reference shows it */
     const key_table *sub;  /* KEY_GROUP */

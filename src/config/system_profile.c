@@ -8,6 +8,10 @@
 #include "clusterdse/model/collective.h"
 #include "keys.h"
 
+/* Room in a section's key table for the keys written below and the hardware keys appended from
+ * CDSE_HW_KEYS when the program is loaded (hw_profile_keys): a table's n counts its keys then. */
+#define KEY_ROOM 48
+
 static int parse_eff_table(parse_ctx *ctx, const config_setting_t *setting, void *target,
                            const key_spec *key);
 static int parse_network(parse_ctx *ctx, const config_setting_t *setting, void *target,
@@ -29,7 +33,7 @@ static int skip_key(parse_ctx *ctx, const config_setting_t *setting, void *targe
     ROW("fp32", CDSE_FP32), ROW("tf32", CDSE_TF32), ROW("bf16", CDSE_BF16),                        \
         ROW("fp16", CDSE_FP16), ROW("fp8", CDSE_FP8)
 
-static const key_spec peak_keys[] = {
+static key_spec peak_keys[KEY_ROOM] = {
 #define PEAK(key, dtype)                                                                           \
     FLOAT_KEY(cdse_system, key, peak_tflops[dtype], 0, false, 1e7, false, 0, "0",                  \
               "dense " key " peak TFLOP/s per GPU (0 = unsupported)")
@@ -37,18 +41,17 @@ static const key_spec peak_keys[] = {
 #undef PEAK
 };
 /* Offsets of peak_keys are relative to the system; the group's offset is 0. */
-static const key_table peak_table = {"systems[].peak_tflops", peak_keys,
-                                     (int)(sizeof peak_keys / sizeof peak_keys[0])};
+static key_table peak_table = {"systems[].peak_tflops", peak_keys, 0}; /* n: at load (below) */
 
-static const key_spec ceiling_keys[] = {
+static key_spec ceiling_keys[KEY_ROOM] = {
 #define CEILING(key, dtype)                                                                        \
     FLOAT_KEY(cdse_system, key, mfu_ceiling[dtype], 0, false, 1, false, 0, "0",                    \
               "highest MFU of a published " key " run on this GPU generation (0 = none)")
     DTYPE_KEYS(CEILING),
 #undef CEILING
 };
-static const key_table ceiling_table = {"systems[].mfu_ceiling", ceiling_keys,
-                                        (int)(sizeof ceiling_keys / sizeof ceiling_keys[0])};
+static key_table ceiling_table = {"systems[].mfu_ceiling", ceiling_keys,
+                                  0}; /* n: at load (below) */
 
 typedef struct coll_fit {
     double latency_us;
@@ -97,7 +100,7 @@ static void print_measured(FILE *out, const void *target, const key_spec *key, i
     fputs("\";\n", out);
 }
 
-static const key_spec level_keys[] = {
+static key_spec level_keys[KEY_ROOM] = {
     {.name = "name",
      .type = KEY_STRING,
      .offset = offsetof(cdse_net_level, name),
@@ -131,12 +134,11 @@ static const key_spec level_keys[] = {
      .help = "where this level's collective pairs were measured (written by clusterdse fit); "
              "absent: datasheet figures"},
 };
-static const key_table level_table = {"systems[].network[]", level_keys,
-                                      (int)(sizeof level_keys / sizeof level_keys[0])};
+static key_table level_table = {"systems[].network[]", level_keys, 0}; /* n: at load (below) */
 
 static const char *const attach_names[] = {"none", "per_gpu", "per_node", "pool", NULL};
 
-static const key_spec tier_keys[] = {
+static key_spec tier_keys[KEY_ROOM] = {
     {.name = "attach",
      .type = KEY_ENUM,
      .offset = offsetof(cdse_mem_tier, attach),
@@ -159,10 +161,9 @@ static const key_spec tier_keys[] = {
      .def_text = "1 / gpus_per_node",
      .help = "GPUs sharing one domain (default 1 for per_gpu, gpus_per_node otherwise)"},
 };
-static const key_table tier_table = {"systems[].memory_tier", tier_keys,
-                                     (int)(sizeof tier_keys / sizeof tier_keys[0])};
+static key_table tier_table = {"systems[].memory_tier", tier_keys, 0}; /* n: at load (below) */
 
-static const key_spec cost_keys[] = {
+static key_spec cost_keys[KEY_ROOM] = {
     FLOAT_KEY(cdse_cost, "gpu_price", gpu_price, 0, false, 1e12, false, 0, "0",
               "purchase price per GPU with its share of the node (currency units)"),
     FLOAT_KEY(cdse_cost, "facility_price", facility_price, 0, false, 1e12, false, 0, "0",
@@ -179,11 +180,10 @@ static const key_spec cost_keys[] = {
     FLOAT_KEY(cdse_cost, "pue", pue, 1, false, 10, false, 1.0, "1.0",
               "power usage effectiveness: facility power over IT power"),
 };
-static const key_table cost_table = {"systems[].cost", cost_keys,
-                                     (int)(sizeof cost_keys / sizeof cost_keys[0])};
+static key_table cost_table = {"systems[].cost", cost_keys, 0}; /* n: at load (below) */
 
 /* --- goodput (issue 29): failure rates, restart times, checkpoint storage --- */
-static const key_spec reliability_keys[] = {
+static key_spec reliability_keys[KEY_ROOM] = {
     FLOAT_KEY(cdse_reliability, "gpu_failures", gpu_failures, 0, false, 1e6, false, 0, "0",
               "unexpected job interruptions attributed to a GPU, per 1000 GPU-days"),
     FLOAT_KEY(cdse_reliability, "node_failures", node_failures, 0, false, 1e6, false, 0, "0",
@@ -204,11 +204,10 @@ static const key_spec reliability_keys[] = {
     FLOAT_KEY(cdse_reliability, "replace_time", replace_s, 0, false, 1e8, false, 0, "0",
               "extra seconds to bring a spare into the job for those (0: hot spares)"),
 };
-static const key_table reliability_table = {
-    "systems[].reliability", reliability_keys,
-    (int)(sizeof reliability_keys / sizeof reliability_keys[0])};
+static key_table reliability_table = {"systems[].reliability", reliability_keys,
+                                      0}; /* n: at load (below) */
 
-static const key_spec storage_keys[] = {
+static key_spec storage_keys[KEY_ROOM] = {
     FLOAT_KEY(cdse_storage, "write_bandwidth", write_gbs, 0, false, 1e9, false, 0, "0",
               "aggregate write bandwidth of the checkpoint file system, GB/s (0: unlimited)"),
     FLOAT_KEY(cdse_storage, "read_bandwidth", read_gbs, 0, false, 1e9, false, 0, "write_bandwidth",
@@ -221,10 +220,9 @@ static const key_spec storage_keys[] = {
               "GPU-to-host-memory bandwidth per GPU, GB/s: the stall of an asynchronous or "
               "in-memory checkpoint (0: unlimited)"),
 };
-static const key_table storage_table = {"systems[].storage", storage_keys,
-                                        (int)(sizeof storage_keys / sizeof storage_keys[0])};
+static key_table storage_table = {"systems[].storage", storage_keys, 0}; /* n: at load (below) */
 
-static const key_spec gemm_shape_keys[] = {
+static key_spec gemm_shape_keys[KEY_ROOM] = {
     FLOAT_KEY(cdse_gemm_shape, "sms", sms, 0, true, 1e5, true, 0, "required",
               "streaming multiprocessors (compute units) of the GPU, from its datasheet"),
     FLOAT_KEY(cdse_gemm_shape, "efficiency", efficiency, 0, true, 1, true, 0, "required",
@@ -232,11 +230,10 @@ static const key_spec gemm_shape_keys[] = {
     FLOAT_KEY(cdse_gemm_shape, "efficiency_fp8", efficiency_fp8, 0, false, 1, false, 0,
               "efficiency", "the same for fp8 GEMMs, fraction of the fp8 peak"),
 };
-static const key_table gemm_shape_table = {
-    "systems[].gemm_shape", gemm_shape_keys,
-    (int)(sizeof gemm_shape_keys / sizeof gemm_shape_keys[0])};
+static key_table gemm_shape_table = {"systems[].gemm_shape", gemm_shape_keys,
+                                     0}; /* n: at load (below) */
 
-static const key_spec system_keys[] = {
+static key_spec system_keys[KEY_ROOM] = {
     {.name = "base",
      .type = KEY_CUSTOM,
      .parse = skip_key,
@@ -380,8 +377,85 @@ static const key_spec system_keys[] = {
      .def_text = "unlimited",
      .help = "where checkpoints go: file-system and host-copy bandwidths (goodput)"},
 };
-static const key_table system_table = {"systems[]", system_keys,
-                                       (int)(sizeof system_keys / sizeof system_keys[0])};
+static key_table system_table = {"systems[]", system_keys, 0}; /* n: at load (below) */
+
+/* ---- The hardware keys' profile keys ------------------------------------------------------ */
+
+/* Every section of a system entry whose table a row of CDSE_HW_KEYS may extend. */
+typedef struct section {
+    const char *name; /* the row's GROUP: NULL for the top level */
+    key_table *table;
+    key_spec *keys; /* table->keys, writable */
+} section;
+
+static const section sections[] = {
+    {NULL, &system_table, system_keys},
+    {"peak_tflops", &peak_table, peak_keys},
+    {"mfu_ceiling", &ceiling_table, ceiling_keys},
+    {"network", &level_table, level_keys},
+    {"memory_tier", &tier_table, tier_keys},
+    {"cost", &cost_table, cost_keys},
+    {"reliability", &reliability_table, reliability_keys},
+    {"storage", &storage_table, storage_keys},
+    {"gemm_shape", &gemm_shape_table, gemm_shape_keys},
+};
+#define N_SECTIONS ((int)(sizeof sections / sizeof sections[0]))
+
+/* The section of a row and the offset in cdse_system that its keys' offsets start from (a
+ * group's field, the row's network level); NULL for a section not listed above. */
+static const section *row_section(const cdse_hw_info *hw, size_t *base)
+{
+    *base = 0;
+    if (hw->group != NULL && strcmp(hw->group, "network") == 0)
+        *base = offsetof(cdse_system, level) + (size_t)hw->level * sizeof(cdse_net_level);
+    for (int i = 0; i < N_SECTIONS; i++) {
+        if (hw->group == NULL ? sections[i].name != NULL
+                              : sections[i].name == NULL || strcmp(sections[i].name, hw->group))
+            continue;
+        for (int k = 0; hw->group != NULL && *base == 0 && k < system_table.n; k++)
+            if (system_keys[k].sub == sections[i].table)
+                *base = system_keys[k].offset;
+        return &sections[i];
+    }
+    return NULL;
+}
+
+/* A hardware key is one row of CDSE_HW_KEYS (model/hardware.h). A row whose field no key of
+ * its section fills yet becomes that key here, when the program is loaded: a number of the
+ * row's type within the row's bounds, 0 when not given (the field's "none"), printed in the
+ * effective profile only when given, so that profiles without it print as before. Its
+ * /systems field is the row's too (src/model/fields.c). A new hardware key is then its row,
+ * the model's use of the field and the docs (docs/architecture.md, What a change touches). */
+__attribute__((constructor)) static void hw_profile_keys(void)
+{
+    for (int i = 0; i < N_SECTIONS; i++)
+        for (sections[i].table->n = 0; sections[i].keys[sections[i].table->n].name != NULL;)
+            sections[i].table->n++;
+    for (int k = 0; k < CDSE_HW_COUNT; k++) {
+        const cdse_hw_info *hw = &cdse_hw_keys[k];
+        size_t base;
+        const section *sec = row_section(hw, &base);
+        if (sec == NULL || sec->table->n >= KEY_ROOM - 1)
+            continue; /* tests/unit/test_hw_keys.c: every row is a key of its section */
+        bool described = false;
+        for (int i = 0; i < sec->table->n && !described; i++)
+            described = sec->keys[i].type != KEY_GROUP && sec->keys[i].type != KEY_CUSTOM &&
+                        sec->keys[i].offset == hw->offset - base;
+        if (described)
+            continue;
+        sec->keys[sec->table->n++] = (key_spec){.name = hw->name,
+                                                .type = hw->integer ? KEY_INT : KEY_FLOAT,
+                                                .offset = hw->offset - base,
+                                                .min = hw->min,
+                                                .min_open = hw->min_open,
+                                                .max = hw->max,
+                                                .has_default = true,
+                                                .def = 0,
+                                                .def_text = "0",
+                                                .print_given_only = true,
+                                                .help = hw->help};
+    }
+}
 
 static int parse_eff_table(parse_ctx *ctx, const config_setting_t *setting, void *target,
                            const key_spec *key)
@@ -634,9 +708,9 @@ void cdse__print_system_body(FILE *out, const cdse_system *system, int indent)
 
 void cdse__system_print_keys(FILE *out)
 {
-    static const key_table *const tables[] = {&system_table, &peak_table,        &gemm_shape_table,
-                                              &level_table,  &coll_table,        &tier_table,
-                                              &cost_table,   &reliability_table, &storage_table};
+    const key_table *const tables[] = {&system_table, &peak_table,        &gemm_shape_table,
+                                       &level_table,  &coll_table,        &tier_table,
+                                       &cost_table,   &reliability_table, &storage_table};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         cdse__print_key_table(out, tables[t]);
 }

@@ -4,6 +4,10 @@
  * values (systems[].base, systems[].network_profile: where values come from) have no field. */
 #include "clusterdse/model/fields.h"
 
+/* Room in a table for the rows written below and the fields of hardware keys appended from
+ * CDSE_HW_KEYS when the program is loaded (hw_fields): a table's n counts its rows then. */
+#define FIELD_ROOM 48
+
 #define FIELD(s, key, member, kind_, n)                                                            \
     {                                                                                              \
         .name = key, .kind = kind_, .offset = offsetof(s, member),                                 \
@@ -62,7 +66,7 @@ static const cdse_field eff_rows[] = {
 };
 static const cdse_field_table eff_fields = TABLE(cdse_eff_table, eff_rows);
 
-static const cdse_field level_rows[] = {
+static cdse_field level_rows[FIELD_ROOM] = {
     FIELD(cdse_net_level, "name", name, CDSE_FIELD_STRING, 1),
     FIELD(cdse_net_level, "size", size, CDSE_FIELD_INT, 1),
     FIELD(cdse_net_level, "bandwidth", bandwidth_gbs, CDSE_FIELD_DOUBLE, 1),
@@ -76,9 +80,10 @@ static const cdse_field level_rows[] = {
     FIELD(cdse_net_level, "collective_bandwidth", coll_bandwidth_gbs, CDSE_FIELD_DOUBLE,
           CDSE_COLL_COUNT),
 };
-static const cdse_field_table level_fields = TABLE(cdse_net_level, level_rows);
+static cdse_field_table level_fields = {"cdse_net_level", sizeof(cdse_net_level), 0,
+                                        level_rows}; /* n: at load */
 
-static const cdse_field cost_rows[] = {
+static cdse_field cost_rows[FIELD_ROOM] = {
     FIELD(cdse_cost, "gpu_price", gpu_price, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_cost, "facility_price", facility_price, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_cost, "amortization_years", amortization_years, CDSE_FIELD_DOUBLE, 1),
@@ -87,10 +92,11 @@ static const cdse_field cost_rows[] = {
     FIELD(cdse_cost, "node_power", node_power_w, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_cost, "pue", pue, CDSE_FIELD_DOUBLE, 1),
 };
-static const cdse_field_table cost_fields = TABLE(cdse_cost, cost_rows);
+static cdse_field_table cost_fields = {"cdse_cost", sizeof(cdse_cost), 0,
+                                       cost_rows}; /* n: at load */
 
 /* goodput (issue 29) */
-static const cdse_field reliability_rows[] = {
+static cdse_field reliability_rows[FIELD_ROOM] = {
     FIELD(cdse_reliability, "gpu_failures", gpu_failures, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_reliability, "node_failures", node_failures, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_reliability, "link_failures", link_failures, CDSE_FIELD_DOUBLE, 1),
@@ -100,32 +106,36 @@ static const cdse_field reliability_rows[] = {
     FIELD(cdse_reliability, "replace_share", replace_share, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_reliability, "replace_time", replace_s, CDSE_FIELD_DOUBLE, 1),
 };
-static const cdse_field_table reliability_fields = TABLE(cdse_reliability, reliability_rows);
+static cdse_field_table reliability_fields = {"cdse_reliability", sizeof(cdse_reliability), 0,
+                                              reliability_rows}; /* n: at load */
 
-static const cdse_field gemm_shape_rows[] = {
+static cdse_field gemm_shape_rows[FIELD_ROOM] = {
     FIELD(cdse_gemm_shape, "sms", sms, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_gemm_shape, "efficiency", efficiency, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_gemm_shape, "efficiency_fp8", efficiency_fp8, CDSE_FIELD_DOUBLE, 1),
 };
-static const cdse_field_table gemm_shape_fields = TABLE(cdse_gemm_shape, gemm_shape_rows);
+static cdse_field_table gemm_shape_fields = {"cdse_gemm_shape", sizeof(cdse_gemm_shape), 0,
+                                             gemm_shape_rows}; /* n: at load */
 
-static const cdse_field storage_rows[] = {
+static cdse_field storage_rows[FIELD_ROOM] = {
     FIELD(cdse_storage, "write_bandwidth", write_gbs, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_storage, "read_bandwidth", read_gbs, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_storage, "node_write_bandwidth", node_write_gbs, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_storage, "node_read_bandwidth", node_read_gbs, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_storage, "host_copy_bandwidth", host_copy_gbs, CDSE_FIELD_DOUBLE, 1),
 };
-static const cdse_field_table storage_fields = TABLE(cdse_storage, storage_rows);
+static cdse_field_table storage_fields = {"cdse_storage", sizeof(cdse_storage), 0,
+                                          storage_rows}; /* n: at load */
 
-static const cdse_field tier_rows[] = {
+static cdse_field tier_rows[FIELD_ROOM] = {
     FIELD(cdse_mem_tier, "attach", attach, CDSE_FIELD_INT, 1),
     FIELD(cdse_mem_tier, "capacity_gib", capacity_gib, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_mem_tier, "bandwidth", bandwidth_gbs, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_mem_tier, "latency", latency_us, CDSE_FIELD_DOUBLE, 1),
     FIELD(cdse_mem_tier, "shared_by", shared_by, CDSE_FIELD_INT, 1),
 };
-static const cdse_field_table tier_fields = TABLE(cdse_mem_tier, tier_rows);
+static cdse_field_table tier_fields = {"cdse_mem_tier", sizeof(cdse_mem_tier), 0,
+                                       tier_rows}; /* n: at load */
 
 static const cdse_field pool_rows[] = {
     FIELD(cdse_pool, "types", n_types, CDSE_FIELD_INT, 1),
@@ -134,7 +144,7 @@ static const cdse_field pool_rows[] = {
 };
 static const cdse_field_table pool_fields = TABLE(cdse_pool, pool_rows);
 
-static const cdse_field system_rows[] = {
+static cdse_field system_rows[FIELD_ROOM] = {
     FIELD(cdse_system, "name", name, CDSE_FIELD_STRING, 1),
     FIELD(cdse_system, "gpu", gpu, CDSE_FIELD_STRING, 1),
     FIELD(cdse_system, "gpus_per_node", gpus_per_node, CDSE_FIELD_INT, 1),
@@ -165,4 +175,73 @@ static const cdse_field system_rows[] = {
     RECORD(cdse_system, "reliability", reliability, reliability_fields, 1),
     RECORD(cdse_system, "storage", storage, storage_fields, 1),
 };
-const cdse_field_table cdse_system_fields = TABLE(cdse_system, system_rows);
+static cdse_field_table system_fields = {"cdse_system", sizeof(cdse_system), 0, system_rows};
+
+const cdse_field_table *cdse_system_field_table(void)
+{
+    return &system_fields;
+}
+
+/* ---- The hardware keys' fields ------------------------------------------------------------- */
+
+/* Every table a row of CDSE_HW_KEYS may extend: the top level and the records of system_rows. */
+typedef struct growable {
+    cdse_field_table *table;
+    cdse_field *rows; /* table->fields, writable */
+} growable;
+static const growable tables[] = {
+    {&system_fields, system_rows},
+    {&level_fields, level_rows},
+    {&tier_fields, tier_rows},
+    {&cost_fields, cost_rows},
+    {&storage_fields, storage_rows},
+    {&gemm_shape_fields, gemm_shape_rows},
+    {&reliability_fields, reliability_rows},
+};
+#define N_TABLES ((int)(sizeof tables / sizeof tables[0]))
+
+/* Whether a field of `table` holds the byte at `offset`. */
+static bool covered(const cdse_field_table *table, size_t offset)
+{
+    for (int i = 0; i < table->n; i++) {
+        const cdse_field *f = &table->fields[i];
+        if (offset >= f->offset && offset < f->offset + f->size * (size_t)f->count)
+            return true;
+    }
+    return false;
+}
+
+/* A row of CDSE_HW_KEYS whose field no /systems field holds yet gets one here, when the program
+ * is loaded, named as its profile key (src/config/system_profile.c makes that key from the row
+ * too): in the record of its section (network level, memory_tier, cost, ...) when the field
+ * lies in one, else at the top level. */
+__attribute__((constructor)) static void hw_fields(void)
+{
+    for (int t = 0; t < N_TABLES; t++)
+        for (tables[t].table->n = 0; tables[t].rows[tables[t].table->n].name != NULL;)
+            tables[t].table->n++;
+    for (int k = 0; k < CDSE_HW_COUNT; k++) {
+        const cdse_hw_info *hw = &cdse_hw_keys[k];
+        const growable *into = &tables[0];
+        size_t base = 0;
+        for (int i = 0; i < system_fields.n; i++) {
+            const cdse_field *f = &system_rows[i];
+            if (f->kind != CDSE_FIELD_RECORD || hw->offset < f->offset ||
+                hw->offset >= f->offset + f->size * (size_t)f->count)
+                continue;
+            base = f->offset + (hw->offset - f->offset) / f->size * f->size;
+            for (int t = 0; t < N_TABLES; t++)
+                if (tables[t].table == f->record)
+                    into = &tables[t];
+        }
+        cdse_field_table *table = into->table;
+        if (covered(table, hw->offset - base) || table->n >= FIELD_ROOM - 1)
+            continue;
+        into->rows[table->n++] =
+            (cdse_field){.name = hw->name,
+                         .kind = hw->integer ? CDSE_FIELD_INT : CDSE_FIELD_DOUBLE,
+                         .offset = hw->offset - base,
+                         .size = hw->integer ? sizeof(int) : sizeof(double),
+                         .count = 1};
+    }
+}

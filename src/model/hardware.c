@@ -188,7 +188,8 @@ int cdse_system_check(const cdse_system *system, cdse_diag *diag)
                       .min_open = MIN_OPEN != 0,                                                   \
                       .max = MAX,                                                                  \
                       .column = COLUMN,                                                            \
-                      .position = POS},
+                      .position = POS,                                                             \
+                      .help = HELP},
 const cdse_hw_info cdse_hw_keys[CDSE_HW_COUNT] = {CDSE_HW_KEYS(HW_INFO_)};
 
 /* A row's INT says how its field is read and written: it must be the field's type. */

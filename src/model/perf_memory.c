@@ -682,12 +682,15 @@ void perf_memory_model(const cdse_model *model, const env *e, const dims *x, cds
 }
 
 /* Moves the state selected by the offload mask to the second tier; returns the HBM bytes/s
- * share of the tier for one GPU, or 0 without a tier. */
+ * share of the tier for one GPU, at most its link to the tier (memory_tier.link_bandwidth), or 0
+ * without a tier. */
 double perf_tier_bandwidth(const cdse_system *sys)
 {
     if (sys->tier.attach == CDSE_TIER_NONE)
         return 0.0;
-    return sys->tier.bandwidth_gbs * 1e9 / sys->tier.shared_by;
+    double share = sys->tier.bandwidth_gbs * 1e9 / sys->tier.shared_by;
+    double link = sys->tier.link_bandwidth_gbs * 1e9;
+    return link > 0.0 && link < share ? link : share;
 }
 
 /* The transfers to and from the second tier that overlap the computation (offload_model), in

@@ -198,7 +198,11 @@ const cdse_column cdse_columns[] = {
 };
 const int cdse_column_count = (int)(sizeof cdse_columns / sizeof cdse_columns[0]);
 
-const cdse_record_enums cdse_record_enum_tables = {&cdse_columns[STATUS_COLUMN], &cdse_metric_enum};
+/* The names of objective.store (config/job.h) as the store's `store_mode` attribute holds them. */
+static const cdse_names store_mode_enum = {cdse_store_mode_names, CDSE_STORE_MODES, NULL};
+
+const cdse_record_enums cdse_record_enum_tables = {&cdse_columns[STATUS_COLUMN], &cdse_metric_enum,
+                                                   &store_mode_enum};
 
 const cdse_column *cdse_column_find(const char *name)
 {

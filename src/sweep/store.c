@@ -124,14 +124,6 @@ static int read_names(hid_t file, const char *table, char names[][CDSE_NAME_MAX]
     return rc;
 }
 
-static int parse_store_mode(const char *name)
-{
-    for (int i = 0; i < CDSE_STORE_MODES; i++)
-        if (strcmp(name, cdse_store_mode_names[i]) == 0)
-            return i;
-    return -1;
-}
-
 /* /stacks, the names of the stack column. Stores made before it existed have none, and their
  * rows no stack column: they ran on the built-in stack, the one name of an enumeration that
  * HDF5 needs to be non-empty. */
@@ -160,7 +152,7 @@ static int open_layout(cdse_store *s, const char *path, cdse_diag *diag)
         store__attr_read_string(s->file, "metric", metric, sizeof metric) < 0 ||
         store__attr_read_string(s->file, "store_mode", mode, sizeof mode) < 0 ||
         (s->metric = cdse_names_find(cdse_record_enum_tables.metric, metric)) < 0 ||
-        (s->mode = parse_store_mode(mode)) < 0 ||
+        (s->mode = cdse_names_find(cdse_record_enum_tables.store_mode, mode)) < 0 ||
         read_names(s->file, "models", s->model_name, CDSE_MAX_MODELS, &s->n_models) < 0 ||
         read_names(s->file, "systems", s->system_name, CDSE_MAX_SYSTEMS, &s->n_systems) < 0 ||
         read_stack_names(s) < 0) {

@@ -8,7 +8,6 @@
 
 #include "clusterdse/model/fields.h"
 #include "clusterdse/sweep/fault.h"
-#include "clusterdse/sweep/topk.h"
 
 #include <errno.h>
 #include <hdf5.h>

@@ -28,45 +28,45 @@ static int write_root_checksum(hid_t file, const cdse_store *s, int complete)
     return store__attr_write(file, "checksum", H5T_NATIVE_UINT64, &sum);
 }
 
-static int write_root_attrs(hid_t file, const cdse_job *job, const cdse_store_meta *meta)
+static int write_root_attrs(hid_t file, const cdse_store_desc *desc, const cdse_store_meta *meta)
 {
     char created[32];
     store__iso_time_now(created, sizeof created);
-    uint64_t size = job->space.size, fp = job->fingerprint;
-    int ranks = meta->ranks, top = job->objective.top, group_by = job->objective.group_by;
-    double tokens = job->objective.tokens;
+    uint64_t size = desc->space_size, fp = desc->fingerprint;
+    int ranks = meta->ranks, top = desc->top, group_by = desc->group_by;
+    double tokens = desc->tokens;
     int complete = 0;
-    int mode = job->objective.store;
+    const cdse_names *modes = cdse_record_enum_tables.store_mode;
+    int mode = desc->mode >= 0 && desc->mode < modes->n ? desc->mode : 0;
     int rc = 0;
     rc |= store__attr_string(file, "format", CDSE_STORE_FORMAT);
     rc |= store__attr_string(file, "tool_version", CDSE_VERSION);
     rc |= store__attr_string(file, "git_revision", CDSE_GIT_REV);
     rc |= store__attr_string(file, "created", created);
-    rc |= store__attr_string(file, "job_name", job->name);
-    rc |= store__attr_string(file, "job_path", job->path);
+    rc |= store__attr_string(file, "job_name", desc->job_name);
+    rc |= store__attr_string(file, "job_path", desc->job_path);
     rc |= store__attr_write(file, "space_size", H5T_NATIVE_UINT64, &size);
     rc |= store__attr_write(file, "ranks", H5T_NATIVE_INT, &ranks);
     rc |= store__attr_string(file, "mpi_library", meta->mpi_library);
     rc |= store__attr_string(file, "hostnames", meta->hostnames);
     rc |= store__attr_string(file, "slurm_job_id", meta->slurm_job_id);
     rc |= store__attr_write(file, "fingerprint", H5T_NATIVE_UINT64, &fp);
-    rc |= store__attr_string(
-        file, "metric", cdse_names_name(cdse_record_enum_tables.metric, job->objective.metric));
-    rc |= store__attr_string(
-        file, "store_mode", cdse_store_mode_names[mode >= 0 && mode < CDSE_STORE_MODES ? mode : 0]);
+    rc |= store__attr_string(file, "metric",
+                             cdse_names_name(cdse_record_enum_tables.metric, desc->metric));
+    rc |= store__attr_string(file, "store_mode", cdse_names_name(modes, mode));
     rc |= store__attr_write(file, "top", H5T_NATIVE_INT, &top);
     rc |= store__attr_write(file, "group_by", H5T_NATIVE_INT, &group_by);
     rc |= store__attr_write(file, "tokens", H5T_NATIVE_DOUBLE, &tokens);
     rc |= store__attr_write(file, "complete", H5T_NATIVE_INT, &complete);
     int pruned = 1; /* only pruned sweeps have it: other stores keep their layout */
-    if (job->objective.prune)
+    if (desc->pruned)
         rc |= store__attr_write(file, "pruned", H5T_NATIVE_INT, &pruned);
     return rc;
 }
 
-static int write_job_text(hid_t file, const cdse_job *job)
+static int write_job_text(hid_t file, const cdse_store_desc *desc)
 {
-    const char *text = job->text ? job->text : "";
+    const char *text = desc->job_text ? desc->job_text : "";
     hid_t t = store__fixed_string_type(strlen(text) + 1);
     hid_t space = H5Screate(H5S_SCALAR);
     hid_t d = H5Dcreate2(file, "job", t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -78,36 +78,30 @@ static int write_job_text(hid_t file, const cdse_job *job)
     return rc < 0 ? -1 : 0;
 }
 
-static int write_space(hid_t file, const cdse_job *job)
+static int write_space(hid_t file, const cdse_store_desc *desc)
 {
     hid_t g = H5Gcreate2(file, "space", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (g < 0)
         return -1;
     int rc = 0;
-    uint64_t size = job->space.size;
+    uint64_t size = desc->space_size;
     rc |= store__attr_write(g, "size", H5T_NATIVE_UINT64, &size);
-    for (int a = 0; a < CDSE_AXIS_COUNT && rc == 0; a++) {
-        hsize_t n = (hsize_t)job->space.n[a];
+    for (int a = 0; a < desc->n_axes && rc == 0; a++) {
+        const cdse_store_axis *axis = &desc->axis[a];
+        hsize_t n = (hsize_t)axis->n;
         hid_t space = H5Screate_simple(1, &n, NULL);
-        char name[32];
-        const char *axis = cdse_axis_name(a);
-        if (axis == NULL || axis[0] == '\0' || axis[0] == '?')
-            snprintf(name, sizeof name, "axis_%d", a);
-        else
-            snprintf(name, sizeof name, "%s", axis);
         /* A hardware axis in use holds its values, the column and the system it applies to. */
-        int h = a - CDSE_AXIS_HW0;
-        const cdse_hw_axis *hw = h >= 0 && h < job->n_hw_axes ? &job->hw_axis[h] : NULL;
+        bool hw = axis->reals != NULL;
         hid_t type = hw ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64;
-        const void *values = hw ? (const void *)hw->value : (const void *)job->space.value[a];
-        hid_t d = H5Dcreate2(g, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        const void *values = hw ? (const void *)axis->reals : (const void *)axis->ints;
+        hid_t d = H5Dcreate2(g, axis->name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         if (d < 0 || H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
             rc = -1;
         if (d >= 0) {
             rc |= store__attr_write(d, "position", H5T_NATIVE_INT, &a);
-            if (hw != NULL) {
-                rc |= store__attr_string(d, "column", cdse_hw_column(hw->key));
-                rc |= store__attr_string(d, "system", job->system[hw->system].name);
+            if (hw) {
+                rc |= store__attr_string(d, "column", axis->column);
+                rc |= store__attr_string(d, "system", axis->system);
             }
             H5Dclose(d);
         }
@@ -117,23 +111,24 @@ static int write_space(hid_t file, const cdse_job *job)
     return rc;
 }
 
-static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_meta *meta)
+static int create_layout(cdse_store *s, const cdse_store_desc *desc, const cdse_store_meta *meta)
 {
-    int rc = write_root_attrs(s->file, job, meta);
+    int rc = write_root_attrs(s->file, desc, meta);
     rc |= write_root_checksum(s->file, s, 0);
-    rc |= write_job_text(s->file, job);
-    rc |= write_space(s->file, job);
-    hid_t mt = store__compound_of(&cdse_model_fields), st = store__compound_of(&cdse_system_fields);
+    rc |= write_job_text(s->file, desc);
+    rc |= write_space(s->file, desc);
+    hid_t mt = store__compound_of(desc->models.fields);
+    hid_t st = store__compound_of(desc->systems.fields);
     hid_t ct = store__count_type(), rt = store__range_type(CDSE_ST_COUNT);
-    rc |= store__write_fixed_table(s->file, "models", mt, (size_t)job->n_models, job->model);
-    rc |= store__write_fixed_table(s->file, "systems", st, (size_t)job->n_systems, job->system);
+    rc |= store__write_fixed_table(s->file, "models", mt, desc->models.n, desc->models.rows);
+    rc |= store__write_fixed_table(s->file, "systems", st, desc->systems.n, desc->systems.rows);
     hid_t nt = store__name_type();
     rc |= store__write_fixed_table(s->file, "stacks", nt, (size_t)s->n_stack_names, s->stack_name);
     H5Tclose(nt);
     count_row rows[COUNT_ROWS(true)];
     cdse_counts zero;
     memset(&zero, 0, sizeof zero);
-    bool pruned = job->objective.prune;
+    bool pruned = desc->pruned;
     store__counts_rows(&zero, CDSE_ST_COUNT, pruned, rows);
     hid_t counts = store__create_table(s->file, "counts", ct, COUNT_ROWS(true), TABLE_CHECKSUM);
     if (counts < 0 || store__table_write(counts, ct, 0, COUNT_ROWS(pruned), rows) < 0)
@@ -149,15 +144,13 @@ static int create_layout(cdse_store *s, const cdse_job *job, const cdse_store_me
                                       BEST_FILTERS);
     if (progress < 0 || top < 0 || pareto < 0 || front < 0)
         rc = -1;
-    char note[CDSE_PARETO_COST_NOTE_MAX];
-    cdse_pareto_cost_note(job, note, sizeof note);
     if (front >= 0)
-        rc |= store__attr_string(front, "note", note);
+        rc |= store__attr_string(front, "note", desc->pareto_cost_note);
     H5Dclose(progress);
     H5Dclose(top);
     H5Dclose(pareto);
     H5Dclose(front);
-    if (job->objective.store != CDSE_STORE_BEST) {
+    if (desc->keep_results) {
         s->results = store__create_table(s->file, "results", s->row_type, STORE_RESULTS_CHUNK_ROWS,
                                          TABLE_DEFLATE);
         uint64_t zero_rows = 0;
@@ -243,7 +236,7 @@ void store__free(cdse_store *s)
  * --force is there to sweep again), never the job file the sweep reads nor a file that is not a
  * store. CDSE_OK, or CDSE_EINVAL with the reason and what is allowed. Reads the file: called
  * inside the read guard. */
-static int replaceable(const char *path, const cdse_job *job, cdse_diag *diag)
+static int replaceable(const char *path, const char *job_path, cdse_diag *diag)
 {
     struct stat out, in;
     if (stat(path, &out) != 0 || !S_ISREG(out.st_mode)) {
@@ -253,11 +246,11 @@ static int replaceable(const char *path, const cdse_job *job, cdse_diag *diag)
                       path);
         return CDSE_EINVAL;
     }
-    if (stat(job->path, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+    if (stat(job_path, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
         cdse_diag_set(diag,
                       "%s is the job file this sweep reads (%s), not replaced even with --force; "
                       "allowed: another -o",
-                      path, job->path);
+                      path, job_path);
         return CDSE_EINVAL;
     }
     if (!cdse_store_has_hdf5_signature(path)) {
@@ -292,8 +285,8 @@ static int replaceable(const char *path, const cdse_job *job, cdse_diag *diag)
  * only a store (replaceable) is replaced, its writer's lock held until the rename (`*old_fd`).
  * CDSE_OK with the lock's descriptor in `*fd`; otherwise nothing is held and `tmp` is removed
  * when this creator made it. */
-static int claim_output(const char *path, const char *tmp, const cdse_job *job, bool force, int *fd,
-                        int *old_fd, cdse_diag *diag)
+static int claim_output(const char *path, const char *tmp, const char *job_path, bool force,
+                        int *fd, int *old_fd, cdse_diag *diag)
 {
     *fd = *old_fd = -1;
     int lock = store__lock_creator(tmp);
@@ -325,7 +318,7 @@ static int claim_output(const char *path, const char *tmp, const cdse_job *job, 
             rc = CDSE_EEXIST;
         } else {
             store__guard_begin(path);
-            rc = replaceable(path, job, diag);
+            rc = replaceable(path, job_path, diag);
             store__guard_end();
         }
     }
@@ -359,25 +352,25 @@ static int rename_into_place(const char *tmp, const char *path, bool replace)
     return rename(tmp, path);
 }
 
-static void store_names(cdse_store *s, const cdse_job *job)
+static void store_names(cdse_store *s, const cdse_store_desc *desc)
 {
-    s->fingerprint = job->fingerprint;
-    s->space_size = job->space.size;
-    s->metric = job->objective.metric;
-    s->mode = job->objective.store;
-    s->n_models = job->n_models;
-    s->n_systems = job->n_systems;
-    for (int i = 0; i < job->n_models; i++)
-        snprintf(s->model_name[i], CDSE_NAME_MAX, "%s", job->model[i].name);
-    for (int i = 0; i < job->n_systems; i++)
-        snprintf(s->system_name[i], CDSE_NAME_MAX, "%s", job->system[i].name);
-    s->n_stack_names = job->n_stacks + 1;
-    for (int i = 0; i < job->n_stacks; i++)
-        snprintf(s->stack_name[i], CDSE_NAME_MAX, "%s", job->stack[i].name);
-    snprintf(s->stack_name[job->n_stacks], CDSE_NAME_MAX, "%s", CDSE_STACK_DEFAULT_LABEL);
+    s->fingerprint = desc->fingerprint;
+    s->space_size = desc->space_size;
+    s->metric = desc->metric;
+    s->mode = desc->mode;
+    s->n_models = (int)desc->models.n;
+    s->n_systems = (int)desc->systems.n;
+    for (int i = 0; i < s->n_models; i++)
+        snprintf(s->model_name[i], CDSE_NAME_MAX, "%s", desc->model_name[i]);
+    for (int i = 0; i < s->n_systems; i++)
+        snprintf(s->system_name[i], CDSE_NAME_MAX, "%s", desc->system_name[i]);
+    s->n_stack_names = desc->n_stacks + 1;
+    for (int i = 0; i < desc->n_stacks; i++)
+        snprintf(s->stack_name[i], CDSE_NAME_MAX, "%s", desc->stack_name[i]);
+    snprintf(s->stack_name[desc->n_stacks], CDSE_NAME_MAX, "%s", CDSE_STACK_DEFAULT_LABEL);
 }
 
-int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_meta *meta,
+int cdse_store_create(const char *path, const cdse_store_desc *desc, const cdse_store_meta *meta,
                       bool force, cdse_store **out, cdse_diag *diag)
 {
     *out = NULL;
@@ -391,7 +384,7 @@ int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_me
     }
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     int lock = -1, old = -1;
-    int rc = claim_output(path, tmp, job, force, &lock, &old, diag);
+    int rc = claim_output(path, tmp, desc->job_path, force, &lock, &old, diag);
     if (rc != CDSE_OK)
         return rc;
     cdse_store *s = store__alloc();
@@ -406,7 +399,7 @@ int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_me
     s->writable = true;
     s->lock_fd = lock;
     snprintf(s->path, sizeof s->path, "%s", path);
-    store_names(s, job);
+    store_names(s, desc);
 
     /* File space is never reused, so bytes the last commit points to are never overwritten. */
     errno = 0;
@@ -425,7 +418,7 @@ int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_me
         return CDSE_EIO;
     }
     s->row_type = store__row_type(s);
-    if (store__hold_metadata_until_flush(s->file) < 0 || create_layout(s, job, meta) != 0 ||
+    if (store__hold_metadata_until_flush(s->file) < 0 || create_layout(s, desc, meta) != 0 ||
         H5Fflush(s->file, H5F_SCOPE_GLOBAL) < 0 || rename_into_place(tmp, path, old >= 0) != 0) {
         cdse_diag_set(diag, "cannot write the layout of %s: %s", path,
                       errno ? strerror(errno) : "HDF5 error");
@@ -651,7 +644,7 @@ static hid_t staging_table(cdse_store *store, const char *name, const char *path
     }
     d = store__create_table(file, path, type, chunk_rows, filters);
     hid_t committed = d >= 0 ? H5Dopen2(file, name, H5P_DEFAULT) : -1;
-    char note[CDSE_PARETO_COST_NOTE_MAX];
+    char note[CDSE_STORE_NOTE_MAX];
     if (committed >= 0 && H5Aexists(committed, "note") > 0 &&
         (store__attr_read_string(committed, "note", note, sizeof note) < 0 ||
          store__attr_string(d, "note", note) < 0)) {

@@ -258,6 +258,14 @@ static int plan_gaps(master *m, const cdse_done *done, size_t n_done, uint64_t *
     return CDSE_OK;
 }
 
+/* A new store holding what the job describes (cdse_store_describe): the store reads no job. */
+static int create_store(master *m, const cdse_sweep_options *opt, const cdse_store_meta *meta)
+{
+    cdse_store_desc desc;
+    cdse_store_describe(m->job, &desc);
+    return cdse_store_create(opt->output, &desc, meta, opt->force, &m->store, m->diag);
+}
+
 static int master_open(master *m, const cdse_store_meta *meta, bool *already_complete)
 {
     const cdse_sweep_options *opt = m->opt;
@@ -269,7 +277,7 @@ static int master_open(master *m, const cdse_store_meta *meta, bool *already_com
     if (opt->resume && exists)
         rc = resume_store(m, &done, &n_done);
     else
-        rc = cdse_store_create(opt->output, m->job, meta, opt->force, &m->store, m->diag);
+        rc = create_store(m, opt, meta);
     if (rc == 0)
         rc = reload_tail(m);
     uint64_t remaining = 0;

@@ -10,7 +10,7 @@ job=$CDSE_SRC/tests/jobs/report.cfg
 expect 0 '' mpirun -np 2 "$CLUSTERDSE" sweep "$job" -o a/b/c/s.h5 --quiet
 [ -f a/b/c/s.h5 ] || { echo "cli_findings: sweep did not create a/b/c/"; exit 1; }
 expect 1 'unknown name mem; did you mean mem_total_gib\?' "$CLUSTERDSE" top a/b/c/s.h5 --where 'mem<70'
-grep -q '^ *columns: index, model, .*, mem_total_gib, .*, placement, .*, t_fixed_s, .*, tokens_per_kwh, .*, checkpoint_flag, .*, mem_reserved_gib, checkpoint, storage_read_gbs, t_ceiling_s, pool_layers_0, .*, pool_tp_3, replace_time_s$' err.txt
+grep -q '^ *columns: index, model, .*, mem_total_gib, .*, placement, .*, t_fixed_s, .*, tokens_per_kwh, .*, checkpoint_flag, .*, mem_reserved_gib, checkpoint, storage_read_gbs, t_ceiling_s, pool_layers_0, .*, pool_tp_3, replace_time_s, tier_link_gbs$' err.txt
 expect 1 'unknown name placment; did you mean placement\?' "$CLUSTERDSE" top a/b/c/s.h5 --where 'placment=="x"'
 expect 1 'unknown name xyzzy$' "$CLUSTERDSE" top a/b/c/s.h5 --where 'xyzzy>1'
 expect 0 'keeps only feasible configurations \(store = "feasible"\)' \

@@ -1,14 +1,18 @@
 /* The hardware-field table (CDSE_HW_KEYS, model/hardware.h): every row reads and writes the
  * cdse_system field its key names, counts only where the field exists, and has its column at its
  * position. The fields are written out here by hand, from the profile keys of docs/job-file.md. */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "clusterdse/model/fields.h"
 #include "clusterdse/sweep/report.h"
 
 /* A system with two network levels and a per-node memory tier: every row's field exists. */
@@ -51,6 +55,7 @@ static void test_fields(void **state)
     assert_true(s.reliability.node_failures == 100.0 + CDSE_HW_NODE_FAILURES);
     assert_true(s.storage.read_gbs == 100.0 + CDSE_HW_STORAGE_READ);
     assert_true(s.reliability.replace_s == 100.0 + CDSE_HW_REPLACE_TIME);
+    assert_true(s.tier.link_bandwidth_gbs == 100.0 + CDSE_HW_TIER_LINK_BANDWIDTH);
     for (int k = 0; k < CDSE_HW_COUNT; k++)
         assert_true(cdse_hw_get(&s, k) == 100.0 + k);
     /* The tier's sharing followed gpus_per_node (8 = 8 before). */
@@ -97,12 +102,58 @@ static void test_columns(void **state)
     }
 }
 
+/* The /systems field that holds the byte at `offset` of `table`'s struct: a scalar's name, found
+ * through the records (a network level's fields for any level). NULL when none. */
+static const char *field_at(const cdse_field_table *table, size_t offset, size_t *at)
+{
+    for (int i = 0; i < table->n; i++) {
+        const cdse_field *f = &table->fields[i];
+        if (offset < f->offset || offset >= f->offset + f->size * (size_t)f->count)
+            continue;
+        size_t inner = (offset - f->offset) % f->size;
+        if (f->kind == CDSE_FIELD_RECORD)
+            return field_at(f->record, inner, at);
+        *at = offset - f->offset;
+        return f->name;
+    }
+    return NULL;
+}
+
+/* Every row is a /systems field (named as its profile key, or the array of its data type for
+ * the peaks) and a key of the system profile's reference (--help-keys): the profile's tables
+ * and the /systems fields list it, by hand or made from the row (src/config/system_profile.c,
+ * src/model/fields.c). */
+static void test_profile_keys(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    cdse_job_print_keys(out);
+    fclose(out);
+    for (int k = 0; k < CDSE_HW_COUNT; k++) {
+        const cdse_hw_info *info = &cdse_hw_keys[k];
+        size_t at = 0;
+        const char *field = field_at(cdse_system_field_table(), info->offset, &at);
+        assert_non_null(field);
+        bool peak = info->group != NULL && strcmp(info->group, "peak_tflops") == 0;
+        assert_string_equal(field, peak ? "peak_tflops" : info->name);
+        assert_int_equal(at % (info->integer ? sizeof(int) : sizeof(double)), 0);
+        char key[128];
+        snprintf(key, sizeof key, "systems[]%s%s%s.%s ", info->group ? "." : "",
+                 info->group ? info->group : "", info->level >= 0 ? "[]" : "", info->name);
+        assert_non_null(strstr(text, key));
+    }
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fields),
         cmocka_unit_test(test_absent),
         cmocka_unit_test(test_columns),
+        cmocka_unit_test(test_profile_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,7 +52,7 @@ static const char *const contract_header =
     "cost_to_train_high,mem_reserved_gib,checkpoint,storage_read_gbs,t_ceiling_s,pool_layers_0,"
     "pool_layers_1,pool_layers_2,pool_layers_3,pool_microbatches_0,pool_microbatches_1,"
     "pool_microbatches_2,pool_microbatches_3,pool_tp_0,pool_tp_1,pool_tp_2,pool_tp_3,"
-    "replace_time_s\n";
+    "replace_time_s,tier_link_gbs\n";
 
 /* Writes with `fn` into a temporary file and returns the text (static buffer). */
 static const char *capture(void (*fn)(FILE *, const void *, const void *), const void *a,
@@ -89,8 +89,8 @@ static void test_csv_header_is_the_contract(void **state)
      * energy, tokens per kWh + goodput: 3 hardware values, 8 figures and the flag + the error
      * band's six (time, days, cost: low, high) + mem_reserved_gib + checkpoint (the axis) +
      * storage_read_gbs (a hardware value) + t_ceiling_s + a pool's partition: layers,
-     * micro-batches and tp of its 4 types (issue 30) + replace_time_s (a hardware value). */
-    assert_int_equal(cdse_column_count, 119);
+     * micro-batches and tp of its 4 types (issue 30) + replace_time_s and tier_link_gbs (hardware values). */
+    assert_int_equal(cdse_column_count, 120);
     assert_non_null(cdse_column_find("mem_activations_gib"));
     assert_null(cdse_column_find("no_such_column"));
 }
@@ -191,8 +191,8 @@ static void test_csv_row(void **state)
         "default,2.5,1.75,0.03125,3,5,0.5,1,1.5,2,2.5,3,3.5,4,4.5,5,5.5,6,6.5,7,7.5,8,0,0,0,"
         /* checkpoint 0: the stack's; storage_read_gbs hw[19] = 0.5 x 20; then the pool's */
         "8.5,9,9.5,11,12,13,14,15,0.875,16,17,1,0,0,0,0,0,0,0,stack,10,0.015625,"
-        /* replace_time_s hw[20] = 0.5 x 21 */
-        "21,22,23,24,31,32,33,34,1,2,4,8,10.5\n";
+        /* replace_time_s hw[20] = 0.5 x 21, tier_link_gbs hw[21] = 0.5 x 22 */
+        "21,22,23,24,31,32,33,34,1,2,4,8,10.5,11\n";
     assert_string_equal(capture(row_fn, &record, job), expected);
     /* RFC 4180: a name with a comma and quotes is quoted, its quotes doubled. */
     record.model = 1;

@@ -21,6 +21,7 @@
 
 #include "clusterdse/config/job.h"
 #include "clusterdse/sweep/store.h"
+#include "clusterdse/sweep/sweep.h"
 
 static char dir[256];
 
@@ -93,6 +94,15 @@ static void test_pack_round_trip(void **state)
     free(row);
 }
 
+/* A store of `job`, described as the sweep describes it (cdse_store_describe). */
+static int create_of_job(const char *path, const cdse_job *job, const cdse_store_meta *m,
+                         bool force, cdse_store **s, cdse_diag *diag)
+{
+    cdse_store_desc desc;
+    cdse_store_describe(job, &desc);
+    return cdse_store_create(path, &desc, m, force, s, diag);
+}
+
 /* Rows written plainly and as compressed chunks read back the same. */
 static void test_write_read(void **state)
 {
@@ -102,7 +112,7 @@ static void test_write_read(void **state)
     cdse_job *job = small_job(5000, CDSE_STORE_ALL);
     cdse_store *s = NULL;
     cdse_diag diag = {""};
-    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0);
+    assert_int_equal(create_of_job(path, job, &meta, true, &s, &diag), 0);
     size_t rs = cdse_store_row_size(), cr = cdse_store_chunk_rows();
     /* Rows 0..cr-1 as one compressed chunk, then 100 plain rows. */
     unsigned char *rows = malloc((cr + 100) * rs), *scratch = malloc(cr * rs);
@@ -191,7 +201,7 @@ static void test_exists(void **state)
     cdse_job *job = small_job(10, CDSE_STORE_ALL);
     cdse_store *s = NULL;
     cdse_diag diag = {""};
-    assert_int_equal(cdse_store_create(path, job, &meta, false, &s, &diag), CDSE_EEXIST);
+    assert_int_equal(create_of_job(path, job, &meta, false, &s, &diag), CDSE_EEXIST);
     assert_non_null(strstr(diag.msg, "--force"));
     f = fopen(path, "r");
     char buf[16] = "";
@@ -260,7 +270,7 @@ static void kill_child(const char *path, int commits, bool more_after)
     cdse_job *job = small_job(100000, CDSE_STORE_ALL);
     cdse_store *s = NULL;
     cdse_diag diag = {""};
-    if (cdse_store_create(path, job, &meta, true, &s, &diag) != 0)
+    if (create_of_job(path, job, &meta, true, &s, &diag) != 0)
         _exit(10);
     size_t rs = cdse_store_row_size();
     unsigned char *rows = malloc(1500 * rs);
@@ -462,7 +472,7 @@ static void writer_child(const char *path, const rounds_plan *plan, int ready, i
     cdse_job *job = small_job(100000, plan->mode);
     cdse_store *s = NULL;
     cdse_diag diag = {""};
-    if (cdse_store_create(path, job, &meta, true, &s, &diag) != 0)
+    if (create_of_job(path, job, &meta, true, &s, &diag) != 0)
         _exit(10);
     cdse_counts counts;
     memset(&counts, 0, sizeof counts);
@@ -562,7 +572,7 @@ static cdse_store *store_after_round0(const char *path, cdse_job **job, uint64_t
     *job = small_job(100000, CDSE_STORE_ALL);
     cdse_store *s = NULL;
     cdse_diag diag = {""};
-    assert_int_equal(cdse_store_create(path, *job, &meta, true, &s, &diag), 0);
+    assert_int_equal(create_of_job(path, *job, &meta, true, &s, &diag), 0);
     memset(counts, 0, sizeof *counts);
     *next = 0;
     assert_int_equal(try_commit_round(s, 0, false, 1500, next, counts), 0);
@@ -823,7 +833,7 @@ static void test_models_systems_schema(void **state)
     job->system[0].pool.gpus[1] = 512;
     cdse_store *s = NULL;
     cdse_diag diag = {""};
-    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0);
+    assert_int_equal(create_of_job(path, job, &meta, true, &s, &diag), 0);
     assert_int_equal(cdse_store_close(s, &diag), 0);
     static const char *const not_values[] = {"base", "network_profile"};
     const char *const prefixes[] = {"models[].", "systems[]."}, *const tables[] = {"models",
@@ -896,7 +906,7 @@ static void test_root_checksum(void **state)
     cdse_job *job = small_job(10, CDSE_STORE_BEST);
     cdse_store *s = NULL;
     cdse_diag diag = {""};
-    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0);
+    assert_int_equal(create_of_job(path, job, &meta, true, &s, &diag), 0);
     assert_int_equal(cdse_store_close(s, &diag), 0);
     assert_int_equal(cdse_store_open(path, false, &s, &diag), 0);
     assert_int_equal(cdse_store_close(s, &diag), 0);
@@ -923,7 +933,7 @@ static void test_extent_beyond_file(void **state)
     cdse_job *job = small_job(10, CDSE_STORE_BEST);
     cdse_store *s = NULL;
     cdse_diag diag = {""};
-    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0);
+    assert_int_equal(create_of_job(path, job, &meta, true, &s, &diag), 0);
     assert_int_equal(cdse_store_close(s, &diag), 0);
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     hid_t d = H5Dopen2(f, "progress", H5P_DEFAULT);
@@ -958,25 +968,25 @@ static void test_create_locks(void **state)
     int other = open(tmp, O_RDWR | O_CREAT, 0644); /* another creator's temporary, locked */
     assert_int_equal(write(other, "other", 5), 5);
     assert_int_equal(flock(other, LOCK_EX | LOCK_NB), 0);
-    assert_int_equal(cdse_store_create(path, job, &meta, false, &s, &diag), CDSE_EBUSY);
+    assert_int_equal(create_of_job(path, job, &meta, false, &s, &diag), CDSE_EBUSY);
     assert_non_null(strstr(diag.msg, "is being created by another sweep (it holds the lock on"));
     struct stat st;
     assert_int_equal(stat(tmp, &st), 0);
     assert_int_equal(st.st_size, 5); /* neither truncated nor removed */
     assert_int_not_equal(stat(path, &st), 0);
     close(other);
-    assert_int_equal(cdse_store_create(path, job, &meta, false, &s, &diag), 0);
+    assert_int_equal(create_of_job(path, job, &meta, false, &s, &diag), 0);
     assert_int_not_equal(stat(tmp, &st), 0); /* renamed into place */
     assert_int_equal(cdse_store_close(s, &diag), 0);
 
     int writer = open(path, O_RDONLY); /* a sweep writing the store */
     assert_int_equal(flock(writer, LOCK_EX | LOCK_NB), 0);
-    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), CDSE_EBUSY);
+    assert_int_equal(create_of_job(path, job, &meta, true, &s, &diag), CDSE_EBUSY);
     assert_non_null(strstr(diag.msg, "is being written by another sweep (it holds the lock on"));
     assert_int_equal(cdse_store_open(path, true, &s, &diag), CDSE_EBUSY);
     assert_int_not_equal(stat(tmp, &st), 0);
     close(writer);
-    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0); /* a store */
+    assert_int_equal(create_of_job(path, job, &meta, true, &s, &diag), 0); /* a store */
     assert_int_equal(cdse_store_close(s, &diag), 0);
 
     char text[512];
@@ -985,10 +995,10 @@ static void test_create_locks(void **state)
     fputs("name = \"unit\";\n", f);
     fclose(f);
     snprintf(job->path, sizeof job->path, "%s", text);
-    assert_int_equal(cdse_store_create(text, job, &meta, true, &s, &diag), CDSE_EINVAL);
+    assert_int_equal(create_of_job(text, job, &meta, true, &s, &diag), CDSE_EINVAL);
     assert_non_null(strstr(diag.msg, "is the job file this sweep reads"));
     snprintf(job->path, sizeof job->path, "<test>");
-    assert_int_equal(cdse_store_create(text, job, &meta, true, &s, &diag), CDSE_EINVAL);
+    assert_int_equal(create_of_job(text, job, &meta, true, &s, &diag), CDSE_EINVAL);
     assert_non_null(strstr(diag.msg, "not a clusterdse store (not an HDF5 file)"));
     assert_int_equal(stat(text, &st), 0);
     assert_int_equal(st.st_size, 15); /* unchanged */
@@ -1007,7 +1017,7 @@ static void test_readers_hold_writer(void **state)
     cdse_job *job = small_job(3000, CDSE_STORE_ALL);
     cdse_store *s = NULL;
     cdse_diag diag = {""};
-    assert_int_equal(cdse_store_create(path, job, &meta, true, &s, &diag), 0);
+    assert_int_equal(create_of_job(path, job, &meta, true, &s, &diag), 0);
     uint64_t next = 0;
     cdse_counts counts;
     memset(&counts, 0, sizeof counts);

@@ -35,7 +35,9 @@ struct cdse_field_table {
     const cdse_field *fields;
 };
 
-extern const cdse_field_table cdse_model_fields;  /* cdse_model */
-extern const cdse_field_table cdse_system_fields; /* cdse_system */
+extern const cdse_field_table cdse_model_fields; /* cdse_model */
+/* cdse_system: its fields, and those of the hardware keys (CDSE_HW_KEYS) that no field above
+ * holds, added when the program is loaded. */
+const cdse_field_table *cdse_system_field_table(void);
 
 #endif

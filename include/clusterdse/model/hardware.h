@@ -68,6 +68,12 @@ typedef struct cdse_mem_tier {
     double bandwidth_gbs; /* per attachment domain, one direction */
     double latency_us;
     int shared_by; /* GPUs sharing one domain (1 per GPU, gpus_per_node per node) */
+    /* One GPU's link to the tier, GB/s one direction (0 = no limit beyond its share of
+     * bandwidth_gbs): host memory reached over PCIe 5.0 x16 moves at most 63 GB/s per direction
+     * (32 GT/s x 16 lanes, 128b/130b encoding: PCIe Base Specification 5.0; NVIDIA H100
+     * datasheet: "PCIe Gen5 128 GB/s", both directions), over NVLink-C2C 450 GB/s (GH200
+     * datasheet: 900 GB/s, both directions), however fast the memory behind it. */
+    double link_bandwidth_gbs;
 } cdse_mem_tier;
 
 /* What a GPU costs and draws (docs/job-file.md, Cost and energy). 0 = unknown. */
@@ -184,8 +190,11 @@ typedef struct cdse_system {
  *   GROUP     the section of the system entry (NULL: top level, "network", "cost", ...)
  *   LEVEL     the network level (innermost first), or -1 for a key outside `network`
  *   NAME      the profile key in that section ("bandwidth")
- *   FIELD     where it sits in cdse_system (offsetof(cdse_system, FIELD); the /systems field of
- *             src/model/fields.c and the profile key of src/config/system_profile.c fill it)
+ *   FIELD     where it sits in cdse_system (offsetof(cdse_system, FIELD)). The profile key that
+ *             fills it and its /systems field are the row's: when the profile's tables
+ *             (src/config/system_profile.c) and the /systems fields (src/model/fields.c) have
+ *             none for the field, they make one from the row when the program is loaded (a
+ *             number within MIN..MAX, 0 when not given, HELP as its help)
  *   WHEN      ALWAYS, LEVEL (0 and no effect when the system has fewer levels) or TIER (read
  *             as 0 when the system has no second memory tier)
  *   INT       1: an integer field (a value is rounded)
@@ -196,7 +205,8 @@ typedef struct cdse_system {
  *             meaning: src/sweep/report.c)
  * Readers: cdse_hw_key below; cdse_hw_column / cdse_hw_get / cdse_hw_set (src/model/hardware.c);
  * the keys a job may give as lists, their bounds and the list in the error message
- * (src/config/hw_axes.c); the hardware columns (src/sweep/report.c). */
+ * (src/config/hw_axes.c); the hardware columns (src/sweep/report.c); the profile keys and
+ * /systems fields of rows that have none written out (system_profile.c, fields.c). */
 #define CDSE_HW_KEYS(X)                                                                            \
     X(PEAK_BF16, "peak_tflops", -1, "bf16", peak_tflops[CDSE_BF16], ALWAYS, 0, 0, 1, 1e7,          \
       "peak_bf16_tflops", 65, "TFLOP/s", "dense bf16 peak per GPU")                                \
@@ -248,7 +258,11 @@ typedef struct cdse_system {
     X(REPLACE_TIME, "reliability", -1, "replace_time", reliability.replace_s, ALWAYS, 0, 0, 0,     \
       1e8, "replace_time_s", 118, "s",                                                             \
       "extra time to bring a spare into the job after a failure that takes a node out (0 = hot "   \
-      "spares)")
+      "spares)")                                                                      \
+    X(TIER_LINK_BANDWIDTH, "memory_tier", -1, "link_bandwidth", tier.link_bandwidth_gbs, TIER, 0,  \
+      0, 0, 1e9, "tier_link_gbs", 119, "GB/s",                                                     \
+      "one GPU's link to the second memory tier, one direction: PCIe, C2C (0 = its share of "      \
+      "the tier's bandwidth alone)")
 
 /* When a row's field counts (CDSE_HW_KEYS' WHEN). */
 enum { CDSE_HW_WHEN_ALWAYS = 0, CDSE_HW_WHEN_LEVEL, CDSE_HW_WHEN_TIER };
@@ -271,7 +285,8 @@ typedef struct cdse_hw_info {
     bool min_open;
     double max;
     const char *column;
-    int position; /* of the column in cdse_columns */
+    int position;     /* of the column in cdse_columns */
+    const char *help; /* the column's meaning; the profile key's help for a key the row makes */
 } cdse_hw_info;
 extern const cdse_hw_info cdse_hw_keys[CDSE_HW_COUNT];
 

@@ -25,7 +25,11 @@
 #ifndef CLUSTERDSE_STORE_H
 #define CLUSTERDSE_STORE_H
 
-#include "clusterdse/sweep/report.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clusterdse/model/fields.h"
+#include "clusterdse/sweep/columns.h"
 
 #define CDSE_STORE_FORMAT "clusterdse-store-1"
 
@@ -65,13 +69,60 @@ typedef struct cdse_counts {
  * calling thread and in every thread that reads a store afterwards. */
 void cdse_store_quiet_hdf5(void);
 
-/* Creates a new store at `path`, written under `path`.tmp, which it locks before anything is
- * written and renames into place (docs/store.md, Writers and readers). Refuses (CDSE_EEXIST)
- * to overwrite an existing file unless `force`, and with `force` replaces only a clusterdse
- * store (a damaged one too), never job->path nor another file (CDSE_EINVAL). CDSE_EBUSY, with
- * the lock named, while another sweep creates or writes `path`; CDSE_EINVAL for a path of
- * CDSE_PATH_MAX bytes or more. */
-int cdse_store_create(const char *path, const cdse_job *job, const cdse_store_meta *meta,
+/* One dataset of /space: the values of an axis, at its position. */
+typedef struct cdse_store_axis {
+    char name[32];       /* the dataset's name */
+    size_t n;            /* values */
+    const int64_t *ints; /* the values of an axis (NULL for a hardware axis in use) */
+    const double *reals; /* a hardware axis in use: its values */
+    const char *column;  /* a hardware axis in use: its column ... */
+    const char *system;  /* ... and the system it applies to */
+} cdse_store_axis;
+
+/* A table the store writes as the compound type of a field table (/models, /systems). */
+typedef struct cdse_store_table {
+    const cdse_field_table *fields;
+    const void *rows; /* n rows of fields->size bytes */
+    size_t n;
+} cdse_store_table;
+
+/* The longest note of /pareto_cost, with its NUL. */
+#define CDSE_STORE_NOTE_MAX 512
+
+/* What a new store holds besides its rows, made by the sweep layer from the job
+ * (cdse_store_describe, sweep.h): the store reads no job. Its strings and arrays are the
+ * caller's, read only during cdse_store_create. The rows' layout is the column table
+ * (columns.h); the names of the metric and of the store mode are those of
+ * cdse_record_enum_tables. */
+typedef struct cdse_store_desc {
+    const char *job_name;
+    const char *job_path; /* also the file --force never replaces */
+    const char *job_text; /* /job */
+    uint64_t space_size;
+    uint64_t fingerprint;
+    int metric;        /* code in cdse_record_enum_tables.metric */
+    int mode;          /* code in cdse_record_enum_tables.store_mode */
+    bool keep_results; /* whether the store has /results (the store mode keeps rows) */
+    bool pruned;       /* the sweep prunes: the root attribute pruned, a /counts row */
+    int top, group_by;
+    double tokens;
+    int n_axes;
+    cdse_store_axis axis[CDSE_AXIS_COUNT];
+    cdse_store_table models, systems;
+    const char *model_name[CDSE_MAX_MODELS];
+    const char *system_name[CDSE_MAX_SYSTEMS];
+    int n_stacks; /* the stack column's names; CDSE_STACK_DEFAULT_LABEL follows them */
+    const char *stack_name[CDSE_MAX_STACKS];
+    char pareto_cost_note[CDSE_STORE_NOTE_MAX]; /* the `note` attribute of /pareto_cost */
+} cdse_store_desc;
+
+/* Creates a new store at `path` holding what `desc` describes, written under `path`.tmp, which
+ * it locks before anything is written and renames into place (docs/store.md, Writers and
+ * readers). Refuses (CDSE_EEXIST) to overwrite an existing file unless `force`, and with
+ * `force` replaces only a clusterdse store (a damaged one too), never desc->job_path nor another
+ * file (CDSE_EINVAL). CDSE_EBUSY, with the lock named, while another sweep creates or writes
+ * `path`; CDSE_EINVAL for a path of CDSE_PATH_MAX bytes or more. */
+int cdse_store_create(const char *path, const cdse_store_desc *desc, const cdse_store_meta *meta,
                       bool force, cdse_store **store, cdse_diag *diag);
 
 /* Opens an existing store. `writable` for resume (then /results is truncated to the committed
@@ -128,8 +179,8 @@ int cdse_store_statuses(const cdse_store *store);
 
 /* Root attributes. */
 uint64_t cdse_store_fingerprint(const cdse_store *store);
-int cdse_store_metric(const cdse_store *store);   /* cdse_metric of the job */
-int cdse_store_get_mode(const cdse_store *store); /* cdse_store_mode of the job */
+int cdse_store_metric(const cdse_store *store);   /* code of cdse_record_enum_tables.metric */
+int cdse_store_get_mode(const cdse_store *store); /* code of cdse_record_enum_tables.store_mode */
 uint64_t cdse_store_space_size(const cdse_store *store);
 bool cdse_store_complete(const cdse_store *store);
 

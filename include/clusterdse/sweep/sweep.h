@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "clusterdse/config/job.h"
 #include "clusterdse/sweep/store.h"
 
 /* Chunk sizes (configurations): guided, remaining / (2 x ranks), between these bounds. The
@@ -53,6 +54,12 @@ typedef struct cdse_sweep_stats {
  * on rank 0. */
 int cdse_sweep_run(const cdse_job *job, const cdse_sweep_options *opt, MPI_Comm comm,
                    cdse_sweep_stats *stats, cdse_diag *diag);
+
+/* What a store of `job` holds besides its rows (store.h): the job's name, path and text, its
+ * objective's attributes, the space's axes, the models, systems and stacks and the note of
+ * /pareto_cost. `desc` points into `job`, which must outlive it. The sweep hands it to
+ * cdse_store_create: the store reads no job (src/sweep/describe.c). */
+void cdse_store_describe(const cdse_job *job, cdse_store_desc *desc);
 
 /* What a sample of a job's sweep measured (cdse_sweep_sample). */
 typedef struct cdse_sweep_sample {
