@@ -89,7 +89,8 @@ static void test_csv_header_is_the_contract(void **state)
      * energy, tokens per kWh + goodput: 3 hardware values, 8 figures and the flag + the error
      * band's six (time, days, cost: low, high) + mem_reserved_gib + checkpoint (the axis) +
      * storage_read_gbs (a hardware value) + t_ceiling_s + a pool's partition: layers,
-     * micro-batches and tp of its 4 types (issue 30) + replace_time_s and tier_link_gbs (hardware values). */
+     * micro-batches and tp of its 4 types (issue 30) + replace_time_s and tier_link_gbs (hardware
+     * values). */
     assert_int_equal(cdse_column_count, 120);
     assert_non_null(cdse_column_find("mem_activations_gib"));
     assert_null(cdse_column_find("no_such_column"));
