@@ -368,20 +368,29 @@ static void pace_stage(cdse_comm_plan *plan, const env *e, const dims *x, const 
         *s = middle;
 }
 
+/* The start of every evaluation: a zeroed result, the strategy checked and completed (st),
+ * its dp and grad_accum; false when the status leaves nothing to evaluate. */
+static inline bool result_begin(const cdse_model *model, const cdse_system *system,
+                                const cdse_strategy *strategy, cdse_result *r, cdse_strategy *st)
+{
+    cdse_zero(r, sizeof *r);
+    r->seq_imbalance = 1.0;
+    *st = *strategy;
+    r->status = cdse_strategy_check(model, system, st);
+    r->dp = st->dp;
+    r->grad_accum = st->grad_accum;
+    return r->status == CDSE_ST_OK || r->status == CDSE_ST_DTYPE_UNSUPPORTED;
+}
+
 /* `position_len`: rows of the learned position table, which a histogram's mean-length
  * evaluation keeps at the model's seq_len. */
 static void evaluate_one(const cdse_model *model, const cdse_system *system,
                          const cdse_strategy *strategy, int position_len, cdse_result *r,
                          cdse_comm_plan *plan, double exposed_s[CDSE_GROUP_COUNT])
 {
-    cdse_zero(r, sizeof *r);
     plan->n = 0;
-    r->seq_imbalance = 1.0;
-    cdse_strategy st = *strategy;
-    r->status = cdse_strategy_check(model, system, &st);
-    r->dp = st.dp;
-    r->grad_accum = st.grad_accum;
-    if (r->status != CDSE_ST_OK && r->status != CDSE_ST_DTYPE_UNSUPPORTED)
+    cdse_strategy st;
+    if (!result_begin(model, system, strategy, r, &st))
         return;
 
     env e;
@@ -461,13 +470,8 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
 void cdse_evaluate_memory(const cdse_model *model, const cdse_system *system,
                           const cdse_strategy *strategy, cdse_result *r)
 {
-    cdse_zero(r, sizeof *r);
-    r->seq_imbalance = 1.0;
-    cdse_strategy st = *strategy;
-    r->status = cdse_strategy_check(model, system, &st);
-    r->dp = st.dp;
-    r->grad_accum = st.grad_accum;
-    if (r->status != CDSE_ST_OK && r->status != CDSE_ST_DTYPE_UNSUPPORTED)
+    cdse_strategy st;
+    if (!result_begin(model, system, strategy, r, &st))
         return;
     /* evaluate_one's memory steps at the model's seq_len (evaluate keeps the memory of that
      * evaluation with a histogram too); offload_model's memory does not depend on its times. */
