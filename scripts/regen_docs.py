@@ -25,6 +25,13 @@ that needs what not every machine has (root for the Slurm cluster of the tests) 
 it needs a regen marker, or `<!-- example: WHY -->` saying why it is not regenerated (a run on other hardware, a
 measurement); --check lists the ones that have neither.
 
+A markdown table (or any paragraph: the lines up to the next blank line) preceded by
+
+    <!-- table: COMMAND -->
+
+is what COMMAND prints, rewritten and checked as a block is (no fence, so that it renders: e.g.
+docs/eval.md's hardware columns from `clusterdse eval --help-hardware`).
+
 Numbers in prose: a paragraph (the lines up to the next blank line) preceded by
 
     <!-- figures: COMMAND -->
@@ -44,7 +51,8 @@ import re
 import subprocess
 import sys
 
-MARK = re.compile(r"^\s*<!-- (regen|mask|example|tolerance|slow|requires|figures): (.*) -->\s*$")
+MARK = re.compile(
+    r"^\s*<!-- (regen|mask|example|tolerance|slow|requires|figures|table): (.*) -->\s*$")
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 
@@ -55,7 +63,7 @@ def blocks(lines):
     i = 0
     while i < len(lines):
         m = MARK.match(lines[i])
-        if m and m.group(1) == "figures":
+        if m and m.group(1) in ("figures", "table"):
             k = i + 1
             while k < len(lines) and MARK.match(lines[k]):
                 k += 1
@@ -164,6 +172,21 @@ def process(path, scratch, check, slow, skipped):
                     continue
                 problems += figures(path, start, end, lines, command, scratch)
                 print(f"  {path}:{start + 1}: figures: {command[:60]}", file=sys.stderr)
+            continue
+        if "table" in kinds:
+            if slow:
+                continue
+            command = [t for k, t in markers if k == "table"][0]
+            body = lines[start:end]
+            fresh = run(command, body, scratch)
+            if check and body != fresh:
+                diff = "\n".join(difflib.unified_diff(body, fresh, "shown", "printed now",
+                                                      lineterm="", n=1))
+                problems.append(f"{path}:{start + 1}: `{command}` prints otherwise:\n{diff}")
+            elif not check:
+                new[start + offset:end + offset] = fresh
+                offset += len(fresh) - len(body)
+            print(f"  {path}:{start + 1}: table: {command[:60]}", file=sys.stderr)
             continue
         indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
         tag = lines[start].strip()[3:].strip()

@@ -42,6 +42,12 @@ static int opt_help_columns(void *opt, const char *value, char *err, size_t size
     cdse_columns_print(stdout);
     return CDSE_CLI_DONE;
 }
+static int opt_help_hardware(void *opt, const char *value, char *err, size_t size)
+{
+    (void)opt, (void)value, (void)err, (void)size;
+    cdse_columns_print_hardware(stdout);
+    return CDSE_CLI_DONE;
+}
 static int opt_by(void *opt, const char *value, char *err, size_t size)
 {
     (void)err, (void)size;
@@ -95,6 +101,8 @@ static const cdse_cli_option options[] = {
      opt_help_keys},
     {"--help-columns", 0, NULL, "print the output column reference", CDSE_CLI_CALL, 0, 0, 0, NULL,
      opt_help_columns},
+    {"--help-hardware", 0, NULL, "print the hardware keys' columns as a markdown table",
+     CDSE_CLI_CALL, 0, 0, 0, NULL, opt_help_hardware},
     {"--help", 'h', NULL, "this text", CDSE_CLI_HELP, 0, 0, 0, NULL, NULL},
 };
 
@@ -109,7 +117,7 @@ static void usage(FILE *out)
             "usage: clusterdse eval JOB.cfg [--csv] [--all | --feasible] [-n N] [--by METRIC]\n"
             "                       [--columns LIST]\n"
             "       clusterdse eval JOB.cfg --show-job\n"
-            "       clusterdse eval --help-keys | --help-columns\n"
+            "       clusterdse eval --help-keys | --help-columns | --help-hardware\n"
             "\n"
             "Evaluates every configuration of the job's design space in this process (up to %llu\n"
             "configurations; use `clusterdse sweep` beyond) and prints one row per configuration\n"

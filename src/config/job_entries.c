@@ -590,6 +590,36 @@ static int pool_combinations(const struct job__pool_counts *pc, const cdse_job *
     return k;
 }
 
+/* Combination c of pool s's count lists in mixed radix (the last member's list fastest): its
+ * members' counts into out->pool.gpus and its name NAME/c0+c1+... into out->name, NAME being
+ * the pool's own name `pool_name`. */
+static int pool_combination(parse_ctx *ctx, const struct job__pool_counts *pc, int s, int c,
+                            const char *pool_name, cdse_system *out)
+{
+    char name[CDSE_NAME_MAX * 4];
+    size_t len = (size_t)snprintf(name, sizeof name, "%s/", pool_name);
+    int rest = c;
+    int digit[CDSE_MAX_POOL_TYPES];
+    for (int t = out->pool.n_types - 1; t >= 0; t--) {
+        int m = pc->n[s][t] > 1 ? pc->n[s][t] : 1;
+        digit[t] = rest % m;
+        rest /= m;
+    }
+    for (int t = 0; t < out->pool.n_types; t++) {
+        if (pc->n[s][t] > 1)
+            out->pool.gpus[t] = pc->value[s][t][digit[t]];
+        len += (size_t)snprintf(name + len, sizeof name - len, "%s%d", t ? "+" : "",
+                                out->pool.gpus[t]);
+    }
+    if (strlen(name) >= CDSE_NAME_MAX)
+        return cdse__key_fail(ctx, pc->at[s], NULL, pc->at[s],
+                              "a pool name that leaves room for its counts (names hold "
+                              "47 characters)",
+                              "'%s' is too long", name);
+    memcpy(out->name, name, strlen(name) + 1);
+    return 0;
+}
+
 /* Pools whose members give count lists become one listed system per combination (the last
  * member's list varying fastest), in place of the entry, each under NAME/c0+c1+...: the GPU
  * counts of a pool are then a sweep axis through the systems axis, each combination billed and
@@ -643,30 +673,8 @@ static int expand_pool_counts(parse_ctx *ctx, const config_setting_t *setting, c
             *out = entry;
             job->system_stack[to + c] = stack;
             memcpy(job->system_gpus[to + c], sizes, sizeof sizes);
-            if (n == 1)
-                continue;
-            /* combination c in mixed radix, the last member's list fastest */
-            char name[CDSE_NAME_MAX * 4];
-            size_t len = (size_t)snprintf(name, sizeof name, "%s/", entry.name);
-            int rest = c;
-            int digit[CDSE_MAX_POOL_TYPES];
-            for (int t = entry.pool.n_types - 1; t >= 0; t--) {
-                int m = pc->n[s][t] > 1 ? pc->n[s][t] : 1;
-                digit[t] = rest % m;
-                rest /= m;
-            }
-            for (int t = 0; t < entry.pool.n_types; t++) {
-                if (pc->n[s][t] > 1)
-                    out->pool.gpus[t] = pc->value[s][t][digit[t]];
-                len += (size_t)snprintf(name + len, sizeof name - len, "%s%d", t ? "+" : "",
-                                        out->pool.gpus[t]);
-            }
-            if (strlen(name) >= CDSE_NAME_MAX)
-                return cdse__key_fail(ctx, pc->at[s], NULL, pc->at[s],
-                                      "a pool name that leaves room for its counts (names hold "
-                                      "47 characters)",
-                                      "'%s' is too long", name);
-            memcpy(out->name, name, strlen(name) + 1);
+            if (n > 1 && pool_combination(ctx, pc, s, c, entry.name, out) != 0)
+                return -1;
         }
     }
     job->n_systems += extra;

@@ -330,6 +330,47 @@ static void default_flash_attention(const cdse_job *job, int n_stacks, const int
     space->value[CDSE_AXIS_FLASH_ATTENTION][1] = 1;
 }
 
+/* job->space from the parsed axes `in`: the model, system and hardware axes index the job's
+ * lists, the stack axis keeps the top-level `stacks` (-1: each system's default). */
+static int space_build(parse_ctx *ctx, const config_setting_t *setting, cdse_job *job,
+                       const space_input *in)
+{
+    cdse_space *space = &job->space;
+    int n_stacks = space->n[CDSE_AXIS_STACK];
+    int64_t stacks[CDSE_AXIS_MAX_VALUES];
+    memcpy(stacks, space->value[CDSE_AXIS_STACK], sizeof stacks);
+    memset(space, 0, sizeof *space);
+    space->n[CDSE_AXIS_MODEL] = job->n_models;
+    for (int m = 0; m < job->n_models; m++)
+        space->value[CDSE_AXIS_MODEL][m] = m;
+    space->n[CDSE_AXIS_SYSTEM] = ctx->axis_systems;
+    for (int s = 0; s < ctx->axis_systems; s++)
+        space->value[CDSE_AXIS_SYSTEM][s] = s;
+    for (int h = 0; h < CDSE_MAX_HW_AXES; h++) {
+        space->n[CDSE_AXIS_HW0 + h] = h < job->n_hw_axes ? job->hw_axis[h].n : 1;
+        for (int i = 0; i < space->n[CDSE_AXIS_HW0 + h]; i++)
+            space->value[CDSE_AXIS_HW0 + h][i] = i;
+    }
+    for (int a = CDSE_AXIS_GPUS; a < CDSE_AXIS_COUNT; a++) {
+        space->n[a] = in->n[a];
+        memcpy(space->value[a], in->value[a], sizeof space->value[a]);
+        if (space->n[a] == 0) /* an axis no job key describes yet: its zero value */
+            space->n[a] = 1;
+    }
+    if (in->setting[CDSE_AXIS_FLASH_ATTENTION] == NULL)
+        default_flash_attention(job, n_stacks, stacks, space);
+    /* The stack axis comes from the top-level `stacks` (-1: each system's default). */
+    space->n[CDSE_AXIS_STACK] = n_stacks > 0 ? n_stacks : 1;
+    space->value[CDSE_AXIS_STACK][0] = -1;
+    for (int k = 0; k < n_stacks; k++)
+        space->value[CDSE_AXIS_STACK][k] = stacks[k];
+    cdse_diag inner;
+    if (cdse_space_finish(space, &inner) != 0)
+        return cdse__key_fail(ctx, setting, NULL, setting,
+                              "a space of fewer than 2^63 configurations", "%s", inner.msg);
+    return 0;
+}
+
 int job__parse_space(parse_ctx *ctx, const config_setting_t *setting, void *target,
                      const key_spec *key)
 {
@@ -379,41 +420,8 @@ int job__parse_space(parse_ctx *ctx, const config_setting_t *setting, void *targ
     }
     if (rc == 0 && job->n_system_gpus == 0)
         rc = space_feasibility(ctx, setting, job, in);
-    if (rc == 0) {
-        cdse_space *space = &job->space;
-        int n_stacks = space->n[CDSE_AXIS_STACK];
-        int64_t stacks[CDSE_AXIS_MAX_VALUES];
-        memcpy(stacks, space->value[CDSE_AXIS_STACK], sizeof stacks);
-        memset(space, 0, sizeof *space);
-        space->n[CDSE_AXIS_MODEL] = job->n_models;
-        for (int m = 0; m < job->n_models; m++)
-            space->value[CDSE_AXIS_MODEL][m] = m;
-        space->n[CDSE_AXIS_SYSTEM] = ctx->axis_systems;
-        for (int s = 0; s < ctx->axis_systems; s++)
-            space->value[CDSE_AXIS_SYSTEM][s] = s;
-        for (int h = 0; h < CDSE_MAX_HW_AXES; h++) {
-            space->n[CDSE_AXIS_HW0 + h] = h < job->n_hw_axes ? job->hw_axis[h].n : 1;
-            for (int i = 0; i < space->n[CDSE_AXIS_HW0 + h]; i++)
-                space->value[CDSE_AXIS_HW0 + h][i] = i;
-        }
-        for (int a = CDSE_AXIS_GPUS; a < CDSE_AXIS_COUNT; a++) {
-            space->n[a] = in->n[a];
-            memcpy(space->value[a], in->value[a], sizeof space->value[a]);
-            if (space->n[a] == 0) /* an axis no job key describes yet: its zero value */
-                space->n[a] = 1;
-        }
-        if (in->setting[CDSE_AXIS_FLASH_ATTENTION] == NULL)
-            default_flash_attention(job, n_stacks, stacks, space);
-        /* The stack axis comes from the top-level `stacks` (-1: each system's default). */
-        space->n[CDSE_AXIS_STACK] = n_stacks > 0 ? n_stacks : 1;
-        space->value[CDSE_AXIS_STACK][0] = -1;
-        for (int k = 0; k < n_stacks; k++)
-            space->value[CDSE_AXIS_STACK][k] = stacks[k];
-        cdse_diag inner;
-        if (cdse_space_finish(space, &inner) != 0)
-            rc = cdse__key_fail(ctx, setting, NULL, setting,
-                                "a space of fewer than 2^63 configurations", "%s", inner.msg);
-    }
+    if (rc == 0)
+        rc = space_build(ctx, setting, job, in);
     free(in);
     return rc;
 }

@@ -382,6 +382,22 @@ static inline bool result_begin(const cdse_model *model, const cdse_system *syst
     return r->status == CDSE_ST_OK || r->status == CDSE_ST_DTYPE_UNSUPPORTED;
 }
 
+/* The throughput of an iteration of `time` seconds: tokens per second, model and hardware TFLOP/s
+ * per GPU and their shares of the GPU's peak (`peak`, TFLOP/s). */
+static inline void result_rates(const cdse_model *model, const cdse_strategy *st, const dims *x,
+                                const layer_step *step, double time, double peak, cdse_result *r)
+{
+    double tokens = (double)st->global_batch * model->seq_len;
+    double model_flops = cdse_model_flops_per_token(model) * tokens;
+    /* Hardware FLOPs add what recomputation repeats: per layer and micro-batch on one GPU. */
+    double extra = step->recompute_flops * model->layers * x->t * x->c * x->m * x->d;
+    r->tokens_per_s = tokens / time;
+    r->model_tflops_per_gpu = model_flops / time / st->gpus / 1e12;
+    r->hardware_tflops_per_gpu = (model_flops + extra) / time / st->gpus / 1e12;
+    r->mfu = r->model_tflops_per_gpu / peak;
+    r->hfu = r->hardware_tflops_per_gpu / peak;
+}
+
 /* `position_len`: rows of the learned position table, which a histogram's mean-length
  * evaluation keeps at the model's seq_len. */
 static void evaluate_one(const cdse_model *model, const cdse_system *system,
@@ -455,15 +471,7 @@ static void evaluate_one(const cdse_model *model, const cdse_system *system,
     exposed_s[CDSE_GROUP_DP] = dp_dense;
     exposed_s[CDSE_GROUP_EDP] = dp_expert;
 
-    double tokens = (double)st.global_batch * model->seq_len;
-    double model_flops = cdse_model_flops_per_token(model) * tokens;
-    /* Hardware FLOPs add what recomputation repeats: per layer and micro-batch on one GPU. */
-    double extra = step.recompute_flops * model->layers * x.t * x.c * x.m * x.d;
-    r->tokens_per_s = tokens / time;
-    r->model_tflops_per_gpu = model_flops / time / st.gpus / 1e12;
-    r->hardware_tflops_per_gpu = (model_flops + extra) / time / st.gpus / 1e12;
-    r->mfu = r->model_tflops_per_gpu / peak;
-    r->hfu = r->hardware_tflops_per_gpu / peak;
+    result_rates(model, &st, &x, &step, time, peak, r);
     memory_totals(system, &e, &x, r);
 }
 

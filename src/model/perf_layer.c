@@ -864,6 +864,41 @@ static double hide_chunked(layer_windows *w, int pass, double t, double comm)
     return hide_spread(w, pass, pass, LINEAR_PIECES, smaller(comm, (t - 1.0) / t * free_time));
 }
 
+/* TP: forward and recomputed collectives exposed, the backward ones behind their GEMMs; with
+ * userbuffer overlap every TP collective is split into chunks pipelined with the GEMM it
+ * feeds or drains (Transformer Engine userbuffers; Wang et al. 2022, "Overlap Communication
+ * with Dependent Computation via Decomposition"): behind the linear GEMMs of its pass. Sets
+ * step->tp and returns the forward pass's exposed TP time;
+ * `tp_overlapped` and `tp_hidden` are the backward pass's overlapped collectives and the part of
+ * them already hidden (layer_step_of). */
+static inline double tp_step(const env *e, const dims *x, bool moe, const layer_cost *lc,
+                             layer_windows *w, bool tp_overlap, double rec_tp, double tp_overlapped,
+                             double tp_hidden, layer_step *step)
+{
+    double tp_fwd = lc->tp_fwd;
+    if (tp_overlap && e->stk->async_tp && e->st->sequence_parallel && x->t > 1.0) {
+        double split = async_tp_split_cost(e, x, moe, lc);
+        double again = lc->tp_fwd > 0.0 ? rec_tp / lc->tp_fwd : 0.0; /* forward share repeated */
+        double bwd = lc->tp_bwd_exposed + lc->tp_bwd_overlapped;
+        double fwd_fixed = async_tp_fixed(e, x, ASYNC_TP_FWD_AG, ASYNC_TP_FWD_RS) + split;
+        tp_fwd = tp_fwd - hide_chunked(w, PASS_FWD, x->t, tp_fwd) + fwd_fixed;
+        step->tp = tp_fwd + bwd - hide_chunked(w, PASS_BWD, x->t, bwd) +
+                   async_tp_fixed(e, x, ASYNC_TP_BWD_AG, ASYNC_TP_BWD_RS) + split + rec_tp -
+                   hide_chunked(w, PASS_RECOMPUTE, x->t, rec_tp) + again * fwd_fixed;
+    } else if (tp_overlap) {
+        double bwd = lc->tp_bwd_exposed + lc->tp_bwd_overlapped;
+        tp_fwd = exposed_part(tp_fwd, hide_spread(w, PASS_FWD, PASS_FWD, LINEAR_PIECES, tp_fwd));
+        step->tp =
+            tp_fwd + exposed_part(bwd, hide_spread(w, PASS_BWD, PASS_BWD, LINEAR_PIECES, bwd)) +
+            exposed_part(rec_tp,
+                         hide_spread(w, PASS_RECOMPUTE, PASS_RECOMPUTE, LINEAR_PIECES, rec_tp));
+    } else {
+        step->tp =
+            lc->tp_fwd + lc->tp_bwd_exposed + exposed_part(tp_overlapped, tp_hidden) + rec_tp;
+    }
+    return tp_fwd;
+}
+
 /* Forward collectives are on the critical path unless the strategy overlaps them; backward TP
  * collectives overlap the weight-gradient GEMMs (Megatron-LM's asynchronous TP all-reduce), CP
  * exchanges the attention core, EP all-to-alls what moe_overlap gives them; the collectives of a
@@ -915,31 +950,7 @@ static void layer_step_of(const env *e, const dims *x, bool moe, layer_step *ste
     tp_hidden += hide_in(&w, PASS_BWD, PIECE_SHARED_COL, tp_overlapped - tp_hidden);
     ep_bwd_hidden += hide_in(&w, PASS_BWD, PIECE_SHARED_COL, ep_bwd - ep_bwd_hidden);
 
-    /* TP: forward and recomputed collectives exposed, the backward ones behind their GEMMs; with
-     * userbuffer overlap every TP collective is split into chunks pipelined with the GEMM it
-     * feeds or drains (Transformer Engine userbuffers; Wang et al. 2022, "Overlap Communication
-     * with Dependent Computation via Decomposition"): behind the linear GEMMs of its pass. */
-    double tp_fwd = lc->tp_fwd;
-    if (tp_overlap && e->stk->async_tp && st->sequence_parallel && x->t > 1.0) {
-        double split = async_tp_split_cost(e, x, moe, lc);
-        double again = lc->tp_fwd > 0.0 ? rec_tp / lc->tp_fwd : 0.0; /* forward share repeated */
-        double bwd = lc->tp_bwd_exposed + lc->tp_bwd_overlapped;
-        double fwd_fixed = async_tp_fixed(e, x, ASYNC_TP_FWD_AG, ASYNC_TP_FWD_RS) + split;
-        tp_fwd = tp_fwd - hide_chunked(&w, PASS_FWD, x->t, tp_fwd) + fwd_fixed;
-        step->tp = tp_fwd + bwd - hide_chunked(&w, PASS_BWD, x->t, bwd) +
-                   async_tp_fixed(e, x, ASYNC_TP_BWD_AG, ASYNC_TP_BWD_RS) + split + rec_tp -
-                   hide_chunked(&w, PASS_RECOMPUTE, x->t, rec_tp) + again * fwd_fixed;
-    } else if (tp_overlap) {
-        double bwd = lc->tp_bwd_exposed + lc->tp_bwd_overlapped;
-        tp_fwd = exposed_part(tp_fwd, hide_spread(&w, PASS_FWD, PASS_FWD, LINEAR_PIECES, tp_fwd));
-        step->tp =
-            tp_fwd + exposed_part(bwd, hide_spread(&w, PASS_BWD, PASS_BWD, LINEAR_PIECES, bwd)) +
-            exposed_part(rec_tp,
-                         hide_spread(&w, PASS_RECOMPUTE, PASS_RECOMPUTE, LINEAR_PIECES, rec_tp));
-    } else {
-        step->tp =
-            lc->tp_fwd + lc->tp_bwd_exposed + exposed_part(tp_overlapped, tp_hidden) + rec_tp;
-    }
+    double tp_fwd = tp_step(e, x, moe, lc, &w, tp_overlap, rec_tp, tp_overlapped, tp_hidden, step);
 
     /* EP: exposed; behind the shared experts; or, with 1F1B all-to-all overlap (the dispatch and
      * combine of one micro-batch run during another's computation), behind all of the layer's

@@ -322,6 +322,57 @@ static double place_layers(const int p[], const stage_kind *const kind[], int n,
  * of another GPU type moves to. */
 #define TP_CANDIDATES 3
 
+/* The even partition (Megatron-LM): every stage holds layers / pp layers at the strategy's
+ * degree; type i holds p[i] of the pp stages. */
+static inline void split_pp_even(const evaluator *ev, const cdse_system *const types[],
+                                 const int g[], int n, const cdse_strategy *st, const int p[],
+                                 cdse_result *r)
+{
+    const cdse_model *model = ev->model;
+    cdse_result per_type[CDSE_MAX_POOL_TYPES];
+    bool used[CDSE_MAX_POOL_TYPES];
+    r->pool_split = CDSE_POOL_PP;
+    for (int i = 0; i < n; i++) {
+        used[i] = true;
+        evaluate_memo(ev, model, types[i], st, &per_type[i]);
+        r->pool_share[i] = (double)p[i] / st->pp;
+        r->pool_layers[i] = (model->layers + st->pp - 1) / st->pp;
+        r->pool_microbatches[i] = per_type[i].grad_accum;
+        r->pool_tp[i] = st->tp;
+    }
+    combine(model, types, g, n, per_type, used, st, r);
+}
+
+/* Every combination of the types' kinds (mixed radix), the first (the strategy's degree
+ * everywhere) kept unless another's slowest stage is strictly faster. Returns the kept
+ * combination's slowest stage time, its kinds in best_pick and its layers per stage of each type
+ * in layers; -1 when no combination places every layer. */
+static inline double best_kinds(stage_kind kinds[][TP_CANDIDATES], const int n_kinds[], int n,
+                                const int p[], int n_layers, int step, int best_pick[],
+                                int layers[])
+{
+    int pick[CDSE_MAX_POOL_TYPES] = {0};
+    double best = -1.0;
+    for (;;) {
+        const stage_kind *kind[CDSE_MAX_POOL_TYPES];
+        int trial[CDSE_MAX_POOL_TYPES];
+        for (int i = 0; i < n; i++)
+            kind[i] = &kinds[i][pick[i]];
+        double slowest = place_layers(p, kind, n, n_layers, step, trial);
+        if (slowest >= 0.0 && (best < 0.0 || slowest < best)) {
+            best = slowest;
+            memcpy(best_pick, pick, sizeof pick);
+            memcpy(layers, trial, sizeof trial);
+        }
+        int d = 0;
+        while (d < n && ++pick[d] == n_kinds[d])
+            pick[d++] = 0;
+        if (d == n)
+            break;
+    }
+    return best;
+}
+
 /* Pipeline split: type i holds p[i] stages of L[i] layers each, sum p[i] L[i] = layers. Layers
  * are added one per stage of a type at a time to the type whose stages stay fastest, so stage
  * times are balanced by speed; a type whose stages no longer fit in HBM takes no more. With
@@ -344,19 +395,8 @@ static bool split_pp(const evaluator *ev, const cdse_system *const types[], cons
     }
     if (placed > model->layers)
         return false;
-    cdse_result per_type[CDSE_MAX_POOL_TYPES];
-    bool used[CDSE_MAX_POOL_TYPES];
     if (partition == CDSE_PARTITION_EVEN) {
-        r->pool_split = CDSE_POOL_PP;
-        for (int i = 0; i < n; i++) {
-            used[i] = true;
-            evaluate_memo(ev, model, types[i], st, &per_type[i]);
-            r->pool_share[i] = (double)p[i] / st->pp;
-            r->pool_layers[i] = (model->layers + st->pp - 1) / st->pp;
-            r->pool_microbatches[i] = per_type[i].grad_accum;
-            r->pool_tp[i] = st->tp;
-        }
-        combine(model, types, g, n, per_type, used, st, r);
+        split_pp_even(ev, types, g, n, st, p, r);
         return true;
     }
     stage_kind kinds[CDSE_MAX_POOL_TYPES][TP_CANDIDATES];
@@ -372,29 +412,11 @@ static bool split_pp(const evaluator *ev, const cdse_system *const types[], cons
         if (n_kinds[i] == 0)
             return false;
     }
-    /* Every combination of the types' kinds (mixed radix), the first (the strategy's degree
-     * everywhere) kept unless another's slowest stage is strictly faster. */
-    int pick[CDSE_MAX_POOL_TYPES] = {0}, best_pick[CDSE_MAX_POOL_TYPES] = {0};
-    double best = -1.0;
-    for (;;) {
-        const stage_kind *kind[CDSE_MAX_POOL_TYPES];
-        int trial[CDSE_MAX_POOL_TYPES];
-        for (int i = 0; i < n; i++)
-            kind[i] = &kinds[i][pick[i]];
-        double slowest = place_layers(p, kind, n, model->layers, step, trial);
-        if (slowest >= 0.0 && (best < 0.0 || slowest < best)) {
-            best = slowest;
-            memcpy(best_pick, pick, sizeof best_pick);
-            memcpy(layers, trial, sizeof trial);
-        }
-        int d = 0;
-        while (d < n && ++pick[d] == n_kinds[d])
-            pick[d++] = 0;
-        if (d == n)
-            break;
-    }
-    if (best < 0.0)
+    int best_pick[CDSE_MAX_POOL_TYPES] = {0};
+    if (best_kinds(kinds, n_kinds, n, p, model->layers, step, best_pick, layers) < 0.0)
         return false;
+    cdse_result per_type[CDSE_MAX_POOL_TYPES];
+    bool used[CDSE_MAX_POOL_TYPES];
     r->pool_split = CDSE_POOL_PP;
     for (int i = 0; i < n; i++) {
         const cdse_strategy *own_st = &kinds[i][best_pick[i]].st;

@@ -75,6 +75,36 @@ static int check_attention_kind(const cdse_model *model, cdse_diag *diag)
     return CDSE_OK;
 }
 
+/* A mixture-of-experts model's expert settings (experts > 0). */
+static int check_experts(const cdse_model *model, cdse_diag *diag)
+{
+    if (model->top_k < 1 || model->top_k > model->experts) {
+        cdse_diag_set(diag, "model '%s': top_k = %d; allowed: 1 to experts (%d)", model->name,
+                      model->top_k, model->experts);
+        return CDSE_EINVAL;
+    }
+    REQUIRE_POSITIVE(moe_ffn, CDSE_MODEL_MAX_FFN);
+    REQUIRE_POSITIVE(moe_every, CDSE_MODEL_MAX_COUNT);
+    if (model->shared_experts < 0) {
+        cdse_diag_set(diag, "model '%s': shared_experts = %d; allowed: 0 or more", model->name,
+                      model->shared_experts);
+        return CDSE_EINVAL;
+    }
+    if (model->moe_imbalance != 0.0 && model->moe_imbalance < 1.0) {
+        cdse_diag_set(diag,
+                      "model '%s': moe_imbalance = %g; allowed: >= 1 (busiest expert rank's "
+                      "tokens over the average)",
+                      model->name, model->moe_imbalance);
+        return CDSE_EINVAL;
+    }
+    if (model->capacity_factor < 0.0) {
+        cdse_diag_set(diag, "model '%s': capacity_factor = %g; allowed: 0 (dropless) or positive",
+                      model->name, model->capacity_factor);
+        return CDSE_EINVAL;
+    }
+    return CDSE_OK;
+}
+
 int cdse_model_check(const cdse_model *model, cdse_diag *diag)
 {
     REQUIRE_POSITIVE(layers, CDSE_MODEL_MAX_COUNT);
@@ -127,33 +157,8 @@ int cdse_model_check(const cdse_model *model, cdse_diag *diag)
                       model->name, model->experts);
         return CDSE_EINVAL;
     }
-    if (model->experts > 0) {
-        if (model->top_k < 1 || model->top_k > model->experts) {
-            cdse_diag_set(diag, "model '%s': top_k = %d; allowed: 1 to experts (%d)", model->name,
-                          model->top_k, model->experts);
-            return CDSE_EINVAL;
-        }
-        REQUIRE_POSITIVE(moe_ffn, CDSE_MODEL_MAX_FFN);
-        REQUIRE_POSITIVE(moe_every, CDSE_MODEL_MAX_COUNT);
-        if (model->shared_experts < 0) {
-            cdse_diag_set(diag, "model '%s': shared_experts = %d; allowed: 0 or more", model->name,
-                          model->shared_experts);
-            return CDSE_EINVAL;
-        }
-        if (model->moe_imbalance != 0.0 && model->moe_imbalance < 1.0) {
-            cdse_diag_set(diag,
-                          "model '%s': moe_imbalance = %g; allowed: >= 1 (busiest expert rank's "
-                          "tokens over the average)",
-                          model->name, model->moe_imbalance);
-            return CDSE_EINVAL;
-        }
-        if (model->capacity_factor < 0.0) {
-            cdse_diag_set(diag,
-                          "model '%s': capacity_factor = %g; allowed: 0 (dropless) or positive",
-                          model->name, model->capacity_factor);
-            return CDSE_EINVAL;
-        }
-    }
+    if (model->experts > 0 && check_experts(model, diag) != CDSE_OK)
+        return CDSE_EINVAL;
     return CDSE_OK;
 }
 

@@ -185,89 +185,110 @@ static int accept(parser *p, const char *tok)
 
 static int parse_or(parser *p);
 
+/* '(' expression ')', the '(' at pos. */
+static int parse_group(parser *p, int pos)
+{
+    p->pos++;
+    if (enter(p, pos) != 0)
+        return -1;
+    int inner = parse_or(p);
+    p->nesting--;
+    if (p->failed)
+        return -1;
+    if (!accept(p, ")")) {
+        char open_pos[32];
+        snprintf(open_pos, sizeof open_pos, "%d", pos + 1);
+        fail(p, p->pos, "expected ')' to close the '(' at position %s", open_pos);
+        return -1;
+    }
+    return inner;
+}
+
+/* A string in quotes `quote` (either kind), the opening quote at pos. */
+static int parse_string(parser *p, int pos, char quote)
+{
+    int end = pos + 1;
+    while (p->text[end] != '\0' && p->text[end] != quote)
+        end++;
+    if (p->text[end] != quote) {
+        fail(p, pos, "unterminated string%s", NULL);
+        return -1;
+    }
+    int id = new_node(p, N_STR, -1, -1, pos);
+    if (id < 0)
+        return -1;
+    p->expr->nodes[id].str_begin = pos + 1;
+    p->expr->nodes[id].str_end = end;
+    p->pos = end + 1;
+    return id;
+}
+
+/* A number (strtod's syntax) at pos, not followed by a letter or '_'. */
+static int parse_number(parser *p, int pos)
+{
+    char *end;
+    double v = strtod(p->text + pos, &end);
+    int id = new_node(p, N_NUM, -1, -1, pos);
+    if (id < 0)
+        return -1;
+    p->expr->nodes[id].num = v;
+    p->pos = (int)(end - p->text);
+    if (isalpha((unsigned char)p->text[p->pos]) || p->text[p->pos] == '_') {
+        fail(p, p->pos, "unexpected character after a number%s", NULL);
+        return -1;
+    }
+    return id;
+}
+
+/* A name at pos: a variable the environment knows, or true / false; an unknown name fails with
+ * the closest known one. */
+static int parse_name(parser *p, int pos)
+{
+    char name[EXPR_NAME_MAX];
+    int len = 0;
+    while (isalnum((unsigned char)p->text[p->pos]) || p->text[p->pos] == '_') {
+        if (len < EXPR_NAME_MAX - 1)
+            name[len++] = p->text[p->pos];
+        p->pos++;
+    }
+    name[len] = '\0';
+    int var = p->env->lookup(p->env->ctx, name);
+    if (var < 0 && (strcmp(name, "true") == 0 || strcmp(name, "false") == 0)) {
+        int id = new_node(p, N_NUM, -1, -1, pos);
+        if (id >= 0)
+            p->expr->nodes[id].num = name[0] == 't' ? 1.0 : 0.0;
+        return id;
+    }
+    if (var < 0) {
+        char msg[3 * EXPR_NAME_MAX + 64], near[EXPR_NAME_MAX + 1] = "";
+        if (p->env->known_names)
+            closest_name(p->env->known_names, name, near, sizeof near);
+        if (near[0] != '\0')
+            snprintf(msg, sizeof msg, "%s; did you mean %s?", name, near);
+        else
+            snprintf(msg, sizeof msg, "%s", name);
+        fail(p, pos, "unknown name %s", msg);
+        return -1;
+    }
+    int id = new_node(p, N_VAR, -1, -1, pos);
+    if (id >= 0)
+        p->expr->nodes[id].var = var;
+    return id;
+}
+
 static int parse_primary(parser *p)
 {
     skip_space(p);
     int pos = p->pos;
     char c = p->text[pos];
-    if (c == '(') {
-        p->pos++;
-        if (enter(p, pos) != 0)
-            return -1;
-        int inner = parse_or(p);
-        p->nesting--;
-        if (p->failed)
-            return -1;
-        if (!accept(p, ")")) {
-            char open_pos[32];
-            snprintf(open_pos, sizeof open_pos, "%d", pos + 1);
-            fail(p, p->pos, "expected ')' to close the '(' at position %s", open_pos);
-            return -1;
-        }
-        return inner;
-    }
-    if (c == '"' || c == '\'') {
-        int end = pos + 1;
-        while (p->text[end] != '\0' && p->text[end] != c)
-            end++;
-        if (p->text[end] != c) {
-            fail(p, pos, "unterminated string%s", NULL);
-            return -1;
-        }
-        int id = new_node(p, N_STR, -1, -1, pos);
-        if (id < 0)
-            return -1;
-        p->expr->nodes[id].str_begin = pos + 1;
-        p->expr->nodes[id].str_end = end;
-        p->pos = end + 1;
-        return id;
-    }
-    if (isdigit((unsigned char)c) || (c == '.' && isdigit((unsigned char)p->text[pos + 1]))) {
-        char *end;
-        double v = strtod(p->text + pos, &end);
-        int id = new_node(p, N_NUM, -1, -1, pos);
-        if (id < 0)
-            return -1;
-        p->expr->nodes[id].num = v;
-        p->pos = (int)(end - p->text);
-        if (isalpha((unsigned char)p->text[p->pos]) || p->text[p->pos] == '_') {
-            fail(p, p->pos, "unexpected character after a number%s", NULL);
-            return -1;
-        }
-        return id;
-    }
-    if (isalpha((unsigned char)c) || c == '_') {
-        char name[EXPR_NAME_MAX];
-        int len = 0;
-        while (isalnum((unsigned char)p->text[p->pos]) || p->text[p->pos] == '_') {
-            if (len < EXPR_NAME_MAX - 1)
-                name[len++] = p->text[p->pos];
-            p->pos++;
-        }
-        name[len] = '\0';
-        int var = p->env->lookup(p->env->ctx, name);
-        if (var < 0 && (strcmp(name, "true") == 0 || strcmp(name, "false") == 0)) {
-            int id = new_node(p, N_NUM, -1, -1, pos);
-            if (id >= 0)
-                p->expr->nodes[id].num = name[0] == 't' ? 1.0 : 0.0;
-            return id;
-        }
-        if (var < 0) {
-            char msg[3 * EXPR_NAME_MAX + 64], near[EXPR_NAME_MAX + 1] = "";
-            if (p->env->known_names)
-                closest_name(p->env->known_names, name, near, sizeof near);
-            if (near[0] != '\0')
-                snprintf(msg, sizeof msg, "%s; did you mean %s?", name, near);
-            else
-                snprintf(msg, sizeof msg, "%s", name);
-            fail(p, pos, "unknown name %s", msg);
-            return -1;
-        }
-        int id = new_node(p, N_VAR, -1, -1, pos);
-        if (id >= 0)
-            p->expr->nodes[id].var = var;
-        return id;
-    }
+    if (c == '(')
+        return parse_group(p, pos);
+    if (c == '"' || c == '\'')
+        return parse_string(p, pos, c);
+    if (isdigit((unsigned char)c) || (c == '.' && isdigit((unsigned char)p->text[pos + 1])))
+        return parse_number(p, pos);
+    if (isalpha((unsigned char)c) || c == '_')
+        return parse_name(p, pos);
     if (c == '\0')
         fail(p, pos, "unexpected end of expression%s", NULL);
     else if (c == '=')

@@ -451,3 +451,24 @@ void cdse_columns_print(FILE *out)
         fprintf(out, "%-26s %-10s %s\n", cdse_columns[i].name,
                 cdse_columns[i].unit[0] ? cdse_columns[i].unit : "-", cdse_columns[i].help);
 }
+
+void cdse_columns_print_hardware(FILE *out)
+{
+    fprintf(out, "| column | unit | meaning |\n|---|---|---|\n");
+    for (int i = 0; i < cdse_column_count; i++)
+        for (int k = 0; k < CDSE_HW_COUNT; k++) {
+            const cdse_hw_info *h = &cdse_hw_keys[k];
+            if (h->position != i)
+                continue;
+            /* the system key it comes from: NAME, GROUP.NAME or network[LEVEL].NAME */
+            char key[64];
+            if (h->group == NULL)
+                snprintf(key, sizeof key, "%s", h->name);
+            else if (h->level >= 0)
+                snprintf(key, sizeof key, "%s[%d].%s", h->group, h->level, h->name);
+            else
+                snprintf(key, sizeof key, "%s.%s", h->group, h->name);
+            fprintf(out, "| `%s` | %s | %s; key `%s` |\n", cdse_columns[i].name,
+                    cdse_columns[i].unit, cdse_columns[i].help, key);
+        }
+}

@@ -179,6 +179,21 @@ for column in $(grep -v '^#' "$tmp/out" | awk '{ print $1 }'); do
     grep -qF "\`$column\`" "$src/docs/eval.md" || fail "docs/eval.md lacks column $column"
 done
 
+# --help-hardware: the hardware keys' columns as markdown rows, each with its unit, help and the
+# system key it reads (CDSE_HW_KEYS in model/hardware.h: hbm_gib is the top-level key hbm_gib in
+# GiB; net1_size is level 1's size in the network list; tier_link_gbs is
+# memory_tier.link_bandwidth), and no other column (tokens_per_s is a model output).
+run "$bin" eval --help-hardware
+[ "$rc" -eq 0 ] || fail "--help-hardware: exit $rc"
+for row in '| `hbm_gib` | GiB | HBM capacity per GPU; key `hbm_gib` |' \
+           '| `net1_size` | GPUs | GPUs in one level-1 domain (0 = the whole system); key `network[1].size` |' \
+           '| column | unit | meaning |'; do
+    grep -qxF -- "$row" "$tmp/out" || fail "--help-hardware lacks the row: $row"
+done
+grep -qF '`tier_link_gbs` | GB/s |' "$tmp/out" && grep -qF 'key `memory_tier.link_bandwidth` |' "$tmp/out" ||
+    fail "--help-hardware lacks tier_link_gbs with its key memory_tier.link_bandwidth"
+grep -qF '`tokens_per_s`' "$tmp/out" && fail "--help-hardware lists tokens_per_s, not a hardware column"
+
 if [ "$failures" -gt 0 ]; then
     echo "eval_cli: $failures failure(s)"
     exit 1

@@ -26,5 +26,8 @@ void cdse_csv_row(FILE *out, const cdse_record *record, const cdse_job *job);
 const char *cdse_offload_name(int offload);
 /* Prints the column reference (name, unit, meaning), one column a line. */
 void cdse_columns_print(FILE *out);
+/* Prints the hardware keys' columns (one per row of CDSE_HW_KEYS, model/hardware.h) as a
+ * markdown table (column, unit, meaning), in column order: docs/eval.md shows it regenerated. */
+void cdse_columns_print_hardware(FILE *out);
 
 #endif
