@@ -6,9 +6,11 @@
 #
 # Timing: with -t 1 and --signal=B:USR1@30, Slurm (which checks limits every 30 s and may warn
 # up to 60 s early, sbatch(1)) signals each run 0-30 s after it starts. The sweep is sized here,
-# on this machine, to last about 40 s on two ranks alone, so the first run is always
-# interrupted; later runs get about 15 s each (the requeued job waits cred_expire + 1 s and a
-# scheduling pass, then the next 30 s check comes). About 2 minutes in all.
+# on this machine, to last about 55 s on two ranks alone, so the first run is always
+# interrupted, even when the load that sized it goes away (sized at 40 s under load, a run
+# once finished in 28 s, before the warning); later runs get about 15 s each (the requeued
+# job waits cred_expire + 1 s and a scheduling pass, then the next 30 s check comes). About
+# 2.5 minutes in all.
 set -euo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}"
 src=$CDSE_SRC
@@ -24,11 +26,11 @@ run() { echo "+ $*"; "$@"; }
 
 # shellcheck source=../slurm/timelimit_job.sh
 source "$src/tests/slurm/timelimit_job.sh"
-timelimit_job_sized 40
+timelimit_job_sized 55
 ms=$TIMELIMIT_MS
 k=$TIMELIMIT_K
 echo "slurm_timelimit: 4 slices took $ms ms; the test sweep has $k or a few more slices" \
-    "(about $((k * 5898240)) configurations), about 40 s on two ranks"
+    "(about $((k * 5898240)) configurations), about 55 s on two ranks"
 
 # The uninterrupted sweep first, directly with mpirun (alone on the machine, so that the
 # time-limited job does not share the cores with it and make more, shorter runs).

@@ -254,11 +254,12 @@ typedef struct cdse_system {
       "unexpected interruptions attributed to a node (host, software)")                            \
     X(STORAGE_READ, "storage", -1, "read_bandwidth", storage.read_gbs, ALWAYS, 0, 0, 0, 1e9,       \
       "storage_read_gbs", 104, "GB/s",                                                             \
-      "aggregate checkpoint read bandwidth of the file system (0 = the write bandwidth)")          \
+      "aggregate checkpoint read bandwidth of the file system, which a restart reloads at (0 = "   \
+      "the write bandwidth)")                                                                      \
     X(REPLACE_TIME, "reliability", -1, "replace_time", reliability.replace_s, ALWAYS, 0, 0, 0,     \
       1e8, "replace_time_s", 118, "s",                                                             \
-      "extra time to bring a spare into the job after a failure that takes a node out (0 = hot "   \
-      "spares)")                                                                                   \
+      "extra time to bring a spare into the job after a failure that takes a node (on NVL72 its "  \
+      "rack) out (0 = hot spares)")                                                                \
     X(TIER_LINK_BANDWIDTH, "memory_tier", -1, "link_bandwidth", tier.link_bandwidth_gbs, TIER, 0,  \
       0, 0, 1e9, "tier_link_gbs", 119, "GB/s",                                                     \
       "one GPU's link to the second memory tier, one direction: PCIe, C2C (0 = its share of "      \
