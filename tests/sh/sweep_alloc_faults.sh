@@ -15,7 +15,7 @@
 #                commit is first depends on timing, so later ones are not aimed at): every rank
 #                stops with exit 2, and --resume completes to a store identical to an
 #                uninterrupted run (tests/py/compare_stores.py; docs/store.md, Faults while
-#                sweeping; test_store.c test_failed_commit covers later commits)
+#                sweeping; test_store_commit.c test_failed_commit covers later commits)
 set -euo pipefail
 : "${CLUSTERDSE:?}" "${CDSE_SRC:?}" "${CDSE_BUILD:?}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

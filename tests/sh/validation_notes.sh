@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/validation/validate.c reads a recipe's recompute_num_layers N from a row's notes
+# tests/validation/validate_rows.c reads a recipe's recompute_num_layers N from a row's notes
 # (stated_layers): the held-out row HMB2511-H1 states "recompute_num_layers 5" (Megatron-Bridge
 # LLAMA3_8B_H100_FP8_CS_BASE_CONFIG: full, block, 5 of the 32 layers) and is evaluated with
 # recompute_layers 5. The same row with the setting negated in its notes ("no

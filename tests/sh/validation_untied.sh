@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tests/validation/validate.c models a GPT row from its columns with an output layer of its own
-# when the published size counts one and the tied size does not (untied_by_size). This test runs
+# tests/validation/validate_rows.c models a GPT row from its columns with an output layer of its
+# own when the published size counts one and the tied size does not (untied_by_size). This test runs
 # the Megatron-LM README's 7.1B row (30 layers, hidden 4096, vocabulary 131,072, sequence 4096,
 # tp 2, pp 1) under three names and checks the first stage's weights against a hand count:
 #   per layer on one of 2 TP ranks: attention 33,554,432 (QKV 4096 x 6144 = 25,165,824, projection
