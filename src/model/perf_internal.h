@@ -209,9 +209,13 @@ static inline double recomputed_share(const cdse_strategy *st, double stage_laye
     return fmin(1.0, st->recompute_layers * st->vpp / stage_layers);
 }
 
-/* perf_layer.c */
+/* perf_gemm.c: the GEMM shape model's output tile (its source there; the grouped expert
+ * GEMMs of perf_layer.c pad to it too). */
+#define GEMM_TILE 128.0
 double perf_gemm_time(const env *e, double m, double n, double k, double *flops);
 double perf_gemm_shape_factor(double sms, double m, double n, double k);
+
+/* perf_layer.c */
 double perf_cp_merge_bytes(const dims *x, double elements);
 void perf_average_layer_step(const env *e, const dims *x, layer_step *step);
 
