@@ -70,13 +70,20 @@ PY
 
 echo "== levels = [ \"nvlink\" ] without force: refused"
 job refused.cfg ' levels = [ "nvlink" ];'
-rm -f rank*.rc
 set +e
-run mpirun -np 2 ./rank.sh sweep refused.cfg -o refused.h5 >/dev/null 2>refused.err
+run mpirun -np 2 "$CLUSTERDSE" sweep refused.cfg -o refused.h5 >/dev/null 2>refused.err
 code=$?
 set -e
 grep -E 'refused|probe:' refused.err
 [ "$code" -eq 1 ] || { echo "mpirun exit $code, expected 1"; exit 1; }
+# Every rank exits 1 (none hangs or exits 0). Run again with each rank's code recorded, and
+# mpirun told not to kill the other ranks as soon as one exits non-zero: otherwise a rank that
+# exits a moment later leaves no .rc file (CI saw rank 1 killed before writing its code).
+rm -f rank*.rc
+set +e
+OMPI_MCA_orte_abort_on_non_zero_status=0 \
+    run mpirun -np 2 ./rank.sh sweep refused.cfg -o refused.h5 >/dev/null 2>/dev/null
+set -e
 for r in 0 1; do
     [ "$(cat "rank$r.rc")" = 1 ] || { echo "rank $r exit $(cat "rank$r.rc"), expected 1"; exit 1; }
 done
