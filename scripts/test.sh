@@ -3,12 +3,12 @@
 #
 #   scripts/test.sh          the quick pass: the normal build (build/) and every test but the
 #                            ones labelled `slow`, the concurrency tests with 20 rounds instead
-#                            of 100 (about 9 minutes on 2 cores)
+#                            of 100 (about 10 minutes on 2 cores)
 #   scripts/test.sh --full   also the slow tests (the multi-node test bed, the fuzz smoke run,
 #                            the 1,000 damaged stores), the AddressSanitizer +
 #                            UndefinedBehaviorSanitizer build with fault injection (build-asan/),
 #                            and Release builds with GCC and clang with their unit tests (about
-#                            25 minutes on an idle 2-core machine; CI runs this, .ci/run)
+#                            29 minutes on an idle 2-core machine; CI runs this, .ci/run)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 full=0
