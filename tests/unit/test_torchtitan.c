@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "clusterdse/model/perf.h"
+#include "sys_fixture.h"
 
 #define GIB CDSE_GIB
 
@@ -40,37 +41,9 @@ static cdse_model llama(int layers)
     return m;
 }
 
-/* As test_perf.c's system: 100 TFLOP/s, GEMMs at 0.5, attention at 0.4, HBM 1e12 B/s, NVLink
- * 300 GB/s x 0.8 (2 us) in nodes of 8, InfiniBand 25 GB/s x 0.9 (5 us). */
-static cdse_system sys(void)
-{
-    cdse_system s;
-    memset(&s, 0, sizeof s);
-    strcpy(s.name, "test-sys");
-    s.peak_tflops[CDSE_BF16] = 100.0;
-    s.peak_tflops[CDSE_FP16] = 100.0;
-    s.gemm_eff.n = 2;
-    s.gemm_eff.flops[0] = 1e6;
-    s.gemm_eff.eff[0] = 0.5;
-    s.gemm_eff.flops[1] = 1e15;
-    s.gemm_eff.eff[1] = 0.5;
-    s.attention_efficiency = 0.4;
-    s.hbm_gib = 1e4;
-    s.hbm_bandwidth_gbs = 1000.0;
-    s.hbm_efficiency = 1.0;
-    s.reserved_gib = 1.5;
-    s.gpus_per_node = 8;
-    s.n_levels = 2;
-    s.level[0].size = 8;
-    s.level[0].bandwidth_gbs = 300.0;
-    s.level[0].efficiency = 0.8;
-    s.level[0].latency_us = 2.0;
-    s.level[1].size = 0;
-    s.level[1].bandwidth_gbs = 25.0;
-    s.level[1].efficiency = 0.9;
-    s.level[1].latency_us = 5.0;
-    return s;
-}
+/* sys(): sys_fixture.h, the system of test_perf_*.c: 100 TFLOP/s, GEMMs at 0.5, attention at
+ * 0.4, HBM 1e12 B/s, NVLink 300 GB/s x 0.8 (2 us) in nodes of 8, InfiniBand 25 GB/s x 0.9 (5 us).
+ */
 
 /* The default stack as torchtitan-2025.cfg sets FSDP2 and its ring attention, fp32 reduction,
  * without runtime memory or host costs (tested in test_perf.c). */
